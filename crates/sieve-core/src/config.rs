@@ -1,0 +1,412 @@
+//! The TOML config (DESIGN §9). Parsing is two steps: the file (plus any
+//! `section.key=value` overrides from the command line) becomes a TOML table,
+//! then a raw serde struct that rejects unknown keys, then a checked
+//! [`Config`] whose every value is valid. Errors name the key.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::data::parse_time;
+use crate::engine::{EngineConfig, Fill};
+use crate::error::{Error, Result};
+use crate::metrics::Objective;
+use crate::strategy::Direction;
+
+/// A checked configuration; every field has its default filled in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// The merged TOML (file + overrides): what runs are hashed by.
+    pub source: toml::Table,
+    /// `data.path`, resolved against the config file's folder.
+    pub data: Option<PathBuf>,
+    pub strategy: String,
+    /// `strategy.constraints`; `None` = the strategy's defaults.
+    pub constraints: Option<Vec<String>>,
+    /// `[strategy.params]`; `None` = the strategy's default grid.
+    pub params: Option<toml::Table>,
+    pub engine: EngineConfig,
+    pub direction: Direction,
+    pub annualization: Annualization,
+    pub objective: Objective,
+    pub score_start: Option<i64>,
+    pub holdout_start: Option<i64>,
+    pub screen_window: ScreenWindow,
+    pub min_trades: u64,
+    pub sweep_top: usize,
+    pub backend: String,
+    pub verify_top: usize,
+    pub iterations: u32,
+    pub time_budget_s: f64,
+    pub refine_top: usize,
+}
+
+/// P in the annualised ratios.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Annualization {
+    /// Bars per year measured from the data's timestamps.
+    Auto,
+    Periods(f64),
+}
+
+impl Annualization {
+    pub fn periods_per_year(self, bars: &crate::data::Bars) -> f64 {
+        match self {
+            Annualization::Auto => bars.bars_per_year(),
+            Annualization::Periods(p) => p,
+        }
+    }
+}
+
+/// The window the screen ranks by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScreenWindow {
+    #[default]
+    Score,
+    Full,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    data: RawData,
+    #[serde(default)]
+    strategy: RawStrategy,
+    #[serde(default)]
+    backtest: RawBacktest,
+    #[serde(default)]
+    score: RawScore,
+    #[serde(default)]
+    sweep: RawSweep,
+    #[serde(default)]
+    verify: RawVerify,
+    #[serde(default)]
+    optimize: RawOptimize,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawData {
+    path: Option<PathBuf>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawStrategy {
+    name: Option<String>,
+    constraints: Option<Vec<String>>,
+    params: Option<toml::Table>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawBacktest {
+    fill: Option<RawFill>,
+    fee: Option<f64>,
+    slippage: Option<f64>,
+    direction: Option<RawDirection>,
+    lot_size: Option<f64>,
+    initial_cash: Option<f64>,
+    annualization: Option<toml::Value>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum RawFill {
+    NextOpen,
+    Close,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum RawDirection {
+    Long,
+    LongShort,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawScore {
+    objective: Option<String>,
+    score_start: Option<toml::Value>,
+    holdout_start: Option<toml::Value>,
+    screen_window: Option<ScreenWindow>,
+    min_trades: Option<u64>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSweep {
+    top: Option<usize>,
+    backend: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawVerify {
+    top: Option<usize>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawOptimize {
+    iterations: Option<u32>,
+    time_budget_s: Option<f64>,
+    refine_top: Option<usize>,
+}
+
+/// The strategy of the built-in example (`sieve optimize` with no config).
+pub const EXAMPLE_STRATEGY: &str = "activation";
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::from_table(toml::Table::new(), None).unwrap_or_else(|e| panic!("defaults are valid: {e}"))
+    }
+}
+
+impl Config {
+    /// Reads `path` (or starts empty), applies `overrides` (`section.key=value`,
+    /// the value as TOML, else as a string), and checks everything.
+    pub fn load(path: Option<&Path>, overrides: &[String]) -> Result<Config> {
+        let mut table = match path {
+            Some(p) => {
+                let text = std::fs::read_to_string(p).map_err(|e| Error::io(p, e))?;
+                text.parse::<toml::Table>()
+                    .map_err(|e| Error::config(p.display().to_string(), e.to_string()))?
+            }
+            None => toml::Table::new(),
+        };
+        for o in overrides {
+            apply_override(&mut table, o)?;
+        }
+        let base = path.and_then(Path::parent);
+        Config::from_table(table, base).map_err(|e| match (e, path) {
+            (Error::Config { key, message }, Some(p)) => Error::Config {
+                key: format!("{} ({key})", p.display()),
+                message,
+            },
+            (e, _) => e,
+        })
+    }
+
+    /// Parses a config from TOML text (tests).
+    pub fn parse(text: &str) -> Result<Config> {
+        let table = text
+            .parse::<toml::Table>()
+            .map_err(|e| Error::config("<config>", e.to_string()))?;
+        Config::from_table(table, None)
+    }
+
+    fn from_table(table: toml::Table, base: Option<&Path>) -> Result<Config> {
+        let raw: RawConfig = serde_path_to_error::deserialize(toml::Value::Table(table.clone())).map_err(|e| {
+            let key = e.path().to_string();
+            let inner = e.into_inner();
+            Error::config(if key == "." { "<config>".to_string() } else { key }, inner.message().to_string())
+        })?;
+        let b = raw.backtest;
+        let non_negative = |key: &str, v: Option<f64>, default: f64| -> Result<f64> {
+            let v = v.unwrap_or(default);
+            if !v.is_finite() || v < 0.0 {
+                return Err(Error::config(key, format!("must be a number ≥ 0, got {v}")));
+            }
+            Ok(v)
+        };
+        let fee = non_negative("backtest.fee", b.fee, 0.0)?;
+        let slippage = non_negative("backtest.slippage", b.slippage, 0.0)?;
+        if slippage >= 1.0 {
+            return Err(Error::config("backtest.slippage", format!("must be below 1, got {slippage}")));
+        }
+        let lot_size = non_negative("backtest.lot_size", b.lot_size, 0.0)?;
+        let initial_cash = non_negative("backtest.initial_cash", b.initial_cash, 10_000.0)?;
+        if initial_cash == 0.0 {
+            return Err(Error::config("backtest.initial_cash", "must be above 0"));
+        }
+        let annualization = match b.annualization {
+            None => Annualization::Auto,
+            Some(toml::Value::String(s)) if s == "auto" => Annualization::Auto,
+            Some(v) => match v.as_float().or_else(|| v.as_integer().map(|i| i as f64)) {
+                Some(p) if p.is_finite() && p > 0.0 => Annualization::Periods(p),
+                _ => {
+                    return Err(Error::config(
+                        "backtest.annualization",
+                        format!("must be \"auto\" or a positive number of periods per year, got {v}"),
+                    ))
+                }
+            },
+        };
+        let s = raw.score;
+        let objective = match s.objective {
+            Some(o) => o.parse().map_err(|m| Error::config("score.objective", m))?,
+            None => Objective::default(),
+        };
+        let score_start = time_key("score.score_start", s.score_start)?;
+        let holdout_start = time_key("score.holdout_start", s.holdout_start)?;
+        if let (Some(a), Some(h)) = (score_start, holdout_start) {
+            if a >= h {
+                return Err(Error::config("score.score_start", "must be before score.holdout_start"));
+            }
+        }
+        let positive = |key: &str, v: Option<usize>, default: usize| -> Result<usize> {
+            match v.unwrap_or(default) {
+                0 => Err(Error::config(key, "must be at least 1")),
+                n => Ok(n),
+            }
+        };
+        let backend = raw.sweep.backend.unwrap_or_else(|| "cpu".to_string());
+        if backend != "cpu" && backend != "gpu" {
+            return Err(Error::config("sweep.backend", format!("must be \"cpu\" or \"gpu\", got \"{backend}\"")));
+        }
+        let o = raw.optimize;
+        let time_budget_s = o.time_budget_s.unwrap_or(900.0);
+        if !(time_budget_s > 0.0) {
+            return Err(Error::config("optimize.time_budget_s", "must be above 0"));
+        }
+        let strategy = raw.strategy.name.unwrap_or_else(|| EXAMPLE_STRATEGY.to_string());
+        crate::strategy::lookup(&strategy)?;
+        Ok(Config {
+            source: table,
+            data: raw.data.path.map(|p| match base {
+                Some(dir) if p.is_relative() && !dir.as_os_str().is_empty() => dir.join(p),
+                _ => p,
+            }),
+            strategy,
+            constraints: raw.strategy.constraints,
+            params: raw.strategy.params,
+            engine: EngineConfig {
+                fill: match b.fill {
+                    Some(RawFill::Close) => Fill::Close,
+                    _ => Fill::NextOpen,
+                },
+                fee,
+                slippage,
+                lot_size,
+                initial_cash,
+            },
+            direction: match b.direction {
+                Some(RawDirection::LongShort) => Direction::LongShort,
+                _ => Direction::Long,
+            },
+            annualization,
+            objective,
+            score_start,
+            holdout_start,
+            screen_window: s.screen_window.unwrap_or_default(),
+            min_trades: s.min_trades.unwrap_or(1),
+            sweep_top: positive("sweep.top", raw.sweep.top, 5000)?,
+            backend,
+            verify_top: positive("verify.top", raw.verify.top, 5000)?,
+            iterations: match o.iterations.unwrap_or(5) {
+                0 => return Err(Error::config("optimize.iterations", "must be at least 1")),
+                n => n,
+            },
+            time_budget_s,
+            refine_top: positive("optimize.refine_top", o.refine_top, 50)?,
+        })
+    }
+
+    /// The merged TOML as text (stable key order), for hashing and run files.
+    pub fn canonical_toml(&self) -> String {
+        toml::to_string(&self.source).unwrap_or_default()
+    }
+}
+
+fn time_key(key: &str, v: Option<toml::Value>) -> Result<Option<i64>> {
+    match v {
+        None => Ok(None),
+        Some(toml::Value::String(s)) => parse_time(&s).map(Some).map_err(|m| Error::config(key, m)),
+        Some(toml::Value::Datetime(d)) => parse_time(&d.to_string()).map(Some).map_err(|m| Error::config(key, m)),
+        Some(toml::Value::Integer(i)) => parse_time(&i.to_string()).map(Some).map_err(|m| Error::config(key, m)),
+        Some(other) => Err(Error::config(key, format!("expected a date such as \"2019-01-01\", got {other}"))),
+    }
+}
+
+/// Applies one `section.key=value` override to the table.
+fn apply_override(table: &mut toml::Table, item: &str) -> Result<()> {
+    let Some((path, value)) = item.split_once('=') else {
+        return Err(Error::config(item, "an override must look like section.key=value"));
+    };
+    let path = path.trim();
+    let value = value.trim();
+    // Parse the value as TOML ("0.001", "true", "[1, 2]"); otherwise a string.
+    let parsed = format!("v = {value}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(value.to_string()));
+    let keys: Vec<&str> = path.split('.').collect();
+    if keys.iter().any(|k| k.is_empty()) {
+        return Err(Error::config(path, "an override key must look like section.key"));
+    }
+    let (last, parents) = keys.split_last().unwrap_or((&"", &[]));
+    let mut cur = table;
+    for k in parents {
+        let entry = cur
+            .entry(k.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        cur = entry
+            .as_table_mut()
+            .ok_or_else(|| Error::config(path, format!("'{k}' is not a table")))?;
+    }
+    cur.insert(last.to_string(), parsed);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_design() {
+        let c = Config::parse("").unwrap();
+        assert_eq!(c.engine, EngineConfig::default());
+        assert_eq!(c.direction, Direction::Long);
+        assert_eq!(c.annualization, Annualization::Auto);
+        assert_eq!(c.objective, Objective::Calmar);
+        assert_eq!((c.score_start, c.holdout_start), (None, None));
+        assert_eq!(c.screen_window, ScreenWindow::Score);
+        assert_eq!(c.min_trades, 1);
+        assert_eq!((c.sweep_top, c.verify_top), (5000, 5000));
+        assert_eq!((c.iterations, c.time_budget_s, c.refine_top), (5, 900.0, 50));
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let e = Config::parse("[backtest]\nfees = 0.1\n").unwrap_err().to_string();
+        assert!(e.contains("fees"), "{e}");
+        let e = Config::parse("[scoring]\n").unwrap_err().to_string();
+        assert!(e.contains("scoring"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        for (text, key) in [
+            ("[backtest]\nfee = -1\n", "backtest.fee"),
+            ("[backtest]\nfill = \"tomorrow\"\n", "tomorrow"),
+            ("[backtest]\nannualization = \"weekly\"\n", "backtest.annualization"),
+            ("[score]\nobjective = \"luck\"\n", "score.objective"),
+            ("[score]\nscore_start = \"someday\"\n", "score.score_start"),
+            ("[score]\nscore_start = \"2020-01-01\"\nholdout_start = \"2019-01-01\"\n", "score.score_start"),
+            ("[sweep]\ntop = 0\n", "sweep.top"),
+            ("[strategy]\nname = \"magic\"\n", "strategy.name"),
+            ("[backtest]\nfee = \"high\"\n", "fee"),
+        ] {
+            let e = Config::parse(text).unwrap_err().to_string();
+            assert!(e.contains(key), "{text:?} gave {e}");
+        }
+    }
+
+    #[test]
+    fn overrides_win_over_the_file() {
+        let dir = std::env::temp_dir().join(format!("sieve-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("c.toml");
+        std::fs::write(&path, "[backtest]\nfee = 0.01\n[data]\npath = \"p.csv\"\n").unwrap();
+        let c = Config::load(Some(&path), &["backtest.fee=0.002".into(), "backtest.fill=close".into()]).unwrap();
+        assert_eq!(c.engine.fee, 0.002);
+        assert_eq!(c.engine.fill, Fill::Close);
+        assert_eq!(c.data, Some(dir.join("p.csv")));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

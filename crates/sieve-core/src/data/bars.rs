@@ -1,0 +1,52 @@
+use crate::data::time::MS_PER_DAY;
+
+/// Columnar price bars: one `Vec` per field, times in unix milliseconds (UTC),
+/// strictly increasing. Loaded once and shared read-only by every worker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bars {
+    pub time: Vec<i64>,
+    pub open: Vec<f64>,
+    pub high: Vec<f64>,
+    pub low: Vec<f64>,
+    pub close: Vec<f64>,
+    pub volume: Option<Vec<f64>>,
+}
+
+impl Bars {
+    pub fn len(&self) -> usize {
+        self.close.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.close.is_empty()
+    }
+
+    /// Index of the first bar at or after `ms`; `len()` when there is none.
+    pub fn index_at_or_after(&self, ms: i64) -> usize {
+        self.time.partition_point(|&t| t < ms)
+    }
+
+    /// Bars per year measured from the data's own timestamps
+    /// (`annualization = "auto"`): (bars − 1) / (calendar days / 365.25).
+    pub fn bars_per_year(&self) -> f64 {
+        let n = self.len();
+        if n < 2 {
+            return f64::NAN;
+        }
+        let days = (self.time[n - 1] - self.time[0]) as f64 / MS_PER_DAY as f64;
+        (n - 1) as f64 / (days / 365.25)
+    }
+
+    /// The first `n` bars (tests and benchmarks).
+    pub fn head(&self, n: usize) -> Bars {
+        let n = n.min(self.len());
+        Bars {
+            time: self.time[..n].to_vec(),
+            open: self.open[..n].to_vec(),
+            high: self.high[..n].to_vec(),
+            low: self.low[..n].to_vec(),
+            close: self.close[..n].to_vec(),
+            volume: self.volume.as_ref().map(|v| v[..n].to_vec()),
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! The exact f64 engine (DESIGN §4): fills a target position per bar with
+//! all equity, fees and slippage on both sides, optional whole lots, shorts
+//! that mirror longs, and equity marked at every close.
+//!
+//! [`simulate`] streams every bar's equity and every trade to a [`Sink`], so
+//! the same arithmetic serves the exact backtest (which keeps everything) and
+//! the screen (which only accumulates its window's objective).
+
+mod trade;
+
+pub use trade::{Side, Trade};
+
+use crate::data::Bars;
+
+/// When a target decided on bar t's close is filled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fill {
+    /// At open[t+1]; a target on the last bar is not filled.
+    #[default]
+    NextOpen,
+    /// At close[t].
+    Close,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EngineConfig {
+    pub fill: Fill,
+    /// Fraction of traded notional charged on every fill, taken from cash.
+    pub fee: f64,
+    /// Buy at p·(1+slippage), sell at p·(1−slippage).
+    pub slippage: f64,
+    /// Units are rounded down to a multiple of this; 0 = fractional units.
+    pub lot_size: f64,
+    pub initial_cash: f64,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            fill: Fill::NextOpen,
+            fee: 0.0,
+            slippage: 0.0,
+            lot_size: 0.0,
+            initial_cash: 10_000.0,
+        }
+    }
+}
+
+/// Receives the simulation as it happens.
+pub trait Sink {
+    /// Equity at bar `t`'s close and the position then held.
+    fn bar(&mut self, t: usize, equity: f64, position: i8);
+    /// A trade that closed on bar `trade.exit_bar`, or (once, at the end) the
+    /// position still open.
+    fn trade(&mut self, trade: &Trade);
+}
+
+/// The account while simulating.
+struct Account<'a> {
+    cfg: &'a EngineConfig,
+    cash: f64,
+    position: i8,
+    units: f64,
+    open: Option<Trade>,
+}
+
+impl Account<'_> {
+    #[inline(always)]
+    fn equity(&self, price: f64) -> f64 {
+        self.cash + f64::from(self.position) * self.units * price
+    }
+
+    /// Moves to `target` at raw price `p` on bar `t`: closes the old
+    /// position first, then opens the new one with all equity.
+    #[inline(never)]
+    fn rebalance<S: Sink>(&mut self, target: i8, p: f64, t: usize, sink: &mut S) {
+        let cfg = self.cfg;
+        if self.position != 0 {
+            let side = self.position;
+            // Closing a long sells; closing a short buys back.
+            let price = p * (1.0 - f64::from(side) * cfg.slippage);
+            let notional = self.units * price;
+            let fee = notional * cfg.fee;
+            self.cash += f64::from(side) * notional - fee;
+            if let Some(mut trade) = self.open.take() {
+                trade.close(t, price, fee);
+                sink.trade(&trade);
+            }
+            self.position = 0;
+            self.units = 0.0;
+        }
+        if target == 0 {
+            return;
+        }
+        let equity = self.cash;
+        if equity <= 0.0 {
+            return; // a bankrupt account opens nothing
+        }
+        let price = p * (1.0 + f64::from(target) * cfg.slippage);
+        let mut units = equity / (price * (1.0 + cfg.fee));
+        if cfg.lot_size > 0.0 {
+            units = (units / cfg.lot_size).floor() * cfg.lot_size;
+        }
+        if units <= 0.0 {
+            return; // affords no lot: skipped
+        }
+        let notional = units * price;
+        let fee = notional * cfg.fee;
+        self.cash -= f64::from(target) * notional + fee;
+        self.position = target;
+        self.units = units;
+        self.open = Some(Trade::open(target, t, price, units, fee));
+    }
+}
+
+/// Simulates `positions` (one target per bar) over bars `0..end`.
+pub fn simulate<S: Sink>(bars: &Bars, positions: &[i8], cfg: &EngineConfig, end: usize, sink: &mut S) {
+    let end = end.min(bars.len()).min(positions.len());
+    let mut acct = Account {
+        cfg,
+        cash: cfg.initial_cash,
+        position: 0,
+        units: 0.0,
+        open: None,
+    };
+    let (open, close) = (&bars.open[..end], &bars.close[..end]);
+    for t in 0..end {
+        match cfg.fill {
+            Fill::NextOpen => {
+                if t > 0 && positions[t - 1] != acct.position {
+                    acct.rebalance(positions[t - 1], open[t], t, sink);
+                }
+            }
+            Fill::Close => {
+                if positions[t] != acct.position {
+                    acct.rebalance(positions[t], close[t], t, sink);
+                }
+            }
+        }
+        sink.bar(t, acct.equity(close[t]), acct.position);
+    }
+    if let Some(mut trade) = acct.open.take() {
+        if end > 0 {
+            trade.mark(close[end - 1]);
+        }
+        sink.trade(&trade);
+    }
+}
+
+/// Everything the exact engine produced for one parameter set.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Backtest {
+    /// Equity at every bar's close.
+    pub equity: Vec<f64>,
+    /// Position held at every bar's close.
+    pub position: Vec<i8>,
+    /// Closed trades in order, then the open one (if any).
+    pub trades: Vec<Trade>,
+}
+
+impl Sink for Backtest {
+    fn bar(&mut self, _t: usize, equity: f64, position: i8) {
+        self.equity.push(equity);
+        self.position.push(position);
+    }
+    fn trade(&mut self, trade: &Trade) {
+        self.trades.push(*trade);
+    }
+}
+
+/// Runs the exact engine over every bar and keeps the whole record.
+pub fn backtest(bars: &Bars, positions: &[i8], cfg: &EngineConfig) -> Backtest {
+    let mut out = Backtest {
+        equity: Vec::with_capacity(bars.len()),
+        position: Vec::with_capacity(bars.len()),
+        trades: Vec::new(),
+    };
+    simulate(bars, positions, cfg, bars.len(), &mut out);
+    out
+}

@@ -1,0 +1,76 @@
+/// Long or short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Long,
+    Short,
+}
+
+impl Side {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Long => "long",
+            Side::Short => "short",
+        }
+    }
+}
+
+/// One round trip. Prices include slippage; `fees` both fills' fees.
+///
+/// `pnl` is cash out minus cash in, fees included; `ret` is `pnl` over the
+/// capital committed at entry (notional + entry fee). A position still open
+/// at the end has `exit_bar = None` and is marked at the last close without
+/// exit costs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Trade {
+    pub side: Side,
+    pub entry_bar: usize,
+    pub entry_price: f64,
+    pub exit_bar: Option<usize>,
+    pub exit_price: f64,
+    pub units: f64,
+    pub fees: f64,
+    pub pnl: f64,
+    pub ret: f64,
+}
+
+impl Trade {
+    pub(crate) fn open(direction: i8, bar: usize, price: f64, units: f64, fee: f64) -> Self {
+        Trade {
+            side: if direction > 0 { Side::Long } else { Side::Short },
+            entry_bar: bar,
+            entry_price: price,
+            exit_bar: None,
+            exit_price: f64::NAN,
+            units,
+            fees: fee,
+            pnl: 0.0,
+            ret: 0.0,
+        }
+    }
+
+    fn settle(&mut self, price: f64, exit_fee: f64) {
+        let sign = match self.side {
+            Side::Long => 1.0,
+            Side::Short => -1.0,
+        };
+        let entry_fee = self.fees;
+        self.exit_price = price;
+        self.fees = entry_fee + exit_fee;
+        self.pnl = sign * self.units * (price - self.entry_price) - self.fees;
+        self.ret = self.pnl / (self.units * self.entry_price + entry_fee);
+    }
+
+    pub(crate) fn close(&mut self, bar: usize, price: f64, fee: f64) {
+        self.exit_bar = Some(bar);
+        self.settle(price, fee);
+    }
+
+    /// Values a still-open trade at `price` (no exit fee, no slippage).
+    pub(crate) fn mark(&mut self, price: f64) {
+        self.settle(price, 0.0);
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.exit_bar.is_some()
+    }
+}

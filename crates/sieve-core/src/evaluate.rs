@@ -1,0 +1,108 @@
+//! One parameter set through strategy → engine → metrics, with the shared
+//! inputs held once. Verification calls [`Evaluator::backtest`]; screening
+//! calls [`Evaluator::screen`], which streams the same simulation into the
+//! same accumulator, so both give the same objective bit for bit.
+
+use crate::config::{Config, ScreenWindow};
+use crate::data::Bars;
+use crate::engine::{self, Backtest, EngineConfig};
+use crate::error::Result;
+use crate::indicators::{Indicator, IndicatorSet};
+use crate::metrics::{self, Metrics, Objective, Window, WindowStats, Windows};
+use crate::strategy::{Direction, Strategy};
+
+/// Everything about scoring that comes from the config and the data.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scoring {
+    pub engine: EngineConfig,
+    pub direction: Direction,
+    pub objective: Objective,
+    pub min_trades: u64,
+    pub periods_per_year: f64,
+    pub windows: Windows,
+    /// The window the screen ranks by.
+    pub screen: Window,
+}
+
+impl Scoring {
+    pub fn new(config: &Config, bars: &Bars) -> Result<Scoring> {
+        let windows = Windows::new(bars, config.score_start, config.holdout_start)?;
+        Ok(Scoring {
+            engine: config.engine,
+            direction: config.direction,
+            objective: config.objective,
+            min_trades: config.min_trades,
+            periods_per_year: config.annualization.periods_per_year(bars),
+            windows,
+            screen: match config.screen_window {
+                ScreenWindow::Score => windows.score,
+                ScreenWindow::Full => windows.full,
+            },
+        })
+    }
+}
+
+/// Evaluates parameter sets of one strategy on one data set.
+pub struct Evaluator<'a> {
+    pub bars: &'a Bars,
+    pub strategy: &'a dyn Strategy,
+    pub indicators: &'a IndicatorSet,
+    pub scoring: &'a Scoring,
+}
+
+impl<'a> Evaluator<'a> {
+    /// The indicator settings needed by every parameter set in `sets`.
+    pub fn indicators_for<'p>(strategy: &dyn Strategy, sets: impl IntoIterator<Item = &'p [f64]>) -> Vec<Indicator> {
+        let mut keys = Vec::new();
+        for p in sets {
+            strategy.indicators(p, &mut keys);
+            if keys.len() > 4096 {
+                keys.sort_unstable();
+                keys.dedup();
+            }
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
+    pub fn positions(&self, params: &[f64], out: &mut Vec<i8>) {
+        out.resize(self.bars.len(), 0);
+        self.strategy
+            .positions(self.bars, self.indicators, params, self.scoring.direction, out);
+    }
+
+    /// The full exact backtest of one parameter set.
+    pub fn backtest(&self, params: &[f64]) -> Backtest {
+        let mut positions = Vec::new();
+        self.positions(params, &mut positions);
+        engine::backtest(self.bars, &positions, &self.scoring.engine)
+    }
+
+    pub fn metrics(&self, bt: &Backtest, window: &Window) -> Metrics {
+        metrics::evaluate(
+            self.bars,
+            bt,
+            window,
+            self.scoring.engine.initial_cash,
+            self.scoring.periods_per_year,
+        )
+    }
+
+    /// The objective of `m` under this scoring.
+    pub fn objective(&self, m: &Metrics) -> f64 {
+        self.scoring.objective.of(m, self.scoring.min_trades)
+    }
+
+    /// Screens one parameter set: simulates only up to the end of the screen
+    /// window and returns (objective, trades in the window).
+    #[inline]
+    pub fn screen(&self, params: &[f64], scratch: &mut Vec<i8>) -> (f64, u64) {
+        self.positions(params, scratch);
+        let window = &self.scoring.screen;
+        let mut stats = WindowStats::new(window, self.scoring.engine.initial_cash);
+        engine::simulate(self.bars, scratch, &self.scoring.engine, window.end, &mut stats);
+        let m = stats.finish(self.bars, self.scoring.periods_per_year);
+        (self.objective(&m), m.trades)
+    }
+}

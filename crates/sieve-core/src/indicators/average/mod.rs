@@ -1,0 +1,5 @@
+//! Moving averages.
+mod ema;
+mod sma;
+pub use ema::ema;
+pub use sma::sma;

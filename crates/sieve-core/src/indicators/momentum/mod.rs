@@ -1,0 +1,3 @@
+//! Momentum indicators.
+mod rsi;
+pub use rsi::rsi;

@@ -1,0 +1,3 @@
+//! Volatility indicators.
+mod atr;
+pub use atr::{atr, true_range};

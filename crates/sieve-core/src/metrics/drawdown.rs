@@ -1,0 +1,39 @@
+//! Drawdown: max over t of 1 − E_t / max_{s≤t} E_s, the window's starting
+//! value included, as a positive fraction.
+
+#[derive(Debug, Clone, Copy)]
+pub struct Drawdown {
+    peak: f64,
+    max: f64,
+}
+
+impl Drawdown {
+    pub fn new(start_equity: f64) -> Self {
+        Drawdown { peak: start_equity, max: 0.0 }
+    }
+
+    #[inline(always)]
+    pub fn push(&mut self, equity: f64) {
+        if equity > self.peak {
+            self.peak = equity;
+        } else {
+            let dd = 1.0 - equity / self.peak;
+            if dd > self.max {
+                self.max = dd;
+            }
+        }
+    }
+
+    pub fn max_drawdown(&self) -> f64 {
+        self.max
+    }
+}
+
+/// calmar = cagr / max_drawdown; NaN when max_drawdown = 0.
+pub fn calmar(cagr: f64, max_drawdown: f64) -> f64 {
+    if max_drawdown == 0.0 {
+        f64::NAN
+    } else {
+        cagr / max_drawdown
+    }
+}

@@ -1,0 +1,182 @@
+use std::fmt;
+
+use super::{Drawdown, Metrics, ReturnMoments, TradeStats};
+use crate::data::{Bars, MS_PER_DAY};
+use crate::engine::Trade;
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowKind {
+    Full,
+    Score,
+    Holdout,
+}
+
+impl fmt::Display for WindowKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            WindowKind::Full => "full",
+            WindowKind::Score => "score",
+            WindowKind::Holdout => "holdout",
+        })
+    }
+}
+
+/// Bars `start..end` of the data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub kind: WindowKind,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// The full, score and (optional) holdout windows of one data set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Windows {
+    pub full: Window,
+    pub score: Window,
+    pub holdout: Option<Window>,
+}
+
+impl Windows {
+    /// `score_start` / `holdout_start` are unix milliseconds; each window
+    /// begins at the first bar at or after its start.
+    pub fn new(bars: &Bars, score_start: Option<i64>, holdout_start: Option<i64>) -> Result<Self> {
+        let n = bars.len();
+        let split = holdout_start.map_or(n, |t| bars.index_at_or_after(t));
+        let score_from = score_start.map_or(0, |t| bars.index_at_or_after(t));
+        if split == 0 {
+            return Err(Error::config(
+                "score.holdout_start",
+                "is at or before the first bar: no data is left to select on",
+            ));
+        }
+        if holdout_start.is_some() && split == n {
+            return Err(Error::config(
+                "score.holdout_start",
+                "is after the last bar: the holdout window would be empty",
+            ));
+        }
+        if score_from >= split {
+            return Err(Error::config(
+                "score.score_start",
+                if holdout_start.is_some() {
+                    "is at or after holdout_start (or after the last bar): the score window would be empty"
+                } else {
+                    "is after the last bar: the score window would be empty"
+                },
+            ));
+        }
+        Ok(Windows {
+            full: Window { kind: WindowKind::Full, start: 0, end: split },
+            score: Window { kind: WindowKind::Score, start: score_from, end: split },
+            holdout: holdout_start.map(|_| Window { kind: WindowKind::Holdout, start: split, end: n }),
+        })
+    }
+
+    pub fn all(&self) -> impl Iterator<Item = Window> + '_ {
+        [Some(self.full), Some(self.score), self.holdout].into_iter().flatten()
+    }
+}
+
+/// Streaming metrics of one window. Feed it the close before the window (if
+/// any) and every bar inside it, in order, plus every trade; bars and trades
+/// outside the window are ignored, so a whole simulation can be streamed in.
+#[derive(Debug, Clone)]
+pub struct WindowStats {
+    window: Window,
+    start_equity: f64,
+    prev_equity: f64,
+    returns: ReturnMoments,
+    drawdown: Drawdown,
+    trades: TradeStats,
+    exposed_bars: u64,
+    bars: u64,
+}
+
+impl WindowStats {
+    pub fn new(window: &Window, initial_cash: f64) -> Self {
+        WindowStats {
+            window: *window,
+            start_equity: initial_cash,
+            prev_equity: initial_cash,
+            returns: ReturnMoments::default(),
+            drawdown: Drawdown::new(initial_cash),
+            trades: TradeStats::default(),
+            exposed_bars: 0,
+            bars: 0,
+        }
+    }
+
+    #[inline(always)]
+    pub fn bar(&mut self, t: usize, equity: f64, position: i8) {
+        if t + 1 == self.window.start {
+            // The close before the window is its starting value.
+            self.start_equity = equity;
+            self.prev_equity = equity;
+            self.drawdown = Drawdown::new(equity);
+        } else if t >= self.window.start && t < self.window.end {
+            self.returns.push(equity / self.prev_equity - 1.0);
+            self.drawdown.push(equity);
+            self.exposed_bars += u64::from(position != 0);
+            self.bars += 1;
+            self.prev_equity = equity;
+        }
+    }
+
+    /// Counts a trade when it closed inside the window.
+    #[inline]
+    pub fn trade(&mut self, trade: &Trade) {
+        if let Some(exit) = trade.exit_bar {
+            if exit >= self.window.start && exit < self.window.end {
+                self.trades.push(trade.pnl, trade.ret);
+            }
+        }
+    }
+
+    /// Trades closed in the window so far.
+    pub fn trade_count(&self) -> u64 {
+        self.trades.count()
+    }
+
+    pub fn finish(&self, bars: &Bars, periods_per_year: f64) -> Metrics {
+        let Window { start, end, .. } = self.window;
+        let end_equity = if self.bars > 0 { self.prev_equity } else { self.start_equity };
+        let years = if end > start {
+            let from = bars.time[start.saturating_sub(1)];
+            (bars.time[end - 1] - from) as f64 / MS_PER_DAY as f64 / 365.25
+        } else {
+            0.0
+        };
+        let cagr = super::cagr(self.start_equity, end_equity, years);
+        let max_drawdown = self.drawdown.max_drawdown();
+        Metrics {
+            total_return: super::total_return(self.start_equity, end_equity),
+            cagr,
+            max_drawdown,
+            calmar: super::drawdown::calmar(cagr, max_drawdown),
+            sharpe: self.returns.sharpe(periods_per_year),
+            sortino: self.returns.sortino(periods_per_year),
+            trades: self.trades.count(),
+            win_rate: self.trades.win_rate(),
+            profit_factor: self.trades.profit_factor(),
+            avg_trade: self.trades.avg_trade(),
+            exposure: if self.bars == 0 {
+                f64::NAN
+            } else {
+                self.exposed_bars as f64 / self.bars as f64
+            },
+        }
+    }
+}
+
+impl crate::engine::Sink for WindowStats {
+    #[inline(always)]
+    fn bar(&mut self, t: usize, equity: f64, position: i8) {
+        WindowStats::bar(self, t, equity, position);
+    }
+    #[inline]
+    fn trade(&mut self, trade: &Trade) {
+        WindowStats::trade(self, trade);
+    }
+}

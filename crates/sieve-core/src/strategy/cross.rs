@@ -1,0 +1,68 @@
+//! The crossing rule shared by `sma_cross` and `ema_cross` (DESIGN §3):
+//! "fast crosses above slow at t" when fast[t] > slow[t] and, at the latest
+//! earlier bar where fast ≠ slow with both defined, fast < slow. Bars where the
+//! two are equal neither cross nor reset the memory of the last side.
+
+use super::Direction;
+
+pub(crate) fn cross_positions(
+    fast: &[f64],
+    slow: &[f64],
+    start: usize,
+    direction: Direction,
+    out: &mut [i8],
+) {
+    let start = start.min(out.len());
+    out[..start].fill(0);
+    let mut position = 0i8;
+    // Sign of fast − slow at the latest bar where they differed (0: none yet).
+    let mut last_side = 0i8;
+    for t in start..out.len() {
+        let (f, s) = (fast[t], slow[t]);
+        let side = (f > s) as i8 - (f < s) as i8;
+        if side != 0 {
+            let enter = side > 0 && last_side < 0;
+            let exit = side < 0 && last_side > 0;
+            position = direction.step(position, enter, exit);
+            last_side = side;
+        }
+        out[t] = position;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_values_do_not_break_a_cross() {
+        // below, equal, equal, above → a cross at bar 3; then equal, below → exit at 5.
+        let fast = [1.0, 2.0, 2.0, 3.0, 2.0, 1.0];
+        let slow = [2.0, 2.0, 2.0, 2.0, 2.0, 2.0];
+        let mut out = [9i8; 6];
+        cross_positions(&fast, &slow, 0, Direction::Long, &mut out);
+        assert_eq!(out, [0, 0, 0, 1, 1, 0]);
+    }
+
+    #[test]
+    fn starting_above_is_not_a_cross() {
+        // First defined bar already above: no earlier differing bar, no entry.
+        let fast = [3.0, 3.0, 1.0, 3.0];
+        let slow = [2.0, 2.0, 2.0, 2.0];
+        let mut out = [0i8; 4];
+        cross_positions(&fast, &slow, 0, Direction::Long, &mut out);
+        assert_eq!(out, [0, 0, 0, 1]);
+        cross_positions(&fast, &slow, 0, Direction::LongShort, &mut out);
+        assert_eq!(out, [0, 0, -1, 1]);
+    }
+
+    #[test]
+    fn touching_and_returning_is_not_a_cross() {
+        // above, equal, above: the latest differing bar was above → no event.
+        let fast = [1.0, 3.0, 2.0, 3.0];
+        let slow = [2.0, 2.0, 2.0, 2.0];
+        let mut out = [0i8; 4];
+        cross_positions(&fast, &slow, 0, Direction::Long, &mut out);
+        assert_eq!(out, [0, 1, 1, 1]);
+    }
+}

@@ -1,0 +1,238 @@
+//! Strategies: bars + one parameter set → a target position per bar
+//! (−1, 0, +1), decided on each bar's close from data up to that bar.
+//!
+//! A strategy reads shared inputs ([`Bars`], the [`IndicatorSet`]) and one
+//! parameter set (`&[f64]`, in the order of [`Strategy::params`]); it cannot
+//! reach into the engine. Adding one is a file here plus a line in
+//! [`registry`].
+
+mod activation;
+mod cross;
+mod donchian_breakout;
+mod ema_cross;
+mod rsi_reversion;
+mod sma_cross;
+
+use crate::data::Bars;
+use crate::error::{Error, Result};
+use crate::indicators::{Indicator, IndicatorSet};
+
+pub use activation::Activation;
+pub use donchian_breakout::DonchianBreakout;
+pub use ema_cross::EmaCross;
+pub use rsi_reversion::RsiReversion;
+pub use sma_cross::SmaCross;
+
+/// Whether a parameter takes whole numbers (lengths) or any real value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    Int,
+    Float,
+}
+
+/// One parameter of a strategy: its name, kind, allowed range, default value
+/// and default grid (`start..=stop` by `step`).
+#[derive(Debug, Clone, Copy)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub kind: ParamKind,
+    pub default: f64,
+    pub min: f64,
+    pub max: f64,
+    pub grid: (f64, f64, f64),
+    pub doc: &'static str,
+}
+
+impl ParamSpec {
+    /// Checks one value; the error names the parameter and the allowed range.
+    pub fn check(&self, value: f64) -> Result<()> {
+        if !value.is_finite() {
+            return Err(Error::param(self.name, format!("{value} is not a finite number")));
+        }
+        if self.kind == ParamKind::Int && value.fract() != 0.0 {
+            return Err(Error::param(self.name, format!("{value} is not a whole number")));
+        }
+        if value < self.min || value > self.max {
+            return Err(Error::param(
+                self.name,
+                format!("{value} is outside the allowed range {}..={}", self.min, self.max),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Long only, or long and short: with `LongShort` a strategy's exit becomes a
+/// reversal into a short and its entry a reversal back (DESIGN §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Direction {
+    #[default]
+    Long,
+    LongShort,
+}
+
+impl Direction {
+    /// The next position given this bar's entry and exit signals.
+    #[inline(always)]
+    pub fn step(self, position: i8, enter: bool, exit: bool) -> i8 {
+        match self {
+            Direction::Long => {
+                if position == 0 && enter {
+                    1
+                } else if position == 1 && exit {
+                    0
+                } else {
+                    position
+                }
+            }
+            Direction::LongShort => {
+                if enter && position != 1 {
+                    1
+                } else if exit && position != -1 {
+                    -1
+                } else {
+                    position
+                }
+            }
+        }
+    }
+}
+
+pub trait Strategy: Send + Sync {
+    /// The CLI / config name.
+    fn name(&self) -> &'static str;
+
+    /// One line for `sieve strategies`.
+    fn summary(&self) -> &'static str;
+
+    fn params(&self) -> &'static [ParamSpec];
+
+    /// Constraints applied to the default grid (e.g. `fast < slow`).
+    fn default_constraints(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Appends every indicator setting `params` reads.
+    fn indicators(&self, params: &[f64], out: &mut Vec<Indicator>);
+
+    /// Writes the target position for every bar into `out` (`out.len()` ==
+    /// bars). Holds 0 until every indicator it reads is defined.
+    fn positions(
+        &self,
+        bars: &Bars,
+        indicators: &IndicatorSet,
+        params: &[f64],
+        direction: Direction,
+        out: &mut [i8],
+    );
+}
+
+/// Every built-in strategy, in the order `sieve strategies` lists them.
+pub fn registry() -> &'static [&'static dyn Strategy] {
+    &[&SmaCross, &EmaCross, &RsiReversion, &DonchianBreakout, &Activation]
+}
+
+/// The strategy called `name`, or an error listing the known ones.
+pub fn lookup(name: &str) -> Result<&'static dyn Strategy> {
+    registry()
+        .iter()
+        .copied()
+        .find(|s| s.name() == name)
+        .ok_or_else(|| {
+            let known: Vec<_> = registry().iter().map(|s| s.name()).collect();
+            Error::config(
+                "strategy.name",
+                format!("unknown strategy '{name}'; known: {}", known.join(", ")),
+            )
+        })
+}
+
+/// Position of the parameter called `name`.
+pub fn param_index(strategy: &dyn Strategy, name: &str) -> Result<usize> {
+    strategy
+        .params()
+        .iter()
+        .position(|p| p.name == name)
+        .ok_or_else(|| {
+            let known: Vec<_> = strategy.params().iter().map(|p| p.name).collect();
+            Error::param(
+                name,
+                format!(
+                    "'{}' has no such parameter; its parameters are {}",
+                    strategy.name(),
+                    known.join(", ")
+                ),
+            )
+        })
+}
+
+/// The default parameter values.
+pub fn default_params(strategy: &dyn Strategy) -> Vec<f64> {
+    strategy.params().iter().map(|p| p.default).collect()
+}
+
+/// Checks a whole parameter set against the strategy's specs.
+pub fn check_params(strategy: &dyn Strategy, params: &[f64]) -> Result<()> {
+    let specs = strategy.params();
+    if params.len() != specs.len() {
+        return Err(Error::Invalid(format!(
+            "'{}' takes {} parameters, got {}",
+            strategy.name(),
+            specs.len(),
+            params.len()
+        )));
+    }
+    specs.iter().zip(params).try_for_each(|(s, &v)| s.check(v))
+}
+
+/// The indicators `params` needs, as a fresh list.
+pub fn indicators_for(strategy: &dyn Strategy, params: &[f64]) -> Vec<Indicator> {
+    let mut v = Vec::new();
+    strategy.indicators(params, &mut v);
+    v
+}
+
+/// First bar at which every listed indicator is defined.
+pub fn warmup(indicators: &[Indicator]) -> usize {
+    indicators.iter().map(|i| i.first_valid()).max().unwrap_or(0)
+}
+
+/// A length parameter as `usize` (validated whole and ≥ 1 by [`ParamSpec`]).
+#[inline]
+pub(crate) fn len_param(v: f64) -> usize {
+    v as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_long_only_ignores_exit_when_flat() {
+        let d = Direction::Long;
+        assert_eq!(d.step(0, false, true), 0);
+        assert_eq!(d.step(0, true, false), 1);
+        assert_eq!(d.step(1, false, true), 0);
+        assert_eq!(d.step(1, false, false), 1);
+    }
+
+    #[test]
+    fn step_long_short_reverses() {
+        let d = Direction::LongShort;
+        assert_eq!(d.step(1, false, true), -1);
+        assert_eq!(d.step(-1, true, false), 1);
+        assert_eq!(d.step(0, false, true), -1);
+        assert_eq!(d.step(-1, false, false), -1);
+    }
+
+    #[test]
+    fn every_default_is_allowed_and_grid_inside_range() {
+        for s in registry() {
+            check_params(*s, &default_params(*s)).unwrap();
+            for p in s.params() {
+                let (start, stop, step) = p.grid;
+                assert!(start >= p.min && stop <= p.max && step > 0.0, "{}.{}", s.name(), p.name);
+            }
+        }
+    }
+}

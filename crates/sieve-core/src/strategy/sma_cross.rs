@@ -1,0 +1,52 @@
+use super::cross::cross_positions;
+use super::{len_param, Direction, ParamKind, ParamSpec, Strategy};
+use crate::data::Bars;
+use crate::indicators::{Indicator, IndicatorSet};
+
+/// Long while SMA(fast) is above SMA(slow), entered and left on crossings.
+pub struct SmaCross;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "fast",
+        kind: ParamKind::Int,
+        default: 20.0,
+        min: 1.0,
+        max: 100_000.0,
+        grid: (2.0, 100.0, 1.0),
+        doc: "fast SMA length (bars)",
+    },
+    ParamSpec {
+        name: "slow",
+        kind: ParamKind::Int,
+        default: 100.0,
+        min: 1.0,
+        max: 100_000.0,
+        grid: (5.0, 300.0, 5.0),
+        doc: "slow SMA length (bars)",
+    },
+];
+
+impl Strategy for SmaCross {
+    fn name(&self) -> &'static str {
+        "sma_cross"
+    }
+    fn summary(&self) -> &'static str {
+        "enter long when SMA(fast) crosses above SMA(slow), exit when it crosses below"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+    fn default_constraints(&self) -> &'static [&'static str] {
+        &["fast < slow"]
+    }
+    fn indicators(&self, p: &[f64], out: &mut Vec<Indicator>) {
+        out.push(Indicator::Sma(len_param(p[0])));
+        out.push(Indicator::Sma(len_param(p[1])));
+    }
+    fn positions(&self, _: &Bars, ind: &IndicatorSet, p: &[f64], d: Direction, out: &mut [i8]) {
+        let (fast, slow) = (Indicator::Sma(len_param(p[0])), Indicator::Sma(len_param(p[1])));
+        let start = fast.first_valid().max(slow.first_valid());
+        cross_positions(ind.get(fast), ind.get(slow), start, d, out);
+    }
+}

@@ -1,0 +1,163 @@
+use sieve_core::data::parse_csv;
+
+const GOOD: &str = "date,open,high,low,close,volume\n2020-01-01,10,11,9,10.5,100\n2020-01-02,10.5,12,10,11,200\n";
+
+fn err(text: &str) -> String {
+    match parse_csv(text.as_bytes()) {
+        Ok(_) => panic!("loaded but should fail:\n{text}"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn good_file_loads_columnar() {
+    let b = parse_csv(GOOD.as_bytes()).unwrap();
+    assert_eq!(b.close, vec![10.5, 11.0]);
+    assert_eq!(b.volume, Some(vec![100.0, 200.0]));
+    assert_eq!(b.time[1] - b.time[0], 86_400_000);
+}
+
+#[test]
+fn pandas_unnamed_index_column_loads() {
+    let text = ",Open,High,Low,Close,Adj Close\n2020-01-01,10,11,9,10.5,10.4\n2020-01-02,10.5,12,10,11,10.9\n";
+    let b = parse_csv(text.as_bytes()).unwrap();
+    assert_eq!(b.open, vec![10.0, 10.5]);
+    assert_eq!(b.volume, None);
+}
+
+#[test]
+fn columns_match_case_insensitively_in_any_order_with_extras() {
+    let text = "Close,Timestamp,extra,LOW,High,open\n10.5,1577836800,x,9,11,10\n";
+    let b = parse_csv(text.as_bytes()).unwrap();
+    assert_eq!((b.open[0], b.high[0], b.low[0], b.close[0]), (10.0, 11.0, 9.0, 10.5));
+    assert_eq!(b.time[0], 1_577_836_800_000);
+}
+
+#[test]
+fn bom_and_crlf_are_accepted() {
+    let text = format!("\u{feff}{}", GOOD.replace('\n', "\r\n"));
+    assert_eq!(parse_csv(text.as_bytes()).unwrap().len(), 2);
+}
+
+#[test]
+fn empty_file() {
+    assert!(err("").contains("empty file"));
+    assert!(err("\n\n").contains("empty file"));
+}
+
+#[test]
+fn header_only() {
+    let e = err("date,open,high,low,close\n");
+    assert!(e.contains("line 1") && e.contains("no bars"), "{e}");
+}
+
+#[test]
+fn missing_column_is_named() {
+    let e = err("date,open,high,close\n2020-01-01,1,2,1.5\n");
+    assert!(e.contains("line 1") && e.contains("low"), "{e}");
+    let e = err("day,open,high,low,close\n2020-01-01,1,2,1,1.5\n");
+    assert!(e.contains("line 1") && e.contains("time column"), "{e}");
+}
+
+#[test]
+fn semicolon_file_gets_a_hint() {
+    let e = err("date;open;high;low;close\n2020-01-01;1;2;1;1.5\n");
+    assert!(e.contains("line 1") && e.contains("comma"), "{e}");
+}
+
+#[test]
+fn unparsable_number() {
+    let e = err(&GOOD.replace("10.5,12", "abc,12"));
+    assert!(e.contains("line 3") && e.contains("open") && e.contains("abc"), "{e}");
+}
+
+#[test]
+fn nan_and_inf() {
+    let e = err(&GOOD.replace("10,11,9,10.5", "10,11,9,NaN"));
+    assert!(e.contains("line 2") && e.contains("close") && e.contains("finite"), "{e}");
+    let e = err(&GOOD.replace("10.5,12,10,11", "10.5,inf,10,11"));
+    assert!(e.contains("line 3") && e.contains("high"), "{e}");
+}
+
+#[test]
+fn non_positive_price() {
+    let e = err(&GOOD.replace("10,11,9,10.5", "10,11,0,10.5"));
+    assert!(e.contains("line 2") && e.contains("not positive"), "{e}");
+    let e = err(&GOOD.replace("10.5,12,10,11", "-10.5,12,10,11"));
+    assert!(e.contains("line 3") && e.contains("not positive"), "{e}");
+}
+
+#[test]
+fn high_below_open_or_close() {
+    let e = err(&GOOD.replace("10,11,9,10.5", "10,10.2,9,10.5"));
+    assert!(e.contains("line 2") && e.contains("high 10.2 is below"), "{e}");
+}
+
+#[test]
+fn low_above_open_or_close() {
+    let e = err(&GOOD.replace("10.5,12,10,11", "10.5,12,10.7,11"));
+    assert!(e.contains("line 3") && e.contains("low 10.7 is above"), "{e}");
+}
+
+#[test]
+fn duplicate_time() {
+    let e = err(&GOOD.replace("2020-01-02", "2020-01-01"));
+    assert!(e.contains("line 3") && e.contains("duplicate") && e.contains("line 2"), "{e}");
+}
+
+#[test]
+fn decreasing_time() {
+    let e = err(&GOOD.replace("2020-01-02", "2019-12-31"));
+    assert!(e.contains("line 3") && e.contains("backwards"), "{e}");
+}
+
+#[test]
+fn unparsable_time() {
+    let e = err(&GOOD.replace("2020-01-02", "02/01/2020"));
+    assert!(e.contains("line 3") && e.contains("02/01/2020"), "{e}");
+}
+
+#[test]
+fn wrong_field_count() {
+    let e = err(&GOOD.replace("10.5,12,10,11,200", "10.5,12,10,11"));
+    assert!(e.contains("line 3") && e.contains("fields"), "{e}");
+}
+
+#[test]
+fn negative_volume() {
+    let e = err(&GOOD.replace(",200", ",-5"));
+    assert!(e.contains("line 3") && e.contains("volume"), "{e}");
+}
+
+#[test]
+fn binary_file() {
+    let e = match parse_csv(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR") {
+        Ok(_) => panic!("binary loaded"),
+        Err(e) => e,
+    };
+    assert!(e.contains("line 1") && e.contains("binary"), "{e}");
+}
+
+#[test]
+fn many_offenders_are_summarised() {
+    let mut text = String::from("date,open,high,low,close\n");
+    for i in 1..=20 {
+        text.push_str(&format!("2020-01-{i:02},1,2,1,x\n"));
+    }
+    let e = err(&text);
+    assert!(e.contains("line 2") && e.contains("line 6") && !e.contains("line 7"), "{e}");
+    assert!(e.contains("15 more"), "{e}");
+}
+
+#[test]
+fn file_errors_name_the_file() {
+    let dir = std::env::temp_dir().join(format!("sieve-loader-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("prices.csv");
+    std::fs::write(&path, GOOD.replace("abc", "x").replace("10.5,12", "zz,12")).unwrap();
+    let e = sieve_core::data::load_csv(&path).unwrap_err().to_string();
+    assert!(e.contains("prices.csv") && e.contains("line 3"), "{e}");
+    let e = sieve_core::data::load_csv(&dir.join("missing.csv")).unwrap_err().to_string();
+    assert!(e.contains("missing.csv"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,0 +1,73 @@
+//! What the user typed (clap definitions). Help text lives here.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "sieve", version, about = "Screen huge trading-strategy parameter grids fast, then verify the best exactly.")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run one parameter set through the exact engine and print its metrics.
+    Backtest(BacktestArgs),
+    /// List the built-in strategies, their parameters, defaults and default grids.
+    Strategies,
+    /// Write the deterministic synthetic daily series (regime-switching random walk).
+    Synth(SynthArgs),
+}
+
+/// Inputs shared by every command that runs a strategy.
+#[derive(Args, Clone, Default)]
+pub struct Common {
+    /// TOML config file (DESIGN §9); flags override it.
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Price CSV; overrides `data.path`. Without either, 4,000 synthetic daily bars.
+    #[arg(long, value_name = "FILE")]
+    pub data: Option<PathBuf>,
+    /// Strategy name; overrides `strategy.name`.
+    #[arg(long, value_name = "NAME")]
+    pub strategy: Option<String>,
+    /// Override any config key, e.g. `-O backtest.fee=0.001` (repeatable).
+    #[arg(long = "option", short = 'O', value_name = "KEY=VALUE")]
+    pub options: Vec<String>,
+    /// Say more (notices, timings) on stderr.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
+}
+
+#[derive(Args)]
+pub struct BacktestArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// A parameter value, e.g. `--set fast=10` (repeatable); defaults for the rest.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Write the trade list as CSV.
+    #[arg(long, value_name = "FILE")]
+    pub trades: Option<PathBuf>,
+    /// Write the equity curve as CSV.
+    #[arg(long, value_name = "FILE")]
+    pub equity: Option<PathBuf>,
+    /// Print the metrics as JSON (exact floats) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct SynthArgs {
+    /// Number of daily bars.
+    #[arg(long, default_value_t = 4000)]
+    pub bars: usize,
+    /// Random seed.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Output CSV.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+}

@@ -1,0 +1,148 @@
+use std::io::Write;
+
+use anyhow::{Context, Result};
+use sieve_core::engine::Backtest;
+use sieve_core::evaluate::{Evaluator, Scoring};
+use sieve_core::format::{self, float};
+use sieve_core::indicators::IndicatorSet;
+use sieve_core::metrics::{Metrics, Window};
+use sieve_core::strategy::{self, Strategy};
+
+use crate::args::BacktestArgs;
+use crate::output::{human, table};
+
+pub fn run(a: BacktestArgs) -> Result<()> {
+    let inputs = crate::inputs::load(&a.common)?;
+    let strategy = strategy::lookup(&inputs.config.strategy)?;
+    let params = parse_sets(strategy, &a.set)?;
+    let scoring = Scoring::new(&inputs.config, &inputs.bars)?;
+    let indicators = IndicatorSet::build(&inputs.bars, strategy::indicators_for(strategy, &params));
+    let eval = Evaluator {
+        bars: &inputs.bars,
+        strategy,
+        indicators: &indicators,
+        scoring: &scoring,
+    };
+    let bt = eval.backtest(&params);
+    let windows: Vec<Window> = scoring.windows.all().collect();
+    let metrics: Vec<Metrics> = windows.iter().map(|w| eval.metrics(&bt, w)).collect();
+
+    if let Some(path) = &a.trades {
+        format::write_atomic(path, trades_csv(&inputs.bars.time, &bt).as_bytes())?;
+    }
+    if let Some(path) = &a.equity {
+        format::write_atomic(path, equity_csv(&inputs.bars.time, &bt).as_bytes())?;
+    }
+
+    let named: Vec<String> = strategy
+        .params()
+        .iter()
+        .zip(&params)
+        .map(|(p, v)| format!("{}={}", p.name, float(*v)))
+        .collect();
+    let text = if a.json {
+        let mut windows_json = serde_json::Map::new();
+        for (w, m) in windows.iter().zip(&metrics) {
+            let mut obj = serde_json::Map::new();
+            for (name, v) in Metrics::NAMES.iter().zip(m.values()) {
+                obj.insert(name.to_string(), serde_json::json!(v));
+            }
+            obj.insert("objective".into(), serde_json::json!(eval.objective(m)));
+            windows_json.insert(w.kind.to_string(), obj.into());
+        }
+        let params_json: serde_json::Map<String, serde_json::Value> = strategy
+            .params()
+            .iter()
+            .zip(&params)
+            .map(|(p, v)| (p.name.to_string(), serde_json::json!(v)))
+            .collect();
+        let doc = serde_json::json!({
+            "strategy": strategy.name(),
+            "params": params_json,
+            "objective": scoring.objective.name(),
+            "windows": windows_json,
+        });
+        format!("{}\n", serde_json::to_string_pretty(&doc)?)
+    } else {
+        let bars = &inputs.bars;
+        let mut text = format!(
+            "{} {} on {} ({} bars, {} .. {})\n\n",
+            strategy.name(),
+            named.join(" "),
+            inputs.data_label,
+            bars.len(),
+            format::time(bars.time[0]),
+            format::time(bars.time[bars.len() - 1]),
+        );
+        let mut header = vec!["metric".to_string()];
+        header.extend(windows.iter().map(|w| {
+            format!("{} {}..{}", w.kind, format::time(bars.time[w.start]), format::time(bars.time[w.end - 1]))
+        }));
+        let mut rows: Vec<Vec<String>> = Metrics::NAMES
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let mut row = vec![name.to_string()];
+                row.extend(metrics.iter().map(|m| human(m.values()[i])));
+                row
+            })
+            .collect();
+        let mut objective_row = vec![format!("objective ({})", scoring.objective)];
+        objective_row.extend(metrics.iter().map(|m| human(eval.objective(m))));
+        rows.push(objective_row);
+        text.push_str(&table(&header, &rows));
+        text
+    };
+    std::io::stdout().write_all(text.as_bytes())?;
+    Ok(())
+}
+
+/// `--set name=value` pairs over the strategy's defaults, each checked.
+fn parse_sets(strategy: &dyn Strategy, sets: &[String]) -> Result<Vec<f64>> {
+    let mut params = strategy::default_params(strategy);
+    for item in sets {
+        let (name, value) = item
+            .split_once('=')
+            .with_context(|| format!("--set {item}: expected NAME=VALUE"))?;
+        let i = strategy::param_index(strategy, name.trim())?;
+        let v: f64 = value
+            .trim()
+            .parse()
+            .map_err(|_| anyhow::anyhow!("--set {item}: cannot parse \"{}\" as a number", value.trim()))?;
+        strategy.params()[i].check(v)?;
+        params[i] = v;
+    }
+    Ok(params)
+}
+
+/// `side,status,entry_time,entry_price,exit_time,exit_price,units,fees,pnl,return`.
+pub fn trades_csv(time: &[i64], bt: &Backtest) -> String {
+    let mut out = String::from("side,status,entry_time,entry_price,exit_time,exit_price,units,fees,pnl,return\n");
+    for t in &bt.trades {
+        let (status, exit_time) = match t.exit_bar {
+            Some(b) => ("closed", format::time(time[b])),
+            None => ("open", String::new()),
+        };
+        out.push_str(&format!(
+            "{},{status},{},{},{exit_time},{},{},{},{},{}\n",
+            t.side.as_str(),
+            format::time(time[t.entry_bar]),
+            float(t.entry_price),
+            float(t.exit_price),
+            float(t.units),
+            float(t.fees),
+            float(t.pnl),
+            float(t.ret),
+        ));
+    }
+    out
+}
+
+/// `time,equity,position`.
+pub fn equity_csv(time: &[i64], bt: &Backtest) -> String {
+    let mut out = String::from("time,equity,position\n");
+    for ((t, e), p) in time.iter().zip(&bt.equity).zip(&bt.position) {
+        out.push_str(&format!("{},{},{p}\n", format::time(*t), float(*e)));
+    }
+    out
+}

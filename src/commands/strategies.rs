@@ -1,0 +1,43 @@
+use std::io::Write;
+
+use anyhow::Result;
+use sieve_core::format::float;
+use sieve_core::strategy::{registry, ParamKind};
+
+pub fn run() -> Result<()> {
+    let mut out = String::new();
+    for s in registry() {
+        out.push_str(&format!("{}\n    {}\n", s.name(), s.summary()));
+        if !s.default_constraints().is_empty() {
+            out.push_str(&format!("    default constraints: {}\n", s.default_constraints().join(", ")));
+        }
+        let header: Vec<String> = ["parameter", "kind", "default", "default grid", "about"]
+            .iter()
+            .map(|h| h.to_string())
+            .collect();
+        let rows: Vec<Vec<String>> = s
+            .params()
+            .iter()
+            .map(|p| {
+                let (start, stop, step) = p.grid;
+                vec![
+                    p.name.to_string(),
+                    match p.kind {
+                        ParamKind::Int => "int",
+                        ParamKind::Float => "float",
+                    }
+                    .to_string(),
+                    float(p.default),
+                    format!("{}..={} step {}", float(start), float(stop), float(step)),
+                    p.doc.to_string(),
+                ]
+            })
+            .collect();
+        for line in crate::output::table(&header, &rows).lines() {
+            out.push_str(&format!("    {line}\n"));
+        }
+        out.push('\n');
+    }
+    std::io::stdout().write_all(out.as_bytes())?;
+    Ok(())
+}

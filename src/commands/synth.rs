@@ -1,0 +1,14 @@
+use anyhow::Result;
+use sieve_core::data;
+
+use crate::args::SynthArgs;
+
+pub fn run(a: SynthArgs) -> Result<()> {
+    if a.bars == 0 {
+        anyhow::bail!("--bars must be at least 1");
+    }
+    let bars = data::synth(a.bars, a.seed);
+    data::write_csv(&bars, &a.out)?;
+    eprintln!("wrote {} bars (seed {}) to {}", a.bars, a.seed, a.out.display());
+    Ok(())
+}

@@ -1,0 +1,46 @@
+//! Turns the common flags into a checked config and loaded bars.
+
+
+
+use anyhow::Result;
+use sieve_core::config::Config;
+use sieve_core::data::{self, Bars};
+
+use crate::args::Common;
+
+/// Bars of the built-in example data (`sieve synth` defaults).
+pub const EXAMPLE_BARS: usize = 4000;
+pub const EXAMPLE_SEED: u64 = 42;
+
+pub struct Inputs {
+    pub config: Config,
+    pub bars: Bars,
+    /// Where the bars came from, for messages and run files.
+    pub data_label: String,
+}
+
+pub fn load(common: &Common) -> Result<Inputs> {
+    let mut options = common.options.clone();
+    if let Some(name) = &common.strategy {
+        options.push(format!("strategy.name=\"{name}\""));
+    }
+    let mut config = Config::load(common.config.as_deref(), &options)?;
+    if let Some(p) = &common.data {
+        config.data = Some(p.clone());
+    }
+    let (bars, data_label) = match &config.data {
+        Some(path) => (data::load_csv(path)?, path.display().to_string()),
+        None => {
+            if common.verbose {
+                eprintln!(
+                    "note: no data file given; using the built-in synthetic series ({EXAMPLE_BARS} daily bars, seed {EXAMPLE_SEED})"
+                );
+            }
+            (
+                data::synth(EXAMPLE_BARS, EXAMPLE_SEED),
+                format!("synthetic ({EXAMPLE_BARS} bars, seed {EXAMPLE_SEED})"),
+            )
+        }
+    };
+    Ok(Inputs { config, bars, data_label })
+}
