@@ -5,7 +5,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "sieve", version, about = "Screen huge trading-strategy parameter grids fast, then verify the best exactly.")]
+#[command(
+    name = "sieve",
+    version,
+    about = "Screen huge trading-strategy parameter grids fast, then verify the best exactly."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

@@ -1,7 +1,5 @@
 //! Turns the common flags into a checked config and loaded bars.
 
-
-
 use anyhow::Result;
 use sieve_core::config::Config;
 use sieve_core::data::{self, Bars};
@@ -42,5 +40,9 @@ pub fn load(common: &Common) -> Result<Inputs> {
             )
         }
     };
-    Ok(Inputs { config, bars, data_label })
+    Ok(Inputs {
+        config,
+        bars,
+        data_label,
+    })
 }

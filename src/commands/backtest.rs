@@ -76,7 +76,12 @@ pub fn run(a: BacktestArgs) -> Result<()> {
         );
         let mut header = vec!["metric".to_string()];
         header.extend(windows.iter().map(|w| {
-            format!("{} {}..{}", w.kind, format::time(bars.time[w.start]), format::time(bars.time[w.end - 1]))
+            format!(
+                "{} {}..{}",
+                w.kind,
+                format::time(bars.time[w.start]),
+                format::time(bars.time[w.end - 1])
+            )
         }));
         let mut rows: Vec<Vec<String>> = Metrics::NAMES
             .iter()
@@ -105,10 +110,12 @@ fn parse_sets(strategy: &dyn Strategy, sets: &[String]) -> Result<Vec<f64>> {
             .split_once('=')
             .with_context(|| format!("--set {item}: expected NAME=VALUE"))?;
         let i = strategy::param_index(strategy, name.trim())?;
-        let v: f64 = value
-            .trim()
-            .parse()
-            .map_err(|_| anyhow::anyhow!("--set {item}: cannot parse \"{}\" as a number", value.trim()))?;
+        let v: f64 = value.trim().parse().map_err(|_| {
+            anyhow::anyhow!(
+                "--set {item}: cannot parse \"{}\" as a number",
+                value.trim()
+            )
+        })?;
         strategy.params()[i].check(v)?;
         params[i] = v;
     }
@@ -117,7 +124,9 @@ fn parse_sets(strategy: &dyn Strategy, sets: &[String]) -> Result<Vec<f64>> {
 
 /// `side,status,entry_time,entry_price,exit_time,exit_price,units,fees,pnl,return`.
 pub fn trades_csv(time: &[i64], bt: &Backtest) -> String {
-    let mut out = String::from("side,status,entry_time,entry_price,exit_time,exit_price,units,fees,pnl,return\n");
+    let mut out = String::from(
+        "side,status,entry_time,entry_price,exit_time,exit_price,units,fees,pnl,return\n",
+    );
     for t in &bt.trades {
         let (status, exit_time) = match t.exit_bar {
             Some(b) => ("closed", format::time(time[b])),

@@ -9,7 +9,10 @@ pub fn run() -> Result<()> {
     for s in registry() {
         out.push_str(&format!("{}\n    {}\n", s.name(), s.summary()));
         if !s.default_constraints().is_empty() {
-            out.push_str(&format!("    default constraints: {}\n", s.default_constraints().join(", ")));
+            out.push_str(&format!(
+                "    default constraints: {}\n",
+                s.default_constraints().join(", ")
+            ));
         }
         let header: Vec<String> = ["parameter", "kind", "default", "default grid", "about"]
             .iter()

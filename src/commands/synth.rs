@@ -9,6 +9,11 @@ pub fn run(a: SynthArgs) -> Result<()> {
     }
     let bars = data::synth(a.bars, a.seed);
     data::write_csv(&bars, &a.out)?;
-    eprintln!("wrote {} bars (seed {}) to {}", a.bars, a.seed, a.out.display());
+    eprintln!(
+        "wrote {} bars (seed {}) to {}",
+        a.bars,
+        a.seed,
+        a.out.display()
+    );
     Ok(())
 }

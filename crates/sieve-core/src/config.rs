@@ -162,7 +162,8 @@ pub const EXAMPLE_STRATEGY: &str = "activation";
 
 impl Default for Config {
     fn default() -> Self {
-        Config::from_table(toml::Table::new(), None).unwrap_or_else(|e| panic!("defaults are valid: {e}"))
+        Config::from_table(toml::Table::new(), None)
+            .unwrap_or_else(|e| panic!("defaults are valid: {e}"))
     }
 }
 
@@ -200,11 +201,19 @@ impl Config {
     }
 
     fn from_table(table: toml::Table, base: Option<&Path>) -> Result<Config> {
-        let raw: RawConfig = serde_path_to_error::deserialize(toml::Value::Table(table.clone())).map_err(|e| {
-            let key = e.path().to_string();
-            let inner = e.into_inner();
-            Error::config(if key == "." { "<config>".to_string() } else { key }, inner.message().to_string())
-        })?;
+        let raw: RawConfig = serde_path_to_error::deserialize(toml::Value::Table(table.clone()))
+            .map_err(|e| {
+                let key = e.path().to_string();
+                let inner = e.into_inner();
+                Error::config(
+                    if key == "." {
+                        "<config>".to_string()
+                    } else {
+                        key
+                    },
+                    inner.message().to_string(),
+                )
+            })?;
         let b = raw.backtest;
         let non_negative = |key: &str, v: Option<f64>, default: f64| -> Result<f64> {
             let v = v.unwrap_or(default);
@@ -216,26 +225,30 @@ impl Config {
         let fee = non_negative("backtest.fee", b.fee, 0.0)?;
         let slippage = non_negative("backtest.slippage", b.slippage, 0.0)?;
         if slippage >= 1.0 {
-            return Err(Error::config("backtest.slippage", format!("must be below 1, got {slippage}")));
+            return Err(Error::config(
+                "backtest.slippage",
+                format!("must be below 1, got {slippage}"),
+            ));
         }
         let lot_size = non_negative("backtest.lot_size", b.lot_size, 0.0)?;
         let initial_cash = non_negative("backtest.initial_cash", b.initial_cash, 10_000.0)?;
         if initial_cash == 0.0 {
             return Err(Error::config("backtest.initial_cash", "must be above 0"));
         }
-        let annualization = match b.annualization {
-            None => Annualization::Auto,
-            Some(toml::Value::String(s)) if s == "auto" => Annualization::Auto,
-            Some(v) => match v.as_float().or_else(|| v.as_integer().map(|i| i as f64)) {
-                Some(p) if p.is_finite() && p > 0.0 => Annualization::Periods(p),
-                _ => {
-                    return Err(Error::config(
+        let annualization =
+            match b.annualization {
+                None => Annualization::Auto,
+                Some(toml::Value::String(s)) if s == "auto" => Annualization::Auto,
+                Some(v) => match v.as_float().or_else(|| v.as_integer().map(|i| i as f64)) {
+                    Some(p) if p.is_finite() && p > 0.0 => Annualization::Periods(p),
+                    _ => return Err(Error::config(
                         "backtest.annualization",
-                        format!("must be \"auto\" or a positive number of periods per year, got {v}"),
-                    ))
-                }
-            },
-        };
+                        format!(
+                            "must be \"auto\" or a positive number of periods per year, got {v}"
+                        ),
+                    )),
+                },
+            };
         let s = raw.score;
         let objective = match s.objective {
             Some(o) => o.parse().map_err(|m| Error::config("score.objective", m))?,
@@ -245,7 +258,10 @@ impl Config {
         let holdout_start = time_key("score.holdout_start", s.holdout_start)?;
         if let (Some(a), Some(h)) = (score_start, holdout_start) {
             if a >= h {
-                return Err(Error::config("score.score_start", "must be before score.holdout_start"));
+                return Err(Error::config(
+                    "score.score_start",
+                    "must be before score.holdout_start",
+                ));
             }
         }
         let positive = |key: &str, v: Option<usize>, default: usize| -> Result<usize> {
@@ -256,14 +272,20 @@ impl Config {
         };
         let backend = raw.sweep.backend.unwrap_or_else(|| "cpu".to_string());
         if backend != "cpu" && backend != "gpu" {
-            return Err(Error::config("sweep.backend", format!("must be \"cpu\" or \"gpu\", got \"{backend}\"")));
+            return Err(Error::config(
+                "sweep.backend",
+                format!("must be \"cpu\" or \"gpu\", got \"{backend}\""),
+            ));
         }
         let o = raw.optimize;
         let time_budget_s = o.time_budget_s.unwrap_or(900.0);
-        if !(time_budget_s > 0.0) {
+        if time_budget_s.is_nan() || time_budget_s <= 0.0 {
             return Err(Error::config("optimize.time_budget_s", "must be above 0"));
         }
-        let strategy = raw.strategy.name.unwrap_or_else(|| EXAMPLE_STRATEGY.to_string());
+        let strategy = raw
+            .strategy
+            .name
+            .unwrap_or_else(|| EXAMPLE_STRATEGY.to_string());
         crate::strategy::lookup(&strategy)?;
         Ok(Config {
             source: table,
@@ -316,16 +338,26 @@ fn time_key(key: &str, v: Option<toml::Value>) -> Result<Option<i64>> {
     match v {
         None => Ok(None),
         Some(toml::Value::String(s)) => parse_time(&s).map(Some).map_err(|m| Error::config(key, m)),
-        Some(toml::Value::Datetime(d)) => parse_time(&d.to_string()).map(Some).map_err(|m| Error::config(key, m)),
-        Some(toml::Value::Integer(i)) => parse_time(&i.to_string()).map(Some).map_err(|m| Error::config(key, m)),
-        Some(other) => Err(Error::config(key, format!("expected a date such as \"2019-01-01\", got {other}"))),
+        Some(toml::Value::Datetime(d)) => parse_time(&d.to_string())
+            .map(Some)
+            .map_err(|m| Error::config(key, m)),
+        Some(toml::Value::Integer(i)) => parse_time(&i.to_string())
+            .map(Some)
+            .map_err(|m| Error::config(key, m)),
+        Some(other) => Err(Error::config(
+            key,
+            format!("expected a date such as \"2019-01-01\", got {other}"),
+        )),
     }
 }
 
 /// Applies one `section.key=value` override to the table.
 fn apply_override(table: &mut toml::Table, item: &str) -> Result<()> {
     let Some((path, value)) = item.split_once('=') else {
-        return Err(Error::config(item, "an override must look like section.key=value"));
+        return Err(Error::config(
+            item,
+            "an override must look like section.key=value",
+        ));
     };
     let path = path.trim();
     let value = value.trim();
@@ -337,7 +369,10 @@ fn apply_override(table: &mut toml::Table, item: &str) -> Result<()> {
         .unwrap_or_else(|| toml::Value::String(value.to_string()));
     let keys: Vec<&str> = path.split('.').collect();
     if keys.iter().any(|k| k.is_empty()) {
-        return Err(Error::config(path, "an override key must look like section.key"));
+        return Err(Error::config(
+            path,
+            "an override key must look like section.key",
+        ));
     }
     let (last, parents) = keys.split_last().unwrap_or((&"", &[]));
     let mut cur = table;
@@ -368,12 +403,17 @@ mod tests {
         assert_eq!(c.screen_window, ScreenWindow::Score);
         assert_eq!(c.min_trades, 1);
         assert_eq!((c.sweep_top, c.verify_top), (5000, 5000));
-        assert_eq!((c.iterations, c.time_budget_s, c.refine_top), (5, 900.0, 50));
+        assert_eq!(
+            (c.iterations, c.time_budget_s, c.refine_top),
+            (5, 900.0, 50)
+        );
     }
 
     #[test]
     fn unknown_keys_are_named() {
-        let e = Config::parse("[backtest]\nfees = 0.1\n").unwrap_err().to_string();
+        let e = Config::parse("[backtest]\nfees = 0.1\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("fees"), "{e}");
         let e = Config::parse("[scoring]\n").unwrap_err().to_string();
         assert!(e.contains("scoring"), "{e}");
@@ -384,10 +424,16 @@ mod tests {
         for (text, key) in [
             ("[backtest]\nfee = -1\n", "backtest.fee"),
             ("[backtest]\nfill = \"tomorrow\"\n", "tomorrow"),
-            ("[backtest]\nannualization = \"weekly\"\n", "backtest.annualization"),
+            (
+                "[backtest]\nannualization = \"weekly\"\n",
+                "backtest.annualization",
+            ),
             ("[score]\nobjective = \"luck\"\n", "score.objective"),
             ("[score]\nscore_start = \"someday\"\n", "score.score_start"),
-            ("[score]\nscore_start = \"2020-01-01\"\nholdout_start = \"2019-01-01\"\n", "score.score_start"),
+            (
+                "[score]\nscore_start = \"2020-01-01\"\nholdout_start = \"2019-01-01\"\n",
+                "score.score_start",
+            ),
             ("[sweep]\ntop = 0\n", "sweep.top"),
             ("[strategy]\nname = \"magic\"\n", "strategy.name"),
             ("[backtest]\nfee = \"high\"\n", "fee"),
@@ -403,7 +449,11 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("c.toml");
         std::fs::write(&path, "[backtest]\nfee = 0.01\n[data]\npath = \"p.csv\"\n").unwrap();
-        let c = Config::load(Some(&path), &["backtest.fee=0.002".into(), "backtest.fill=close".into()]).unwrap();
+        let c = Config::load(
+            Some(&path),
+            &["backtest.fee=0.002".into(), "backtest.fill=close".into()],
+        )
+        .unwrap();
         assert_eq!(c.engine.fee, 0.002);
         assert_eq!(c.engine.fill, Fill::Close);
         assert_eq!(c.data, Some(dir.join("p.csv")));

@@ -52,7 +52,10 @@ pub struct Evaluator<'a> {
 
 impl<'a> Evaluator<'a> {
     /// The indicator settings needed by every parameter set in `sets`.
-    pub fn indicators_for<'p>(strategy: &dyn Strategy, sets: impl IntoIterator<Item = &'p [f64]>) -> Vec<Indicator> {
+    pub fn indicators_for<'p>(
+        strategy: &dyn Strategy,
+        sets: impl IntoIterator<Item = &'p [f64]>,
+    ) -> Vec<Indicator> {
         let mut keys = Vec::new();
         for p in sets {
             strategy.indicators(p, &mut keys);
@@ -68,8 +71,13 @@ impl<'a> Evaluator<'a> {
 
     pub fn positions(&self, params: &[f64], out: &mut Vec<i8>) {
         out.resize(self.bars.len(), 0);
-        self.strategy
-            .positions(self.bars, self.indicators, params, self.scoring.direction, out);
+        self.strategy.positions(
+            self.bars,
+            self.indicators,
+            params,
+            self.scoring.direction,
+            out,
+        );
     }
 
     /// The full exact backtest of one parameter set.
@@ -100,8 +108,18 @@ impl<'a> Evaluator<'a> {
     pub fn screen(&self, params: &[f64], scratch: &mut Vec<i8>) -> (f64, u64) {
         self.positions(params, scratch);
         let window = &self.scoring.screen;
-        let mut stats = WindowStats::new(window, self.scoring.engine.initial_cash);
-        engine::simulate(self.bars, scratch, &self.scoring.engine, window.end, &mut stats);
+        let mut stats = WindowStats::for_objective(
+            window,
+            self.scoring.engine.initial_cash,
+            self.scoring.objective,
+        );
+        engine::simulate(
+            self.bars,
+            scratch,
+            &self.scoring.engine,
+            window.end,
+            &mut stats,
+        );
         let m = stats.finish(self.bars, self.scoring.periods_per_year);
         (self.objective(&m), m.trades)
     }

@@ -65,24 +65,29 @@ impl Constraint {
             .iter()
             .find_map(|&(sym, op)| text.find(sym).map(|p| (p, sym, op)))
             .ok_or_else(|| {
-                Error::config(key, format!("\"{text}\" has no comparison (<, <=, >, >=, ==, !=)"))
+                Error::config(
+                    key,
+                    format!("\"{text}\" has no comparison (<, <=, >, >=, ==, !=)"),
+                )
             })?;
         let operand = |s: &str| -> Result<Operand> {
             let s = s.trim();
             if let Ok(v) = s.parse::<f64>() {
                 return Ok(Operand::Number(v));
             }
-            crate::strategy::param_index(strategy, s).map(Operand::Param).map_err(|_| {
-                let names: Vec<_> = strategy.params().iter().map(|p| p.name).collect();
-                Error::config(
-                    key,
-                    format!(
-                        "\"{text}\": '{s}' is neither a number nor a parameter of {} ({})",
-                        strategy.name(),
-                        names.join(", ")
-                    ),
-                )
-            })
+            crate::strategy::param_index(strategy, s)
+                .map(Operand::Param)
+                .map_err(|_| {
+                    let names: Vec<_> = strategy.params().iter().map(|p| p.name).collect();
+                    Error::config(
+                        key,
+                        format!(
+                            "\"{text}\": '{s}' is neither a number nor a parameter of {} ({})",
+                            strategy.name(),
+                            names.join(", ")
+                        ),
+                    )
+                })
         };
         Ok(Constraint {
             text: text.trim().to_string(),
@@ -125,7 +130,11 @@ pub struct ParamSpace {
 
 impl ParamSpace {
     /// Builds a space from axes; errors if the product exceeds 2⁶⁴ − 1.
-    pub fn new(strategy: &dyn Strategy, axes: Vec<Axis>, constraints: Vec<Constraint>) -> Result<Self> {
+    pub fn new(
+        strategy: &dyn Strategy,
+        axes: Vec<Axis>,
+        constraints: Vec<Constraint>,
+    ) -> Result<Self> {
         let mut strides = vec![0u64; axes.len()];
         let mut size: u64 = 1;
         for (i, axis) in axes.iter().enumerate().rev() {
@@ -160,7 +169,11 @@ impl ParamSpace {
                 .enumerate()
                 .map(|(i, p)| {
                     let (start, stop, step) = p.grid;
-                    Ok(Axis { param: i, name: p.name.to_string(), values: range_values(p.name, start, stop, step)? })
+                    Ok(Axis {
+                        param: i,
+                        name: p.name.to_string(),
+                        values: range_values(p.name, start, stop, step)?,
+                    })
                 })
                 .collect::<Result<Vec<_>>>()?,
             Some(table) => table
@@ -169,7 +182,10 @@ impl ParamSpace {
                 .collect::<Result<Vec<_>>>()?,
         };
         let constraints = match constraints {
-            Some(list) => list.iter().map(|c| Constraint::parse(c, strategy)).collect::<Result<Vec<_>>>()?,
+            Some(list) => list
+                .iter()
+                .map(|c| Constraint::parse(c, strategy))
+                .collect::<Result<Vec<_>>>()?,
             None => strategy
                 .default_constraints()
                 .iter()
@@ -255,44 +271,67 @@ pub fn round_sig(v: f64) -> f64 {
     if v == 0.0 || !v.is_finite() {
         return v;
     }
-    format!("{:.*e}", SIGNIFICANT_DIGITS - 1, v).parse().unwrap_or(v)
+    format!("{:.*e}", SIGNIFICANT_DIGITS - 1, v)
+        .parse()
+        .unwrap_or(v)
 }
 
 /// start + i·step for i = 0, 1, … while ≤ stop (within 1e-9 of a step).
 pub fn range_values(name: &str, start: f64, stop: f64, step: f64) -> Result<Vec<f64>> {
     let key = format!("strategy.params.{name}");
     if !(start.is_finite() && stop.is_finite() && step.is_finite()) {
-        return Err(Error::config(key, "start, stop and step must be finite numbers"));
+        return Err(Error::config(
+            key,
+            "start, stop and step must be finite numbers",
+        ));
     }
     if step <= 0.0 {
-        return Err(Error::config(key, format!("step must be above 0, got {step}")));
+        return Err(Error::config(
+            key,
+            format!("step must be above 0, got {step}"),
+        ));
     }
     if start > stop {
-        return Err(Error::config(key, format!("start {start} is above stop {stop}")));
+        return Err(Error::config(
+            key,
+            format!("start {start} is above stop {stop}"),
+        ));
     }
     let count = ((stop - start) / step + 1e-9).floor() + 1.0;
     if count > 1e9 {
-        return Err(Error::config(key, format!("{count} values on one axis is too many")));
+        return Err(Error::config(
+            key,
+            format!("{count} values on one axis is too many"),
+        ));
     }
-    Ok((0..count as u64).map(|i| round_sig(start + i as f64 * step)).collect())
+    Ok((0..count as u64)
+        .map(|i| round_sig(start + i as f64 * step))
+        .collect())
 }
 
 fn parse_axis(strategy: &dyn Strategy, name: &str, spec: &toml::Value) -> Result<Axis> {
     let key = format!("strategy.params.{name}");
-    let param = crate::strategy::param_index(strategy, name).map_err(|e| Error::config(&key, e.to_string()))?;
+    let param = crate::strategy::param_index(strategy, name)
+        .map_err(|e| Error::config(&key, e.to_string()))?;
     let pspec = strategy.params()[param];
     let number = |v: &toml::Value, what: &str| -> Result<(f64, bool)> {
         match v {
             toml::Value::Integer(i) => Ok((*i as f64, true)),
             toml::Value::Float(f) => Ok((*f, false)),
-            other => Err(Error::config(&key, format!("{what} must be a number, got {other}"))),
+            other => Err(Error::config(
+                &key,
+                format!("{what} must be a number, got {other}"),
+            )),
         }
     };
     let (values, all_int) = match spec {
         toml::Value::Table(t) => {
             if let Some(list) = t.get("values") {
                 if let Some(extra) = t.keys().find(|k| *k != "values") {
-                    return Err(Error::config(&key, format!("unknown key '{extra}' beside 'values'")));
+                    return Err(Error::config(
+                        &key,
+                        format!("unknown key '{extra}' beside 'values'"),
+                    ));
                 }
                 let list = list
                     .as_array()
@@ -300,11 +339,23 @@ fn parse_axis(strategy: &dyn Strategy, name: &str, spec: &toml::Value) -> Result
                 if list.is_empty() {
                     return Err(Error::config(&key, "values is empty"));
                 }
-                let parsed = list.iter().map(|v| number(v, "each value")).collect::<Result<Vec<_>>>()?;
+                let parsed = list
+                    .iter()
+                    .map(|v| number(v, "each value"))
+                    .collect::<Result<Vec<_>>>()?;
                 let all_int = parsed.iter().all(|p| p.1);
-                (parsed.into_iter().map(|p| round_sig(p.0)).collect::<Vec<_>>(), all_int)
+                (
+                    parsed
+                        .into_iter()
+                        .map(|p| round_sig(p.0))
+                        .collect::<Vec<_>>(),
+                    all_int,
+                )
             } else {
-                if let Some(extra) = t.keys().find(|k| !["start", "stop", "step"].contains(&k.as_str())) {
+                if let Some(extra) = t
+                    .keys()
+                    .find(|k| !["start", "stop", "step"].contains(&k.as_str()))
+                {
                     return Err(Error::config(
                         &key,
                         format!("unknown key '{extra}'; expected {{ start, stop, step }} or {{ values = [...] }}"),
@@ -325,25 +376,34 @@ fn parse_axis(strategy: &dyn Strategy, name: &str, spec: &toml::Value) -> Result
             let (x, is_int) = number(v, "value")?;
             (vec![x], is_int)
         }
-        other => {
-            return Err(Error::config(
-                &key,
-                format!("expected {{ start, stop, step }}, {{ values = [...] }} or a number, got {other}"),
-            ))
-        }
+        other => return Err(Error::config(
+            &key,
+            format!(
+                "expected {{ start, stop, step }}, {{ values = [...] }} or a number, got {other}"
+            ),
+        )),
     };
     if pspec.kind == ParamKind::Int && !all_int && values.iter().any(|v| v.fract() != 0.0) {
-        return Err(Error::config(&key, "takes whole numbers (a length), but the grid has fractions"));
+        return Err(Error::config(
+            &key,
+            "takes whole numbers (a length), but the grid has fractions",
+        ));
     }
     for &v in &values {
-        pspec.check(v).map_err(|e| Error::config(&key, e.to_string()))?;
+        pspec
+            .check(v)
+            .map_err(|e| Error::config(&key, e.to_string()))?;
     }
     let mut seen = values.clone();
     seen.sort_by(f64::total_cmp);
     if seen.windows(2).any(|w| w[0] == w[1]) {
         return Err(Error::config(&key, "lists the same value twice"));
     }
-    Ok(Axis { param, name: name.to_string(), values })
+    Ok(Axis {
+        param,
+        name: name.to_string(),
+        values,
+    })
 }
 
 #[cfg(test)]
@@ -365,12 +425,19 @@ mod tests {
         assert_eq!(v, vec![0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]);
         assert_eq!(range_values("x", 0.0, 1.0, 0.1).unwrap().len(), 11);
         assert_eq!(range_values("x", 0.0, 0.95, 0.1).unwrap().len(), 10);
-        assert_eq!(format!("{}", range_values("x", 0.1, 0.3, 0.1).unwrap()[2]), "0.3");
+        assert_eq!(
+            format!("{}", range_values("x", 0.1, 0.3, 0.1).unwrap()[2]),
+            "0.3"
+        );
     }
 
     #[test]
     fn first_declared_varies_slowest() {
-        let g = space("slow = { values = [10, 20, 30] }\nfast = { start = 1, stop = 2, step = 1 }", &[]).unwrap();
+        let g = space(
+            "slow = { values = [10, 20, 30] }\nfast = { start = 1, stop = 2, step = 1 }",
+            &[],
+        )
+        .unwrap();
         assert_eq!(g.size(), 6);
         // index 1 → slow = 10, fast = 2 (params in strategy order: fast, slow)
         assert_eq!(g.params_of(1), vec![2.0, 10.0]);
@@ -383,20 +450,44 @@ mod tests {
     #[test]
     fn constraint_counts_by_hand() {
         // fast 1..=5, slow 1..=5, fast < slow: 4+3+2+1 = 10 of 25
-        let g = space("fast = { start = 1, stop = 5, step = 1 }\nslow = { start = 1, stop = 5, step = 1 }", &["fast < slow"]).unwrap();
+        let g = space(
+            "fast = { start = 1, stop = 5, step = 1 }\nslow = { start = 1, stop = 5, step = 1 }",
+            &["fast < slow"],
+        )
+        .unwrap();
         assert_eq!((g.size(), g.count_allowed()), (25, 10));
-        let g = space("fast = { start = 1, stop = 5, step = 1 }\nslow = { start = 1, stop = 5, step = 1 }", &["fast <= slow", "slow != 3"]).unwrap();
+        let g = space(
+            "fast = { start = 1, stop = 5, step = 1 }\nslow = { start = 1, stop = 5, step = 1 }",
+            &["fast <= slow", "slow != 3"],
+        )
+        .unwrap();
         assert_eq!(g.count_allowed(), 15 - 3);
-        let g = space("fast = { start = 1, stop = 5, step = 1 }\nslow = 50", &["fast >= 3"]).unwrap();
+        let g = space(
+            "fast = { start = 1, stop = 5, step = 1 }\nslow = 50",
+            &["fast >= 3"],
+        )
+        .unwrap();
         assert_eq!((g.size(), g.count_allowed()), (5, 3));
     }
 
     #[test]
     fn bad_grids_name_the_problem() {
         for (text, c, want) in [
-            ("fast = { start = 1, stop = 5, step = 0 }", "fast < slow", "step"),
-            ("fast = { start = 5, stop = 1, step = 1 }", "fast < slow", "start"),
-            ("fast = { start = 1.5, stop = 5, step = 1 }", "fast < slow", "whole numbers"),
+            (
+                "fast = { start = 1, stop = 5, step = 0 }",
+                "fast < slow",
+                "step",
+            ),
+            (
+                "fast = { start = 5, stop = 1, step = 1 }",
+                "fast < slow",
+                "start",
+            ),
+            (
+                "fast = { start = 1.5, stop = 5, step = 1 }",
+                "fast < slow",
+                "whole numbers",
+            ),
             ("speed = { values = [1] }", "fast < slow", "speed"),
             ("fast = { values = [1, 2] }", "fast < sloww", "sloww"),
             ("fast = { values = [0] }", "fast < slow", "outside"),
@@ -417,7 +508,9 @@ mod tests {
         }
         text.push_str("w_trend = { start = 0, stop = 1000, step = 1 }\n");
         let table: toml::Table = text.parse().unwrap();
-        let e = ParamSpace::from_config(s, Some(&table), None).unwrap_err().to_string();
+        let e = ParamSpace::from_config(s, Some(&table), None)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("2^64"), "{e}");
     }
 }

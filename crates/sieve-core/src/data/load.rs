@@ -168,7 +168,10 @@ pub fn parse_csv(bytes: &[u8]) -> Result<Bars, String> {
             if high < open.max(close) {
                 problems.add(
                     line,
-                    format!("high {high} is below max(open, close) = {}", open.max(close)),
+                    format!(
+                        "high {high} is below max(open, close) = {}",
+                        open.max(close)
+                    ),
                 );
             }
             if low > open.min(close) {
@@ -181,10 +184,16 @@ pub fn parse_csv(bytes: &[u8]) -> Result<Bars, String> {
         if let (Some(col), Some(volumes)) = (cols.volume, bars.volume.as_mut()) {
             match record[col].parse::<f64>() {
                 Ok(v) if v.is_finite() && v >= 0.0 => volumes.push(v),
-                Ok(v) => problems.add(line, format!("column 'volume': {v} is not a finite number ≥ 0")),
+                Ok(v) => problems.add(
+                    line,
+                    format!("column 'volume': {v} is not a finite number ≥ 0"),
+                ),
                 Err(_) => problems.add(
                     line,
-                    format!("column 'volume': cannot parse \"{}\" as a number", &record[col]),
+                    format!(
+                        "column 'volume': cannot parse \"{}\" as a number",
+                        &record[col]
+                    ),
                 ),
             }
         }

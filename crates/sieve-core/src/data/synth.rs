@@ -89,7 +89,11 @@ pub fn synth(n: usize, seed: u64) -> Bars {
 pub fn write_csv(bars: &Bars, path: &Path) -> Result<()> {
     let mut out = String::with_capacity(bars.len() * 96);
     out.push_str("date,open,high,low,close");
-    out.push_str(if bars.volume.is_some() { ",volume\n" } else { "\n" });
+    out.push_str(if bars.volume.is_some() {
+        ",volume\n"
+    } else {
+        "\n"
+    });
     for i in 0..bars.len() {
         out.push_str(&format::time(bars.time[i]));
         for v in [bars.open[i], bars.high[i], bars.low[i], bars.close[i]] {

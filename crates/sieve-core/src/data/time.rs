@@ -18,11 +18,7 @@ pub fn parse_time(s: &str) -> Result<i64, String> {
         return Err("empty time".into());
     }
     if let Ok(n) = s.parse::<i64>() {
-        return Ok(if n.abs() >= MS_THRESHOLD {
-            n
-        } else {
-            n * 1000
-        });
+        return Ok(if n.abs() >= MS_THRESHOLD { n } else { n * 1000 });
     }
     if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
         return Ok(d

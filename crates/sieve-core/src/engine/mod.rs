@@ -114,7 +114,13 @@ impl Account<'_> {
 }
 
 /// Simulates `positions` (one target per bar) over bars `0..end`.
-pub fn simulate<S: Sink>(bars: &Bars, positions: &[i8], cfg: &EngineConfig, end: usize, sink: &mut S) {
+pub fn simulate<S: Sink>(
+    bars: &Bars,
+    positions: &[i8],
+    cfg: &EngineConfig,
+    end: usize,
+    sink: &mut S,
+) {
     let end = end.min(bars.len()).min(positions.len());
     let mut acct = Account {
         cfg,
@@ -159,9 +165,11 @@ pub struct Backtest {
 }
 
 impl Sink for Backtest {
-    fn bar(&mut self, _t: usize, equity: f64, position: i8) {
-        self.equity.push(equity);
-        self.position.push(position);
+    #[inline(always)]
+    fn bar(&mut self, t: usize, equity: f64, position: i8) {
+        // Sized up front by `backtest`: a store, not a push.
+        self.equity[t] = equity;
+        self.position[t] = position;
     }
     fn trade(&mut self, trade: &Trade) {
         self.trades.push(*trade);
@@ -170,9 +178,10 @@ impl Sink for Backtest {
 
 /// Runs the exact engine over every bar and keeps the whole record.
 pub fn backtest(bars: &Bars, positions: &[i8], cfg: &EngineConfig) -> Backtest {
+    let n = bars.len().min(positions.len());
     let mut out = Backtest {
-        equity: Vec::with_capacity(bars.len()),
-        position: Vec::with_capacity(bars.len()),
+        equity: vec![0.0; n],
+        position: vec![0; n],
         trades: Vec::new(),
     };
     simulate(bars, positions, cfg, bars.len(), &mut out);

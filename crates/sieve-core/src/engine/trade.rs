@@ -36,7 +36,11 @@ pub struct Trade {
 impl Trade {
     pub(crate) fn open(direction: i8, bar: usize, price: f64, units: f64, fee: f64) -> Self {
         Trade {
-            side: if direction > 0 { Side::Long } else { Side::Short },
+            side: if direction > 0 {
+                Side::Long
+            } else {
+                Side::Short
+            },
             entry_bar: bar,
             entry_price: price,
             exit_bar: None,

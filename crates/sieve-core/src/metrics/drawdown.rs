@@ -4,19 +4,28 @@
 #[derive(Debug, Clone, Copy)]
 pub struct Drawdown {
     peak: f64,
+    /// Lowest equity since the peak: the drawdown only grows at a new trough,
+    /// so the division runs there and not on every bar.
+    trough: f64,
     max: f64,
 }
 
 impl Drawdown {
     pub fn new(start_equity: f64) -> Self {
-        Drawdown { peak: start_equity, max: 0.0 }
+        Drawdown {
+            peak: start_equity,
+            trough: start_equity,
+            max: 0.0,
+        }
     }
 
     #[inline(always)]
     pub fn push(&mut self, equity: f64) {
         if equity > self.peak {
             self.peak = equity;
-        } else {
+            self.trough = equity;
+        } else if equity < self.trough {
+            self.trough = equity;
             let dd = 1.0 - equity / self.peak;
             if dd > self.max {
                 self.max = dd;

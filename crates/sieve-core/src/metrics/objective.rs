@@ -67,7 +67,10 @@ impl FromStr for Objective {
             .find(|o| o.name() == s)
             .ok_or_else(|| {
                 let names: Vec<_> = Objective::ALL.iter().map(|o| o.name()).collect();
-                format!("unknown objective '{s}'; expected one of {}", names.join(", "))
+                format!(
+                    "unknown objective '{s}'; expected one of {}",
+                    names.join(", ")
+                )
             })
     }
 }
@@ -91,7 +94,14 @@ mod tests {
 
     #[test]
     fn nan_last_then_index() {
-        let mut v = vec![(f64::NAN, 0), (1.0, 5), (2.0, 9), (1.0, 3), (f64::INFINITY, 7), (-1.0, 1)];
+        let mut v = vec![
+            (f64::NAN, 0),
+            (1.0, 5),
+            (2.0, 9),
+            (1.0, 3),
+            (f64::INFINITY, 7),
+            (-1.0, 1),
+        ];
         v.sort_by(|a, b| rank_order(a.0, a.1, b.0, b.1));
         let idx: Vec<u64> = v.iter().map(|x| x.1).collect();
         assert_eq!(idx, vec![7, 9, 3, 5, 1, 0]);

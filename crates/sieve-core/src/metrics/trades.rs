@@ -28,7 +28,11 @@ impl TradeStats {
 
     /// Winning trades (pnl > 0) / trades; NaN with no trades.
     pub fn win_rate(&self) -> f64 {
-        if self.count == 0 { f64::NAN } else { self.wins as f64 / self.count as f64 }
+        if self.count == 0 {
+            f64::NAN
+        } else {
+            self.wins as f64 / self.count as f64
+        }
     }
 
     /// Gross profit / gross loss; NaN with no trades, +inf with no loss.
@@ -36,7 +40,11 @@ impl TradeStats {
         if self.count == 0 {
             f64::NAN
         } else if self.gross_loss == 0.0 {
-            if self.gross_profit > 0.0 { f64::INFINITY } else { f64::NAN }
+            if self.gross_profit > 0.0 {
+                f64::INFINITY
+            } else {
+                f64::NAN
+            }
         } else {
             self.gross_profit / self.gross_loss
         }
@@ -44,6 +52,10 @@ impl TradeStats {
 
     /// Mean trade return (pnl over the capital committed at entry).
     pub fn avg_trade(&self) -> f64 {
-        if self.count == 0 { f64::NAN } else { self.sum_ret / self.count as f64 }
+        if self.count == 0 {
+            f64::NAN
+        } else {
+            self.sum_ret / self.count as f64
+        }
     }
 }

@@ -68,14 +68,28 @@ impl Windows {
             ));
         }
         Ok(Windows {
-            full: Window { kind: WindowKind::Full, start: 0, end: split },
-            score: Window { kind: WindowKind::Score, start: score_from, end: split },
-            holdout: holdout_start.map(|_| Window { kind: WindowKind::Holdout, start: split, end: n }),
+            full: Window {
+                kind: WindowKind::Full,
+                start: 0,
+                end: split,
+            },
+            score: Window {
+                kind: WindowKind::Score,
+                start: score_from,
+                end: split,
+            },
+            holdout: holdout_start.map(|_| Window {
+                kind: WindowKind::Holdout,
+                start: split,
+                end: n,
+            }),
         })
     }
 
     pub fn all(&self) -> impl Iterator<Item = Window> + '_ {
-        [Some(self.full), Some(self.score), self.holdout].into_iter().flatten()
+        [Some(self.full), Some(self.score), self.holdout]
+            .into_iter()
+            .flatten()
     }
 }
 
@@ -92,6 +106,8 @@ pub struct WindowStats {
     trades: TradeStats,
     exposed_bars: u64,
     bars: u64,
+    /// Off when only an objective that needs no return moments is wanted.
+    track_returns: bool,
 }
 
 impl WindowStats {
@@ -105,7 +121,19 @@ impl WindowStats {
             trades: TradeStats::default(),
             exposed_bars: 0,
             bars: 0,
+            track_returns: true,
         }
+    }
+
+    /// Tracks only what `objective` needs (the screen's fast path); the
+    /// objective comes out identical to [`WindowStats::new`]'s.
+    pub fn for_objective(window: &Window, initial_cash: f64, objective: super::Objective) -> Self {
+        let mut stats = WindowStats::new(window, initial_cash);
+        stats.track_returns = matches!(
+            objective,
+            super::Objective::Sharpe | super::Objective::Sortino
+        );
+        stats
     }
 
     #[inline(always)]
@@ -116,7 +144,9 @@ impl WindowStats {
             self.prev_equity = equity;
             self.drawdown = Drawdown::new(equity);
         } else if t >= self.window.start && t < self.window.end {
-            self.returns.push(equity / self.prev_equity - 1.0);
+            if self.track_returns {
+                self.returns.push(equity / self.prev_equity - 1.0);
+            }
             self.drawdown.push(equity);
             self.exposed_bars += u64::from(position != 0);
             self.bars += 1;
@@ -141,7 +171,11 @@ impl WindowStats {
 
     pub fn finish(&self, bars: &Bars, periods_per_year: f64) -> Metrics {
         let Window { start, end, .. } = self.window;
-        let end_equity = if self.bars > 0 { self.prev_equity } else { self.start_equity };
+        let end_equity = if self.bars > 0 {
+            self.prev_equity
+        } else {
+            self.start_equity
+        };
         let years = if end > start {
             let from = bars.time[start.saturating_sub(1)];
             (bars.time[end - 1] - from) as f64 / MS_PER_DAY as f64 / 365.25

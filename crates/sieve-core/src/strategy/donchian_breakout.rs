@@ -44,7 +44,10 @@ impl Strategy for DonchianBreakout {
         out.push(Indicator::Lowest(len_param(p[1])));
     }
     fn positions(&self, bars: &Bars, ind: &IndicatorSet, p: &[f64], d: Direction, out: &mut [i8]) {
-        let (hk, lk) = (Indicator::Highest(len_param(p[0])), Indicator::Lowest(len_param(p[1])));
+        let (hk, lk) = (
+            Indicator::Highest(len_param(p[0])),
+            Indicator::Lowest(len_param(p[1])),
+        );
         let (hh, ll) = (ind.get(hk), ind.get(lk));
         // The channel at t ends at t − 1, so the first usable bar is one later.
         let start = (hk.first_valid().max(lk.first_valid()) + 1).min(out.len());

@@ -45,7 +45,10 @@ impl Strategy for EmaCross {
         out.push(Indicator::Ema(len_param(p[1])));
     }
     fn positions(&self, _: &Bars, ind: &IndicatorSet, p: &[f64], d: Direction, out: &mut [i8]) {
-        let (fast, slow) = (Indicator::Ema(len_param(p[0])), Indicator::Ema(len_param(p[1])));
+        let (fast, slow) = (
+            Indicator::Ema(len_param(p[0])),
+            Indicator::Ema(len_param(p[1])),
+        );
         let start = fast.first_valid().max(slow.first_valid());
         cross_positions(ind.get(fast), ind.get(slow), start, d, out);
     }

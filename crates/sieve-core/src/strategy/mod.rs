@@ -47,15 +47,24 @@ impl ParamSpec {
     /// Checks one value; the error names the parameter and the allowed range.
     pub fn check(&self, value: f64) -> Result<()> {
         if !value.is_finite() {
-            return Err(Error::param(self.name, format!("{value} is not a finite number")));
+            return Err(Error::param(
+                self.name,
+                format!("{value} is not a finite number"),
+            ));
         }
         if self.kind == ParamKind::Int && value.fract() != 0.0 {
-            return Err(Error::param(self.name, format!("{value} is not a whole number")));
+            return Err(Error::param(
+                self.name,
+                format!("{value} is not a whole number"),
+            ));
         }
         if value < self.min || value > self.max {
             return Err(Error::param(
                 self.name,
-                format!("{value} is outside the allowed range {}..={}", self.min, self.max),
+                format!(
+                    "{value} is outside the allowed range {}..={}",
+                    self.min, self.max
+                ),
             ));
         }
         Ok(())
@@ -129,7 +138,13 @@ pub trait Strategy: Send + Sync {
 
 /// Every built-in strategy, in the order `sieve strategies` lists them.
 pub fn registry() -> &'static [&'static dyn Strategy] {
-    &[&SmaCross, &EmaCross, &RsiReversion, &DonchianBreakout, &Activation]
+    &[
+        &SmaCross,
+        &EmaCross,
+        &RsiReversion,
+        &DonchianBreakout,
+        &Activation,
+    ]
 }
 
 /// The strategy called `name`, or an error listing the known ones.
@@ -194,7 +209,11 @@ pub fn indicators_for(strategy: &dyn Strategy, params: &[f64]) -> Vec<Indicator>
 
 /// First bar at which every listed indicator is defined.
 pub fn warmup(indicators: &[Indicator]) -> usize {
-    indicators.iter().map(|i| i.first_valid()).max().unwrap_or(0)
+    indicators
+        .iter()
+        .map(|i| i.first_valid())
+        .max()
+        .unwrap_or(0)
 }
 
 /// A length parameter as `usize` (validated whole and ≥ 1 by [`ParamSpec`]).
@@ -231,7 +250,12 @@ mod tests {
             check_params(*s, &default_params(*s)).unwrap();
             for p in s.params() {
                 let (start, stop, step) = p.grid;
-                assert!(start >= p.min && stop <= p.max && step > 0.0, "{}.{}", s.name(), p.name);
+                assert!(
+                    start >= p.min && stop <= p.max && step > 0.0,
+                    "{}.{}",
+                    s.name(),
+                    p.name
+                );
             }
         }
     }

@@ -33,7 +33,10 @@ fn next_open_fills_at_the_following_open() {
 
 #[test]
 fn close_fill_trades_at_the_deciding_close_and_last_bar_targets_fill() {
-    let cfg = EngineConfig { fill: Fill::Close, ..Default::default() };
+    let cfg = EngineConfig {
+        fill: Fill::Close,
+        ..Default::default()
+    };
     let bt = run(&[0, 1, 1, 0, 1], cfg);
     let first = 10_000.0 / 11.5 * 13.5;
     assert_close!(bt.equity[3], first);
@@ -48,7 +51,11 @@ fn close_fill_trades_at_the_deciding_close_and_last_bar_targets_fill() {
 
 #[test]
 fn fee_and_slippage_on_both_sides() {
-    let cfg = EngineConfig { fee: 0.01, slippage: 0.02, ..Default::default() };
+    let cfg = EngineConfig {
+        fee: 0.01,
+        slippage: 0.02,
+        ..Default::default()
+    };
     let bt = run(&[1, 1, 0, 0, 0], cfg);
     let buy = 11.0 * 1.02;
     let units = 10_000.0 / (buy * 1.01);
@@ -67,7 +74,10 @@ fn fee_and_slippage_on_both_sides() {
 
 #[test]
 fn whole_lots_round_down_and_leave_cash() {
-    let cfg = EngineConfig { lot_size: 100.0, ..Default::default() };
+    let cfg = EngineConfig {
+        lot_size: 100.0,
+        ..Default::default()
+    };
     let bt = run(&[1, 1, 0, 0, 0], cfg);
     // 10,000 / 11 = 909.09 units → 900; 100 cash left.
     assert_eq!(bt.trades[0].units, 900.0);
@@ -77,7 +87,10 @@ fn whole_lots_round_down_and_leave_cash() {
 
 #[test]
 fn a_trade_that_affords_no_lot_is_skipped() {
-    let cfg = EngineConfig { lot_size: 1000.0, ..Default::default() };
+    let cfg = EngineConfig {
+        lot_size: 1000.0,
+        ..Default::default()
+    };
     let bt = run(&[1, 1, 1, 1, 1], cfg);
     assert!(bt.trades.is_empty());
     assert!(bt.equity.iter().all(|&e| e == 10_000.0));
@@ -113,7 +126,11 @@ fn long_to_short_reversal_closes_then_opens_with_all_equity() {
 
 #[test]
 fn short_with_fee_and_slippage_mirrors_long() {
-    let cfg = EngineConfig { fee: 0.01, slippage: 0.02, ..Default::default() };
+    let cfg = EngineConfig {
+        fee: 0.01,
+        slippage: 0.02,
+        ..Default::default()
+    };
     let bt = run(&[-1, -1, 0, 0, 0], cfg);
     let sell = 11.0 * 0.98;
     let units = 10_000.0 / (sell * 1.01);

@@ -1,6 +1,7 @@
 use sieve_core::data::parse_csv;
 
-const GOOD: &str = "date,open,high,low,close,volume\n2020-01-01,10,11,9,10.5,100\n2020-01-02,10.5,12,10,11,200\n";
+const GOOD: &str =
+    "date,open,high,low,close,volume\n2020-01-01,10,11,9,10.5,100\n2020-01-02,10.5,12,10,11,200\n";
 
 fn err(text: &str) -> String {
     match parse_csv(text.as_bytes()) {
@@ -29,7 +30,10 @@ fn pandas_unnamed_index_column_loads() {
 fn columns_match_case_insensitively_in_any_order_with_extras() {
     let text = "Close,Timestamp,extra,LOW,High,open\n10.5,1577836800,x,9,11,10\n";
     let b = parse_csv(text.as_bytes()).unwrap();
-    assert_eq!((b.open[0], b.high[0], b.low[0], b.close[0]), (10.0, 11.0, 9.0, 10.5));
+    assert_eq!(
+        (b.open[0], b.high[0], b.low[0], b.close[0]),
+        (10.0, 11.0, 9.0, 10.5)
+    );
     assert_eq!(b.time[0], 1_577_836_800_000);
 }
 
@@ -68,13 +72,19 @@ fn semicolon_file_gets_a_hint() {
 #[test]
 fn unparsable_number() {
     let e = err(&GOOD.replace("10.5,12", "abc,12"));
-    assert!(e.contains("line 3") && e.contains("open") && e.contains("abc"), "{e}");
+    assert!(
+        e.contains("line 3") && e.contains("open") && e.contains("abc"),
+        "{e}"
+    );
 }
 
 #[test]
 fn nan_and_inf() {
     let e = err(&GOOD.replace("10,11,9,10.5", "10,11,9,NaN"));
-    assert!(e.contains("line 2") && e.contains("close") && e.contains("finite"), "{e}");
+    assert!(
+        e.contains("line 2") && e.contains("close") && e.contains("finite"),
+        "{e}"
+    );
     let e = err(&GOOD.replace("10.5,12,10,11", "10.5,inf,10,11"));
     assert!(e.contains("line 3") && e.contains("high"), "{e}");
 }
@@ -90,19 +100,28 @@ fn non_positive_price() {
 #[test]
 fn high_below_open_or_close() {
     let e = err(&GOOD.replace("10,11,9,10.5", "10,10.2,9,10.5"));
-    assert!(e.contains("line 2") && e.contains("high 10.2 is below"), "{e}");
+    assert!(
+        e.contains("line 2") && e.contains("high 10.2 is below"),
+        "{e}"
+    );
 }
 
 #[test]
 fn low_above_open_or_close() {
     let e = err(&GOOD.replace("10.5,12,10,11", "10.5,12,10.7,11"));
-    assert!(e.contains("line 3") && e.contains("low 10.7 is above"), "{e}");
+    assert!(
+        e.contains("line 3") && e.contains("low 10.7 is above"),
+        "{e}"
+    );
 }
 
 #[test]
 fn duplicate_time() {
     let e = err(&GOOD.replace("2020-01-02", "2020-01-01"));
-    assert!(e.contains("line 3") && e.contains("duplicate") && e.contains("line 2"), "{e}");
+    assert!(
+        e.contains("line 3") && e.contains("duplicate") && e.contains("line 2"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -145,7 +164,10 @@ fn many_offenders_are_summarised() {
         text.push_str(&format!("2020-01-{i:02},1,2,1,x\n"));
     }
     let e = err(&text);
-    assert!(e.contains("line 2") && e.contains("line 6") && !e.contains("line 7"), "{e}");
+    assert!(
+        e.contains("line 2") && e.contains("line 6") && !e.contains("line 7"),
+        "{e}"
+    );
     assert!(e.contains("15 more"), "{e}");
 }
 
@@ -157,7 +179,9 @@ fn file_errors_name_the_file() {
     std::fs::write(&path, GOOD.replace("abc", "x").replace("10.5,12", "zz,12")).unwrap();
     let e = sieve_core::data::load_csv(&path).unwrap_err().to_string();
     assert!(e.contains("prices.csv") && e.contains("line 3"), "{e}");
-    let e = sieve_core::data::load_csv(&dir.join("missing.csv")).unwrap_err().to_string();
+    let e = sieve_core::data::load_csv(&dir.join("missing.csv"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("missing.csv"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -12,10 +12,20 @@ use sieve_core::data::Bars;
 pub fn bars(open: &[f64], close: &[f64]) -> Bars {
     let n = open.len();
     Bars {
-        time: (0..n as i64).map(|i| 1_577_836_800_000 + i * 86_400_000).collect(),
+        time: (0..n as i64)
+            .map(|i| 1_577_836_800_000 + i * 86_400_000)
+            .collect(),
         open: open.to_vec(),
-        high: open.iter().zip(close).map(|(o, c)| o.max(*c) + 1.0).collect(),
-        low: open.iter().zip(close).map(|(o, c)| o.min(*c) - 1.0).collect(),
+        high: open
+            .iter()
+            .zip(close)
+            .map(|(o, c)| o.max(*c) + 1.0)
+            .collect(),
+        low: open
+            .iter()
+            .zip(close)
+            .map(|(o, c)| o.min(*c) - 1.0)
+            .collect(),
         close: close.to_vec(),
         volume: None,
     }
@@ -29,6 +39,10 @@ pub fn close_to(a: f64, b: f64) -> bool {
 macro_rules! assert_close {
     ($a:expr, $b:expr) => {{
         let (a, b): (f64, f64) = ($a, $b);
-        assert!($crate::close_to(a, b), "{} = {a}, expected {b}", stringify!($a));
+        assert!(
+            $crate::close_to(a, b),
+            "{} = {a}, expected {b}",
+            stringify!($a)
+        );
     }};
 }

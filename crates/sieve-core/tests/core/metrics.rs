@@ -22,7 +22,11 @@ fn sample() -> (sieve_core::data::Bars, Backtest) {
     let bt = Backtest {
         equity: vec![110.0, 99.0, 121.0, 110.0],
         position: vec![1, 1, 0, 1],
-        trades: vec![trade(1, 10.0, 0.1), trade(2, -5.0, -0.05), trade(3, 4.0, 0.04)],
+        trades: vec![
+            trade(1, 10.0, 0.1),
+            trade(2, -5.0, -0.05),
+            trade(3, 4.0, 0.04),
+        ],
     };
     (bars, bt)
 }
@@ -30,7 +34,11 @@ fn sample() -> (sieve_core::data::Bars, Backtest) {
 #[test]
 fn full_window_by_hand() {
     let (bars, bt) = sample();
-    let w = Window { kind: WindowKind::Full, start: 0, end: 4 };
+    let w = Window {
+        kind: WindowKind::Full,
+        start: 0,
+        end: 4,
+    };
     let m = evaluate(&bars, &bt, &w, 100.0, 252.0);
     let years = 3.0 / 365.25;
     assert_close!(m.total_return, 0.1);
@@ -54,7 +62,11 @@ fn full_window_by_hand() {
 #[test]
 fn score_window_starts_from_the_previous_close() {
     let (bars, bt) = sample();
-    let w = Window { kind: WindowKind::Score, start: 2, end: 4 };
+    let w = Window {
+        kind: WindowKind::Score,
+        start: 2,
+        end: 4,
+    };
     let m = evaluate(&bars, &bt, &w, 100.0, 252.0);
     // E_start = 99 (close of bar 1); E_end = 110; 2 days elapsed.
     assert_close!(m.total_return, 110.0 / 99.0 - 1.0);
@@ -69,8 +81,22 @@ fn score_window_starts_from_the_previous_close() {
 #[test]
 fn drawdown_counts_a_fall_from_the_starting_value() {
     let bars = crate::bars(&[1.0; 2], &[1.0; 2]);
-    let bt = Backtest { equity: vec![90.0, 95.0], position: vec![1, 1], trades: vec![] };
-    let m = evaluate(&bars, &bt, &Window { kind: WindowKind::Full, start: 0, end: 2 }, 100.0, 365.0);
+    let bt = Backtest {
+        equity: vec![90.0, 95.0],
+        position: vec![1, 1],
+        trades: vec![],
+    };
+    let m = evaluate(
+        &bars,
+        &bt,
+        &Window {
+            kind: WindowKind::Full,
+            start: 0,
+            end: 2,
+        },
+        100.0,
+        365.0,
+    );
     assert_close!(m.max_drawdown, 0.1);
     assert!(m.win_rate.is_nan() && m.profit_factor.is_nan() && m.trades == 0);
 }
@@ -78,8 +104,22 @@ fn drawdown_counts_a_fall_from_the_starting_value() {
 #[test]
 fn flat_equity_has_nan_calmar_and_sharpe() {
     let bars = crate::bars(&[1.0; 3], &[1.0; 3]);
-    let bt = Backtest { equity: vec![100.0; 3], position: vec![0; 3], trades: vec![] };
-    let m = evaluate(&bars, &bt, &Window { kind: WindowKind::Full, start: 0, end: 3 }, 100.0, 365.0);
+    let bt = Backtest {
+        equity: vec![100.0; 3],
+        position: vec![0; 3],
+        trades: vec![],
+    };
+    let m = evaluate(
+        &bars,
+        &bt,
+        &Window {
+            kind: WindowKind::Full,
+            start: 0,
+            end: 3,
+        },
+        100.0,
+        365.0,
+    );
     assert_eq!(m.max_drawdown, 0.0);
     assert!(m.calmar.is_nan() && m.sharpe.is_nan() && m.sortino.is_nan());
     assert_eq!(m.total_return, 0.0);
@@ -93,7 +133,11 @@ fn a_score_window_that_starts_mid_trade_carries_the_position_in() {
     let close = [10.5, 11.5, 12.5, 13.5, 14.5, 15.5];
     let bars = crate::bars(&open, &close);
     let bt = backtest(&bars, &[1, 1, 1, 0, 0, 0], &EngineConfig::default());
-    let w = Window { kind: WindowKind::Score, start: 3, end: 6 };
+    let w = Window {
+        kind: WindowKind::Score,
+        start: 3,
+        end: 6,
+    };
     let m = evaluate(&bars, &bt, &w, 10_000.0, 365.0);
     let units = 10_000.0 / 11.0;
     // Start value: close of bar 2 while long; end: sold at 14.

@@ -18,12 +18,26 @@ fn no_parameter_is_silently_ignored() {
     for s in registry() {
         let base = strategy::default_params(*s);
         let reference = positions(&bars, *s, &base, Direction::Long);
-        assert!(reference.iter().any(|&p| p != 0), "{} never trades on defaults", s.name());
+        assert!(
+            reference.iter().any(|&p| p != 0),
+            "{} never trades on defaults",
+            s.name()
+        );
         for (i, spec) in s.params().iter().enumerate() {
             let (start, stop, _) = spec.grid;
-            let candidates = [start, stop, (start + stop) / 2.0, spec.default * 2.0, spec.default / 2.0];
+            let candidates = [
+                start,
+                stop,
+                (start + stop) / 2.0,
+                spec.default * 2.0,
+                spec.default / 2.0,
+            ];
             let changed = candidates.iter().any(|&v| {
-                let v = if spec.kind == strategy::ParamKind::Int { v.round() } else { v };
+                let v = if spec.kind == strategy::ParamKind::Int {
+                    v.round()
+                } else {
+                    v
+                };
                 if v == spec.default || spec.check(v).is_err() {
                     return false;
                 }
@@ -31,7 +45,12 @@ fn no_parameter_is_silently_ignored() {
                 p[i] = v;
                 positions(&bars, *s, &p, Direction::Long) != reference
             });
-            assert!(changed, "{}: parameter {} changes nothing", s.name(), spec.name);
+            assert!(
+                changed,
+                "{}: parameter {} changes nothing",
+                s.name(),
+                spec.name
+            );
         }
     }
 }
@@ -62,10 +81,12 @@ fn sma_cross_matches_a_direct_reading_of_the_rule() {
     for t in 0..bars.len() {
         if let (Some(f), Some(sl)) = (sma(fast, t), sma(slow, t)) {
             // latest earlier bar with both defined and unequal
-            let prev = (0..t).rev().find_map(|u| match (sma(fast, u), sma(slow, u)) {
-                (Some(a), Some(b)) if (a - b).abs() > 1e-9 => Some(a < b),
-                _ => None,
-            });
+            let prev = (0..t)
+                .rev()
+                .find_map(|u| match (sma(fast, u), sma(slow, u)) {
+                    (Some(a), Some(b)) if (a - b).abs() > 1e-9 => Some(a < b),
+                    _ => None,
+                });
             if f > sl + 1e-9 && prev == Some(true) {
                 pos = 1;
             } else if f < sl - 1e-9 && prev == Some(false) {

@@ -1,6 +1,8 @@
 /// Wilder's RSI (TA-Lib). First value at index n from the mean gain and mean
 /// loss of the first n close-to-close changes; then
-/// avg = (avg·(n−1) + this)/n. RSI = 100·gain/(gain + loss): 100 when the mean
+/// avg = avg·(n−1)/n + this/n (the division folded into two constant
+/// factors: the smoothing is a latency-bound chain, and this halves it; values
+/// differ from a literal division by at most an ulp or two). RSI = 100·gain/(gain + loss): 100 when the mean
 /// loss is 0, 50 when both are 0.
 pub fn rsi(close: &[f64], n: usize) -> Vec<f64> {
     let mut out = vec![f64::NAN; close.len()];
@@ -19,12 +21,12 @@ pub fn rsi(close: &[f64], n: usize) -> Vec<f64> {
     let nf = n as f64;
     gain /= nf;
     loss /= nf;
+    let (keep, add) = ((nf - 1.0) / nf, 1.0 / nf);
     out[n] = rsi_value(gain, loss);
     for i in n + 1..close.len() {
         let d = close[i] - close[i - 1];
-        let (g, l) = if d > 0.0 { (d, 0.0) } else { (0.0, -d) };
-        gain = (gain * (nf - 1.0) + g) / nf;
-        loss = (loss * (nf - 1.0) + l) / nf;
+        gain = gain * keep + d.max(0.0) * add;
+        loss = loss * keep + (-d).max(0.0) * add;
         out[i] = rsi_value(gain, loss);
     }
     out

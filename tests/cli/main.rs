@@ -1,0 +1,38 @@
+//! End-to-end tests of the `sieve` binary (one integration-test binary).
+
+mod backtest;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn sieve() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_sieve"))
+}
+
+pub fn repo_file(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// Runs `sieve args…`, asserting success; returns stdout.
+pub fn run_ok(args: &[&str]) -> String {
+    let out = sieve().args(args).output().expect("spawn sieve");
+    assert!(
+        out.status.success(),
+        "sieve {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 stdout")
+}
+
+/// Runs `sieve args…`, asserting failure; returns the output.
+pub fn run_err(args: &[&str]) -> Output {
+    let out = sieve().args(args).output().expect("spawn sieve");
+    assert!(!out.status.success(), "sieve {args:?} should fail");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "sieve {args:?} panicked:\n{err}");
+    out
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
