@@ -23,6 +23,65 @@ pub enum Command {
     Strategies,
     /// Write the deterministic synthetic daily series (regime-switching random walk).
     Synth(SynthArgs),
+    /// Screen every combination of the grid (or one shard) and keep the best K.
+    Sweep(SweepArgs),
+    /// Join the shards of one sweep into exactly what an unsharded sweep writes.
+    Merge(MergeArgs),
+    /// Re-run candidates through the exact engine in parallel, ranked on the score window.
+    Verify(VerifyArgs),
+}
+
+#[derive(Args)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Output CSV (its meta goes beside it as NAME.meta.json).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Keep the best K; overrides `sweep.top` (default 5000).
+    #[arg(long, value_name = "K")]
+    pub top: Option<usize>,
+    /// Screen only the K-th (from 0) of N contiguous slices of the grid.
+    /// Without it, read SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
+    /// Number of shards when the index comes from JOB_COMPLETION_INDEX.
+    #[arg(long, value_name = "N")]
+    pub shards: Option<u64>,
+    /// Screening backend; overrides `sweep.backend`.
+    #[arg(long, value_name = "cpu|gpu")]
+    pub backend: Option<String>,
+    /// Worker threads (0 = all cores).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+}
+
+#[derive(Args)]
+pub struct MergeArgs {
+    /// The shard files (each with its .meta.json beside it).
+    #[arg(required = true, value_name = "PART.csv")]
+    pub parts: Vec<PathBuf>,
+    /// The merged CSV.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+}
+
+#[derive(Args)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// A sweep.csv, or any CSV whose columns include the strategy's parameters.
+    #[arg(long, value_name = "FILE")]
+    pub candidates: PathBuf,
+    /// Output CSV (verified.csv format).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Verify the first N rows; overrides `verify.top` (default 5000).
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+    /// Worker threads (0 = all cores).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
 }
 
 /// Inputs shared by every command that runs a strategy.

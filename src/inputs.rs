@@ -10,6 +10,17 @@ use crate::args::Common;
 pub const EXAMPLE_BARS: usize = 4000;
 pub const EXAMPLE_SEED: u64 = 42;
 
+impl Inputs {
+    /// The checked study (strategy, grid, windows, hashes).
+    pub fn into_study(self) -> Result<sieve_run::Study> {
+        Ok(sieve_run::Study::new(
+            self.config,
+            self.bars,
+            self.data_label,
+        )?)
+    }
+}
+
 pub struct Inputs {
     pub config: Config,
     pub bars: Bars,

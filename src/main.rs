@@ -5,6 +5,7 @@ mod args;
 mod commands;
 mod inputs;
 mod output;
+mod progress;
 
 use std::process::ExitCode;
 

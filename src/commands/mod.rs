@@ -1,6 +1,9 @@
 mod backtest;
+mod merge;
 mod strategies;
+mod sweep;
 mod synth;
+mod verify;
 
 use anyhow::Result;
 
@@ -11,5 +14,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Backtest(a) => backtest::run(a),
         Command::Strategies => strategies::run(),
         Command::Synth(a) => synth::run(a),
+        Command::Sweep(a) => sweep::run(a),
+        Command::Merge(a) => merge::run(a),
+        Command::Verify(a) => verify::run(a),
     }
 }

@@ -235,20 +235,21 @@ impl Config {
         if initial_cash == 0.0 {
             return Err(Error::config("backtest.initial_cash", "must be above 0"));
         }
-        let annualization =
-            match b.annualization {
-                None => Annualization::Auto,
-                Some(toml::Value::String(s)) if s == "auto" => Annualization::Auto,
-                Some(v) => match v.as_float().or_else(|| v.as_integer().map(|i| i as f64)) {
-                    Some(p) if p.is_finite() && p > 0.0 => Annualization::Periods(p),
-                    _ => return Err(Error::config(
+        let annualization = match b.annualization {
+            None => Annualization::Auto,
+            Some(toml::Value::String(s)) if s == "auto" => Annualization::Auto,
+            Some(v) => match v.as_float().or_else(|| v.as_integer().map(|i| i as f64)) {
+                Some(p) if p.is_finite() && p > 0.0 => Annualization::Periods(p),
+                _ => {
+                    return Err(Error::config(
                         "backtest.annualization",
                         format!(
                             "must be \"auto\" or a positive number of periods per year, got {v}"
                         ),
-                    )),
-                },
-            };
+                    ))
+                }
+            },
+        };
         let s = raw.score;
         let objective = match s.objective {
             Some(o) => o.parse().map_err(|m| Error::config("score.objective", m))?,

@@ -7,9 +7,10 @@ use crate::config::{Config, ScreenWindow};
 use crate::data::Bars;
 use crate::engine::{self, Backtest, EngineConfig};
 use crate::error::Result;
+use crate::grid::ParamSpace;
 use crate::indicators::{Indicator, IndicatorSet};
 use crate::metrics::{self, Metrics, Objective, Window, WindowStats, Windows};
-use crate::strategy::{Direction, Strategy};
+use crate::strategy::{Direction, ParamKind, Strategy};
 
 /// Everything about scoring that comes from the config and the data.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -122,5 +123,45 @@ impl<'a> Evaluator<'a> {
         );
         let m = stats.finish(self.bars, self.scoring.periods_per_year);
         (self.objective(&m), m.trades)
+    }
+}
+
+/// Every indicator setting any combination of `space` needs.
+///
+/// Strategies derive indicators from their whole-number (length) parameters
+/// only, so this walks the product of the int axes, not the whole grid.
+pub fn indicators_for_space(strategy: &dyn Strategy, space: &ParamSpace) -> Vec<Indicator> {
+    let int_axes: Vec<&crate::grid::Axis> = space
+        .axes
+        .iter()
+        .filter(|a| strategy.params()[a.param].kind == ParamKind::Int)
+        .collect();
+    let mut params = space.params_of(0);
+    let mut keys = Vec::new();
+    let mut digits = vec![0usize; int_axes.len()];
+    loop {
+        for (axis, &d) in int_axes.iter().zip(&digits) {
+            params[axis.param] = axis.values[d];
+        }
+        strategy.indicators(&params, &mut keys);
+        if keys.len() > 4096 {
+            keys.sort_unstable();
+            keys.dedup();
+        }
+        // Odometer over the int axes.
+        let mut i = int_axes.len();
+        loop {
+            if i == 0 {
+                keys.sort_unstable();
+                keys.dedup();
+                return keys;
+            }
+            i -= 1;
+            digits[i] += 1;
+            if digits[i] < int_axes[i].values.len() {
+                break;
+            }
+            digits[i] = 0;
+        }
     }
 }

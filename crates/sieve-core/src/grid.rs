@@ -376,12 +376,14 @@ fn parse_axis(strategy: &dyn Strategy, name: &str, spec: &toml::Value) -> Result
             let (x, is_int) = number(v, "value")?;
             (vec![x], is_int)
         }
-        other => return Err(Error::config(
-            &key,
-            format!(
+        other => {
+            return Err(Error::config(
+                &key,
+                format!(
                 "expected {{ start, stop, step }}, {{ values = [...] }} or a number, got {other}"
             ),
-        )),
+            ))
+        }
     };
     if pspec.kind == ParamKind::Int && !all_int && values.iter().any(|v| v.fract() != 0.0) {
         return Err(Error::config(

@@ -1,0 +1,127 @@
+//! The files sieve writes (DESIGN §7): `sweep.csv` and its meta, written
+//! to a temporary name and renamed. Floats in shortest round-trip form, so
+//! reading a file back gives exactly the values that were written.
+
+use std::path::{Path, PathBuf};
+
+use serde::{de::DeserializeOwned, Serialize};
+use sieve_core::format::{float, write_atomic};
+use sieve_core::grid::GridIndex;
+use sieve_core::{Error, Result};
+
+/// One row of `sweep.csv`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepRow {
+    pub grid_index: GridIndex,
+    /// Every parameter, in strategy order.
+    pub params: Vec<f64>,
+    pub score: f64,
+    pub trades: u64,
+}
+
+/// `sweep.csv` → `sweep.meta.json`.
+pub fn meta_path(csv: &Path) -> PathBuf {
+    let name = csv
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = name.strip_suffix(".csv").unwrap_or(&name);
+    csv.with_file_name(format!("{stem}.meta.json"))
+}
+
+/// `rank,grid_index,<params…>,score,trades`, best first.
+pub fn write_sweep_csv(path: &Path, param_names: &[&str], rows: &[SweepRow]) -> Result<()> {
+    let mut out = String::with_capacity(64 + rows.len() * 16 * (param_names.len() + 4));
+    out.push_str("rank,grid_index");
+    for name in param_names {
+        out.push(',');
+        out.push_str(name);
+    }
+    out.push_str(",score,trades\n");
+    for (rank, row) in rows.iter().enumerate() {
+        out.push_str(&format!("{},{}", rank + 1, row.grid_index));
+        for &v in &row.params {
+            out.push(',');
+            out.push_str(&float(v));
+        }
+        out.push_str(&format!(",{},{}\n", float(row.score), row.trades));
+    }
+    write_atomic(path, out.as_bytes())
+}
+
+/// Reads a `sweep.csv` written by [`write_sweep_csv`]: (parameter names, rows).
+pub fn read_sweep_csv(path: &Path) -> Result<(Vec<String>, Vec<SweepRow>)> {
+    let data_err = |message: String| Error::Data {
+        path: path.to_path_buf(),
+        message,
+    };
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let mut reader = csv::ReaderBuilder::new().from_reader(bytes.as_slice());
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|e| data_err(format!("line 1: {e}")))?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let n = header.len();
+    if n < 4
+        || header[0] != "rank"
+        || header[1] != "grid_index"
+        || header[n - 2] != "score"
+        || header[n - 1] != "trades"
+    {
+        return Err(data_err(format!(
+            "line 1: not a sweep file (expected rank,grid_index,<params…>,score,trades; found {})",
+            header.join(",")
+        )));
+    }
+    let params = header[2..n - 2].to_vec();
+    let mut rows = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| data_err(e.to_string()))?;
+        let line = record.position().map_or(0, |p| p.line());
+        let num = |i: usize| -> Result<f64> {
+            record[i].parse::<f64>().map_err(|_| {
+                data_err(format!(
+                    "line {line}: column '{}': cannot parse \"{}\"",
+                    header[i], &record[i]
+                ))
+            })
+        };
+        let int = |i: usize| -> Result<u64> {
+            record[i].parse::<u64>().map_err(|_| {
+                data_err(format!(
+                    "line {line}: column '{}': cannot parse \"{}\" as a whole number",
+                    header[i], &record[i]
+                ))
+            })
+        };
+        rows.push(SweepRow {
+            grid_index: int(1)?,
+            params: (2..n - 2).map(num).collect::<Result<_>>()?,
+            score: num(n - 2)?,
+            trades: int(n - 1)?,
+        });
+    }
+    Ok((params, rows))
+}
+
+pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(value)
+        .map_err(|e| Error::Invalid(format!("{}: {e}", path.display())))?;
+    text.push('\n');
+    write_atomic(path, text.as_bytes())
+}
+
+pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    serde_json::from_str(&text).map_err(|e| Error::Data {
+        path: path.to_path_buf(),
+        message: format!("line {}: {e}", e.line()),
+    })
+}
+
+/// NaN/inf as JSON null (JSON has no such numbers).
+pub fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}

@@ -1,0 +1,20 @@
+//! sieve-run: the jobs a user runs, built from the core and the screening
+//! backends.
+//!
+//! * [`Study`]: one strategy, grid, config and data set, checked and hashed.
+//! * [`sweep`]: screen a grid (or one shard of it) into `sweep.csv` +
+//!   `sweep.meta.json`; [`merge`] joins shards into exactly the unsharded file.
+//! * [`verify`]: re-run candidates through the exact engine in parallel into
+//!   `verified.csv`, with the screen/verify agreement.
+//!
+//! Every file is written to a temporary name and renamed.
+
+pub mod candidates;
+pub mod files;
+pub mod merge;
+pub mod shard;
+pub mod study;
+pub mod sweep;
+pub mod verify;
+
+pub use study::Study;

@@ -1,0 +1,123 @@
+//! `sieve merge`: joins the shards of one sweep into exactly the file one
+//! unsharded run writes.
+
+use std::path::{Path, PathBuf};
+
+use sieve_core::metrics::rank_order;
+use sieve_core::{Error, Result};
+use sieve_screen::ObjectiveStats;
+
+use crate::files::{self, SweepRow};
+use crate::sweep::{ShardMeta, StatsMeta, SweepMeta};
+
+/// Checks that `parts` are the complete, distinct shards of one sweep, then
+/// writes the merged `out` (+ meta). Returns the merged meta.
+pub fn merge(parts: &[PathBuf], out: &Path) -> Result<SweepMeta> {
+    if parts.is_empty() {
+        return Err(Error::Invalid("merge needs at least one part".into()));
+    }
+    let mut metas: Vec<(PathBuf, SweepMeta)> = Vec::new();
+    for p in parts {
+        let meta_path = files::meta_path(p);
+        if !meta_path.exists() {
+            return Err(Error::Invalid(format!(
+                "{}: no {} beside it; merge needs the meta file each shard writes",
+                p.display(),
+                meta_path.display()
+            )));
+        }
+        metas.push((p.clone(), files::read_json(&meta_path)?));
+    }
+    let (first_path, first) = metas[0].clone();
+    let first = &first;
+    for (path, m) in &metas[1..] {
+        let differs = |what: &str| {
+            Error::Invalid(format!(
+                "{} and {} come from different sweeps: their {what} differ",
+                first_path.display(),
+                path.display()
+            ))
+        };
+        if m.config_hash != first.config_hash
+            || m.strategy != first.strategy
+            || m.params != first.params
+        {
+            return Err(differs("configs"));
+        }
+        if m.data_hash != first.data_hash {
+            return Err(differs("data"));
+        }
+        if m.grid_size != first.grid_size {
+            return Err(differs("grid sizes"));
+        }
+        if m.top != first.top {
+            return Err(differs("top K"));
+        }
+        if m.shard.count != first.shard.count {
+            return Err(differs("shard counts"));
+        }
+    }
+    let count = first.shard.count;
+    let mut seen: Vec<Option<&PathBuf>> = vec![None; count as usize];
+    for (path, m) in &metas {
+        let slot = &mut seen[m.shard.index as usize];
+        if let Some(other) = slot {
+            return Err(Error::Invalid(format!(
+                "shard {}/{count} is given twice: {} and {}",
+                m.shard.index,
+                other.display(),
+                path.display()
+            )));
+        }
+        *slot = Some(path);
+    }
+    let missing: Vec<String> = seen
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.is_none())
+        .map(|(i, _)| format!("{i}/{count}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::Invalid(format!(
+            "missing shard(s) {}; merge needs all {count}",
+            missing.join(", ")
+        )));
+    }
+
+    metas.sort_by_key(|(_, m)| m.shard.index);
+    let mut rows: Vec<SweepRow> = Vec::new();
+    let mut stats = ObjectiveStats::default();
+    let mut screen_s = 0.0;
+    for (path, m) in &metas {
+        let (names, part_rows) = files::read_sweep_csv(path)?;
+        if names != first.params {
+            return Err(Error::Invalid(format!(
+                "{}: its columns do not match its meta file",
+                path.display()
+            )));
+        }
+        rows.extend(part_rows);
+        stats.combine(&ObjectiveStats::from(&m.objective_stats));
+        screen_s += m.timings.screen_s;
+    }
+    rows.sort_by(|a, b| rank_order(a.score, a.grid_index, b.score, b.grid_index));
+    rows.truncate(first.top);
+
+    let names: Vec<&str> = first.params.iter().map(String::as_str).collect();
+    files::write_sweep_csv(out, &names, &rows)?;
+    let evaluated = stats.evaluated as f64;
+    let mut meta = first.clone();
+    meta.shard = ShardMeta {
+        index: 0,
+        count: 1,
+        start: 0,
+        end: first.grid_size,
+    };
+    meta.objective_stats = StatsMeta::from(&stats);
+    // Total screening time over all shards (CPU-time-like, not wall time).
+    meta.timings.screen_s = screen_s;
+    meta.timings.combinations_per_s = evaluated / screen_s;
+    meta.timings.bar_combinations_per_s = evaluated * first.bars_per_combination as f64 / screen_s;
+    files::write_json(&files::meta_path(out), &meta)?;
+    Ok(meta)
+}

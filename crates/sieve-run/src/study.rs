@@ -1,0 +1,80 @@
+use sha2::{Digest, Sha256};
+use sieve_core::config::Config;
+use sieve_core::data::Bars;
+use sieve_core::evaluate::Scoring;
+use sieve_core::grid::ParamSpace;
+use sieve_core::strategy::{self, Strategy};
+use sieve_core::Result;
+
+/// Everything a job needs about what it studies, checked once.
+pub struct Study {
+    pub config: Config,
+    pub bars: Bars,
+    pub strategy: &'static dyn Strategy,
+    pub space: ParamSpace,
+    pub scoring: Scoring,
+    /// Where the bars came from (a path, or a note on synthetic data).
+    pub data_label: String,
+    /// SHA-256 of the bars' values: the same data loaded from anywhere.
+    pub data_hash: String,
+    /// SHA-256 of the config, `data.path` left out (the data hash covers it).
+    pub config_hash: String,
+}
+
+impl Study {
+    pub fn new(config: Config, bars: Bars, data_label: String) -> Result<Study> {
+        let strategy = strategy::lookup(&config.strategy)?;
+        let space = ParamSpace::from_config(
+            strategy,
+            config.params.as_ref(),
+            config.constraints.as_deref(),
+        )?;
+        let scoring = Scoring::new(&config, &bars)?;
+        Ok(Study {
+            data_hash: data_hash(&bars),
+            config_hash: config_hash(&config),
+            config,
+            bars,
+            strategy,
+            space,
+            scoring,
+            data_label,
+        })
+    }
+
+    /// Parameter names in strategy order (the CSV columns).
+    pub fn param_names(&self) -> Vec<&'static str> {
+        self.strategy.params().iter().map(|p| p.name).collect()
+    }
+}
+
+pub fn data_hash(bars: &Bars) -> String {
+    let mut h = Sha256::new();
+    for t in &bars.time {
+        h.update(t.to_le_bytes());
+    }
+    for col in [&bars.open, &bars.high, &bars.low, &bars.close] {
+        for v in col {
+            h.update(v.to_bits().to_le_bytes());
+        }
+    }
+    hex(&h.finalize())
+}
+
+pub fn config_hash(config: &Config) -> String {
+    let mut source = config.source.clone();
+    if let Some(toml::Value::Table(data)) = source.get_mut("data") {
+        data.remove("path");
+    }
+    // The strategy name is always part of what runs, even when defaulted.
+    let text = format!(
+        "strategy={}\n{}",
+        config.strategy,
+        toml::to_string(&source).unwrap_or_default()
+    );
+    hex(&Sha256::digest(text.as_bytes()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

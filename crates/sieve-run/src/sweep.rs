@@ -1,0 +1,173 @@
+//! `sieve sweep`: screen a grid (or one shard) and write `sweep.csv` and
+//! `sweep.meta.json`.
+
+use std::path::Path;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use sieve_core::Result;
+use sieve_screen::{Checkpoint, ObjectiveStats, Screen, ScreenBackend, ScreenJob};
+
+use crate::files::{self, finite, SweepRow};
+use crate::shard::Shard;
+use crate::Study;
+
+/// What to run.
+pub struct SweepPlan<'a> {
+    pub backend: &'a dyn ScreenBackend,
+    pub shard: Shard,
+    pub top: usize,
+    pub threads: usize,
+    pub resume: Option<Checkpoint>,
+}
+
+/// `sweep.meta.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepMeta {
+    pub sieve_version: String,
+    pub strategy: String,
+    pub params: Vec<String>,
+    pub config_hash: String,
+    pub data_hash: String,
+    pub data: String,
+    pub objective: String,
+    pub screen_window: String,
+    /// Grid indices in the whole grid (constraints not applied).
+    pub grid_size: u64,
+    /// Bars simulated per combination (up to the end of the screen window).
+    pub bars_per_combination: u64,
+    pub top: usize,
+    pub backend: String,
+    pub shard: ShardMeta,
+    pub objective_stats: StatsMeta,
+    pub timings: Timings,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ShardMeta {
+    pub index: u64,
+    pub count: u64,
+    /// Grid indices `start..end` screened by this shard.
+    pub start: u64,
+    pub end: u64,
+}
+
+/// Count, mean and variance of the objective over every combination
+/// evaluated (constraint-satisfying); NaN/inf objectives counted apart.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StatsMeta {
+    pub combinations_evaluated: u64,
+    pub count: u64,
+    pub mean: Option<f64>,
+    pub variance: Option<f64>,
+    /// Sum of squared deviations (what merging shards needs).
+    pub m2: f64,
+    pub nan: u64,
+    pub infinite: u64,
+}
+
+impl From<&ObjectiveStats> for StatsMeta {
+    fn from(s: &ObjectiveStats) -> Self {
+        StatsMeta {
+            combinations_evaluated: s.evaluated,
+            count: s.count,
+            mean: finite(s.mean()),
+            variance: finite(s.variance()),
+            m2: s.m2,
+            nan: s.nan,
+            infinite: s.infinite,
+        }
+    }
+}
+
+impl From<&StatsMeta> for ObjectiveStats {
+    fn from(m: &StatsMeta) -> Self {
+        ObjectiveStats {
+            evaluated: m.combinations_evaluated,
+            count: m.count,
+            mean: m.mean.unwrap_or(0.0),
+            m2: m.m2,
+            nan: m.nan,
+            infinite: m.infinite,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Timings {
+    pub screen_s: f64,
+    pub combinations_per_s: f64,
+    pub bar_combinations_per_s: f64,
+}
+
+/// Screens `plan.shard` of the study's grid. `on_batch` sees the progress.
+pub fn run(
+    study: &Study,
+    plan: &SweepPlan<'_>,
+    on_batch: &mut dyn FnMut(&Checkpoint) -> Result<()>,
+) -> Result<(Screen, SweepMeta)> {
+    let range = plan.shard.range(study.space.size());
+    let job = ScreenJob {
+        bars: &study.bars,
+        strategy: study.strategy,
+        space: &study.space,
+        scoring: &study.scoring,
+        range: range.clone(),
+        top: plan.top,
+        threads: plan.threads,
+        resume: plan.resume.clone(),
+    };
+    let started = Instant::now();
+    let screen = plan.backend.screen(&job, on_batch)?;
+    let secs = started.elapsed().as_secs_f64();
+    let evaluated = screen.stats.evaluated as f64;
+    let bars = study.scoring.screen.end as f64;
+    let meta = SweepMeta {
+        sieve_version: env!("CARGO_PKG_VERSION").to_string(),
+        strategy: study.strategy.name().to_string(),
+        params: study.param_names().iter().map(|s| s.to_string()).collect(),
+        config_hash: study.config_hash.clone(),
+        data_hash: study.data_hash.clone(),
+        data: study.data_label.clone(),
+        objective: study.scoring.objective.name().to_string(),
+        screen_window: study.scoring.screen.kind.to_string(),
+        grid_size: study.space.size(),
+        bars_per_combination: study.scoring.screen.end as u64,
+        top: plan.top,
+        backend: plan.backend.name().to_string(),
+        shard: ShardMeta {
+            index: plan.shard.index,
+            count: plan.shard.count,
+            start: range.start,
+            end: range.end,
+        },
+        objective_stats: StatsMeta::from(&screen.stats),
+        timings: Timings {
+            screen_s: secs,
+            combinations_per_s: evaluated / secs,
+            bar_combinations_per_s: evaluated * bars / secs,
+        },
+    };
+    Ok((screen, meta))
+}
+
+/// The rows of `sweep.csv` for a screen's top K.
+pub fn rows(study: &Study, screen: &Screen) -> Vec<SweepRow> {
+    screen
+        .top
+        .iter()
+        .map(|s| SweepRow {
+            grid_index: s.index,
+            params: study.space.params_of(s.index),
+            score: s.score,
+            trades: s.trades,
+        })
+        .collect()
+}
+
+/// Writes `sweep.csv` and `sweep.meta.json` (the CSV first: a meta file
+/// always describes a complete CSV).
+pub fn write(path: &Path, study: &Study, screen: &Screen, meta: &SweepMeta) -> Result<()> {
+    files::write_sweep_csv(path, &study.param_names(), &rows(study, screen))?;
+    files::write_json(&files::meta_path(path), meta)
+}

@@ -1,0 +1,203 @@
+//! `sieve verify`: every candidate through the exact f64 engine, in
+//! parallel, scored on the score window; identical output whatever the
+//! thread count (results are collected in input order, then sorted by the
+//! one ranking order of sieve).
+
+use std::path::Path;
+
+use rayon::prelude::*;
+use sieve_core::evaluate::Evaluator;
+use sieve_core::format::float;
+use sieve_core::format::write_atomic;
+use sieve_core::indicators::IndicatorSet;
+use sieve_core::metrics::{rank_order, Metrics};
+use sieve_core::{Error, Result};
+
+use crate::candidates::Candidate;
+use crate::Study;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verified {
+    pub candidate: Candidate,
+    /// Score-window metrics.
+    pub metrics: Metrics,
+    /// The objective of `metrics` (NaN below `min_trades`).
+    pub score: f64,
+}
+
+/// How well the screen ranking predicted the verified one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Agreement {
+    pub candidates: usize,
+    /// Spearman correlation of screen rank and verified rank.
+    pub spearman: f64,
+    /// Screen ranks of the verified top 10, best first.
+    pub top_screen_ranks: Vec<u64>,
+    /// The verified best came from the bottom tenth of the screen ranks:
+    /// the sweep probably kept too few candidates.
+    pub best_from_bottom_tenth: bool,
+}
+
+pub struct Verification {
+    /// Best first.
+    pub rows: Vec<Verified>,
+    pub agreement: Agreement,
+}
+
+/// Verifies `candidates` on a pool of `threads` (0 = all cores). `tick` is
+/// called once per candidate done, from any worker.
+pub fn verify(
+    study: &Study,
+    candidates: Vec<Candidate>,
+    threads: usize,
+    tick: &(dyn Fn() + Sync),
+) -> Result<Verification> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::Invalid(format!("cannot start worker threads: {e}")))?;
+    let rows = pool.install(|| {
+        let keys = Evaluator::indicators_for(
+            study.strategy,
+            candidates.iter().map(|c| c.params.as_slice()),
+        );
+        let indicators = IndicatorSet::build(&study.bars, keys);
+        let eval = Evaluator {
+            bars: &study.bars,
+            strategy: study.strategy,
+            indicators: &indicators,
+            scoring: &study.scoring,
+        };
+        let window = study.scoring.windows.score;
+        let mut rows: Vec<Verified> = candidates
+            .into_par_iter()
+            .map(|candidate| {
+                let bt = eval.backtest(&candidate.params);
+                let metrics = eval.metrics(&bt, &window);
+                tick();
+                Verified {
+                    score: eval.objective(&metrics),
+                    metrics,
+                    candidate,
+                }
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            rank_order(
+                a.score,
+                a.candidate.grid_index,
+                b.score,
+                b.candidate.grid_index,
+            )
+        });
+        rows
+    });
+    let agreement = agreement(&rows);
+    Ok(Verification { rows, agreement })
+}
+
+fn agreement(rows: &[Verified]) -> Agreement {
+    let n = rows.len();
+    let screen: Vec<f64> = rows
+        .iter()
+        .map(|r| r.candidate.screen_rank as f64)
+        .collect();
+    let screen_ranks = average_ranks(&screen);
+    let verified_ranks: Vec<f64> = (1..=n).map(|r| r as f64).collect();
+    let best_position = screen_ranks.first().copied().unwrap_or(f64::NAN);
+    Agreement {
+        candidates: n,
+        spearman: pearson(&screen_ranks, &verified_ranks),
+        top_screen_ranks: rows
+            .iter()
+            .take(10)
+            .map(|r| r.candidate.screen_rank)
+            .collect(),
+        best_from_bottom_tenth: n >= 10 && best_position > 0.9 * n as f64,
+    }
+}
+
+/// Ranks from 1, ties sharing their average rank.
+fn average_ranks(x: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..x.len()).collect();
+    order.sort_by(|&a, &b| x[a].total_cmp(&x[b]));
+    let mut ranks = vec![0.0; x.len()];
+    let mut i = 0;
+    while i < order.len() {
+        let mut j = i;
+        while j + 1 < order.len() && x[order[j + 1]] == x[order[i]] {
+            j += 1;
+        }
+        let avg = (i + j) as f64 / 2.0 + 1.0;
+        for &k in &order[i..=j] {
+            ranks[k] = avg;
+        }
+        i = j + 1;
+    }
+    ranks
+}
+
+fn pearson(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len() as f64;
+    if a.len() < 2 {
+        return f64::NAN;
+    }
+    let (ma, mb) = (a.iter().sum::<f64>() / n, b.iter().sum::<f64>() / n);
+    let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
+    for (x, y) in a.iter().zip(b) {
+        sab += (x - ma) * (y - mb);
+        saa += (x - ma) * (x - ma);
+        sbb += (y - mb) * (y - mb);
+    }
+    sab / (saa * sbb).sqrt()
+}
+
+/// `verified.csv`: `rank,grid_index,<params…>,screen_rank,score,<metrics…>`
+/// (score = the verified objective; metrics over the score window).
+pub fn write_csv(path: &Path, study: &Study, rows: &[Verified]) -> Result<()> {
+    let mut out = String::from("rank,grid_index");
+    for name in study.param_names() {
+        out.push(',');
+        out.push_str(name);
+    }
+    out.push_str(",screen_rank,score");
+    for name in Metrics::NAMES {
+        out.push(',');
+        out.push_str(name);
+    }
+    out.push('\n');
+    for (rank, r) in rows.iter().enumerate() {
+        out.push_str(&format!("{},{}", rank + 1, r.candidate.grid_index));
+        for &v in &r.candidate.params {
+            out.push(',');
+            out.push_str(&float(v));
+        }
+        out.push_str(&format!(",{},{}", r.candidate.screen_rank, float(r.score)));
+        for (i, v) in r.metrics.values().iter().enumerate() {
+            out.push(',');
+            // `trades` is a count: no ".0".
+            if Metrics::NAMES[i] == "trades" {
+                out.push_str(&r.metrics.trades.to_string());
+            } else {
+                out.push_str(&float(*v));
+            }
+        }
+        out.push('\n');
+    }
+    write_atomic(path, out.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spearman_by_hand() {
+        assert_eq!(pearson(&[1.0, 2.0, 3.0], &[1.0, 2.0, 3.0]), 1.0);
+        assert_eq!(pearson(&[3.0, 2.0, 1.0], &[1.0, 2.0, 3.0]), -1.0);
+        // d = (1, −1, 0, 0): 1 − 6·2/(4·15) = 0.8
+        let r = pearson(&average_ranks(&[2.0, 1.0, 3.0, 4.0]), &[1.0, 2.0, 3.0, 4.0]);
+        assert!((r - 0.8).abs() < 1e-12);
+        assert_eq!(average_ranks(&[5.0, 1.0, 5.0]), vec![2.5, 1.0, 2.5]);
+    }
+}

@@ -1,0 +1,63 @@
+use std::ops::Range;
+
+use sieve_core::data::Bars;
+use sieve_core::evaluate::Scoring;
+use sieve_core::grid::{GridIndex, ParamSpace};
+use sieve_core::strategy::Strategy;
+use sieve_core::{Error, Result};
+
+use crate::{ObjectiveStats, Scored, Screen};
+
+/// One screening task: a slice of a grid, scored on one data set.
+pub struct ScreenJob<'a> {
+    pub bars: &'a Bars,
+    pub strategy: &'a dyn Strategy,
+    pub space: &'a ParamSpace,
+    pub scoring: &'a Scoring,
+    /// Grid indices to screen (a shard, or the whole grid).
+    pub range: Range<GridIndex>,
+    /// K: how many of the best to keep.
+    pub top: usize,
+    /// Worker threads; 0 = all cores.
+    pub threads: usize,
+    /// Continue from a checkpoint instead of `range.start`.
+    pub resume: Option<Checkpoint>,
+}
+
+/// Where a screen stands: everything needed to continue it later.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checkpoint {
+    /// The first grid index not yet screened.
+    pub next: GridIndex,
+    /// Best first.
+    pub top: Vec<Scored>,
+    pub stats: ObjectiveStats,
+}
+
+/// A backend scores every constraint-satisfying combination in a job's range.
+///
+/// `on_batch` is called after each batch with the state so far (progress
+/// bars, checkpoints); an error from it stops the screen and is returned.
+/// Results are identical whatever the thread count, and identical whether a
+/// screen ran in one go or was resumed from any checkpoint it reported.
+pub trait ScreenBackend: Send + Sync {
+    fn name(&self) -> &'static str;
+
+    fn screen(
+        &self,
+        job: &ScreenJob<'_>,
+        on_batch: &mut dyn FnMut(&Checkpoint) -> Result<()>,
+    ) -> Result<Screen>;
+}
+
+/// `cpu` or `gpu`.
+pub fn backend_by_name(name: &str) -> Result<Box<dyn ScreenBackend>> {
+    match name {
+        "cpu" => Ok(Box::new(crate::CpuBackend)),
+        "gpu" => Ok(Box::new(crate::GpuBackend::new()?)),
+        other => Err(Error::config(
+            "sweep.backend",
+            format!("unknown backend '{other}'; expected cpu or gpu"),
+        )),
+    }
+}

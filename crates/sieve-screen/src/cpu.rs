@@ -1,0 +1,124 @@
+//! The CPU backend: rayon over fixed chunks of the index range.
+//!
+//! Chunks are aligned to multiples of [`CHUNK`] in grid-index space, each
+//! scored by one worker into its own top K and objective stats; after every
+//! batch of chunks the results are folded in chunk order. Nothing depends on
+//! which thread ran which chunk, so any thread count — and any resume point,
+//! which is always a chunk boundary — gives identical results.
+
+use rayon::prelude::*;
+use sieve_core::evaluate::{indicators_for_space, Evaluator};
+use sieve_core::indicators::IndicatorSet;
+use sieve_core::{Error, Result};
+
+use crate::backend::{Checkpoint, ScreenBackend, ScreenJob};
+use crate::{ObjectiveStats, Scored, Screen, TopK};
+
+/// Combinations per chunk: small enough to balance threads, large enough
+/// that per-chunk bookkeeping vanishes next to the backtests.
+pub const CHUNK: u64 = 256;
+/// Chunks per batch per thread (progress/checkpoint granularity).
+const CHUNKS_PER_THREAD: u64 = 16;
+
+pub struct CpuBackend;
+
+impl ScreenBackend for CpuBackend {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn screen(
+        &self,
+        job: &ScreenJob<'_>,
+        on_batch: &mut dyn FnMut(&Checkpoint) -> Result<()>,
+    ) -> Result<Screen> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(job.threads)
+            .build()
+            .map_err(|e| Error::Invalid(format!("cannot start worker threads: {e}")))?;
+        screen_in_pool(&pool, job, on_batch)
+    }
+}
+
+fn screen_in_pool(
+    pool: &rayon::ThreadPool,
+    job: &ScreenJob<'_>,
+    on_batch: &mut dyn FnMut(&Checkpoint) -> Result<()>,
+) -> Result<Screen> {
+    let indicators = pool
+        .install(|| IndicatorSet::build(job.bars, indicators_for_space(job.strategy, job.space)));
+    let eval = Evaluator {
+        bars: job.bars,
+        strategy: job.strategy,
+        indicators: &indicators,
+        scoring: job.scoring,
+    };
+    let (mut next, mut top, mut stats) = match &job.resume {
+        Some(c) => {
+            let mut top = TopK::new(job.top);
+            c.top.iter().for_each(|s| top.push(*s));
+            (c.next, top, c.stats)
+        }
+        None => (
+            job.range.start,
+            TopK::new(job.top),
+            ObjectiveStats::default(),
+        ),
+    };
+    let end = job.range.end;
+    let batch = CHUNK * CHUNKS_PER_THREAD * pool.current_num_threads() as u64;
+    let n_params = job.strategy.params().len();
+    while next < end {
+        let batch_end = end.min((next / CHUNK) * CHUNK + batch);
+        // Chunk-aligned sub-ranges of [next, batch_end).
+        let mut chunks = Vec::new();
+        let mut lo = next;
+        while lo < batch_end {
+            let hi = batch_end.min((lo / CHUNK + 1) * CHUNK);
+            chunks.push(lo..hi);
+            lo = hi;
+        }
+        let results: Vec<(ObjectiveStats, TopK)> = pool.install(|| {
+            chunks
+                .into_par_iter()
+                .map_init(
+                    || (vec![0.0; n_params], Vec::with_capacity(job.bars.len())),
+                    |(params, scratch), range| {
+                        let mut chunk_stats = ObjectiveStats::default();
+                        let mut chunk_top = TopK::new(job.top);
+                        for index in range {
+                            job.space.params_at(index, params);
+                            if !job.space.allowed(params) {
+                                continue;
+                            }
+                            let (score, trades) = eval.screen(params, scratch);
+                            chunk_stats.push(score);
+                            if chunk_top.admits(score, index) {
+                                chunk_top.push(Scored {
+                                    index,
+                                    score,
+                                    trades,
+                                });
+                            }
+                        }
+                        (chunk_stats, chunk_top)
+                    },
+                )
+                .collect()
+        });
+        for (chunk_stats, chunk_top) in results {
+            stats.combine(&chunk_stats);
+            top.merge(chunk_top);
+        }
+        next = batch_end;
+        on_batch(&Checkpoint {
+            next,
+            top: top.clone().into_sorted(),
+            stats,
+        })?;
+    }
+    Ok(Screen {
+        top: top.into_sorted(),
+        stats,
+    })
+}

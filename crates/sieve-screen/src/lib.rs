@@ -1,0 +1,33 @@
+//! sieve-screen: evaluate every combination of a parameter grid and keep the
+//! best K, in bounded memory.
+//!
+//! A [`ScreenBackend`] scores a slice of grid indices and returns a [`Screen`]:
+//! the top K (by the one ranking order of sieve: score, NaN last, ties by
+//! grid index) and the moments of the objective over every combination
+//! evaluated. Backends: [`CpuBackend`] (rayon) and the GPU backend behind the
+//! `gpu` feature (a stand-in that returns a clear error when the feature is
+//! off, so no other code needs `cfg`).
+//!
+//! Memory is O(bars × distinct indicator settings + K × threads): the grid
+//! is walked by index, never materialised, and nothing is kept per
+//! combination beyond the running top K.
+
+mod backend;
+mod cpu;
+mod gpu;
+mod stats;
+mod topk;
+
+pub use backend::{backend_by_name, Checkpoint, ScreenBackend, ScreenJob};
+pub use cpu::CpuBackend;
+pub use gpu::GpuBackend;
+pub use stats::ObjectiveStats;
+pub use topk::{Scored, TopK};
+
+/// What a screen returns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Screen {
+    /// Best first, at most K.
+    pub top: Vec<Scored>,
+    pub stats: ObjectiveStats,
+}

@@ -1,0 +1,60 @@
+use std::io::Write;
+
+use anyhow::Result;
+use sieve_run::{candidates, verify};
+
+use crate::args::VerifyArgs;
+use crate::output::human;
+use crate::progress::Progress;
+
+pub fn run(a: VerifyArgs) -> Result<()> {
+    let study = crate::inputs::load(&a.common)?.into_study()?;
+    let top = a.top.unwrap_or(study.config.verify_top);
+    let list = candidates::read(&a.candidates, study.strategy, Some(top))?;
+    let progress = Progress::new(list.len() as u64, "verify", "cand", a.common.verbose);
+    let result = verify::verify(&study, list, a.threads, &|| progress.inc())?;
+    progress.finish();
+    verify::write_csv(&a.out, &study, &result.rows)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", summary(&study, &result))?;
+    writeln!(out, "wrote {}", a.out.display())?;
+    Ok(())
+}
+
+/// The agreement summary printed after verifying.
+pub fn summary(study: &sieve_run::Study, v: &verify::Verification) -> String {
+    let ag = &v.agreement;
+    let mut s = format!(
+        "verified {} candidates of {} on the score window ({} = objective)\n",
+        ag.candidates,
+        study.strategy.name(),
+        study.scoring.objective
+    );
+    if let Some(best) = v.rows.first() {
+        s.push_str(&format!(
+            "best: {} = {} (screen rank {}, grid index {})\n",
+            study.scoring.objective,
+            human(best.score),
+            best.candidate.screen_rank,
+            best.candidate.grid_index
+        ));
+    }
+    s.push_str(&format!(
+        "screen/verify agreement: Spearman {}\n",
+        human(ag.spearman)
+    ));
+    let ranks: Vec<String> = ag.top_screen_ranks.iter().map(u64::to_string).collect();
+    s.push_str(&format!(
+        "screen ranks of the verified top {}: {}",
+        ranks.len(),
+        ranks.join(", ")
+    ));
+    if ag.best_from_bottom_tenth {
+        s.push_str(&format!(
+            "\nwarning: the verified best came from screen rank {} of {} (the bottom tenth): the sweep kept too few candidates; raise sweep.top / verify.top",
+            ag.top_screen_ranks.first().copied().unwrap_or(0),
+            ag.candidates
+        ));
+    }
+    s
+}
