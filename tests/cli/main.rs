@@ -1,6 +1,8 @@
 //! End-to-end tests of the `sieve` binary (one integration-test binary).
 
 mod backtest;
+mod sweep;
+mod verify;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,0 +1,263 @@
+//! One suite, run against every screening backend (`backend_tests!`).
+//! The GPU backend adds its own instantiation behind the `gpu` feature.
+
+use sieve_core::config::Config;
+use sieve_core::data::{synth, Bars};
+use sieve_core::evaluate::{Evaluator, Scoring};
+use sieve_core::grid::ParamSpace;
+use sieve_core::indicators::IndicatorSet;
+use sieve_core::strategy::{self, Strategy};
+use sieve_screen::{Checkpoint, CpuBackend, Scored, ScreenBackend, ScreenJob};
+
+struct Case {
+    bars: Bars,
+    strategy: &'static dyn Strategy,
+    space: ParamSpace,
+    scoring: Scoring,
+}
+
+fn case(strategy: &str, grid: &str, extra: &str) -> Case {
+    let config = Config::parse(&format!(
+        "[strategy]\nname = \"{strategy}\"\n[strategy.params]\n{grid}\n[score]\nscore_start = \"2019-01-01\"\n{extra}"
+    ))
+    .unwrap();
+    let bars = synth(2500, 11);
+    let strategy = strategy::lookup(strategy).unwrap();
+    let space = ParamSpace::from_config(
+        strategy,
+        config.params.as_ref(),
+        config.constraints.as_deref(),
+    )
+    .unwrap();
+    let scoring = Scoring::new(&config, &bars).unwrap();
+    Case {
+        bars,
+        strategy,
+        space,
+        scoring,
+    }
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        case("sma_cross", "fast = { start = 2, stop = 40, step = 3 }\nslow = { start = 10, stop = 120, step = 10 }", ""),
+        case("ema_cross", "fast = { start = 2, stop = 30, step = 4 }\nslow = { values = [20, 50, 90] }", "screen_window = \"full\"\nobjective = \"sharpe\""),
+        case("rsi_reversion", "period = { values = [7, 14] }\nlower = { start = 20, stop = 40, step = 10 }\nupper = { start = 55, stop = 75, step = 10 }", "objective = \"sortino\""),
+        case("donchian_breakout", "entry = { start = 10, stop = 50, step = 10 }\nexit = { values = [5, 10, 20] }", "objective = \"total_return\"\nmin_trades = 3"),
+        case(
+            "activation",
+            "trend_len = { values = [30, 90] }\nrsi_len = { values = [14] }\ndc_len = { values = [20, 40] }\natr_len = { values = [14] }\nw_trend = { values = [0, 1] }\nw_rsi = { values = [0.5, 1] }\nw_dc = { values = [1] }\nentry = { start = 0.2, stop = 0.6, step = 0.2 }\nexit = { values = [-0.2, 0.0] }\nstop_atr = { values = [0, 2.5] }",
+            "",
+        ),
+    ]
+}
+
+fn screen(
+    backend: &dyn ScreenBackend,
+    c: &Case,
+    top: usize,
+    threads: usize,
+    range: Option<std::ops::Range<u64>>,
+) -> Vec<Scored> {
+    let job = ScreenJob {
+        bars: &c.bars,
+        strategy: c.strategy,
+        space: &c.space,
+        scoring: &c.scoring,
+        range: range.unwrap_or(0..c.space.size()),
+        top,
+        threads,
+        resume: None,
+    };
+    backend.screen(&job, &mut |_| Ok(())).unwrap().top
+}
+
+/// (grid index, exact objective) of every allowed combination, by the exact engine.
+fn exact_scores(c: &Case) -> Vec<(u64, f64)> {
+    let params: Vec<(u64, Vec<f64>)> = (0..c.space.size())
+        .map(|i| (i, c.space.params_of(i)))
+        .filter(|(_, p)| c.space.allowed(p))
+        .collect();
+    let keys = Evaluator::indicators_for(c.strategy, params.iter().map(|(_, p)| p.as_slice()));
+    let ind = IndicatorSet::build(&c.bars, keys);
+    let eval = Evaluator {
+        bars: &c.bars,
+        strategy: c.strategy,
+        indicators: &ind,
+        scoring: &c.scoring,
+    };
+    params
+        .iter()
+        .map(|(i, p)| {
+            let bt = eval.backtest(p);
+            (*i, eval.objective(&eval.metrics(&bt, &c.scoring.screen)))
+        })
+        .collect()
+}
+
+fn screen_equals_exact_engine(backend: &dyn ScreenBackend, tolerance: f64) {
+    for c in cases() {
+        let exact = exact_scores(&c);
+        let got = screen(backend, &c, usize::MAX >> 1, 0, None);
+        assert_eq!(
+            got.len(),
+            exact.len(),
+            "{}: every allowed combination is kept",
+            c.strategy.name()
+        );
+        let mut by_index = got.clone();
+        by_index.sort_by_key(|s| s.index);
+        for (s, (i, e)) in by_index.iter().zip(&exact) {
+            assert_eq!(s.index, *i);
+            let same = (s.score.is_nan() && e.is_nan())
+                || s.score == *e
+                || (s.score - e).abs() <= tolerance * e.abs().max(1.0);
+            assert!(
+                same,
+                "{} index {i}: screen {} vs exact {e}",
+                c.strategy.name(),
+                s.score
+            );
+        }
+    }
+}
+
+fn top_k_is_the_exact_ranking_truncated(backend: &dyn ScreenBackend) {
+    for c in cases() {
+        let mut exact = exact_scores(&c);
+        exact.sort_by(|a, b| sieve_core::metrics::rank_order(a.1, a.0, b.1, b.0));
+        let k = 25;
+        let got: Vec<u64> = screen(backend, &c, k, 0, None)
+            .iter()
+            .map(|s| s.index)
+            .collect();
+        let want: Vec<u64> = exact.iter().take(k).map(|e| e.0).collect();
+        assert_eq!(got, want, "{}", c.strategy.name());
+    }
+}
+
+fn thread_count_does_not_change_results(backend: &dyn ScreenBackend) {
+    for c in cases() {
+        let one = screen(backend, &c, 40, 1, None);
+        assert_eq!(
+            one,
+            screen(backend, &c, 40, 2, None),
+            "{}",
+            c.strategy.name()
+        );
+        assert_eq!(
+            one,
+            screen(backend, &c, 40, 5, None),
+            "{}",
+            c.strategy.name()
+        );
+    }
+}
+
+fn shards_merge_to_the_whole(backend: &dyn ScreenBackend) {
+    for c in cases() {
+        let whole = screen(backend, &c, 30, 0, None);
+        let size = c.space.size();
+        let cut = [0, size / 3, size / 2 + 1, size];
+        let mut parts: Vec<Scored> = cut
+            .windows(2)
+            .flat_map(|w| screen(backend, &c, 30, 0, Some(w[0]..w[1])))
+            .collect();
+        parts.sort_by(Scored::rank_cmp);
+        parts.truncate(30);
+        assert_eq!(parts, whole, "{}", c.strategy.name());
+    }
+}
+
+fn resume_from_any_checkpoint_matches(backend: &dyn ScreenBackend) {
+    // Large enough for several batches on one thread.
+    let c = &case(
+        "sma_cross",
+        "fast = { start = 2, stop = 100, step = 1 }\nslow = { start = 5, stop = 300, step = 5 }",
+        "",
+    );
+    let job = ScreenJob {
+        bars: &c.bars,
+        strategy: c.strategy,
+        space: &c.space,
+        scoring: &c.scoring,
+        range: 0..c.space.size(),
+        top: 10,
+        threads: 1,
+        resume: None,
+    };
+    let mut checkpoints: Vec<Checkpoint> = Vec::new();
+    let whole = backend
+        .screen(&job, &mut |cp| {
+            checkpoints.push(cp.clone());
+            Ok(())
+        })
+        .unwrap();
+    assert!(
+        checkpoints.len() >= 2,
+        "only {} checkpoint(s)",
+        checkpoints.len()
+    );
+    for cp in checkpoints {
+        let resumed = backend
+            .screen(
+                &ScreenJob {
+                    resume: Some(cp),
+                    ..job_clone(&job)
+                },
+                &mut |_| Ok(()),
+            )
+            .unwrap();
+        assert_eq!(resumed, whole);
+    }
+}
+
+fn job_clone<'a>(j: &ScreenJob<'a>) -> ScreenJob<'a> {
+    ScreenJob {
+        bars: j.bars,
+        strategy: j.strategy,
+        space: j.space,
+        scoring: j.scoring,
+        range: j.range.clone(),
+        top: j.top,
+        threads: j.threads,
+        resume: j.resume.clone(),
+    }
+}
+
+/// Instantiates the suite for one backend; `$tol` is the allowed relative
+/// difference from the exact engine (0 for the CPU backend: it must be equal).
+macro_rules! backend_tests {
+    ($name:ident, $make:expr, $tol:expr) => {
+        mod $name {
+            use super::*;
+
+            fn backend() -> Box<dyn ScreenBackend> {
+                Box::new($make)
+            }
+
+            #[test]
+            fn screen_equals_exact_engine() {
+                super::screen_equals_exact_engine(backend().as_ref(), $tol);
+            }
+            #[test]
+            fn top_k_is_the_exact_ranking_truncated() {
+                super::top_k_is_the_exact_ranking_truncated(backend().as_ref());
+            }
+            #[test]
+            fn thread_count_does_not_change_results() {
+                super::thread_count_does_not_change_results(backend().as_ref());
+            }
+            #[test]
+            fn shards_merge_to_the_whole() {
+                super::shards_merge_to_the_whole(backend().as_ref());
+            }
+            #[test]
+            fn resume_from_any_checkpoint_matches() {
+                super::resume_from_any_checkpoint_matches(backend().as_ref());
+            }
+        }
+    };
+}
+
+backend_tests!(cpu, CpuBackend, 0.0);
