@@ -53,6 +53,55 @@ pub trait Sink {
     /// A trade that closed on bar `trade.exit_bar`, or (once, at the end) the
     /// position still open.
     fn trade(&mut self, trade: &Trade);
+
+    /// Bars `from..to` all flat with the same `equity` (the simulation's fast
+    /// path through flat stretches). Must equal calling `bar` for each.
+    #[inline]
+    fn flat(&mut self, from: usize, to: usize, equity: f64) {
+        for t in from..to {
+            self.bar(t, equity, 0);
+        }
+    }
+
+    /// Bars `from..to` holding `position` unchanged: equity at bar t is
+    /// `cash + signed_units * close[t]`. Must equal calling `bar` for each.
+    #[inline]
+    fn held(
+        &mut self,
+        from: usize,
+        to: usize,
+        cash: f64,
+        signed_units: f64,
+        close: &[f64],
+        position: i8,
+    ) {
+        for t in from..to {
+            self.bar(t, cash + signed_units * close[t], position);
+        }
+    }
+}
+
+/// First index ≥ `from` whose target differs from `current`
+/// (`targets.len()` if none), eight targets per step.
+#[inline]
+fn next_change(targets: &[i8], from: usize, current: i8) -> usize {
+    let splat = u64::from_ne_bytes([current as u8; 8]);
+    let mut i = from;
+    while i + 8 <= targets.len() {
+        let mut word = [0u8; 8];
+        for (w, &p) in word.iter_mut().zip(&targets[i..i + 8]) {
+            *w = p as u8;
+        }
+        let diff = u64::from_le_bytes(word) ^ splat;
+        if diff != 0 {
+            return i + (diff.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < targets.len() && targets[i] == current {
+        i += 1;
+    }
+    i
 }
 
 /// The account while simulating.
@@ -65,11 +114,6 @@ struct Account<'a> {
 }
 
 impl Account<'_> {
-    #[inline(always)]
-    fn equity(&self, price: f64) -> f64 {
-        self.cash + f64::from(self.position) * self.units * price
-    }
-
     /// Moves to `target` at raw price `p` on bar `t`: closes the old
     /// position first, then opens the new one with all equity.
     #[inline(never)]
@@ -130,20 +174,33 @@ pub fn simulate<S: Sink>(
         open: None,
     };
     let (open, close) = (&bars.open[..end], &bars.close[..end]);
-    for t in 0..end {
-        match cfg.fill {
-            Fill::NextOpen => {
-                if t > 0 && positions[t - 1] != acct.position {
-                    acct.rebalance(positions[t - 1], open[t], t, sink);
-                }
-            }
-            Fill::Close => {
-                if positions[t] != acct.position {
-                    acct.rebalance(positions[t], close[t], t, sink);
-                }
+    let positions = &positions[..end];
+    let mut t = 0;
+    while t < end {
+        // The fill on bar t, if its target differs from what is held.
+        let target = match cfg.fill {
+            Fill::NextOpen if t > 0 => Some((positions[t - 1], open[t])),
+            Fill::NextOpen => None,
+            Fill::Close => Some((positions[t], close[t])),
+        };
+        if let Some((target, price)) = target {
+            if target != acct.position {
+                acct.rebalance(target, price, t, sink);
             }
         }
-        sink.bar(t, acct.equity(close[t]), acct.position);
+        // Nothing changes until the next fill: hand the run to the sink whole.
+        let next_fill = match cfg.fill {
+            Fill::NextOpen => next_change(positions, t, acct.position) + 1,
+            Fill::Close => next_change(positions, t + 1, acct.position),
+        }
+        .min(end);
+        if acct.position == 0 {
+            sink.flat(t, next_fill, acct.cash);
+        } else {
+            let signed_units = f64::from(acct.position) * acct.units;
+            sink.held(t, next_fill, acct.cash, signed_units, close, acct.position);
+        }
+        t = next_fill;
     }
     if let Some(mut trade) = acct.open.take() {
         if end > 0 {

@@ -22,6 +22,12 @@ impl ReturnMoments {
         self.downside_sq += r.min(0.0) * r.min(0.0);
     }
 
+    /// `k` returns of exactly 0 (what `push(0.0)` k times gives).
+    #[inline]
+    pub fn push_zeros(&mut self, k: u64) {
+        self.n += k;
+    }
+
     pub fn count(&self) -> u64 {
         self.n
     }

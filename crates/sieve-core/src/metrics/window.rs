@@ -154,6 +154,48 @@ impl WindowStats {
         }
     }
 
+    /// A held stretch in one tight loop over the window's part of it.
+    fn held(
+        &mut self,
+        from: usize,
+        to: usize,
+        cash: f64,
+        signed_units: f64,
+        close: &[f64],
+        position: i8,
+    ) {
+        let (start, end) = (self.window.start, self.window.end);
+        if start >= 1 && start - 1 >= from && start - 1 < to {
+            WindowStats::bar(
+                self,
+                start - 1,
+                cash + signed_units * close[start - 1],
+                position,
+            );
+        }
+        let (lo, hi) = (from.max(start), to.min(end));
+        if lo >= hi {
+            return;
+        }
+        let close = &close[lo..hi];
+        if self.track_returns {
+            for &c in close {
+                let e = cash + signed_units * c;
+                self.returns.push(e / self.prev_equity - 1.0);
+                self.drawdown.push(e);
+                self.prev_equity = e;
+            }
+        } else {
+            for &c in close {
+                self.drawdown.push(cash + signed_units * c);
+            }
+            self.prev_equity = cash + signed_units * close[close.len() - 1];
+        }
+        let k = (hi - lo) as u64;
+        self.exposed_bars += k;
+        self.bars += k;
+    }
+
     /// Counts a trade when it closed inside the window.
     #[inline]
     pub fn trade(&mut self, trade: &Trade) {
@@ -208,6 +250,72 @@ impl crate::engine::Sink for WindowStats {
     #[inline(always)]
     fn bar(&mut self, t: usize, equity: f64, position: i8) {
         WindowStats::bar(self, t, equity, position);
+    }
+
+    /// O(1) for a flat stretch: after its first bar the equity repeats, so
+    /// each further bar adds a zero return and leaves the drawdown alone.
+    fn flat(&mut self, from: usize, to: usize, equity: f64) {
+        if from >= to {
+            return;
+        }
+        WindowStats::bar(self, from, equity, 0);
+        let mut t = from + 1;
+        let start = self.window.start;
+        if start >= 1 && start - 1 >= t && start - 1 < to {
+            WindowStats::bar(self, start - 1, equity, 0);
+            t = start;
+        }
+        let (lo, hi) = (t.max(start), to.min(self.window.end));
+        if lo < hi {
+            let k = (hi - lo) as u64;
+            self.bars += k;
+            if self.track_returns {
+                self.returns.push_zeros(k);
+            }
+            self.prev_equity = equity;
+        }
+    }
+
+    /// A held stretch in one tight loop over the window's part of it.
+    fn held(
+        &mut self,
+        from: usize,
+        to: usize,
+        cash: f64,
+        signed_units: f64,
+        close: &[f64],
+        position: i8,
+    ) {
+        let (start, end) = (self.window.start, self.window.end);
+        if start >= 1 && start - 1 >= from && start - 1 < to {
+            WindowStats::bar(
+                self,
+                start - 1,
+                cash + signed_units * close[start - 1],
+                position,
+            );
+        }
+        let (lo, hi) = (from.max(start), to.min(end));
+        if lo >= hi {
+            return;
+        }
+        let close = &close[lo..hi];
+        if self.track_returns {
+            for &c in close {
+                let e = cash + signed_units * c;
+                self.returns.push(e / self.prev_equity - 1.0);
+                self.drawdown.push(e);
+                self.prev_equity = e;
+            }
+        } else {
+            for &c in close {
+                self.drawdown.push(cash + signed_units * c);
+            }
+            self.prev_equity = cash + signed_units * close[close.len() - 1];
+        }
+        let k = (hi - lo) as u64;
+        self.exposed_bars += k;
+        self.bars += k;
     }
     #[inline]
     fn trade(&mut self, trade: &Trade) {

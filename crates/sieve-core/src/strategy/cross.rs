@@ -12,23 +12,47 @@ pub(crate) fn cross_positions(
     direction: Direction,
     out: &mut [i8],
 ) {
-    let start = start.min(out.len());
+    let n = out.len();
+    let start = start.min(n);
     out[..start].fill(0);
+    let (fast, slow) = (&fast[..n], &slow[..n]);
     let mut position = 0i8;
     // Sign of fast − slow at the latest bar where they differed (0: none yet).
     let mut last_side = 0i8;
-    for t in start..out.len() {
-        let (f, s) = (fast[t], slow[t]);
-        let side = (f > s) as i8 - (f < s) as i8;
-        if side != 0 {
-            let enter = side > 0 && last_side < 0;
-            let exit = side < 0 && last_side > 0;
-            position = direction.step(position, enter, exit);
-            last_side = side;
+    let mut t = start;
+    while t < n {
+        // Fast path: a block with no bar on the other side of `last_side`
+        // holds no event (equal bars neither cross nor reset), so the whole
+        // block keeps the position. Checked branch-free, LLVM vectorises it.
+        let block = (n - t).min(BLOCK);
+        let (f, s) = (&fast[t..t + block], &slow[t..t + block]);
+        let quiet = match last_side {
+            1 => !f.iter().zip(s).fold(false, |any, (a, b)| any | (a < b)),
+            -1 => !f.iter().zip(s).fold(false, |any, (a, b)| any | (a > b)),
+            _ => !f.iter().zip(s).fold(false, |any, (a, b)| any | (a != b)),
+        };
+        if quiet {
+            out[t..t + block].fill(position);
+            t += block;
+            continue;
         }
-        out[t] = position;
+        for i in t..t + block {
+            let side = (fast[i] > slow[i]) as i8 - (fast[i] < slow[i]) as i8;
+            if side != 0 && side != last_side {
+                let enter = side > 0 && last_side < 0;
+                let exit = side < 0 && last_side > 0;
+                position = direction.step(position, enter, exit);
+                last_side = side;
+            }
+            out[i] = position;
+        }
+        t += block;
     }
 }
+
+/// Bars per block of the fast path: crossings are tens of bars apart, so
+/// most blocks are quiet.
+const BLOCK: usize = 16;
 
 #[cfg(test)]
 mod tests {
