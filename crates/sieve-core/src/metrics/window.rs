@@ -154,48 +154,6 @@ impl WindowStats {
         }
     }
 
-    /// A held stretch in one tight loop over the window's part of it.
-    fn held(
-        &mut self,
-        from: usize,
-        to: usize,
-        cash: f64,
-        signed_units: f64,
-        close: &[f64],
-        position: i8,
-    ) {
-        let (start, end) = (self.window.start, self.window.end);
-        if start >= 1 && start - 1 >= from && start - 1 < to {
-            WindowStats::bar(
-                self,
-                start - 1,
-                cash + signed_units * close[start - 1],
-                position,
-            );
-        }
-        let (lo, hi) = (from.max(start), to.min(end));
-        if lo >= hi {
-            return;
-        }
-        let close = &close[lo..hi];
-        if self.track_returns {
-            for &c in close {
-                let e = cash + signed_units * c;
-                self.returns.push(e / self.prev_equity - 1.0);
-                self.drawdown.push(e);
-                self.prev_equity = e;
-            }
-        } else {
-            for &c in close {
-                self.drawdown.push(cash + signed_units * c);
-            }
-            self.prev_equity = cash + signed_units * close[close.len() - 1];
-        }
-        let k = (hi - lo) as u64;
-        self.exposed_bars += k;
-        self.bars += k;
-    }
-
     /// Counts a trade when it closed inside the window.
     #[inline]
     pub fn trade(&mut self, trade: &Trade) {
@@ -261,7 +219,7 @@ impl crate::engine::Sink for WindowStats {
         WindowStats::bar(self, from, equity, 0);
         let mut t = from + 1;
         let start = self.window.start;
-        if start >= 1 && start - 1 >= t && start - 1 < to {
+        if start > t && start - 1 < to {
             WindowStats::bar(self, start - 1, equity, 0);
             t = start;
         }
@@ -287,7 +245,7 @@ impl crate::engine::Sink for WindowStats {
         position: i8,
     ) {
         let (start, end) = (self.window.start, self.window.end);
-        if start >= 1 && start - 1 >= from && start - 1 < to {
+        if start > from && start - 1 < to {
             WindowStats::bar(
                 self,
                 start - 1,
