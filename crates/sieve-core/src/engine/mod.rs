@@ -75,8 +75,8 @@ pub trait Sink {
         close: &[f64],
         position: i8,
     ) {
-        for t in from..to {
-            self.bar(t, cash + signed_units * close[t], position);
+        for (t, &c) in close.iter().enumerate().take(to).skip(from) {
+            self.bar(t, cash + signed_units * c, position);
         }
     }
 }
