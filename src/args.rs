@@ -17,6 +17,11 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
+    /// The main job: screen, verify, zoom in, repeat; resumable; writes a report.
+    /// Without --config it runs the built-in example (activation on synthetic data).
+    Optimize(OptimizeArgs),
+    /// (Re)write DIR/report.html for a run folder.
+    Report(ReportArgs),
     /// Run one parameter set through the exact engine and print its metrics.
     Backtest(BacktestArgs),
     /// List the built-in strategies, their parameters, defaults and default grids.
@@ -133,4 +138,38 @@ pub struct SynthArgs {
     /// Output CSV.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
+}
+
+#[derive(Args)]
+pub struct OptimizeArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Run folder (created; resumed when it holds this run already).
+    #[arg(long, value_name = "DIR", default_value = "sieve-run")]
+    pub out: PathBuf,
+    /// Screening backend; overrides `sweep.backend`.
+    #[arg(long, value_name = "cpu|gpu")]
+    pub backend: Option<String>,
+    /// Worker threads (0 = all cores).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Discard a run of another config or data in --out instead of refusing.
+    #[arg(long)]
+    pub restart: bool,
+    /// Seconds between checkpoints of a sweep in progress.
+    #[arg(long, value_name = "S", default_value_t = 10.0)]
+    pub checkpoint_every: f64,
+}
+
+#[derive(Args)]
+pub struct ReportArgs {
+    /// A `sieve optimize` run folder.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Heatmap x parameter (default: the most influential).
+    #[arg(long, value_name = "PARAM")]
+    pub x: Option<String>,
+    /// Heatmap y parameter (default: the second most influential).
+    #[arg(long, value_name = "PARAM")]
+    pub y: Option<String>,
 }

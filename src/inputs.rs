@@ -29,11 +29,21 @@ pub struct Inputs {
 }
 
 pub fn load(common: &Common) -> Result<Inputs> {
+    let config = Config::load(common.config.as_deref(), &overrides(common))?;
+    with_config(common, config)
+}
+
+/// The `-O` overrides plus `--strategy`.
+pub fn overrides(common: &Common) -> Vec<String> {
     let mut options = common.options.clone();
     if let Some(name) = &common.strategy {
         options.push(format!("strategy.name=\"{name}\""));
     }
-    let mut config = Config::load(common.config.as_deref(), &options)?;
+    options
+}
+
+/// Loads the data for an already checked config (`--data` wins).
+pub fn with_config(common: &Common, mut config: Config) -> Result<Inputs> {
     if let Some(p) = &common.data {
         config.data = Some(p.clone());
     }

@@ -1,5 +1,7 @@
 mod backtest;
 mod merge;
+mod optimize;
+mod report;
 mod strategies;
 mod sweep;
 mod synth;
@@ -11,6 +13,8 @@ use crate::args::{Cli, Command};
 
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
+        Command::Optimize(a) => optimize::run(a),
+        Command::Report(a) => report::run(a),
         Command::Backtest(a) => backtest::run(a),
         Command::Strategies => strategies::run(),
         Command::Synth(a) => synth::run(a),

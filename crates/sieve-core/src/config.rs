@@ -192,11 +192,19 @@ impl Config {
         })
     }
 
-    /// Parses a config from TOML text (tests).
+    /// Parses a config from TOML text.
     pub fn parse(text: &str) -> Result<Config> {
-        let table = text
+        Config::parse_with_overrides(text, &[])
+    }
+
+    /// Parses TOML text, then applies `section.key=value` overrides.
+    pub fn parse_with_overrides(text: &str, overrides: &[String]) -> Result<Config> {
+        let mut table = text
             .parse::<toml::Table>()
             .map_err(|e| Error::config("<config>", e.to_string()))?;
+        for o in overrides {
+            apply_override(&mut table, o)?;
+        }
         Config::from_table(table, None)
     }
 

@@ -26,6 +26,10 @@ pub enum Error {
         error: std::io::Error,
     },
 
+    /// Work stopped on purpose (a time budget ran out); not a failure.
+    #[error("interrupted: {0}")]
+    Interrupted(String),
+
     /// Anything else the user asked for that cannot be done.
     #[error("{0}")]
     Invalid(String),

@@ -12,6 +12,10 @@
 pub mod candidates;
 pub mod files;
 pub mod merge;
+pub mod optimize;
+pub mod refine;
+pub mod report;
+pub mod rundir;
 pub mod shard;
 pub mod study;
 pub mod sweep;

@@ -7,6 +7,7 @@ use sieve_core::strategy::{self, Strategy};
 use sieve_core::Result;
 
 /// Everything a job needs about what it studies, checked once.
+#[derive(Clone)]
 pub struct Study {
     pub config: Config,
     pub bars: Bars,

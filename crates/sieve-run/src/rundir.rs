@@ -1,0 +1,139 @@
+//! The run folder of `sieve optimize` (DESIGN §7):
+//!
+//! ```text
+//! DIR/run.json                 state, rewritten atomically after each step
+//! DIR/iter-NNN/sweep.csv       (+ sweep.meta.json) the screen's top K
+//! DIR/iter-NNN/sweep.checkpoint.json   a sweep in progress (removed when done)
+//! DIR/iter-NNN/verified.csv    the exact verification
+//! DIR/best.json                the best candidate, every window's metrics
+//! DIR/report.html              the report
+//! ```
+//!
+//! Every file is written to a temporary name and renamed: at any moment each
+//! is either absent or complete.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sieve_core::{Error, Result};
+
+use crate::files;
+
+pub struct RunDir {
+    pub root: PathBuf,
+}
+
+/// `run.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunState {
+    pub sieve_version: String,
+    pub strategy: String,
+    pub config_hash: String,
+    pub data_hash: String,
+    pub data: String,
+    /// The data file (None: the built-in synthetic series).
+    pub data_path: Option<PathBuf>,
+    /// The config that ran (TOML).
+    pub config: String,
+    /// "running" or "done".
+    pub status: String,
+    pub stop_reason: Option<String>,
+    /// Seconds spent over every session of this run.
+    pub elapsed_s: f64,
+    pub iterations: Vec<IterationRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IterationRecord {
+    pub iteration: u32,
+    /// The grid: each swept parameter's values, in declaration order.
+    pub grid: Vec<AxisRecord>,
+    pub grid_size: u64,
+    /// "sweep", "verify" or "done": the next step to run.
+    pub stage: String,
+    pub combinations_evaluated: Option<u64>,
+    pub sweep_s: Option<f64>,
+    pub verify_s: Option<f64>,
+    pub candidates_verified: Option<usize>,
+    pub best: Option<BestRecord>,
+    pub spearman: Option<f64>,
+    pub top_screen_ranks: Vec<u64>,
+    pub best_from_bottom_tenth: bool,
+    /// Parameter sets of the best `refine_top` verified candidates (the
+    /// next grid is built from them).
+    pub refine_from: Vec<Vec<f64>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AxisRecord {
+    pub name: String,
+    pub values: Vec<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BestRecord {
+    pub grid_index: u64,
+    pub screen_rank: u64,
+    pub params: Vec<f64>,
+    /// The verified objective (None when NaN).
+    pub score: Option<f64>,
+}
+
+impl RunDir {
+    pub fn new(root: &Path) -> Result<RunDir> {
+        std::fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
+        Ok(RunDir {
+            root: root.to_path_buf(),
+        })
+    }
+
+    pub fn state_path(&self) -> PathBuf {
+        self.root.join("run.json")
+    }
+
+    pub fn iter_dir(&self, iteration: u32) -> Result<PathBuf> {
+        let dir = self.root.join(format!("iter-{iteration:03}"));
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        Ok(dir)
+    }
+
+    pub fn best_path(&self) -> PathBuf {
+        self.root.join("best.json")
+    }
+
+    pub fn report_path(&self) -> PathBuf {
+        self.root.join("report.html")
+    }
+
+    pub fn load_state(&self) -> Result<Option<RunState>> {
+        let path = self.state_path();
+        if !path.exists() {
+            return Ok(None);
+        }
+        files::read_json(&path).map(Some)
+    }
+
+    pub fn save_state(&self, state: &RunState) -> Result<()> {
+        files::write_json(&self.state_path(), state)
+    }
+
+    /// Removes what an earlier run wrote here (and nothing else).
+    pub fn clear(&self) -> Result<()> {
+        let entries = std::fs::read_dir(&self.root).map_err(|e| Error::io(&self.root, e))?;
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = entry.path();
+            let ours = name == "run.json" || name == "best.json" || name == "report.html";
+            let iter = name.starts_with("iter-") && path.is_dir();
+            let result = if ours {
+                std::fs::remove_file(&path)
+            } else if iter {
+                std::fs::remove_dir_all(&path)
+            } else {
+                Ok(())
+            };
+            result.map_err(|e| Error::io(&path, e))?;
+        }
+        Ok(())
+    }
+}

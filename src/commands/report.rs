@@ -1,0 +1,35 @@
+use anyhow::{Context, Result};
+use sieve_core::config::Config;
+use sieve_core::data;
+use sieve_run::report::{self, HeatmapAxes};
+use sieve_run::rundir::RunDir;
+
+use crate::args::ReportArgs;
+
+pub fn run(a: ReportArgs) -> Result<()> {
+    let dir = RunDir::new(&a.dir)?;
+    let state = dir.load_state()?.with_context(|| {
+        format!(
+            "{}: no run.json; is this a `sieve optimize` folder?",
+            a.dir.display()
+        )
+    })?;
+    let config = Config::parse(&state.config)?;
+    let (bars, label) = match &state.data_path {
+        Some(p) => (data::load_csv(p)?, p.display().to_string()),
+        None => (
+            data::synth(crate::inputs::EXAMPLE_BARS, crate::inputs::EXAMPLE_SEED),
+            state.data.clone(),
+        ),
+    };
+    let study = sieve_run::Study::new(config, bars, label)?;
+    if study.data_hash != state.data_hash {
+        anyhow::bail!(
+            "the data of this run has changed since it ran ({}); the report would not match it",
+            state.data
+        );
+    }
+    report::write(&study, &a.dir, &HeatmapAxes { x: a.x, y: a.y })?;
+    eprintln!("wrote {}", dir.report_path().display());
+    Ok(())
+}
