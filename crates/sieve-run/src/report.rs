@@ -41,9 +41,9 @@ pub fn write(study: &Study, dir: &Path, axes: &HeatmapAxes) -> Result<()> {
         CSS,
         esc(&title)
     );
-    let _ = write!(
+    let _ = writeln!(
         html,
-        "<p>Objective <b>{}</b>; {} iteration(s); stopped because {}.</p>\n",
+        "<p>Objective <b>{}</b>; {} iteration(s); stopped because {}.</p>",
         esc(best["objective"].as_str().unwrap_or("")),
         state.iterations.len(),
         esc(state
