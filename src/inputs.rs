@@ -57,7 +57,7 @@ pub fn with_config(common: &Common, mut config: Config) -> Result<Inputs> {
             }
             (
                 data::synth(EXAMPLE_BARS, EXAMPLE_SEED),
-                format!("synthetic ({EXAMPLE_BARS} bars, seed {EXAMPLE_SEED})"),
+                format!("the synthetic series (seed {EXAMPLE_SEED})"),
             )
         }
     };

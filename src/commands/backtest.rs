@@ -23,9 +23,8 @@ pub fn run(a: BacktestArgs) -> Result<()> {
         indicators: &indicators,
         scoring: &scoring,
     };
-    let bt = eval.backtest(&params);
     let windows: Vec<Window> = scoring.windows.all().collect();
-    let metrics: Vec<Metrics> = windows.iter().map(|w| eval.metrics(&bt, w)).collect();
+    let (bt, metrics) = eval.backtest_with_metrics(&params, &windows);
 
     if let Some(path) = &a.trades {
         format::write_atomic(path, trades_csv(&inputs.bars.time, &bt).as_bytes())?;

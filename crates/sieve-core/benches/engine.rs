@@ -40,10 +40,7 @@ fn activation(c: &mut Criterion) {
         scoring: &scoring,
     };
     c.bench_function("activation_backtest_precomputed", |b| {
-        b.iter(|| {
-            let bt = eval.backtest(&params);
-            eval.metrics(&bt, &scoring.windows.score)
-        })
+        b.iter(|| eval.backtest_with_metrics(&params, &[scoring.windows.score]))
     });
     let mut scratch = Vec::new();
     c.bench_function("activation_screen_precomputed", |b| {

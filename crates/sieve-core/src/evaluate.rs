@@ -88,6 +88,42 @@ impl<'a> Evaluator<'a> {
         engine::backtest(self.bars, &positions, &self.scoring.engine)
     }
 
+    /// The exact backtest and the metrics of each of `windows`, in one pass:
+    /// the metrics are streamed from the simulation (no replay of the equity
+    /// curve). Equal to [`Evaluator::metrics`] of [`Evaluator::backtest`].
+    pub fn backtest_with_metrics(
+        &self,
+        params: &[f64],
+        windows: &[Window],
+    ) -> (Backtest, Vec<Metrics>) {
+        let mut positions = Vec::new();
+        self.positions(params, &mut positions);
+        let n = self.bars.len();
+        let mut bt = Backtest {
+            equity: vec![0.0; n],
+            position: vec![0; n],
+            trades: Vec::new(),
+        };
+        let cash = self.scoring.engine.initial_cash;
+        let mut stats: Vec<WindowStats> =
+            windows.iter().map(|w| WindowStats::new(w, cash)).collect();
+        engine::simulate(
+            self.bars,
+            &positions,
+            &self.scoring.engine,
+            n,
+            &mut Tee {
+                bt: &mut bt,
+                stats: &mut stats,
+            },
+        );
+        let metrics = stats
+            .iter()
+            .map(|s| s.finish(self.bars, self.scoring.periods_per_year))
+            .collect();
+        (bt, metrics)
+    }
+
     pub fn metrics(&self, bt: &Backtest, window: &Window) -> Metrics {
         metrics::evaluate(
             self.bars,
@@ -163,5 +199,45 @@ pub fn indicators_for_space(strategy: &dyn Strategy, space: &ParamSpace) -> Vec<
             }
             digits[i] = 0;
         }
+    }
+}
+
+/// Feeds one simulation to the full record and to window accumulators.
+struct Tee<'s> {
+    bt: &'s mut Backtest,
+    stats: &'s mut [WindowStats],
+}
+
+impl engine::Sink for Tee<'_> {
+    #[inline]
+    fn bar(&mut self, t: usize, equity: f64, position: i8) {
+        engine::Sink::bar(self.bt, t, equity, position);
+        self.stats
+            .iter_mut()
+            .for_each(|s| s.bar(t, equity, position));
+    }
+    fn trade(&mut self, trade: &engine::Trade) {
+        engine::Sink::trade(self.bt, trade);
+        self.stats.iter_mut().for_each(|s| s.trade(trade));
+    }
+    fn flat(&mut self, from: usize, to: usize, equity: f64) {
+        engine::Sink::flat(self.bt, from, to, equity);
+        self.stats
+            .iter_mut()
+            .for_each(|s| engine::Sink::flat(s, from, to, equity));
+    }
+    fn held(
+        &mut self,
+        from: usize,
+        to: usize,
+        cash: f64,
+        signed_units: f64,
+        close: &[f64],
+        position: i8,
+    ) {
+        engine::Sink::held(self.bt, from, to, cash, signed_units, close, position);
+        self.stats
+            .iter_mut()
+            .for_each(|s| engine::Sink::held(s, from, to, cash, signed_units, close, position));
     }
 }

@@ -72,8 +72,8 @@ pub fn verify(
         let mut rows: Vec<Verified> = candidates
             .into_par_iter()
             .map(|candidate| {
-                let bt = eval.backtest(&candidate.params);
-                let metrics = eval.metrics(&bt, &window);
+                let (_, metrics) = eval.backtest_with_metrics(&candidate.params, &[window]);
+                let metrics = metrics[0];
                 tick();
                 Verified {
                     score: eval.objective(&metrics),

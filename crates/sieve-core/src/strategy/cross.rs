@@ -23,20 +23,24 @@ pub(crate) fn cross_positions(
     while t < n {
         // Fast path: a block with no bar on the other side of `last_side`
         // holds no event (equal bars neither cross nor reset), so the whole
-        // block keeps the position. Checked branch-free, LLVM vectorises it.
-        let block = (n - t).min(BLOCK);
-        let (f, s) = (&fast[t..t + block], &slow[t..t + block]);
-        let quiet = match last_side {
-            1 => !f.iter().zip(s).fold(false, |any, (a, b)| any | (a < b)),
-            -1 => !f.iter().zip(s).fold(false, |any, (a, b)| any | (a > b)),
-            _ => !f.iter().zip(s).fold(false, |any, (a, b)| any | (a != b)),
-        };
-        if quiet {
-            out[t..t + block].fill(position);
-            t += block;
-            continue;
+        // block keeps the position. Fixed-size blocks, branch-free: LLVM
+        // turns the check into a few vector compares.
+        if t + BLOCK <= n {
+            let f: &[f64; BLOCK] = fast[t..t + BLOCK].try_into().unwrap_or(&[0.0; BLOCK]);
+            let s: &[f64; BLOCK] = slow[t..t + BLOCK].try_into().unwrap_or(&[0.0; BLOCK]);
+            let quiet = match last_side {
+                1 => !any_pair(f, s, |a, b| a < b),
+                -1 => !any_pair(f, s, |a, b| a > b),
+                _ => !any_pair(f, s, |a, b| a != b),
+            };
+            if quiet {
+                out[t..t + BLOCK].fill(position);
+                t += BLOCK;
+                continue;
+            }
         }
-        for i in t..t + block {
+        let end = (t + BLOCK).min(n);
+        for i in t..end {
             let side = (fast[i] > slow[i]) as i8 - (fast[i] < slow[i]) as i8;
             if side != 0 && side != last_side {
                 let enter = side > 0 && last_side < 0;
@@ -46,8 +50,17 @@ pub(crate) fn cross_positions(
             }
             out[i] = position;
         }
-        t += block;
+        t = end;
     }
+}
+
+#[inline(always)]
+fn any_pair(f: &[f64; BLOCK], s: &[f64; BLOCK], test: impl Fn(f64, f64) -> bool) -> bool {
+    let mut any = 0u8;
+    for i in 0..BLOCK {
+        any |= test(f[i], s[i]) as u8;
+    }
+    any != 0
 }
 
 /// Bars per block of the fast path: crossings are tens of bars apart, so

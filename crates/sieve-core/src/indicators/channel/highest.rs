@@ -1,6 +1,6 @@
 /// Highest value over the last `n` bars including this one (TA-Lib MAX).
 pub fn highest(x: &[f64], n: usize) -> Vec<f64> {
-    super::rolling_extreme(x, n, |a, b| a > b)
+    super::rolling_extreme(x, n, f64::max)
 }
 
 #[cfg(test)]

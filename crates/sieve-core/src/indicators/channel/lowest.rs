@@ -1,6 +1,6 @@
 /// Lowest value over the last `n` bars including this one (TA-Lib MIN).
 pub fn lowest(x: &[f64], n: usize) -> Vec<f64> {
-    super::rolling_extreme(x, n, |a, b| a < b)
+    super::rolling_extreme(x, n, f64::min)
 }
 
 #[cfg(test)]

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Times the sieve CLI end to end on synthetic data (release build).
+
+    python3 scripts/bench_cli.py [--runs 5] [--quick]
+
+Prints medians of several runs (wall seconds, from this script's clock) and
+the throughput sieve reports in sweep.meta.json. Every number in
+BENCHMARKS.md comes from this script; record the machine with it.
+"""
+import argparse, json, os, platform, resource, statistics, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SIEVE = os.path.join(ROOT, "target", "release", "sieve")
+
+ACTIVATION_1M = """
+[strategy]
+name = "activation"
+[strategy.params]
+trend_len = { start = 20, stop = 200, step = 20 }
+rsi_len = { values = [7, 14, 21] }
+dc_len = { start = 10, stop = 50, step = 10 }
+atr_len = { values = [10, 14, 20] }
+w_trend = { values = [0.5, 1.0] }
+w_rsi = { start = 0, stop = 1, step = 0.5 }
+w_dc = { values = [0.5, 1.0] }
+entry = { start = 0.1, stop = 0.7, step = 0.1 }
+exit = { start = -0.3, stop = 0.3, step = 0.1 }
+stop_atr = { start = 0, stop = 4, step = 1 }
+[score]
+score_start = "2019-01-01"
+"""
+
+SMA_ALL = """
+[strategy]
+name = "sma_cross"
+constraints = ["fast < slow"]
+[strategy.params]
+fast = { start = 2, stop = 500, step = 1 }
+slow = { start = 2, stop = 500, step = 1 }
+[score]
+score_start = "2019-01-01"
+"""
+
+DEFAULT_GRID = """
+[strategy]
+name = "activation"
+[score]
+score_start = "2019-01-01"
+"""
+
+
+def run(args, **kw):
+    t = time.perf_counter()
+    subprocess.run([SIEVE] + args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)
+    return time.perf_counter() - t
+
+
+def median_time(args, runs):
+    return statistics.median(run(args) for _ in range(runs))
+
+
+def peak_rss_mb(args):
+    """Peak RSS of one run, from the kernel's accounting of a fresh child."""
+    code = (
+        "import resource,subprocess,sys;"
+        "subprocess.run(sys.argv[1:],check=True,stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL);"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, SIEVE] + args, check=True, capture_output=True, text=True)
+    return int(out.stdout.strip()) / 1024.0
+
+
+def meta(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="skip the 1M-combination sweeps")
+    a = ap.parse_args()
+    subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
+    d = tempfile.mkdtemp(prefix="sieve-bench-")
+    p = lambda name: os.path.join(d, name)
+    for name, text in [("act1m.toml", ACTIVATION_1M), ("sma.toml", SMA_ALL), ("default.toml", DEFAULT_GRID)]:
+        with open(p(name), "w") as f:
+            f.write(text)
+    run(["synth", "--bars", "4000", "--seed", "42", "--out", p("bars.csv")])
+    common = ["--data", p("bars.csv")]
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs, {platform.platform()}")
+    print(f"runs per median: {a.runs}\n")
+
+    # Candidates: the top 50,000 of a real sweep of the default activation grid.
+    run(["sweep", "--config", p("default.toml")] + common + ["--out", p("cands.csv"), "--top", "50000"])
+
+    print("== verify (end to end through the CLI, loading included)")
+    t1 = median_time(["verify", "--config", p("default.toml")] + common + ["--candidates", p("cands.csv"), "--out", p("v.csv"), "--top", "5000", "--threads", "1"], a.runs)
+    t2 = median_time(["verify", "--config", p("default.toml")] + common + ["--candidates", p("cands.csv"), "--out", p("v.csv"), "--top", "5000", "--threads", "2"], a.runs)
+    print(f"5,000 activation candidates x 4,000 bars: 1 thread {t1:.3f} s, 2 threads {t2:.3f} s, speed-up {t1 / t2:.2f}x")
+    print(f"  original spec ceiling 300 s on 20 threads: {300 / t2:,.0f}x faster")
+    t50 = median_time(["verify", "--config", p("default.toml")] + common + ["--candidates", p("cands.csv"), "--out", p("v.csv"), "--top", "50000", "--threads", "2"], max(1, a.runs // 2))
+    print(f"50,000 candidates, 2 threads: {t50:.3f} s = {50000 / t50:,.0f} candidates/s (5,000: {5000 / t2:,.0f}/s)\n")
+
+    print("== sweep")
+    rates = []
+    for _ in range(a.runs):
+        run(["sweep", "--config", p("sma.toml")] + common + ["--out", p("sma.csv")])
+        rates.append(meta(p("sma.meta.json"))["timings"]["bar_combinations_per_s"])
+    m = meta(p("sma.meta.json"))
+    print(f"sma_cross all 2 <= fast < slow <= 500 ({m['objective_stats']['combinations_evaluated']:,} combinations x 4,000 bars): median {statistics.median(rates):.3e} bar-combinations/s")
+
+    if not a.quick:
+        rates, walls = [], []
+        for _ in range(max(1, a.runs // 2)):
+            walls.append(run(["sweep", "--config", p("act1m.toml")] + common + ["--out", p("act.csv")]))
+            rates.append(meta(p("act.meta.json"))["timings"]["bar_combinations_per_s"])
+        m = meta(p("act.meta.json"))
+        n = m["objective_stats"]["combinations_evaluated"]
+        rate = statistics.median(rates)
+        print(f"activation grid of {n:,} combinations x 4,000 bars: median {rate:.3e} bar-combinations/s, wall {statistics.median(walls):.2f} s")
+        print(f"  projected 50,000,000 combinations: {50e6 * 4000 / rate / 60:.1f} min")
+        rss = peak_rss_mb(["sweep", "--config", p("act1m.toml")] + common + ["--out", p("act.csv")])
+        print(f"  peak RSS: {rss:.0f} MB")
+        k5, k1 = [], []
+        for _ in range(max(2, a.runs // 2)):  # interleaved so drift hits both
+            k5.append(run(["sweep", "--config", p("act1m.toml")] + common + ["--out", p("k5.csv"), "--top", "5000"]))
+            k1.append(run(["sweep", "--config", p("act1m.toml")] + common + ["--out", p("k1.csv"), "--top", "1000"]))
+        a5, a1 = statistics.median(k5), statistics.median(k1)
+        print(f"  K=5000 {a5:.2f} s vs K=1000 {a1:.2f} s: difference {100 * (a5 - a1) / a1:+.1f}%")
+
+
+if __name__ == "__main__":
+    main()
