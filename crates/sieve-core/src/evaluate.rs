@@ -124,6 +124,32 @@ impl<'a> Evaluator<'a> {
         (bt, metrics)
     }
 
+    /// Only the metrics of `windows` (what verification needs): the same
+    /// stream as [`Evaluator::backtest_with_metrics`], no record kept.
+    pub fn window_metrics(
+        &self,
+        params: &[f64],
+        windows: &[Window],
+        scratch: &mut Vec<i8>,
+    ) -> Vec<Metrics> {
+        self.positions(params, scratch);
+        let cash = self.scoring.engine.initial_cash;
+        let mut stats: Vec<WindowStats> =
+            windows.iter().map(|w| WindowStats::new(w, cash)).collect();
+        let end = windows.iter().map(|w| w.end).max().unwrap_or(0);
+        engine::simulate(
+            self.bars,
+            scratch,
+            &self.scoring.engine,
+            end,
+            &mut stats.as_mut_slice(),
+        );
+        stats
+            .iter()
+            .map(|s| s.finish(self.bars, self.scoring.periods_per_year))
+            .collect()
+    }
+
     pub fn metrics(&self, bt: &Backtest, window: &Window) -> Metrics {
         metrics::evaluate(
             self.bars,
@@ -238,6 +264,33 @@ impl engine::Sink for Tee<'_> {
         engine::Sink::held(self.bt, from, to, cash, signed_units, close, position);
         self.stats
             .iter_mut()
+            .for_each(|s| engine::Sink::held(s, from, to, cash, signed_units, close, position));
+    }
+}
+
+/// Several window accumulators fed by one simulation.
+impl engine::Sink for &mut [WindowStats] {
+    #[inline]
+    fn bar(&mut self, t: usize, equity: f64, position: i8) {
+        self.iter_mut().for_each(|s| s.bar(t, equity, position));
+    }
+    fn trade(&mut self, trade: &engine::Trade) {
+        self.iter_mut().for_each(|s| s.trade(trade));
+    }
+    fn flat(&mut self, from: usize, to: usize, equity: f64) {
+        self.iter_mut()
+            .for_each(|s| engine::Sink::flat(s, from, to, equity));
+    }
+    fn held(
+        &mut self,
+        from: usize,
+        to: usize,
+        cash: f64,
+        signed_units: f64,
+        close: &[f64],
+        position: i8,
+    ) {
+        self.iter_mut()
             .for_each(|s| engine::Sink::held(s, from, to, cash, signed_units, close, position));
     }
 }

@@ -71,9 +71,8 @@ pub fn verify(
         let window = study.scoring.windows.score;
         let mut rows: Vec<Verified> = candidates
             .into_par_iter()
-            .map(|candidate| {
-                let (_, metrics) = eval.backtest_with_metrics(&candidate.params, &[window]);
-                let metrics = metrics[0];
+            .map_init(Vec::new, |scratch, candidate| {
+                let metrics = eval.window_metrics(&candidate.params, &[window], scratch)[0];
                 tick();
                 Verified {
                     score: eval.objective(&metrics),

@@ -231,6 +231,26 @@ impl Sink for Backtest {
     fn trade(&mut self, trade: &Trade) {
         self.trades.push(*trade);
     }
+
+    fn flat(&mut self, from: usize, to: usize, equity: f64) {
+        self.equity[from..to].fill(equity);
+        self.position[from..to].fill(0);
+    }
+
+    fn held(
+        &mut self,
+        from: usize,
+        to: usize,
+        cash: f64,
+        signed_units: f64,
+        close: &[f64],
+        position: i8,
+    ) {
+        for (e, &c) in self.equity[from..to].iter_mut().zip(&close[from..to]) {
+            *e = cash + signed_units * c;
+        }
+        self.position[from..to].fill(position);
+    }
 }
 
 /// Runs the exact engine over every bar and keeps the whole record.

@@ -23,19 +23,17 @@ fn rolling_extreme(x: &[f64], n: usize, pick: impl Fn(f64, f64) -> f64) -> Vec<f
             block[i] = pick(block[i + 1], block[i]);
         }
     }
-    // The prefix extreme is carried along instead of stored.
-    let mut out = Vec::with_capacity(len);
-    out.resize(n - 1, f64::NAN);
-    let mut prefix = x[0];
-    for (i, block) in x.chunks(n).enumerate() {
-        for (j, &v) in block.iter().enumerate() {
-            prefix = if j == 0 { v } else { pick(prefix, v) };
-            let at = i * n + j;
-            if at + 1 >= n {
-                out.push(pick(suffix[at + 1 - n], prefix));
-            }
+    // Prefix extremes computed in place in the output, then combined.
+    let mut out = x.to_vec();
+    for block in out.chunks_mut(n) {
+        for i in 1..block.len() {
+            block[i] = pick(block[i - 1], block[i]);
         }
     }
+    for i in n - 1..len {
+        out[i] = pick(suffix[i + 1 - n], out[i]);
+    }
+    out[..n - 1].fill(f64::NAN);
     out
 }
 

@@ -5,10 +5,9 @@ pub fn trend_score(sma: &[f64], atr: &[f64], close: &[f64]) -> Vec<f64> {
         .zip(atr)
         .zip(close)
         .map(|((&s, &a), &c)| {
+            // NaN (not yet defined) passes through the division and clamp.
             if a == 0.0 {
                 0.0
-            } else if s.is_nan() || a.is_nan() {
-                f64::NAN
             } else {
                 ((c - s) / (2.0 * a)).clamp(-1.0, 1.0)
             }
