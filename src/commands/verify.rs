@@ -10,11 +10,15 @@ use crate::progress::Progress;
 pub fn run(a: VerifyArgs) -> Result<()> {
     let study = crate::inputs::load(&a.common)?.into_study()?;
     let top = a.top.unwrap_or(study.config.verify_top);
-    let list = candidates::read(&a.candidates, study.strategy, Some(top))?;
+    // Parsing runs on the same number of threads as the verification.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(a.threads)
+        .build()?;
+    let list = pool.install(|| candidates::read(&a.candidates, study.strategy, Some(top)))?;
     let progress = Progress::new(list.len() as u64, "verify", "cand", a.common.verbose);
     let result = verify::verify(&study, list, a.threads, &|| progress.inc())?;
     progress.finish();
-    verify::write_csv(&a.out, &study, &result.rows)?;
+    verify::write_csv(&a.out, &result)?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", summary(&study, &result))?;
     writeln!(out, "wrote {}", a.out.display())?;

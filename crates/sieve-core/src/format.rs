@@ -2,18 +2,74 @@
 
 use chrono::{DateTime, Timelike};
 
-/// Shortest round-trip form of a float (Rust's `Display` for f64), with
-/// `NaN`, `inf` and `-inf` spelled the way pandas reads them.
+/// Shortest round-trip form of a float (the digits of Rust's `Display` for
+/// f64: no exponent, no trailing ".0"), with `NaN`, `inf` and `-inf` spelled
+/// the way pandas reads them.
 pub fn float(x: f64) -> String {
+    let mut s = String::new();
+    push_float(&mut s, x);
+    s
+}
+
+/// [`float`] appended to `out` without allocating: files hold millions of
+/// floats, and `format!` was most of the time spent writing them.
+pub fn push_float(out: &mut String, x: f64) {
     if x.is_nan() {
-        "NaN".to_string()
+        out.push_str("NaN");
     } else if x.is_infinite() {
-        if x > 0.0 { "inf" } else { "-inf" }.to_string()
+        out.push_str(if x > 0.0 { "inf" } else { "-inf" });
     } else if x == 0.0 {
         // Avoid "-0", which round-trips but surprises readers.
-        "0".to_string()
+        out.push('0');
     } else {
-        format!("{x}")
+        let mut buf = ryu::Buffer::new();
+        let s = buf.format_finite(x);
+        if s.contains('e') {
+            // ryu switches to exponents where Display does not.
+            out.push_str(&format!("{x}"));
+        } else {
+            out.push_str(s.strip_suffix(".0").unwrap_or(s));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_text_as_display_and_round_trips() {
+        let mut state = 0x1234_5678_9abc_def0u64;
+        let mut values = vec![
+            1.0,
+            20.0,
+            0.1,
+            0.3,
+            1e21,
+            1e-7,
+            123456.789,
+            -2.5,
+            1e15,
+            1e16,
+            5e-324,
+            f64::MAX,
+        ];
+        for _ in 0..20_000 {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            values.push(f64::from_bits(state >> 2)); // positive finite bit patterns
+            values.push((state % 100_000) as f64 / 7.0);
+        }
+        for x in values.into_iter().filter(|x| x.is_finite() && *x != 0.0) {
+            let s = float(x);
+            assert_eq!(s, format!("{x}"), "{x:e}");
+            assert_eq!(s.parse::<f64>().unwrap(), x);
+        }
+        assert_eq!(
+            (float(f64::NAN), float(f64::NEG_INFINITY), float(-0.0)),
+            ("NaN".into(), "-inf".into(), "0".into())
+        );
     }
 }
 

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use rayon::prelude::*;
 use sieve_core::grid::GridIndex;
 use sieve_core::strategy::{self, Strategy};
 use sieve_core::{Error, Result};
@@ -66,17 +67,21 @@ pub fn parse(
     let (index_col, rank_col) = (column("grid_index"), column("rank"));
     let defaults = strategy::default_params(strategy);
     let limit = top.unwrap_or(usize::MAX);
-    let mut out = Vec::new();
+    // Split into records in order, then parse the fields in parallel (the
+    // number parsing is most of the cost); the first error by line wins.
+    let mut records = Vec::new();
     for record in reader.records() {
-        if out.len() >= limit {
+        if records.len() >= limit {
             break;
         }
-        let record = record.map_err(|e| match e.position() {
+        records.push(record.map_err(|e| match e.position() {
             Some(p) => format!("line {}: {e}", p.line()),
             None => e.to_string(),
-        })?;
+        })?);
+    }
+    let parse_row = |(row, record): (usize, &csv::StringRecord)| -> Result<Candidate, String> {
+        let row = row as u64;
         let line = record.position().map_or(0, |p| p.line());
-        let row = out.len() as u64;
         let whole = |col: usize| -> Result<u64, String> {
             record[col].parse::<u64>().map_err(|_| {
                 format!(
@@ -98,13 +103,20 @@ pub fn parse(
                 .map_err(|e| format!("line {line}: column '{}': {e}", header[col]))?;
             p[i] = v;
         }
-        out.push(Candidate {
+        Ok(Candidate {
             line,
             grid_index: index_col.map(whole).transpose()?.unwrap_or(row),
             screen_rank: rank_col.map(whole).transpose()?.unwrap_or(row + 1),
             params: p,
-        });
-    }
+        })
+    };
+    let out: Vec<Candidate> = records
+        .par_iter()
+        .enumerate()
+        .map(parse_row)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .collect::<Result<_, String>>()?;
     if out.is_empty() {
         return Err("line 1: the file has a header but no candidates".into());
     }

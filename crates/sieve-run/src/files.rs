@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use serde::{de::DeserializeOwned, Serialize};
-use sieve_core::format::{float, write_atomic};
+use std::fmt::Write as _;
+
+use sieve_core::format::{push_float, write_atomic};
 use sieve_core::grid::GridIndex;
 use sieve_core::{Error, Result};
 
@@ -39,12 +41,14 @@ pub fn write_sweep_csv(path: &Path, param_names: &[&str], rows: &[SweepRow]) -> 
     }
     out.push_str(",score,trades\n");
     for (rank, row) in rows.iter().enumerate() {
-        out.push_str(&format!("{},{}", rank + 1, row.grid_index));
+        let _ = write!(out, "{},{}", rank + 1, row.grid_index);
         for &v in &row.params {
             out.push(',');
-            out.push_str(&float(v));
+            push_float(&mut out, v);
         }
-        out.push_str(&format!(",{},{}\n", float(row.score), row.trades));
+        out.push(',');
+        push_float(&mut out, row.score);
+        let _ = writeln!(out, ",{}", row.trades);
     }
     write_atomic(path, out.as_bytes())
 }

@@ -241,7 +241,7 @@ pub fn optimize(
             })?;
             obs.progress(done.into_inner());
             obs.finish();
-            verify::write_csv(&verified_csv, study, &result.rows)?;
+            verify::write_csv(&verified_csv, &result)?;
             let rec = &mut state.iterations[idx];
             rec.stage = "done".into();
             rec.verify_s = Some(started.elapsed().as_secs_f64());

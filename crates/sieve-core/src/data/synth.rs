@@ -98,11 +98,11 @@ pub fn write_csv(bars: &Bars, path: &Path) -> Result<()> {
         out.push_str(&format::time(bars.time[i]));
         for v in [bars.open[i], bars.high[i], bars.low[i], bars.close[i]] {
             out.push(',');
-            out.push_str(&format::float(v));
+            format::push_float(&mut out, v);
         }
         if let Some(v) = &bars.volume {
             out.push(',');
-            out.push_str(&format::float(v[i]));
+            format::push_float(&mut out, v[i]);
         }
         out.push('\n');
     }
