@@ -33,46 +33,6 @@ pub fn push_float(out: &mut String, x: f64) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn same_text_as_display_and_round_trips() {
-        let mut state = 0x1234_5678_9abc_def0u64;
-        let mut values = vec![
-            1.0,
-            20.0,
-            0.1,
-            0.3,
-            1e21,
-            1e-7,
-            123456.789,
-            -2.5,
-            1e15,
-            1e16,
-            5e-324,
-            f64::MAX,
-        ];
-        for _ in 0..20_000 {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            values.push(f64::from_bits(state >> 2)); // positive finite bit patterns
-            values.push((state % 100_000) as f64 / 7.0);
-        }
-        for x in values.into_iter().filter(|x| x.is_finite() && *x != 0.0) {
-            let s = float(x);
-            assert_eq!(s, format!("{x}"), "{x:e}");
-            assert_eq!(s.parse::<f64>().unwrap(), x);
-        }
-        assert_eq!(
-            (float(f64::NAN), float(f64::NEG_INFINITY), float(-0.0)),
-            ("NaN".into(), "-inf".into(), "0".into())
-        );
-    }
-}
-
 /// A bar time (unix milliseconds, UTC): a plain date at midnight, else
 /// `YYYY-MM-DD HH:MM:SS[.fff]`.
 pub fn time(ms: i64) -> String {
@@ -111,4 +71,44 @@ pub fn temp_name(path: &std::path::Path) -> std::path::PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(format!(".{}.tmp", std::process::id()));
     path.with_file_name(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_text_as_display_and_round_trips() {
+        let mut state = 0x1234_5678_9abc_def0u64;
+        let mut values = vec![
+            1.0,
+            20.0,
+            0.1,
+            0.3,
+            1e21,
+            1e-7,
+            123456.789,
+            -2.5,
+            1e15,
+            1e16,
+            5e-324,
+            f64::MAX,
+        ];
+        for _ in 0..20_000 {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            values.push(f64::from_bits(state >> 2)); // positive finite bit patterns
+            values.push((state % 100_000) as f64 / 7.0);
+        }
+        for x in values.into_iter().filter(|x| x.is_finite() && *x != 0.0) {
+            let s = float(x);
+            assert_eq!(s, format!("{x}"), "{x:e}");
+            assert_eq!(s.parse::<f64>().unwrap(), x);
+        }
+        assert_eq!(
+            (float(f64::NAN), float(f64::NEG_INFINITY), float(-0.0)),
+            ("NaN".into(), "-inf".into(), "0".into())
+        );
+    }
 }

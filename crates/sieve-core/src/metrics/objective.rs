@@ -94,7 +94,7 @@ mod tests {
 
     #[test]
     fn nan_last_then_index() {
-        let mut v = vec![
+        let mut v = [
             (f64::NAN, 0),
             (1.0, 5),
             (2.0, 9),

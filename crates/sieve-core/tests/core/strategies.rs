@@ -78,7 +78,7 @@ fn sma_cross_matches_a_direct_reading_of_the_rule() {
         (t + 1 >= n).then(|| bars.close[t + 1 - n..=t].iter().sum::<f64>() / n as f64)
     };
     let mut pos = 0;
-    for t in 0..bars.len() {
+    for (t, &got_t) in got.iter().enumerate() {
         if let (Some(f), Some(sl)) = (sma(fast, t), sma(slow, t)) {
             // latest earlier bar with both defined and unequal
             let prev = (0..t)
@@ -93,7 +93,7 @@ fn sma_cross_matches_a_direct_reading_of_the_rule() {
                 pos = 0;
             }
         }
-        assert_eq!(got[t], pos, "bar {t}");
+        assert_eq!(got_t, pos, "bar {t}");
     }
 }
 
