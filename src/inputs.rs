@@ -67,3 +67,11 @@ pub fn with_config(common: &Common, mut config: Config) -> Result<Inputs> {
         data_label,
     })
 }
+
+/// Files a command reads (config, data), which no output may overwrite.
+pub fn input_paths<'a>(common: &'a Common, config: &'a Config) -> Vec<&'a std::path::Path> {
+    [common.config.as_deref(), config.data.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect()
+}

@@ -14,6 +14,12 @@ use crate::output::{human, table};
 pub fn run(a: BacktestArgs) -> Result<()> {
     let inputs = crate::inputs::load(&a.common)?;
     let strategy = strategy::lookup(&inputs.config.strategy)?;
+    for out in [&a.trades, &a.equity].into_iter().flatten() {
+        sieve_run::files::check_output(
+            out,
+            &crate::inputs::input_paths(&a.common, &inputs.config),
+        )?;
+    }
     let params = parse_sets(strategy, &a.set)?;
     let scoring = Scoring::new(&inputs.config, &inputs.bars)?;
     let indicators = IndicatorSet::build(&inputs.bars, strategy::indicators_for(strategy, &params));

@@ -3,6 +3,8 @@ use anyhow::Result;
 use crate::args::MergeArgs;
 
 pub fn run(a: MergeArgs) -> Result<()> {
+    let inputs: Vec<&std::path::Path> = a.parts.iter().map(|p| p.as_path()).collect();
+    sieve_run::files::check_output(&a.out, &inputs)?;
     let meta = sieve_run::merge::merge(&a.parts, &a.out)?;
     eprintln!(
         "merged {} shards ({} combinations evaluated) into {}",

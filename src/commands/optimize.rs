@@ -55,6 +55,15 @@ pub fn run(a: OptimizeArgs) -> Result<()> {
         }
     };
     let study = crate::inputs::with_config(&a.common, config)?.into_study()?;
+    if a.out.exists() && !a.out.is_dir() {
+        anyhow::bail!(
+            "{}: exists and is not a folder; --out takes a run folder",
+            a.out.display()
+        );
+    }
+    std::fs::create_dir_all(&a.out)
+        .map_err(|e| anyhow::anyhow!("{}: cannot create the run folder ({e})", a.out.display()))?;
+    sieve_run::files::check_writable_dir(&a.out)?;
     let backend =
         sieve_screen::backend_by_name(a.backend.as_deref().unwrap_or(&study.config.backend))?;
     let opts = OptimizeOptions {

@@ -8,6 +8,10 @@ use crate::progress::Progress;
 
 pub fn run(a: SweepArgs) -> Result<()> {
     let study = crate::inputs::load(&a.common)?.into_study()?;
+    sieve_run::files::check_output(
+        &a.out,
+        &crate::inputs::input_paths(&a.common, &study.config),
+    )?;
     let shard = match &a.shard {
         Some(s) => Shard::parse(s)?,
         None => Shard::from_env(|k| std::env::var(k).ok(), a.shards)?.unwrap_or(Shard::WHOLE),

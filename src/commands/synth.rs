@@ -7,6 +7,7 @@ pub fn run(a: SynthArgs) -> Result<()> {
     if a.bars == 0 {
         anyhow::bail!("--bars must be at least 1");
     }
+    sieve_run::files::check_output(&a.out, &[])?;
     let bars = data::synth(a.bars, a.seed);
     data::write_csv(&bars, &a.out)?;
     eprintln!(

@@ -9,6 +9,9 @@ use crate::progress::Progress;
 
 pub fn run(a: VerifyArgs) -> Result<()> {
     let study = crate::inputs::load(&a.common)?.into_study()?;
+    let mut inputs = crate::inputs::input_paths(&a.common, &study.config);
+    inputs.push(&a.candidates);
+    sieve_run::files::check_output(&a.out, &inputs)?;
     let top = a.top.unwrap_or(study.config.verify_top);
     // Parsing runs on the same number of threads as the verification.
     let pool = rayon::ThreadPoolBuilder::new()

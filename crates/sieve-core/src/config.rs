@@ -174,8 +174,7 @@ impl Config {
         let mut table = match path {
             Some(p) => {
                 let text = std::fs::read_to_string(p).map_err(|e| Error::io(p, e))?;
-                text.parse::<toml::Table>()
-                    .map_err(|e| Error::config(p.display().to_string(), e.to_string()))?
+                parse_toml(&text).map_err(|m| Error::config(p.display().to_string(), m))?
             }
             None => toml::Table::new(),
         };
@@ -199,9 +198,7 @@ impl Config {
 
     /// Parses TOML text, then applies `section.key=value` overrides.
     pub fn parse_with_overrides(text: &str, overrides: &[String]) -> Result<Config> {
-        let mut table = text
-            .parse::<toml::Table>()
-            .map_err(|e| Error::config("<config>", e.to_string()))?;
+        let mut table = parse_toml(text).map_err(|m| Error::config("<config>", m))?;
         for o in overrides {
             apply_override(&mut table, o)?;
         }
@@ -341,6 +338,17 @@ impl Config {
     pub fn canonical_toml(&self) -> String {
         toml::to_string(&self.source).unwrap_or_default()
     }
+}
+
+/// Parses TOML; a syntax error becomes one line naming its line and column.
+fn parse_toml(text: &str) -> Result<toml::Table, String> {
+    text.parse::<toml::Table>().map_err(|e| {
+        let at = e.span().map(|s| s.start).unwrap_or(0).min(text.len());
+        let before = &text[..at];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        format!("line {line}, column {column}: {}", e.message().trim())
+    })
 }
 
 fn time_key(key: &str, v: Option<toml::Value>) -> Result<Option<i64>> {

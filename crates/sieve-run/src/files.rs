@@ -129,3 +129,56 @@ pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
 pub fn finite(x: f64) -> Option<f64> {
     x.is_finite().then_some(x)
 }
+
+/// Checks, before any work starts, that `out` can be written and is not one
+/// of `inputs` (a typo must not overwrite the data it reads).
+pub fn check_output(out: &Path, inputs: &[&Path]) -> Result<()> {
+    if out.is_dir() {
+        return Err(Error::Invalid(format!(
+            "{}: is a folder; give a file name",
+            out.display()
+        )));
+    }
+    if let Ok(target) = std::fs::canonicalize(out) {
+        for input in inputs {
+            if std::fs::canonicalize(input).is_ok_and(|i| i == target) {
+                return Err(Error::Invalid(format!(
+                    "{}: refusing to overwrite an input file with an output",
+                    out.display()
+                )));
+            }
+        }
+    }
+    let dir = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    check_writable_dir(&dir)
+}
+
+/// Checks that `dir` exists (or can be created) and accepts new files.
+pub fn check_writable_dir(dir: &Path) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::Invalid(format!(
+            "{}: exists and is not a folder",
+            dir.display()
+        )));
+    }
+    if !dir.exists() {
+        return Err(Error::Invalid(format!(
+            "{}: the output folder does not exist",
+            dir.display()
+        )));
+    }
+    let probe = dir.join(format!(".sieve-write-test.{}.tmp", std::process::id()));
+    match std::fs::File::create(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(Error::Invalid(format!(
+            "{}: cannot write here ({e})",
+            dir.display()
+        ))),
+    }
+}

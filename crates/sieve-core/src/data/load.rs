@@ -30,6 +30,15 @@ struct Columns {
 
 fn find_columns(header: &csv::StringRecord) -> Result<Columns, String> {
     let names: Vec<String> = header.iter().map(|h| h.trim().to_lowercase()).collect();
+    for (i, n) in names.iter().enumerate() {
+        let wanted =
+            TIME_NAMES.contains(&n.as_str()) || PRICE_NAMES.contains(&n.as_str()) || n == "volume";
+        if wanted && names[..i].contains(n) {
+            return Err(format!(
+                "line 1: column '{n}' appears twice; which one is meant is ambiguous"
+            ));
+        }
+    }
     let find = |want: &str| names.iter().position(|n| n == want);
     let time = TIME_NAMES
         .iter()
@@ -123,6 +132,8 @@ pub fn parse_csv(bytes: &[u8]) -> Result<Bars, String> {
     let mut problems = Problems::default();
     let mut record = csv::StringRecord::new();
     let mut prev_time: Option<(i64, u64)> = None;
+    // The written form of the first time; every other must match it.
+    let mut first_form: Option<(TimeForm, u64, String)> = None;
     loop {
         match reader.read_record(&mut record) {
             Ok(true) => {}
@@ -135,11 +146,30 @@ pub fn parse_csv(bytes: &[u8]) -> Result<Bars, String> {
         }
         let time = match parse_time(&record[cols.time]) {
             Ok(t) => t,
-            Err(e) => {
-                problems.add(line, e);
+            Err(_) => {
+                problems.add(
+                    line,
+                    format!(
+                        "cannot parse time {} (expected YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS], RFC 3339, or unix seconds/milliseconds)",
+                        quote(&record[cols.time])
+                    ),
+                );
                 continue;
             }
         };
+        let form = TimeForm::of(&record[cols.time]);
+        match &first_form {
+            None => first_form = Some((form, line, record[cols.time].to_string())),
+            Some((f, first_line, first_text)) if *f != form => problems.add(
+                line,
+                format!(
+                    "time {} is written differently from line {first_line} ({}); mixed time formats are ambiguous",
+                    quote(&record[cols.time]),
+                    quote(first_text)
+                ),
+            ),
+            Some(_) => {}
+        }
         if let Some((prev, prev_line)) = prev_time {
             if time == prev {
                 problems.add(line, format!("duplicate time (same as line {prev_line})"));
@@ -210,15 +240,29 @@ pub fn parse_csv(bytes: &[u8]) -> Result<Bars, String> {
     Ok(bars)
 }
 
+/// A value quoted in a message, cut short when very long.
+fn quote(s: &str) -> String {
+    const MAX: usize = 40;
+    match s.char_indices().nth(MAX) {
+        Some((at, _)) => format!("\"{}…\" ({} characters)", &s[..at], s.chars().count()),
+        None => format!("\"{s}\""),
+    }
+}
+
 fn parse_price(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .parse()
-        .map_err(|_| format!("cannot parse \"{s}\" as a number"))?;
+    let v: f64 = s.parse().map_err(|_| {
+        let hint = if s.contains(',') && s.chars().any(|c| c.is_ascii_digit()) {
+            " (thousands separators and decimal commas are not supported)"
+        } else {
+            ""
+        };
+        format!("cannot parse {} as a number{hint}", quote(s))
+    })?;
     if !v.is_finite() {
-        return Err(format!("{s} is not a finite number"));
+        return Err(format!("{} is not a finite number", quote(s)));
     }
     if v <= 0.0 {
-        return Err(format!("price {s} is not positive"));
+        return Err(format!("price {} is not positive", quote(s)));
     }
     Ok(v)
 }
@@ -235,5 +279,30 @@ fn csv_error(e: csv::Error) -> String {
     match line {
         Some(l) => format!("line {l}: {what}"),
         None => what,
+    }
+}
+
+/// How a time value is written: unix numbers, plain dates, date-times, or
+/// date-times with an offset. A file must stick to one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TimeForm {
+    Unix,
+    Date,
+    DateTime,
+    WithOffset,
+}
+
+impl TimeForm {
+    fn of(s: &str) -> TimeForm {
+        let s = s.trim();
+        if s.parse::<i64>().is_ok() {
+            TimeForm::Unix
+        } else if s.len() <= 10 {
+            TimeForm::Date
+        } else if s.ends_with(['Z', 'z']) || s.get(11..).is_some_and(|t| t.contains(['+', '-'])) {
+            TimeForm::WithOffset
+        } else {
+            TimeForm::DateTime
+        }
     }
 }
