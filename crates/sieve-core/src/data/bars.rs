@@ -33,7 +33,7 @@ impl Bars {
         if n < 2 {
             return f64::NAN;
         }
-        let days = (self.time[n - 1] - self.time[0]) as f64 / MS_PER_DAY as f64;
+        let days = (self.time[n - 1] as f64 - self.time[0] as f64) / MS_PER_DAY as f64;
         (n - 1) as f64 / (days / 365.25)
     }
 

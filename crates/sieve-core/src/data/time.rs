@@ -18,7 +18,15 @@ pub fn parse_time(s: &str) -> Result<i64, String> {
         return Err("empty time".into());
     }
     if let Ok(n) = s.parse::<i64>() {
-        return Ok(if n.abs() >= MS_THRESHOLD { n } else { n * 1000 });
+        // Checked: fuzzing found i64::MIN (no absolute value) and overflow.
+        let ms = if n.unsigned_abs() >= MS_THRESHOLD as u64 {
+            Some(n)
+        } else {
+            n.checked_mul(1000)
+        };
+        return ms
+            .filter(|&ms| DateTime::from_timestamp_millis(ms).is_some())
+            .ok_or_else(|| format!("time \"{s}\" is out of range"));
     }
     if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
         return Ok(d

@@ -178,7 +178,7 @@ impl WindowStats {
         };
         let years = if end > start {
             let from = bars.time[start.saturating_sub(1)];
-            (bars.time[end - 1] - from) as f64 / MS_PER_DAY as f64 / 365.25
+            (bars.time[end - 1] as f64 - from as f64) / MS_PER_DAY as f64 / 365.25
         } else {
             0.0
         };
