@@ -99,7 +99,7 @@ def trial_loop(name, make_args, names, trials, rng, work):
         d = os.path.join(work, f"{name}-{i}")
         os.makedirs(d)
         p = subprocess.Popen([SIEVE] + make_args(d), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.0, duration * 1.1))
+        time.sleep(rng.uniform(0.0, duration * 0.9))
         if p.poll() is None:
             p.send_signal(signal.SIGKILL)
             killed_mid += 1

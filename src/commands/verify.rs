@@ -1,6 +1,7 @@
 use std::io::Write;
 
 use anyhow::Result;
+use sieve_core::config::Config;
 use sieve_run::{candidates, verify};
 
 use crate::args::VerifyArgs;
@@ -8,16 +9,28 @@ use crate::output::human;
 use crate::progress::Progress;
 
 pub fn run(a: VerifyArgs) -> Result<()> {
-    let study = crate::inputs::load(&a.common)?.into_study()?;
-    let mut inputs = crate::inputs::input_paths(&a.common, &study.config);
-    inputs.push(&a.candidates);
-    sieve_run::files::check_output(&a.out, &inputs)?;
-    let top = a.top.unwrap_or(study.config.verify_top);
-    // Parsing runs on the same number of threads as the verification.
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(a.threads)
-        .build()?;
-    let list = pool.install(|| candidates::read(&a.candidates, study.strategy, Some(top)))?;
+    let config = Config::load(a.common.config.as_deref(), &crate::inputs::overrides(&a.common))?;
+    let strategy = sieve_core::strategy::lookup(&config.strategy)?;
+    let top = a.top.unwrap_or(config.verify_top);
+    {
+        let mut inputs = crate::inputs::input_paths(&a.common, &config);
+        inputs.extend([a.candidates.as_path()]);
+        if let Some(d) = &a.common.data {
+            inputs.push(d);
+        }
+        sieve_run::files::check_output(&a.out, &inputs)?;
+    }
+    // Loading the bars and reading the candidates overlap, on the same
+    // number of threads as the verification.
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(a.threads).build()?;
+    let (inputs, list) = pool.install(|| {
+        rayon::join(
+            || crate::inputs::with_config(&a.common, config),
+            || candidates::read(&a.candidates, strategy, Some(top)),
+        )
+    });
+    let study = inputs?.into_study()?;
+    let list = list?;
     let progress = Progress::new(list.len() as u64, "verify", "cand", a.common.verbose);
     let result = verify::verify(&study, list, a.threads, &|| progress.inc())?;
     progress.finish();
