@@ -9,7 +9,10 @@ use crate::output::human;
 use crate::progress::Progress;
 
 pub fn run(a: VerifyArgs) -> Result<()> {
-    let config = Config::load(a.common.config.as_deref(), &crate::inputs::overrides(&a.common))?;
+    let config = Config::load(
+        a.common.config.as_deref(),
+        &crate::inputs::overrides(&a.common),
+    )?;
     let strategy = sieve_core::strategy::lookup(&config.strategy)?;
     let top = a.top.unwrap_or(config.verify_top);
     {
@@ -22,7 +25,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     }
     // Loading the bars and reading the candidates overlap, on the same
     // number of threads as the verification.
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(a.threads).build()?;
+    let pool = sieve_screen::thread_pool(a.threads)?;
     let (inputs, list) = pool.install(|| {
         rayon::join(
             || crate::inputs::with_config(&a.common, config),

@@ -112,10 +112,7 @@ impl<'a> Evaluator<'a> {
             &positions,
             &self.scoring.engine,
             n,
-            &mut Tee {
-                bt: &mut bt,
-                stats: &mut stats,
-            },
+            &mut engine::Tee(&mut bt, stats.as_mut_slice()),
         );
         let metrics = stats
             .iter()
@@ -228,48 +225,8 @@ pub fn indicators_for_space(strategy: &dyn Strategy, space: &ParamSpace) -> Vec<
     }
 }
 
-/// Feeds one simulation to the full record and to window accumulators.
-struct Tee<'s> {
-    bt: &'s mut Backtest,
-    stats: &'s mut [WindowStats],
-}
-
-impl engine::Sink for Tee<'_> {
-    #[inline]
-    fn bar(&mut self, t: usize, equity: f64, position: i8) {
-        engine::Sink::bar(self.bt, t, equity, position);
-        self.stats
-            .iter_mut()
-            .for_each(|s| s.bar(t, equity, position));
-    }
-    fn trade(&mut self, trade: &engine::Trade) {
-        engine::Sink::trade(self.bt, trade);
-        self.stats.iter_mut().for_each(|s| s.trade(trade));
-    }
-    fn flat(&mut self, from: usize, to: usize, equity: f64) {
-        engine::Sink::flat(self.bt, from, to, equity);
-        self.stats
-            .iter_mut()
-            .for_each(|s| engine::Sink::flat(s, from, to, equity));
-    }
-    fn held(
-        &mut self,
-        from: usize,
-        to: usize,
-        cash: f64,
-        signed_units: f64,
-        close: &[f64],
-        position: i8,
-    ) {
-        engine::Sink::held(self.bt, from, to, cash, signed_units, close, position);
-        self.stats
-            .iter_mut()
-            .for_each(|s| engine::Sink::held(s, from, to, cash, signed_units, close, position));
-    }
-}
-
 /// Several window accumulators fed by one simulation.
-impl engine::Sink for &mut [WindowStats] {
+impl engine::Sink for [WindowStats] {
     #[inline]
     fn bar(&mut self, t: usize, equity: f64, position: i8) {
         self.iter_mut().for_each(|s| s.bar(t, equity, position));

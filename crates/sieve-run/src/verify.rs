@@ -13,7 +13,7 @@ use sieve_core::format::push_float;
 use sieve_core::format::write_atomic;
 use sieve_core::indicators::IndicatorSet;
 use sieve_core::metrics::{rank_order, Metrics};
-use sieve_core::{Error, Result};
+use sieve_core::Result;
 
 use crate::candidates::Candidate;
 use crate::Study;
@@ -56,10 +56,7 @@ pub fn verify(
     threads: usize,
     tick: &(dyn Fn() + Sync),
 ) -> Result<Verification> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| Error::Invalid(format!("cannot start worker threads: {e}")))?;
+    let pool = sieve_screen::thread_pool(threads)?;
     let (rows, csv) = pool.install(|| {
         let keys = Evaluator::indicators_for(
             study.strategy,

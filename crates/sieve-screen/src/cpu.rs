@@ -9,7 +9,7 @@
 use rayon::prelude::*;
 use sieve_core::evaluate::{indicators_for_space, Evaluator};
 use sieve_core::indicators::IndicatorSet;
-use sieve_core::{Error, Result};
+use sieve_core::Result;
 
 use crate::backend::{Checkpoint, ScreenBackend, ScreenJob};
 use crate::{ObjectiveStats, Scored, Screen, TopK};
@@ -32,10 +32,7 @@ impl ScreenBackend for CpuBackend {
         job: &ScreenJob<'_>,
         on_batch: &mut dyn FnMut(&Checkpoint) -> Result<()>,
     ) -> Result<Screen> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(job.threads)
-            .build()
-            .map_err(|e| Error::Invalid(format!("cannot start worker threads: {e}")))?;
+        let pool = crate::thread_pool(job.threads)?;
         screen_in_pool(&pool, job, on_batch)
     }
 }

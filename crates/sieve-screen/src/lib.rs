@@ -31,3 +31,12 @@ pub struct Screen {
     pub top: Vec<Scored>,
     pub stats: ObjectiveStats,
 }
+
+/// A rayon pool of `threads` workers (0 = one per core), the one way sieve
+/// sizes its parallel work.
+pub fn thread_pool(threads: usize) -> sieve_core::Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| sieve_core::Error::Invalid(format!("cannot start worker threads: {e}")))
+}

@@ -81,6 +81,62 @@ pub trait Sink {
     }
 }
 
+impl<S: Sink + ?Sized> Sink for &mut S {
+    #[inline(always)]
+    fn bar(&mut self, t: usize, equity: f64, position: i8) {
+        (**self).bar(t, equity, position);
+    }
+    fn trade(&mut self, trade: &Trade) {
+        (**self).trade(trade);
+    }
+    fn flat(&mut self, from: usize, to: usize, equity: f64) {
+        (**self).flat(from, to, equity);
+    }
+    fn held(
+        &mut self,
+        from: usize,
+        to: usize,
+        cash: f64,
+        signed_units: f64,
+        close: &[f64],
+        position: i8,
+    ) {
+        (**self).held(from, to, cash, signed_units, close, position);
+    }
+}
+
+/// Feeds one simulation to two sinks (e.g. the full record and window
+/// accumulators), so nothing is simulated twice.
+pub struct Tee<A, B>(pub A, pub B);
+
+impl<A: Sink, B: Sink> Sink for Tee<A, B> {
+    #[inline(always)]
+    fn bar(&mut self, t: usize, equity: f64, position: i8) {
+        self.0.bar(t, equity, position);
+        self.1.bar(t, equity, position);
+    }
+    fn trade(&mut self, trade: &Trade) {
+        self.0.trade(trade);
+        self.1.trade(trade);
+    }
+    fn flat(&mut self, from: usize, to: usize, equity: f64) {
+        self.0.flat(from, to, equity);
+        self.1.flat(from, to, equity);
+    }
+    fn held(
+        &mut self,
+        from: usize,
+        to: usize,
+        cash: f64,
+        signed_units: f64,
+        close: &[f64],
+        position: i8,
+    ) {
+        self.0.held(from, to, cash, signed_units, close, position);
+        self.1.held(from, to, cash, signed_units, close, position);
+    }
+}
+
 /// First index ≥ `from` whose target differs from `current`
 /// (`targets.len()` if none), eight targets per step.
 #[inline]
@@ -117,7 +173,7 @@ impl Account<'_> {
     /// Moves to `target` at raw price `p` on bar `t`: closes the old
     /// position first, then opens the new one with all equity.
     #[inline(never)]
-    fn rebalance<S: Sink>(&mut self, target: i8, p: f64, t: usize, sink: &mut S) {
+    fn rebalance<S: Sink + ?Sized>(&mut self, target: i8, p: f64, t: usize, sink: &mut S) {
         let cfg = self.cfg;
         if self.position != 0 {
             let side = self.position;
@@ -158,7 +214,7 @@ impl Account<'_> {
 }
 
 /// Simulates `positions` (one target per bar) over bars `0..end`.
-pub fn simulate<S: Sink>(
+pub fn simulate<S: Sink + ?Sized>(
     bars: &Bars,
     positions: &[i8],
     cfg: &EngineConfig,
