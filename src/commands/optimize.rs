@@ -66,6 +66,9 @@ pub fn run(a: OptimizeArgs) -> Result<()> {
     sieve_run::files::check_writable_dir(&a.out)?;
     let backend =
         sieve_screen::backend_by_name(a.backend.as_deref().unwrap_or(&study.config.backend))?;
+    if a.common.verbose {
+        eprintln!("backend: {}", backend.describe());
+    }
     let opts = OptimizeOptions {
         out: a.out.clone(),
         backend: backend.as_ref(),

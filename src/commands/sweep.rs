@@ -24,6 +24,7 @@ pub fn run(a: SweepArgs) -> Result<()> {
         sieve_screen::backend_by_name(a.backend.as_deref().unwrap_or(&study.config.backend))?;
     let range = shard.range(study.space.size());
     if a.common.verbose {
+        eprintln!("backend: {}", backend.describe());
         eprintln!(
             "sweep: {} on {}: grid {} = {} combinations; shard {shard} = indices {}..{}",
             study.strategy.name(),

@@ -43,6 +43,11 @@ pub struct Checkpoint {
 pub trait ScreenBackend: Send + Sync {
     fn name(&self) -> &'static str;
 
+    /// What runs the work (for `-v`): e.g. the GPU adapter's name and type.
+    fn describe(&self) -> String {
+        self.name().to_string()
+    }
+
     fn screen(
         &self,
         job: &ScreenJob<'_>,

@@ -14,6 +14,11 @@
 
 mod backend;
 mod cpu;
+// The wgpu backend, or a stand-in with the same API that says how to get it.
+#[cfg(feature = "gpu")]
+mod gpu;
+#[cfg(not(feature = "gpu"))]
+#[path = "gpu_standin.rs"]
 mod gpu;
 mod stats;
 mod topk;

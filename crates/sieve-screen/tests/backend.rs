@@ -261,3 +261,74 @@ macro_rules! backend_tests {
 }
 
 backend_tests!(cpu, CpuBackend, 0.0);
+
+/// The same suite on the GPU backend (`--features gpu`). Without an adapter
+/// the tests are skipped, unless `SIEVE_REQUIRE_GPU` is set (CI sets it and
+/// installs lavapipe): then they fail.
+#[cfg(feature = "gpu")]
+mod gpu {
+    use super::*;
+    use sieve_screen::GpuBackend;
+
+    fn backend() -> Option<GpuBackend> {
+        match GpuBackend::new() {
+            Ok(b) => {
+                eprintln!("{}", b.describe());
+                Some(b)
+            }
+            Err(e) if std::env::var_os("SIEVE_REQUIRE_GPU").is_none() => {
+                eprintln!("skipping GPU tests: {e}");
+                None
+            }
+            Err(e) => panic!("SIEVE_REQUIRE_GPU is set but: {e}"),
+        }
+    }
+
+    /// f32 on device: relative agreement within this, for every combination.
+    const TOLERANCE: f64 = 2e-3;
+
+    #[test]
+    fn screen_agrees_with_exact_engine_within_tolerance() {
+        let Some(b) = backend() else { return };
+        super::screen_equals_exact_engine(&b, TOLERANCE);
+    }
+
+    #[test]
+    fn top_k_overlaps_the_exact_ranking() {
+        let Some(b) = backend() else { return };
+        for c in cases()
+            .into_iter()
+            .filter(|c| ["sma_cross", "ema_cross", "activation"].contains(&c.strategy.name()))
+        {
+            let mut exact = exact_scores(&c);
+            exact.sort_by(|a, b| sieve_core::metrics::rank_order(a.1, a.0, b.1, b.0));
+            let k = 25;
+            let got: std::collections::HashSet<u64> =
+                screen(&b, &c, k, 0, None).iter().map(|s| s.index).collect();
+            let want = k.min(exact.len());
+            let hits = exact.iter().take(k).filter(|e| got.contains(&e.0)).count();
+            assert!(hits + 1 >= want, "{}: {hits} of {want}", c.strategy.name());
+        }
+    }
+
+    #[test]
+    fn deterministic_and_shards_merge_to_the_whole() {
+        let Some(b) = backend() else { return };
+        for c in cases() {
+            assert_eq!(
+                screen(&b, &c, 40, 1, None),
+                screen(&b, &c, 40, 2, None),
+                "{}",
+                c.strategy.name()
+            );
+        }
+        super::shards_merge_to_the_whole(&b);
+    }
+
+    #[test]
+    fn resume_from_any_checkpoint_matches() {
+        let Some(b) = backend() else { return };
+        // Small chunks, so the grid takes several.
+        super::resume_from_any_checkpoint_matches(&b.with_max_chunk(1000));
+    }
+}

@@ -1,0 +1,495 @@
+//! The wgpu screening backend (`--features gpu`): Vulkan, Metal or DX12,
+//! one WGSL invocation per combination, f32 on device.
+//!
+//! The host decodes each chunk of the grid exactly as the CPU backend does
+//! (grid index → parameters, constraints in f64, indicator offsets), uploads
+//! parameters and offsets, dispatches, reads back one score per combination
+//! and keeps the top K on the host in index order: ties break by grid index
+//! and the result does not depend on the chunk size. Indicators are computed
+//! once on the host and uploaded once. Scores differ from the CPU's f64 by
+//! f32 rounding (and, rarely, a crossing decided the other way on nearly
+//! equal values); verification re-scores the kept candidates exactly.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+use sieve_core::evaluate::indicators_for_space;
+use sieve_core::grid::GridIndex;
+use sieve_core::indicators::{Indicator, IndicatorSet};
+use sieve_core::metrics::Objective;
+use sieve_core::strategy::Direction;
+use sieve_core::{engine::Fill, Error, Result};
+use wgpu::util::DeviceExt;
+
+use crate::backend::{Checkpoint, ScreenBackend, ScreenJob};
+use crate::{CpuBackend, ObjectiveStats, Scored, Screen, TopK};
+
+const SHADER: &str = include_str!("screen.wgsl");
+const WORKGROUP: u32 = 64;
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Uniforms {
+    count: u32,
+    n_params: u32,
+    n_offs: u32,
+    end: u32,
+    win_start: u32,
+    fill_close: u32,
+    long_short: u32,
+    objective: u32,
+    min_trades: u32,
+    _pad: [u32; 3],
+    fee: f32,
+    slippage: f32,
+    lot_size: f32,
+    initial_cash: f32,
+    years: f32,
+    sqrt_periods: f32,
+    _pad2: [f32; 2],
+}
+
+pub struct GpuBackend {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    cross: wgpu::ComputePipeline,
+    activation: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+    info: wgpu::AdapterInfo,
+    limits: wgpu::Limits,
+    max_chunk: u64,
+    /// The first device error wgpu reported, if any.
+    failure: std::sync::Arc<std::sync::Mutex<Option<String>>>,
+}
+
+impl GpuBackend {
+    /// Finds an adapter (a clear error when there is none) and builds the kernels.
+    pub fn new() -> Result<Self> {
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            ..Default::default()
+        }))
+        .map_err(|e| {
+            Error::Invalid(format!(
+                "no GPU adapter found ({e}); install a Vulkan driver (Debian: mesa-vulkan-drivers libvulkan1) or use --backend cpu"
+            ))
+        })?;
+        let info = adapter.get_info();
+        let limits = adapter.limits();
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("sieve"),
+            required_limits: limits.clone(),
+            ..Default::default()
+        }))
+        .map_err(|e| {
+            Error::Invalid(format!(
+                "the GPU adapter '{}' refused a device: {e}",
+                info.name
+            ))
+        })?;
+        // wgpu's default reaction to a device error is a panic; record it
+        // instead, and turn it into an error after each step.
+        let failure: std::sync::Arc<std::sync::Mutex<Option<String>>> = Default::default();
+        let sink = failure.clone();
+        device.on_uncaptured_error(std::sync::Arc::new(move |e: wgpu::Error| {
+            if let Ok(mut slot) = sink.lock() {
+                slot.get_or_insert_with(|| e.to_string());
+            }
+        }));
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("screen.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(SHADER.into()),
+        });
+        // One explicit layout for every kernel (an automatic one drops the
+        // bindings a kernel does not read).
+        let buffer = |binding: u32, ty: wgpu::BufferBindingType| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let read = wgpu::BufferBindingType::Storage { read_only: true };
+        let write = wgpu::BufferBindingType::Storage { read_only: false };
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("screen"),
+            entries: &[
+                buffer(0, wgpu::BufferBindingType::Uniform),
+                buffer(1, read),
+                buffer(2, read),
+                buffer(3, read),
+                buffer(4, read),
+                buffer(5, write),
+                buffer(6, write),
+            ],
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("screen"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let pipeline = |entry: &str| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: Some(&pipeline_layout),
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        };
+        let cross = pipeline("cross");
+        let activation = pipeline("activation");
+        let backend = GpuBackend {
+            device,
+            queue,
+            cross,
+            activation,
+            layout,
+            info,
+            limits,
+            max_chunk: 1 << 20,
+            failure,
+        };
+        backend.check()?;
+        Ok(backend)
+    }
+
+    /// The recorded device error, as an error.
+    fn check(&self) -> Result<()> {
+        match self.failure.lock().ok().and_then(|mut f| f.take()) {
+            Some(e) => Err(Error::Invalid(format!(
+                "the GPU ({}) reported: {e}",
+                self.info.name
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Caps the combinations per dispatch (default 2^20); results do not
+    /// depend on it.
+    pub fn with_max_chunk(mut self, max_chunk: u64) -> Self {
+        self.max_chunk = max_chunk.max(1);
+        self
+    }
+
+    fn storage(&self, label: &str, bytes: &[u8]) -> wgpu::Buffer {
+        // wgpu refuses empty buffers; a 4-byte one stands in.
+        let bytes = if bytes.is_empty() {
+            &[0u8; 4][..]
+        } else {
+            bytes
+        };
+        self.device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: bytes,
+                usage: wgpu::BufferUsages::STORAGE,
+            })
+    }
+
+    /// Combinations per dispatch: bounded by the dispatch size and by the
+    /// largest storage binding the device allows.
+    fn chunk_len(&self, floats_per_combo: u64) -> u64 {
+        let by_dispatch =
+            u64::from(self.limits.max_compute_workgroups_per_dimension) * u64::from(WORKGROUP);
+        let by_binding =
+            self.limits.max_storage_buffer_binding_size / (4 * floats_per_combo.max(1));
+        by_dispatch.min(by_binding).min(self.max_chunk).max(1)
+    }
+}
+
+/// Which kernel runs a strategy, and how its indicator offsets are laid out.
+#[derive(Clone, Copy)]
+enum Kernel {
+    Cross,
+    Activation,
+}
+
+fn kernel_for(name: &str) -> Option<Kernel> {
+    match name {
+        "sma_cross" | "ema_cross" => Some(Kernel::Cross),
+        "activation" => Some(Kernel::Activation),
+        _ => None,
+    }
+}
+
+/// The indicator offsets a kernel reads — in the order the strategy lists
+/// its indicators (cross: fast, slow; activation: trend score, RSI score,
+/// channel position, ATR) — then the first bar the strategy may act on.
+fn kernel_offsets(keys: &[Indicator], offset: &HashMap<Indicator, u32>) -> Vec<u32> {
+    let mut v: Vec<u32> = keys.iter().map(|k| offset[k]).collect();
+    v.push(sieve_core::strategy::warmup(keys) as u32);
+    v
+}
+
+impl ScreenBackend for GpuBackend {
+    fn name(&self) -> &'static str {
+        "gpu"
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "gpu: {} ({:?}, {:?})",
+            self.info.name, self.info.backend, self.info.device_type
+        )
+    }
+
+    fn screen(
+        &self,
+        job: &ScreenJob<'_>,
+        on_batch: &mut dyn FnMut(&Checkpoint) -> Result<()>,
+    ) -> Result<Screen> {
+        let Some(kernel) = kernel_for(job.strategy.name()) else {
+            eprintln!(
+                "note: no GPU kernel for '{}'; screening on the CPU",
+                job.strategy.name()
+            );
+            return CpuBackend.screen(job, on_batch);
+        };
+        let scoring = job.scoring;
+        let bars = job.bars;
+
+        // Indicators: computed once on the host, uploaded once.
+        let set = IndicatorSet::build(bars, indicators_for_space(job.strategy, job.space));
+        let mut flat: Vec<f32> = Vec::new();
+        let mut offset: HashMap<Indicator, u32> = HashMap::new();
+        for key in indicators_for_space(job.strategy, job.space) {
+            offset.insert(key, flat.len() as u32);
+            flat.extend(set.get(key).iter().map(|&v| v as f32));
+        }
+        if (flat.len() as u64) * 4 > self.limits.max_storage_buffer_binding_size {
+            return Err(Error::Invalid(format!(
+                "the indicators of this grid ({} MB) exceed the GPU's largest buffer; narrow the int ranges or use --backend cpu",
+                flat.len() * 4 / 1_000_000
+            )));
+        }
+        let mut bar_data: Vec<f32> = bars.open.iter().map(|&v| v as f32).collect();
+        bar_data.extend(bars.close.iter().map(|&v| v as f32));
+        let bars_buf = self.storage("bars", bytemuck::cast_slice(&bar_data));
+        let ind_buf = self.storage("indicators", bytemuck::cast_slice(&flat));
+
+        let window = scoring.screen;
+        let from = bars.time[window.start.saturating_sub(1)] as f64;
+        let years = (bars.time[window.end - 1] as f64 - from)
+            / sieve_core::data::MS_PER_DAY as f64
+            / 365.25;
+        let n_params = job.strategy.params().len();
+        let mut keys = Vec::new();
+        job.strategy.indicators(&job.space.params_of(0), &mut keys);
+        let n_offs = keys.len() + 1;
+        let base = Uniforms {
+            count: 0,
+            n_params: n_params as u32,
+            n_offs: n_offs as u32,
+            end: window.end as u32,
+            win_start: window.start as u32,
+            fill_close: u32::from(scoring.engine.fill == Fill::Close),
+            long_short: u32::from(scoring.direction == Direction::LongShort),
+            objective: Objective::ALL
+                .iter()
+                .position(|o| *o == scoring.objective)
+                .unwrap_or(0) as u32,
+            min_trades: scoring.min_trades.min(u64::from(u32::MAX)) as u32,
+            _pad: [0; 3],
+            fee: scoring.engine.fee as f32,
+            slippage: scoring.engine.slippage as f32,
+            lot_size: scoring.engine.lot_size as f32,
+            initial_cash: scoring.engine.initial_cash as f32,
+            years: years as f32,
+            sqrt_periods: scoring.periods_per_year.sqrt() as f32,
+            _pad2: [0.0; 2],
+        };
+        let pipeline = match kernel {
+            Kernel::Cross => &self.cross,
+            Kernel::Activation => &self.activation,
+        };
+
+        let (mut next, mut top, mut stats) = match &job.resume {
+            Some(c) => {
+                let mut top = TopK::new(job.top);
+                c.top.iter().for_each(|s| top.push(*s));
+                (c.next, top, c.stats)
+            }
+            None => (
+                job.range.start,
+                TopK::new(job.top),
+                ObjectiveStats::default(),
+            ),
+        };
+        let chunk = self.chunk_len((n_params + n_offs) as u64);
+        while next < job.range.end {
+            let end = job.range.end.min(next + chunk);
+            // Decode the chunk on the host, in parallel, in index order.
+            let decoded: Vec<(GridIndex, Vec<f32>, Vec<u32>)> = (next..end)
+                .into_par_iter()
+                .map_init(
+                    || (vec![0.0; n_params], Vec::new()),
+                    |(p, keys), index| {
+                        job.space.params_at(index, p);
+                        if !job.space.allowed(p) {
+                            return None;
+                        }
+                        keys.clear();
+                        job.strategy.indicators(p, keys);
+                        Some((
+                            index,
+                            p.iter().map(|&v| v as f32).collect(),
+                            kernel_offsets(keys, &offset),
+                        ))
+                    },
+                )
+                .flatten()
+                .collect();
+            if !decoded.is_empty() {
+                let scores = self.dispatch(pipeline, &base, &bars_buf, &ind_buf, &decoded)?;
+                for ((index, _, _), (score, trades)) in decoded.iter().zip(scores) {
+                    stats.push(score);
+                    if top.admits(score, *index) {
+                        top.push(Scored {
+                            index: *index,
+                            score,
+                            trades,
+                        });
+                    }
+                }
+            }
+            next = end;
+            on_batch(&Checkpoint {
+                next,
+                top: top.clone().into_sorted(),
+                stats,
+            })?;
+        }
+        Ok(Screen {
+            top: top.into_sorted(),
+            stats,
+        })
+    }
+}
+
+impl GpuBackend {
+    /// Runs one chunk; (score, trades) per combination, NaN where the CPU
+    /// would give NaN.
+    fn dispatch(
+        &self,
+        pipeline: &wgpu::ComputePipeline,
+        base: &Uniforms,
+        bars: &wgpu::Buffer,
+        ind: &wgpu::Buffer,
+        decoded: &[(GridIndex, Vec<f32>, Vec<u32>)],
+    ) -> Result<Vec<(f64, u64)>> {
+        let count = decoded.len();
+        let params: Vec<f32> = decoded.iter().flat_map(|d| d.1.iter().copied()).collect();
+        let offs: Vec<u32> = decoded.iter().flat_map(|d| d.2.iter().copied()).collect();
+        let uniforms = Uniforms {
+            count: count as u32,
+            ..*base
+        };
+        let uniform_buf = self
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("uniforms"),
+                contents: bytemuck::bytes_of(&uniforms),
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+        let params_buf = self.storage("params", bytemuck::cast_slice(&params));
+        let offs_buf = self.storage("offsets", bytemuck::cast_slice(&offs));
+        let bytes = (count * 4) as u64;
+        let out = |label| {
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            })
+        };
+        let (score_buf, info_buf) = (out("scores"), out("info"));
+        let read = |label| {
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes * 2,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        let staging = read("staging");
+        fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+            wgpu::BindGroupEntry {
+                binding,
+                resource: buffer.as_entire_binding(),
+            }
+        }
+        let bind = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("screen"),
+            layout: &self.layout,
+            entries: &[
+                entry(0, &uniform_buf),
+                entry(1, bars),
+                entry(2, ind),
+                entry(3, &params_buf),
+                entry(4, &offs_buf),
+                entry(5, &score_buf),
+                entry(6, &info_buf),
+            ],
+        });
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("screen"),
+            });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("screen"),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, &bind, &[]);
+            pass.dispatch_workgroups((count as u32).div_ceil(WORKGROUP), 1, 1);
+        }
+        encoder.copy_buffer_to_buffer(&score_buf, 0, &staging, 0, bytes);
+        encoder.copy_buffer_to_buffer(&info_buf, 0, &staging, bytes, bytes);
+        self.queue.submit([encoder.finish()]);
+        let slice = staging.slice(..);
+        let (tx, rx) = std::sync::mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Invalid(format!("the GPU failed: {e}")))?;
+        self.check()?;
+        rx.recv()
+            .map_err(|e| Error::Invalid(format!("the GPU result never arrived: {e}")))?
+            .map_err(|e| Error::Invalid(format!("reading GPU results: {e}")))?;
+        let view = slice
+            .get_mapped_range()
+            .map_err(|e| Error::Invalid(format!("reading GPU results: {e}")))?;
+        let words: &[u32] = bytemuck::cast_slice(&view);
+        let (scores, infos) = words.split_at(count);
+        let out = scores
+            .iter()
+            .zip(infos)
+            .map(|(&s, &info)| {
+                let nan = info >> 31 == 1;
+                let score = f32::from_bits(s);
+                let score = if nan {
+                    f64::NAN
+                } else if score >= 3.0e38 {
+                    f64::INFINITY
+                } else {
+                    f64::from(score)
+                };
+                (score, u64::from(info & 0x7fff_ffff))
+            })
+            .collect();
+        drop(view);
+        staging.unmap();
+        Ok(out)
+    }
+}

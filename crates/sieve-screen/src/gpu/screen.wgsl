@@ -1,0 +1,257 @@
+// sieve GPU screen: one invocation per combination, f32 on device.
+//
+// The host decodes every combination of a chunk (grid index → parameters,
+// constraints, indicator offsets) exactly as the CPU backend does, and
+// uploads per combination: `params` (P floats) and `offs` (K u32: indicator
+// offsets into `ind`, then the first bar the strategy may act on). Each
+// invocation runs the strategy's rule and the engine of DESIGN §4 over the
+// bars up to the end of the screen window, streaming the window metrics, and
+// writes the objective. Mirrors crates/sieve-core (engine, metrics) in f32.
+
+struct Uniforms {
+    count: u32,        // combinations in this chunk
+    n_params: u32,
+    n_offs: u32,
+    end: u32,          // bars simulated (end of the screen window)
+    win_start: u32,
+    fill_close: u32,   // 0: next_open, 1: close
+    long_short: u32,
+    objective: u32,    // 0 calmar 1 sharpe 2 sortino 3 cagr 4 total_return 5 profit_factor
+    min_trades: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+    fee: f32,
+    slippage: f32,
+    lot_size: f32,
+    initial_cash: f32,
+    years: f32,
+    sqrt_periods: f32,
+    _pad3: f32,
+    _pad4: f32,
+}
+
+@group(0) @binding(0) var<uniform> u: Uniforms;
+@group(0) @binding(1) var<storage, read> bars: array<f32>;   // open[0..n], close[0..n]
+@group(0) @binding(2) var<storage, read> ind: array<f32>;
+@group(0) @binding(3) var<storage, read> params: array<f32>;
+@group(0) @binding(4) var<storage, read> offs: array<u32>;
+@group(0) @binding(5) var<storage, read_write> out_score: array<f32>;
+@group(0) @binding(6) var<storage, read_write> out_info: array<u32>; // trades | (nan << 31)
+
+struct Sim {
+    n_bars: u32,
+    cash: f32,
+    units: f32,
+    pos: i32,
+    entry_price: f32,
+    entry_fee: f32,
+    // window stats
+    start_eq: f32,
+    prev_eq: f32,
+    peak: f32,
+    trough: f32,
+    max_dd: f32,
+    n: f32,
+    sum: f32,
+    sum_sq: f32,
+    down_sq: f32,
+    trades: u32,
+    wins: u32,
+    gross_profit: f32,
+    gross_loss: f32,
+}
+
+fn open_at(s: ptr<function, Sim>, t: u32) -> f32 { return bars[t]; }
+fn close_at(s: ptr<function, Sim>, t: u32) -> f32 { return bars[(*s).n_bars + t]; }
+
+fn new_sim(n_bars: u32) -> Sim {
+    var s: Sim;
+    s.n_bars = n_bars;
+    s.cash = u.initial_cash;
+    s.units = 0.0;
+    s.pos = 0;
+    s.start_eq = u.initial_cash;
+    s.prev_eq = u.initial_cash;
+    s.peak = u.initial_cash;
+    s.trough = u.initial_cash;
+    s.max_dd = 0.0;
+    s.n = 0.0;
+    s.sum = 0.0;
+    s.sum_sq = 0.0;
+    s.down_sq = 0.0;
+    s.trades = 0u;
+    s.wins = 0u;
+    s.gross_profit = 0.0;
+    s.gross_loss = 0.0;
+    return s;
+}
+
+// Closes what is held, then opens `want` with all equity (DESIGN §4).
+fn rebalance(s: ptr<function, Sim>, want: i32, p: f32, t: u32) {
+    if ((*s).pos != 0) {
+        let side = f32((*s).pos);
+        let price = p * (1.0 - side * u.slippage);
+        let notional = (*s).units * price;
+        let fee = notional * u.fee;
+        (*s).cash += side * notional - fee;
+        let pnl = side * (*s).units * (price - (*s).entry_price) - (*s).entry_fee - fee;
+        if (t >= u.win_start && t < u.end) {
+            (*s).trades += 1u;
+            if (pnl > 0.0) { (*s).wins += 1u; (*s).gross_profit += pnl; } else { (*s).gross_loss -= pnl; }
+        }
+        (*s).pos = 0;
+        (*s).units = 0.0;
+    }
+    if (want == 0) { return; }
+    let equity = (*s).cash;
+    if (equity <= 0.0) { return; }
+    let price = p * (1.0 + f32(want) * u.slippage);
+    var units = equity / (price * (1.0 + u.fee));
+    if (u.lot_size > 0.0) { units = floor(units / u.lot_size) * u.lot_size; }
+    if (units <= 0.0) { return; }
+    let notional = units * price;
+    let fee = notional * u.fee;
+    (*s).cash -= f32(want) * notional + fee;
+    (*s).pos = want;
+    (*s).units = units;
+    (*s).entry_price = price;
+    (*s).entry_fee = fee;
+}
+
+// One bar: the fill of the want decided on the previous bar (next_open)
+// or this one (close), then the close is marked into the window stats.
+fn bar_step(s: ptr<function, Sim>, t: u32, prev_target: i32, want: i32) {
+    if (u.fill_close == 1u) {
+        if (want != (*s).pos) { rebalance(s, want, close_at(s, t), t); }
+    } else if (t > 0u && prev_target != (*s).pos) {
+        rebalance(s, prev_target, open_at(s, t), t);
+    }
+    let e = (*s).cash + f32((*s).pos) * (*s).units * close_at(s, t);
+    if (t + 1u == u.win_start) {
+        (*s).start_eq = e; (*s).prev_eq = e; (*s).peak = e; (*s).trough = e;
+    } else if (t >= u.win_start) {
+        let r = e / (*s).prev_eq - 1.0;
+        (*s).n += 1.0;
+        (*s).sum += r;
+        (*s).sum_sq += r * r;
+        (*s).down_sq += min(r, 0.0) * min(r, 0.0);
+        if (e > (*s).peak) { (*s).peak = e; (*s).trough = e; }
+        else if (e < (*s).trough) { (*s).trough = e; (*s).max_dd = max((*s).max_dd, 1.0 - e / (*s).peak); }
+        (*s).prev_eq = e;
+    }
+}
+
+// The objective; `nan` set where the CPU gives NaN (WGSL does not promise to
+// carry NaN, so it travels as a flag).
+fn finish(s: ptr<function, Sim>, i: u32) {
+    var score = 0.0;
+    var nan = false;
+    let end_eq = select((*s).start_eq, (*s).prev_eq, (*s).n > 0.0);
+    let ratio = end_eq / (*s).start_eq;
+    let cagr_ok = u.years > 0.0 && ratio >= 0.0;
+    let cagr = pow(max(ratio, 0.0), 1.0 / u.years) - 1.0;
+    let mean = (*s).sum / max((*s).n, 1.0);
+    let var_ = max((*s).sum_sq - (*s).sum * (*s).sum / max((*s).n, 1.0), 0.0) / max((*s).n - 1.0, 1.0);
+    switch u.objective {
+        case 0u: { score = cagr / (*s).max_dd; nan = !cagr_ok || (*s).max_dd == 0.0; }
+        case 1u: { score = mean / sqrt(var_) * u.sqrt_periods; nan = (*s).n < 2.0 || var_ == 0.0; }
+        case 2u: { score = mean / sqrt((*s).down_sq / max((*s).n, 1.0)) * u.sqrt_periods; nan = (*s).n == 0.0 || (*s).down_sq == 0.0; }
+        case 3u: { score = cagr; nan = !cagr_ok; }
+        case 4u: { score = ratio - 1.0; }
+        default: {
+            score = (*s).gross_profit / (*s).gross_loss;
+            nan = (*s).trades == 0u || ((*s).gross_loss == 0.0 && (*s).gross_profit == 0.0);
+            if ((*s).trades > 0u && (*s).gross_loss == 0.0 && (*s).gross_profit > 0.0) { score = 3.0e38; }
+        }
+    }
+    if ((*s).trades < u.min_trades) { nan = true; }
+    out_score[i] = score;
+    out_info[i] = (*s).trades | select(0u, 1u << 31u, nan);
+}
+
+fn n_bars_total() -> u32 { return arrayLength(&bars) / 2u; }
+
+// sma_cross / ema_cross: offs = [fast, slow, start].
+@compute @workgroup_size(64)
+fn cross(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= u.count) { return; }
+    let fo = offs[i * u.n_offs];
+    let so = offs[i * u.n_offs + 1u];
+    let start = offs[i * u.n_offs + 2u];
+    var s = new_sim(n_bars_total());
+    var position = 0;
+    var last_side = 0;
+    var prev = 0;
+    for (var t = 0u; t < u.end; t++) {
+        if (t >= start) {
+            let f = ind[fo + t];
+            let sl = ind[so + t];
+            let side = select(0, 1, f > sl) - select(0, 1, f < sl);
+            if (side != 0 && side != last_side) {
+                let enter = side > 0 && last_side < 0;
+                let exit = side < 0 && last_side > 0;
+                if (u.long_short == 1u) {
+                    if (enter && position != 1) { position = 1; } else if (exit && position != -1) { position = -1; }
+                } else {
+                    if (position == 0 && enter) { position = 1; } else if (position == 1 && exit) { position = 0; }
+                }
+                last_side = side;
+            }
+        }
+        bar_step(&s, t, prev, position);
+        prev = position;
+    }
+    finish(&s, i);
+}
+
+// activation: params as the strategy's order; offs = [trend, momentum,
+// breakout, atr, start].
+@compute @workgroup_size(64)
+fn activation(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= u.count) { return; }
+    let pb = i * u.n_params;
+    let w_trend = params[pb + 4u];
+    let w_rsi = params[pb + 5u];
+    let w_dc = params[pb + 6u];
+    let w_sum = w_trend + w_rsi + w_dc;
+    var entry = params[pb + 7u];
+    var exit = params[pb + 8u];
+    if (w_sum != 0.0) { entry *= w_sum; exit *= w_sum; }
+    let stop_atr = params[pb + 9u];
+    let ob = i * u.n_offs;
+    let to = offs[ob];
+    let mo = offs[ob + 1u];
+    let bo = offs[ob + 2u];
+    let ao = offs[ob + 3u];
+    let start = offs[ob + 4u];
+    let shorts = u.long_short == 1u;
+    var s = new_sim(n_bars_total());
+    var position = 0;
+    var extreme = 0.0;
+    var prev = 0;
+    for (var t = 0u; t < u.end; t++) {
+        if (t >= start) {
+            let c = close_at(&s, t);
+            let score = w_trend * ind[to + t] + w_rsi * ind[mo + t] + w_dc * ind[bo + t];
+            let atr = ind[ao + t];
+            if (position == 1) {
+                extreme = max(extreme, c);
+                if (shorts && score <= -entry) { position = -1; extreme = c; }
+                else if (score <= exit || (stop_atr > 0.0 && c < extreme - stop_atr * atr)) { position = 0; }
+            } else if (position == -1) {
+                extreme = min(extreme, c);
+                if (score >= entry) { position = 1; extreme = c; }
+                else if (score >= -exit || (stop_atr > 0.0 && c > extreme + stop_atr * atr)) { position = 0; }
+            } else {
+                if (score >= entry) { position = 1; extreme = c; }
+                else if (shorts && score <= -entry) { position = -1; extreme = c; }
+            }
+        }
+        bar_step(&s, t, prev, position);
+        prev = position;
+    }
+    finish(&s, i);
+}
