@@ -6,7 +6,7 @@ use sieve_core::grid::{GridIndex, ParamSpace};
 use sieve_core::strategy::Strategy;
 use sieve_core::{Error, Result};
 
-use crate::{ObjectiveStats, Scored, Screen};
+use crate::{ObjectiveStats, Scored, Screen, TopK};
 
 /// One screening task: a slice of a grid, scored on one data set.
 pub struct ScreenJob<'a> {
@@ -22,6 +22,21 @@ pub struct ScreenJob<'a> {
     pub threads: usize,
     /// Continue from a checkpoint instead of `range.start`.
     pub resume: Option<Checkpoint>,
+}
+
+impl ScreenJob<'_> {
+    /// Where a backend starts: the checkpoint to resume from, or the
+    /// beginning of the range — (next index, top K so far, stats so far).
+    pub fn start(&self) -> (GridIndex, TopK, ObjectiveStats) {
+        let mut top = TopK::new(self.top);
+        match &self.resume {
+            Some(c) => {
+                c.top.iter().for_each(|s| top.push(*s));
+                (c.next, top, c.stats)
+            }
+            None => (self.range.start, top, ObjectiveStats::default()),
+        }
+    }
 }
 
 /// Where a screen stands: everything needed to continue it later.

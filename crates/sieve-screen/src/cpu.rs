@@ -50,18 +50,7 @@ fn screen_in_pool(
         indicators: &indicators,
         scoring: job.scoring,
     };
-    let (mut next, mut top, mut stats) = match &job.resume {
-        Some(c) => {
-            let mut top = TopK::new(job.top);
-            c.top.iter().for_each(|s| top.push(*s));
-            (c.next, top, c.stats)
-        }
-        None => (
-            job.range.start,
-            TopK::new(job.top),
-            ObjectiveStats::default(),
-        ),
-    };
+    let (mut next, mut top, mut stats) = job.start();
     let end = job.range.end;
     let batch = CHUNK * CHUNKS_PER_THREAD * pool.current_num_threads() as u64;
     let n_params = job.strategy.params().len();

@@ -22,7 +22,7 @@ use sieve_core::{engine::Fill, Error, Result};
 use wgpu::util::DeviceExt;
 
 use crate::backend::{Checkpoint, ScreenBackend, ScreenJob};
-use crate::{CpuBackend, ObjectiveStats, Scored, Screen, TopK};
+use crate::{CpuBackend, Scored, Screen};
 
 const SHADER: &str = include_str!("screen.wgsl");
 const WORKGROUP: u32 = 64;
@@ -310,18 +310,7 @@ impl ScreenBackend for GpuBackend {
             Kernel::Activation => &self.activation,
         };
 
-        let (mut next, mut top, mut stats) = match &job.resume {
-            Some(c) => {
-                let mut top = TopK::new(job.top);
-                c.top.iter().for_each(|s| top.push(*s));
-                (c.next, top, c.stats)
-            }
-            None => (
-                job.range.start,
-                TopK::new(job.top),
-                ObjectiveStats::default(),
-            ),
-        };
+        let (mut next, mut top, mut stats) = job.start();
         let chunk = self.chunk_len((n_params + n_offs) as u64);
         while next < job.range.end {
             let end = job.range.end.min(next + chunk);
