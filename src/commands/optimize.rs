@@ -100,7 +100,17 @@ pub fn run(a: OptimizeArgs) -> Result<()> {
     )?;
     let params: Vec<String> = best["params"]
         .as_object()
-        .map(|m| m.iter().map(|(k, v)| format!("{k}={v}")).collect())
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| {
+                    format!(
+                        "{k}={}",
+                        v.as_f64()
+                            .map_or_else(|| v.to_string(), sieve_core::format::float)
+                    )
+                })
+                .collect()
+        })
         .unwrap_or_default();
     writeln!(
         out,

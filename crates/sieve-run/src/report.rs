@@ -56,7 +56,8 @@ pub fn write(study: &Study, dir: &Path, axes: &HeatmapAxes) -> Result<()> {
     html.push_str("<h2>Best candidate</h2>\n<table><tr><th>parameter</th><th>value</th></tr>\n");
     if let Some(params) = best["params"].as_object() {
         for (k, v) in params {
-            let _ = writeln!(html, "<tr><td>{}</td><td>{}</td></tr>", esc(k), v);
+            let value = v.as_f64().map_or_else(|| v.to_string(), float);
+            let _ = writeln!(html, "<tr><td>{}</td><td>{}</td></tr>", esc(k), esc(&value));
         }
     }
     html.push_str("</table>\n");
