@@ -26,6 +26,17 @@ use crate::{CpuBackend, Scored, Screen};
 
 const SHADER: &str = include_str!("screen.wgsl");
 const WORKGROUP: u32 = 64;
+/// Grid indices decoded per parallel host task.
+const DECODE_BLOCK: u64 = 4096;
+
+/// One chunk, decoded on the host: the allowed grid indices in order, and
+/// per combination its parameters (f32) and kernel offsets, flat.
+#[derive(Default)]
+struct Decoded {
+    index: Vec<GridIndex>,
+    params: Vec<f32>,
+    offs: Vec<u32>,
+}
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -315,29 +326,38 @@ impl ScreenBackend for GpuBackend {
         while next < job.range.end {
             let end = job.range.end.min(next + chunk);
             // Decode the chunk on the host, in parallel, in index order.
-            let decoded: Vec<(GridIndex, Vec<f32>, Vec<u32>)> = (next..end)
+            // Decode the chunk on the host, in parallel blocks, in index
+            // order, straight into the flat arrays the device reads.
+            let blocks: Vec<Decoded> = (next..end)
+                .step_by(DECODE_BLOCK as usize)
+                .collect::<Vec<_>>()
                 .into_par_iter()
-                .map_init(
-                    || (vec![0.0; n_params], Vec::new()),
-                    |(p, keys), index| {
-                        job.space.params_at(index, p);
-                        if !job.space.allowed(p) {
-                            return None;
+                .map(|lo| {
+                    let mut d = Decoded::default();
+                    let (mut p, mut keys) = (vec![0.0; n_params], Vec::new());
+                    for index in lo..end.min(lo + DECODE_BLOCK) {
+                        job.space.params_at(index, &mut p);
+                        if !job.space.allowed(&p) {
+                            continue;
                         }
                         keys.clear();
-                        job.strategy.indicators(p, keys);
-                        Some((
-                            index,
-                            p.iter().map(|&v| v as f32).collect(),
-                            kernel_offsets(keys, &offset),
-                        ))
-                    },
-                )
-                .flatten()
+                        job.strategy.indicators(&p, &mut keys);
+                        d.index.push(index);
+                        d.params.extend(p.iter().map(|&v| v as f32));
+                        d.offs.extend(kernel_offsets(&keys, &offset));
+                    }
+                    d
+                })
                 .collect();
-            if !decoded.is_empty() {
+            let mut decoded = Decoded::default();
+            for block in blocks {
+                decoded.index.extend(block.index);
+                decoded.params.extend(block.params);
+                decoded.offs.extend(block.offs);
+            }
+            if !decoded.index.is_empty() {
                 let scores = self.dispatch(pipeline, &base, &bars_buf, &ind_buf, &decoded)?;
-                for ((index, _, _), (score, trades)) in decoded.iter().zip(scores) {
+                for (index, (score, trades)) in decoded.index.iter().zip(scores) {
                     stats.push(score);
                     if top.admits(score, *index) {
                         top.push(Scored {
@@ -371,11 +391,10 @@ impl GpuBackend {
         base: &Uniforms,
         bars: &wgpu::Buffer,
         ind: &wgpu::Buffer,
-        decoded: &[(GridIndex, Vec<f32>, Vec<u32>)],
+        decoded: &Decoded,
     ) -> Result<Vec<(f64, u64)>> {
-        let count = decoded.len();
-        let params: Vec<f32> = decoded.iter().flat_map(|d| d.1.iter().copied()).collect();
-        let offs: Vec<u32> = decoded.iter().flat_map(|d| d.2.iter().copied()).collect();
+        let count = decoded.index.len();
+        let (params, offs) = (&decoded.params, &decoded.offs);
         let uniforms = Uniforms {
             count: count as u32,
             ..*base
@@ -387,8 +406,8 @@ impl GpuBackend {
                 contents: bytemuck::bytes_of(&uniforms),
                 usage: wgpu::BufferUsages::UNIFORM,
             });
-        let params_buf = self.storage("params", bytemuck::cast_slice(&params));
-        let offs_buf = self.storage("offsets", bytemuck::cast_slice(&offs));
+        let params_buf = self.storage("params", bytemuck::cast_slice(params));
+        let offs_buf = self.storage("offsets", bytemuck::cast_slice(offs));
         let bytes = (count * 4) as u64;
         let out = |label| {
             self.device.create_buffer(&wgpu::BufferDescriptor {
