@@ -27,8 +27,7 @@ fn activation(c: &mut Criterion) {
                 indicators: &ind,
                 scoring: &scoring,
             };
-            let bt = eval.backtest(&params);
-            eval.metrics(&bt, &scoring.windows.score)
+            eval.backtest_with_metrics(&params, &[scoring.windows.score])
         })
     });
 
