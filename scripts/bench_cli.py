@@ -10,7 +10,7 @@ BENCHMARKS.md comes from this script; record the machine with it.
 import argparse, json, os, platform, resource, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SIEVE = os.path.join(ROOT, "target", "release", "sieve")
+SIEVE = os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "release", "sieve")
 
 ACTIVATION_1M = """
 [strategy]

@@ -11,7 +11,7 @@ failure, printing what differed.
 import argparse, json, os, random, shutil, signal, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SIEVE = os.path.join(ROOT, "target", "release", "sieve")
+SIEVE = os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "release", "sieve")
 
 CONFIG = """
 [strategy]

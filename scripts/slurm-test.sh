@@ -24,8 +24,8 @@ if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! comm
   as_root apt-get update -qq
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq slurmctld slurmd slurm-client munge >/dev/null
 fi
-[ -x target/release/sieve ] || cargo build --release -q
-SIEVE=$ROOT/target/release/sieve
+SIEVE=${CARGO_TARGET_DIR:-$ROOT/target}/release/sieve
+[ -x "$SIEVE" ] || cargo build --release -q
 
 T=$(mktemp -d /tmp/sieve-slurm.XXXXXX)
 chmod 755 "$T"
