@@ -247,11 +247,6 @@ impl ParamSpace {
             })
             .count() as u64
     }
-
-    /// Names of the swept parameters, in declaration order.
-    pub fn axis_names(&self) -> impl Iterator<Item = &str> {
-        self.axes.iter().map(|a| a.name.as_str())
-    }
 }
 
 impl fmt::Display for ParamSpace {

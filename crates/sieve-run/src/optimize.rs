@@ -412,10 +412,10 @@ fn best_json(study: &Study, state: &RunState, reason: &str) -> Result<serde_json
         indicators: &indicators,
         scoring: &study.scoring,
     };
-    let bt = eval.backtest(&b.params);
+    let all: Vec<_> = study.scoring.windows.all().collect();
+    let (_, metrics) = eval.backtest_with_metrics(&b.params, &all);
     let mut windows = serde_json::Map::new();
-    for w in study.scoring.windows.all() {
-        let m = eval.metrics(&bt, &w);
+    for (w, m) in all.iter().zip(&metrics) {
         let mut obj = serde_json::Map::new();
         obj.insert(
             "start".into(),
@@ -428,7 +428,7 @@ fn best_json(study: &Study, state: &RunState, reason: &str) -> Result<serde_json
         for (name, v) in Metrics::NAMES.iter().zip(m.values()) {
             obj.insert(name.to_string(), serde_json::json!(v));
         }
-        obj.insert("objective".into(), serde_json::json!(eval.objective(&m)));
+        obj.insert("objective".into(), serde_json::json!(eval.objective(m)));
         windows.insert(w.kind.to_string(), obj.into());
     }
     let params: serde_json::Map<String, serde_json::Value> = study

@@ -36,17 +36,4 @@ impl Bars {
         let days = (self.time[n - 1] as f64 - self.time[0] as f64) / MS_PER_DAY as f64;
         (n - 1) as f64 / (days / 365.25)
     }
-
-    /// The first `n` bars (tests and benchmarks).
-    pub fn head(&self, n: usize) -> Bars {
-        let n = n.min(self.len());
-        Bars {
-            time: self.time[..n].to_vec(),
-            open: self.open[..n].to_vec(),
-            high: self.high[..n].to_vec(),
-            low: self.low[..n].to_vec(),
-            close: self.close[..n].to_vec(),
-            volume: self.volume.as_ref().map(|v| v[..n].to_vec()),
-        }
-    }
 }

@@ -151,9 +151,4 @@ impl IndicatorSet {
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()
     }
-
-    /// Bytes held by the indicator values.
-    pub fn memory_bytes(&self) -> usize {
-        self.values.values().map(|v| v.len() * 8).sum()
-    }
 }

@@ -164,11 +164,6 @@ impl WindowStats {
         }
     }
 
-    /// Trades closed in the window so far.
-    pub fn trade_count(&self) -> u64 {
-        self.trades.count()
-    }
-
     pub fn finish(&self, bars: &Bars, periods_per_year: f64) -> Metrics {
         let Window { start, end, .. } = self.window;
         let end_equity = if self.bars > 0 {
