@@ -18,7 +18,7 @@ trap 'rm -rf "$profile"' EXIT
 flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
   --disable-background-networking --disable-component-update --disable-sync
   --hide-scrollbars --user-data-dir="$profile" --enable-logging=stderr --v=0)
-"$browser" "${flags[@]}" --window-size=1100,4200 --screenshot="$png" "file://$report"
+"$browser" "${flags[@]}" --window-size=1100,5600 --screenshot="$png" "file://$report"
 if [ -n "$dom" ]; then
   "$browser" "${flags[@]}" --dump-dom "file://$report" > "$dom"
 fi

@@ -92,7 +92,7 @@ pub struct VerifyArgs {
 /// Inputs shared by every command that runs a strategy.
 #[derive(Args, Clone, Default)]
 pub struct Common {
-    /// TOML config file (DESIGN §9); flags override it.
+    /// TOML config file (every key: docs/config.md); flags override it.
     #[arg(long, short = 'c', value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Price CSV; overrides `data.path`. Without either, 4,000 synthetic daily bars.
@@ -157,7 +157,7 @@ pub struct OptimizeArgs {
     #[arg(long)]
     pub restart: bool,
     /// Seconds between checkpoints of a sweep in progress.
-    #[arg(long, value_name = "S", default_value_t = 10.0)]
+    #[arg(long, value_name = "S", default_value_t = 10.0, value_parser = seconds)]
     pub checkpoint_every: f64,
 }
 
@@ -172,4 +172,15 @@ pub struct ReportArgs {
     /// Heatmap y parameter (default: the second most influential).
     #[arg(long, value_name = "PARAM")]
     pub y: Option<String>,
+}
+
+/// A number of seconds from 0 (every batch) to a year (`inf`, `nan`,
+/// `1e300` and negatives are refused; `Duration` cannot hold them).
+fn seconds(s: &str) -> Result<f64, String> {
+    const YEAR: f64 = 365.25 * 86_400.0;
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.0..=YEAR).contains(&v) => Ok(v),
+        Ok(v) => Err(format!("{v} is not a number of seconds from 0 to a year")),
+        Err(_) => Err(format!("\"{s}\" is not a number of seconds")),
+    }
 }

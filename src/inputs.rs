@@ -1,8 +1,14 @@
 //! Turns the common flags into a checked config and loaded bars.
+//!
+//! Flags that mirror config keys (`--data`, `--strategy`, `--top`,
+//! `--backend`) become `-O` overrides applied after the user's own, so every
+//! command validates them the same way, in one place.
+
+use std::path::Path;
 
 use anyhow::Result;
 use sieve_core::config::Config;
-use sieve_core::data::{self, Bars};
+use sieve_core::data::{self, Bars, LoadOptions};
 
 use crate::args::Common;
 
@@ -28,27 +34,59 @@ pub struct Inputs {
     pub data_label: String,
 }
 
-pub fn load(common: &Common) -> Result<Inputs> {
-    let config = Config::load(common.config.as_deref(), &overrides(common))?;
+/// Loads the config (file + overrides + `flags`) and then its data.
+pub fn load(common: &Common, flags: &[(&str, Option<String>)]) -> Result<Inputs> {
+    let config = load_config(common, flags)?;
     with_config(common, config)
 }
 
-/// The `-O` overrides plus `--strategy`.
-pub fn overrides(common: &Common) -> Vec<String> {
+/// The config file (if any) with the `-O` overrides, then the flags.
+pub fn load_config(common: &Common, flags: &[(&str, Option<String>)]) -> Result<Config> {
+    Ok(Config::load(
+        common.config.as_deref(),
+        &overrides(common, flags),
+    )?)
+}
+
+/// A TOML string literal of `s` (quoted and escaped).
+pub fn toml_string(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+/// The `-O` overrides, then `--data`, `--strategy` and `flags` (`key`,
+/// value as text): a flag wins over an `-O` of the same key.
+pub fn overrides(common: &Common, flags: &[(&str, Option<String>)]) -> Vec<String> {
     let mut options = common.options.clone();
+    if let Some(path) = &common.data {
+        // Relative to where the user typed it, not to the config's folder.
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.clone());
+        options.push(format!(
+            "data.path={}",
+            toml_string(&path.to_string_lossy())
+        ));
+    }
     if let Some(name) = &common.strategy {
-        options.push(format!("strategy.name=\"{name}\""));
+        options.push(format!("strategy.name={}", toml_string(name)));
+    }
+    for (key, value) in flags {
+        if let Some(v) = value {
+            options.push(format!("{key}={v}"));
+        }
     }
     options
 }
 
-/// Loads the data for an already checked config (`--data` wins).
-pub fn with_config(common: &Common, mut config: Config) -> Result<Inputs> {
-    if let Some(p) = &common.data {
-        config.data = Some(p.clone());
-    }
+/// Loads the data of an already checked config.
+pub fn with_config(common: &Common, config: Config) -> Result<Inputs> {
     let (bars, data_label) = match &config.data {
-        Some(path) => (data::load_csv(path)?, path.display().to_string()),
+        Some(path) => {
+            let loaded = load_bars(path, &config)?;
+            for n in &loaded.notices {
+                eprintln!("{n}");
+            }
+            let label = common.data.as_deref().unwrap_or(path);
+            (loaded.bars, label.display().to_string())
+        }
         None => {
             if common.verbose {
                 eprintln!(
@@ -68,8 +106,16 @@ pub fn with_config(common: &Common, mut config: Config) -> Result<Inputs> {
     })
 }
 
+/// Reads a data file the way `config` says (`data.adjust`).
+pub fn load_bars(path: &Path, config: &Config) -> Result<data::Loaded> {
+    let options = LoadOptions {
+        adjust: config.adjust,
+    };
+    Ok(data::load_csv_with(path, &options)?)
+}
+
 /// Files a command reads (config, data), which no output may overwrite.
-pub fn input_paths<'a>(common: &'a Common, config: &'a Config) -> Vec<&'a std::path::Path> {
+pub fn input_paths<'a>(common: &'a Common, config: &'a Config) -> Vec<&'a Path> {
     [common.config.as_deref(), config.data.as_deref()]
         .into_iter()
         .flatten()

@@ -8,10 +8,45 @@ mod output;
 mod progress;
 
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
 
+/// Exit statuses (documented in docs/config.md and the README).
+pub mod status {
+    /// Bad input, config or files.
+    pub const ERROR: u8 = 2;
+    /// No combination had a finite objective: there is no best.
+    pub const NO_RESULT: u8 = 3;
+    /// Stopped by SIGINT/SIGTERM (128 + SIGINT, as shells report it).
+    pub const INTERRUPTED: u8 = 130;
+}
+
+/// An ending that is not a success: a message and an exit status.
+#[derive(Debug)]
+pub struct Exit {
+    pub status: u8,
+    pub message: String,
+}
+
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Exit {}
+
+/// Set by the first SIGINT/SIGTERM; long work stops at its next checkpoint.
+pub static INTERRUPT: AtomicBool = AtomicBool::new(false);
+
 fn main() -> ExitCode {
+    // First signal: stop gracefully at the next chunk batch. Second: now.
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPT.swap(true, Ordering::SeqCst) {
+            std::process::exit(i32::from(status::INTERRUPTED));
+        }
+    });
     let cli = args::Cli::parse();
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -23,8 +58,16 @@ fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
+            if let Some(exit) = err.downcast_ref::<Exit>() {
+                eprintln!("{}", exit.message);
+                return ExitCode::from(exit.status);
+            }
+            if INTERRUPT.load(Ordering::SeqCst) {
+                eprintln!("interrupted");
+                return ExitCode::from(status::INTERRUPTED);
+            }
             eprintln!("error: {err:#}");
-            ExitCode::from(2)
+            ExitCode::from(status::ERROR)
         }
     }
 }

@@ -1,9 +1,11 @@
 use std::io::Write;
 
 use anyhow::{Context, Result};
+use sieve_core::config::Config;
 use sieve_core::engine::Backtest;
 use sieve_core::evaluate::{Evaluator, Scoring};
-use sieve_core::format::{self, float};
+use sieve_core::format::{self, float, TimeStyle};
+use sieve_core::grid::Constraint;
 use sieve_core::indicators::IndicatorSet;
 use sieve_core::metrics::{Metrics, Window};
 use sieve_core::strategy::{self, Strategy};
@@ -12,7 +14,7 @@ use crate::args::BacktestArgs;
 use crate::output::{human, table};
 
 pub fn run(a: BacktestArgs) -> Result<()> {
-    let inputs = crate::inputs::load(&a.common)?;
+    let inputs = crate::inputs::load(&a.common, &[])?;
     let strategy = strategy::lookup(&inputs.config.strategy)?;
     for out in [&a.trades, &a.equity].into_iter().flatten() {
         sieve_run::files::check_output(
@@ -21,7 +23,12 @@ pub fn run(a: BacktestArgs) -> Result<()> {
         )?;
     }
     let params = parse_sets(strategy, &a.set)?;
+    check_constraints(strategy, &inputs.config, &params)?;
     let scoring = Scoring::new(&inputs.config, &inputs.bars)?;
+    for w in warnings(&inputs.config, &scoring) {
+        eprintln!("warning: {w}");
+    }
+    let style = TimeStyle::for_times(&inputs.bars.time);
     let indicators = IndicatorSet::build(&inputs.bars, strategy::indicators_for(strategy, &params));
     let eval = Evaluator {
         bars: &inputs.bars,
@@ -76,16 +83,16 @@ pub fn run(a: BacktestArgs) -> Result<()> {
             named.join(" "),
             inputs.data_label,
             bars.len(),
-            format::time(bars.time[0]),
-            format::time(bars.time[bars.len() - 1]),
+            style.format(bars.time[0]),
+            style.format(bars.time[bars.len() - 1]),
         );
         let mut header = vec!["metric".to_string()];
         header.extend(windows.iter().map(|w| {
             format!(
                 "{} {}..{}",
                 w.kind,
-                format::time(bars.time[w.start]),
-                format::time(bars.time[w.end - 1])
+                style.format(bars.time[w.start]),
+                style.format(bars.time[w.end - 1])
             )
         }));
         let mut rows: Vec<Vec<String>> = Metrics::NAMES
@@ -127,20 +134,77 @@ fn parse_sets(strategy: &dyn Strategy, sets: &[String]) -> Result<Vec<f64>> {
     Ok(params)
 }
 
+/// The strategy's constraints (the config's, else its defaults) must hold
+/// for a backtest's parameters too.
+fn check_constraints(strategy: &dyn Strategy, config: &Config, params: &[f64]) -> Result<()> {
+    let texts: Vec<String> = match &config.constraints {
+        Some(list) => list.clone(),
+        None => strategy
+            .default_constraints()
+            .iter()
+            .map(|c| c.to_string())
+            .collect(),
+    };
+    for text in &texts {
+        let c = Constraint::parse(text, strategy)?;
+        if !c.holds(params) {
+            let named: Vec<String> = c
+                .params()
+                .into_iter()
+                .map(|i| format!("{}={}", strategy.params()[i].name, float(params[i])))
+                .collect();
+            anyhow::bail!(
+                "{} breaks the constraint \"{}\" (strategy.constraints)",
+                named.join(" "),
+                c.text
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Settings that make a backtest's numbers unreliable, one line each.
+fn warnings(config: &Config, scoring: &Scoring) -> Vec<String> {
+    let mut out = Vec::new();
+    for w in scoring.windows.all() {
+        let len = w.end - w.start;
+        if len < 30 {
+            out.push(format!(
+                "the {} window has only {len} bars; its ratios (Sharpe, Calmar, …) are unreliable below 30",
+                w.kind
+            ));
+        }
+    }
+    for (key, v) in [
+        ("backtest.fee", config.engine.fee),
+        ("backtest.slippage", config.engine.slippage),
+    ] {
+        if v >= 0.05 {
+            out.push(format!(
+                "{key} = {} is {}% per fill; fees and slippage are fractions (0.001 = 0.1%)",
+                float(v),
+                float(v * 100.0)
+            ));
+        }
+    }
+    out
+}
+
 /// `side,status,entry_time,entry_price,exit_time,exit_price,units,fees,pnl,return`.
 pub fn trades_csv(time: &[i64], bt: &Backtest) -> String {
+    let style = TimeStyle::for_times(time);
     let mut out = String::from(
         "side,status,entry_time,entry_price,exit_time,exit_price,units,fees,pnl,return\n",
     );
     for t in &bt.trades {
         let (status, exit_time) = match t.exit_bar {
-            Some(b) => ("closed", format::time(time[b])),
+            Some(b) => ("closed", style.format(time[b])),
             None => ("open", String::new()),
         };
         out.push_str(&format!(
             "{},{status},{},{},{exit_time},{},{},{},{},{}\n",
             t.side.as_str(),
-            format::time(time[t.entry_bar]),
+            style.format(time[t.entry_bar]),
             float(t.entry_price),
             float(t.exit_price),
             float(t.units),
@@ -154,9 +218,10 @@ pub fn trades_csv(time: &[i64], bt: &Backtest) -> String {
 
 /// `time,equity,position`.
 pub fn equity_csv(time: &[i64], bt: &Backtest) -> String {
+    let style = TimeStyle::for_times(time);
     let mut out = String::from("time,equity,position\n");
     for ((t, e), p) in time.iter().zip(&bt.equity).zip(&bt.position) {
-        out.push_str(&format!("{},{},{p}\n", format::time(*t), float(*e)));
+        out.push_str(&format!("{},{},{p}\n", style.format(*t), float(*e)));
     }
     out
 }

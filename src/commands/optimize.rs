@@ -2,13 +2,14 @@ use std::io::Write;
 use std::time::Duration;
 
 use anyhow::Result;
-use sieve_core::config::Config;
-use sieve_run::optimize::{self, Observer, OptimizeOptions};
-use sieve_run::report::{self, HeatmapAxes};
+use sieve_core::config::{Config, EXAMPLE_STRATEGY};
+use sieve_run::optimize::{self, Observer, OptimizeOptions, Stop};
+use sieve_run::rundir::Stage;
 
 use crate::args::OptimizeArgs;
 use crate::output::{human, table};
 use crate::progress::Progress;
+use crate::{status, Exit};
 
 /// The built-in example, used when no --config is given.
 pub const EXAMPLE_CONFIG: &str = include_str!("../../examples/activation.toml");
@@ -19,11 +20,15 @@ struct Terminal {
 }
 
 impl Observer for Terminal {
-    fn start(&mut self, iteration: u32, stage: &str, total: u64) {
-        let unit = if stage == "sweep" { "comb" } else { "cand" };
+    fn start(&mut self, iteration: u32, stage: Stage, total: u64) {
+        let unit = if stage == Stage::Sweep {
+            "comb"
+        } else {
+            "cand"
+        };
         self.bar = Some(Progress::new(
             total,
-            &format!("{iteration}:{stage}"),
+            &format!("{iteration}:{}", stage.name()),
             unit,
             self.verbose,
         ));
@@ -43,17 +48,48 @@ impl Observer for Terminal {
     }
 }
 
-pub fn run(a: OptimizeArgs) -> Result<()> {
-    let config = match &a.common.config {
-        Some(_) => Config::load(
-            a.common.config.as_deref(),
-            &crate::inputs::overrides(&a.common),
-        )?,
-        None => {
-            eprintln!("no --config given: running the built-in example (examples/activation.toml: the activation strategy on synthetic daily data)");
-            Config::parse_with_overrides(EXAMPLE_CONFIG, &crate::inputs::overrides(&a.common))?
+/// The config of a run: the user's file, or the built-in example adapted to
+/// what the user gave (their data: windows as shares of the bars; another
+/// strategy: that strategy's default grid).
+fn config(a: &OptimizeArgs) -> Result<Config> {
+    let flags = [(
+        "sweep.backend",
+        a.backend.as_deref().map(crate::inputs::toml_string),
+    )];
+    if a.common.config.is_some() {
+        return crate::inputs::load_config(&a.common, &flags);
+    }
+    let mut example: toml::Table = EXAMPLE_CONFIG.parse()?;
+    let mut note = String::from("the activation strategy on synthetic daily data");
+    if a.common.data.is_some() {
+        if let Some(toml::Value::Table(score)) = example.get_mut("score") {
+            score.insert("score_start".into(), "40%".into());
+            score.insert("holdout_start".into(), "80%".into());
         }
-    };
+        note = "windows as shares of your data: score from 40%, holdout from 80%".into();
+    }
+    if let Some(name) = a
+        .common
+        .strategy
+        .as_deref()
+        .filter(|n| *n != EXAMPLE_STRATEGY)
+    {
+        if let Some(toml::Value::Table(strategy)) = example.get_mut("strategy") {
+            strategy.remove("params");
+        }
+        note.push_str(&format!(
+            "; {name} with its default grid (sieve strategies)"
+        ));
+    }
+    eprintln!("no --config given: running the built-in example (examples/activation.toml; {note})");
+    Ok(Config::from_table_with_overrides(
+        example,
+        &crate::inputs::overrides(&a.common, &flags),
+    )?)
+}
+
+pub fn run(a: OptimizeArgs) -> Result<()> {
+    let config = config(&a)?;
     let study = crate::inputs::with_config(&a.common, config)?.into_study()?;
     if a.out.exists() && !a.out.is_dir() {
         anyhow::bail!(
@@ -64,8 +100,7 @@ pub fn run(a: OptimizeArgs) -> Result<()> {
     std::fs::create_dir_all(&a.out)
         .map_err(|e| anyhow::anyhow!("{}: cannot create the run folder ({e})", a.out.display()))?;
     sieve_run::files::check_writable_dir(&a.out)?;
-    let backend =
-        sieve_screen::backend_by_name(a.backend.as_deref().unwrap_or(&study.config.backend))?;
+    let backend = sieve_screen::backend_by_name(&study.config.backend)?;
     if a.common.verbose {
         eprintln!("backend: {}", backend.describe());
     }
@@ -74,7 +109,8 @@ pub fn run(a: OptimizeArgs) -> Result<()> {
         backend: backend.as_ref(),
         threads: a.threads,
         restart: a.restart,
-        checkpoint_every: Duration::from_secs_f64(a.checkpoint_every.max(0.0)),
+        checkpoint_every: Duration::from_secs_f64(a.checkpoint_every),
+        interrupt: Some(&crate::INTERRUPT),
     };
     eprintln!(
         "optimize: {} on {}, grid {} = {} combinations; run folder {}",
@@ -89,15 +125,48 @@ pub fn run(a: OptimizeArgs) -> Result<()> {
         bar: None,
     };
     let outcome = optimize::optimize(&study, &opts, &mut term)?;
-    report::write(&study, &outcome.dir, &HeatmapAxes::default())?;
-
-    let best = &outcome.best;
     let mut out = std::io::stdout().lock();
+    writeln!(out, "stopped: {}", outcome.stop)?;
+    let Some(best) = &outcome.best else {
+        return Err(match outcome.stop {
+            Stop::Interrupted => Exit {
+                status: status::INTERRUPTED,
+                message: "interrupted; re-run the same command to resume".into(),
+            },
+            Stop::TimeBudget { .. } => Exit {
+                status: status::NO_RESULT,
+                message: format!(
+                    "no iteration has finished yet, so there is no best; re-run the same command to continue (the budget counts per run of the command), or raise optimize.time_budget_s (now {} s)",
+                    study.config.time_budget_s
+                ),
+            },
+            _ => Exit {
+                status: status::NO_RESULT,
+                message: optimize::no_finite_objective(&study),
+            },
+        }
+        .into());
+    };
+    print_best(&mut out, best)?;
     writeln!(
         out,
-        "stopped: {}",
-        outcome.state.stop_reason.as_deref().unwrap_or("done")
+        "results: {}/best.json, {}/iter-NNN/verified.csv\nreport:  {}/report.html",
+        a.out.display(),
+        a.out.display(),
+        a.out.display()
     )?;
+    if outcome.stop == Stop::Interrupted {
+        return Err(Exit {
+            status: status::INTERRUPTED,
+            message: "interrupted; re-run the same command to resume".into(),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// The best parameters and a table of its main metrics per window.
+fn print_best(out: &mut impl Write, best: &serde_json::Value) -> Result<()> {
     let params: Vec<String> = best["params"]
         .as_object()
         .map(|m| {
@@ -144,12 +213,5 @@ pub fn run(a: OptimizeArgs) -> Result<()> {
     })
     .collect();
     write!(out, "{}", table(&header, &rows))?;
-    writeln!(
-        out,
-        "results: {}/best.json, {}/iter-NNN/verified.csv\nreport:  {}/report.html",
-        a.out.display(),
-        a.out.display(),
-        a.out.display()
-    )?;
     Ok(())
 }

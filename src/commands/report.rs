@@ -16,7 +16,10 @@ pub fn run(a: ReportArgs) -> Result<()> {
     })?;
     let config = Config::parse(&state.config)?;
     let (bars, label) = match &state.data_path {
-        Some(p) => (data::load_csv(p)?, p.display().to_string()),
+        Some(p) => (
+            crate::inputs::load_bars(p, &config)?.bars,
+            p.display().to_string(),
+        ),
         None => (
             data::synth(crate::inputs::EXAMPLE_BARS, crate::inputs::EXAMPLE_SEED),
             state.data.clone(),

@@ -5,9 +5,17 @@ use sieve_run::sweep::{self, SweepPlan};
 use crate::args::SweepArgs;
 use crate::output::human;
 use crate::progress::Progress;
+use crate::{status, Exit};
 
 pub fn run(a: SweepArgs) -> Result<()> {
-    let study = crate::inputs::load(&a.common)?.into_study()?;
+    let flags = [
+        ("sweep.top", a.top.map(|t| t.to_string())),
+        (
+            "sweep.backend",
+            a.backend.as_deref().map(crate::inputs::toml_string),
+        ),
+    ];
+    let study = crate::inputs::load(&a.common, &flags)?.into_study()?;
     sieve_run::files::check_output(
         &a.out,
         &crate::inputs::input_paths(&a.common, &study.config),
@@ -16,25 +24,24 @@ pub fn run(a: SweepArgs) -> Result<()> {
         Some(s) => Shard::parse(s)?,
         None => Shard::from_env(|k| std::env::var(k).ok(), a.shards)?.unwrap_or(Shard::WHOLE),
     };
-    let top = a.top.unwrap_or(study.config.sweep_top);
-    if top == 0 {
-        anyhow::bail!("--top must be at least 1");
-    }
-    let backend =
-        sieve_screen::backend_by_name(a.backend.as_deref().unwrap_or(&study.config.backend))?;
+    let top = study.config.sweep_top;
+    let backend = sieve_screen::backend_by_name(&study.config.backend)?;
     let range = shard.range(study.space.size());
     if a.common.verbose {
         eprintln!("backend: {}", backend.describe());
-        eprintln!(
-            "sweep: {} on {}: grid {} = {} combinations; shard {shard} = indices {}..{}",
-            study.strategy.name(),
-            study.data_label,
-            study.space,
-            study.space.size(),
-            range.start,
-            range.end
-        );
     }
+    let shard_note = if shard == Shard::WHOLE {
+        String::new()
+    } else {
+        format!("; shard {shard} = indices {}..{}", range.start, range.end)
+    };
+    eprintln!(
+        "sweep: {} on {}: grid {} = {} combinations{shard_note}",
+        study.strategy.name(),
+        study.data_label,
+        study.space,
+        study.space.size(),
+    );
     let progress = Progress::new(range.end - range.start, "sweep", "comb", a.common.verbose);
     let plan = SweepPlan {
         backend: backend.as_ref(),
@@ -45,6 +52,9 @@ pub fn run(a: SweepArgs) -> Result<()> {
     };
     let (screen, meta) = sweep::run(&study, &plan, &mut |c| {
         progress.set(c.next - range.start);
+        if crate::INTERRUPT.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(sieve_core::Error::Interrupted("signal".into()));
+        }
         Ok(())
     })?;
     progress.finish();
@@ -52,6 +62,7 @@ pub fn run(a: SweepArgs) -> Result<()> {
     let best = screen
         .top
         .first()
+        .filter(|s| !s.score.is_nan())
         .map(|s| {
             format!(
                 "best {} {} at grid index {}",
@@ -60,7 +71,7 @@ pub fn run(a: SweepArgs) -> Result<()> {
                 s.index
             )
         })
-        .unwrap_or_else(|| "no combination satisfied the constraints".into());
+        .unwrap_or_else(|| "no finite objective".into());
     eprintln!(
         "screened {} combinations in {:.2} s ({} comb/s, {} bar-comb/s); {best}; wrote {} ({} rows) and its .meta.json",
         meta.objective_stats.combinations_evaluated,
@@ -70,5 +81,12 @@ pub fn run(a: SweepArgs) -> Result<()> {
         a.out.display(),
         screen.top.len()
     );
+    if screen.top.first().is_none_or(|s| s.score.is_nan()) {
+        return Err(Exit {
+            status: status::NO_RESULT,
+            message: sieve_run::optimize::no_finite_objective(&study),
+        }
+        .into());
+    }
     Ok(())
 }

@@ -1,7 +1,6 @@
 use std::io::Write;
 
 use anyhow::Result;
-use sieve_core::config::Config;
 use sieve_run::{candidates, verify};
 
 use crate::args::VerifyArgs;
@@ -9,18 +8,13 @@ use crate::output::human;
 use crate::progress::Progress;
 
 pub fn run(a: VerifyArgs) -> Result<()> {
-    let config = Config::load(
-        a.common.config.as_deref(),
-        &crate::inputs::overrides(&a.common),
-    )?;
+    let config =
+        crate::inputs::load_config(&a.common, &[("verify.top", a.top.map(|t| t.to_string()))])?;
     let strategy = sieve_core::strategy::lookup(&config.strategy)?;
-    let top = a.top.unwrap_or(config.verify_top);
+    let top = config.verify_top;
     {
         let mut inputs = crate::inputs::input_paths(&a.common, &config);
         inputs.extend([a.candidates.as_path()]);
-        if let Some(d) = &a.common.data {
-            inputs.push(d);
-        }
         sieve_run::files::check_output(&a.out, &inputs)?;
     }
     // Loading the bars and reading the candidates overlap, on the same
@@ -41,6 +35,13 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", summary(&study, &result))?;
     writeln!(out, "wrote {}", a.out.display())?;
+    if result.rows.first().is_none_or(|r| r.score.is_nan()) {
+        return Err(crate::Exit {
+            status: crate::status::NO_RESULT,
+            message: sieve_run::optimize::no_finite_objective(&study),
+        }
+        .into());
+    }
     Ok(())
 }
 
@@ -53,7 +54,7 @@ pub fn summary(study: &sieve_run::Study, v: &verify::Verification) -> String {
         study.strategy.name(),
         study.scoring.objective
     );
-    if let Some(best) = v.rows.first() {
+    if let Some(best) = v.rows.first().filter(|r| !r.score.is_nan()) {
         s.push_str(&format!(
             "best: {} = {} (screen rank {}, grid index {})\n",
             study.scoring.objective,

@@ -178,7 +178,7 @@ const CASES: &[(&str, Kind, i32, &[&str])] = &[
         "candidates_no_param_columns.csv",
         Kind::Candidates,
         2,
-        &["line 1", "no column names a parameter"],
+        &["line 1", "missing parameter column(s)"],
     ),
     (
         "candidates_bad_number.csv",
@@ -336,4 +336,40 @@ fn outputs_never_overwrite_inputs_and_bad_folders_fail_before_work() {
         assert!(started.elapsed().as_secs() < 5, "refused before the work");
     }
     assert_eq!(std::fs::read(&cands).unwrap(), before);
+}
+
+/// The accepted files load to the values written in them, by hand.
+#[test]
+fn accepted_corpus_files_load_their_values() {
+    use sieve_core::data::load_csv;
+    let load = |name: &str| load_csv(&repo_file("tests/data/bad").join(name)).unwrap();
+    let day = |d: i64| 1_609_459_200_000 + d * 86_400_000; // 2021-01-01 + d days
+    for name in ["data_bom.csv", "data_crlf.csv", "data_quoted_numbers.csv"] {
+        let b = load(name);
+        assert_eq!(b.time[..3], [day(0), day(1), day(2)], "{name}");
+        assert_eq!(b.open[..5], [100.0, 101.0, 103.0, 105.0, 102.0], "{name}");
+        assert_eq!(
+            (b.high[0], b.low[0], b.close[0]),
+            (102.0, 99.0, 101.0),
+            "{name}"
+        );
+        assert_eq!(b.close[4], 98.0, "{name}");
+    }
+    // Offsets are converted to UTC: +02:00 midnight is 22:00 the day before.
+    let b = load("data_timezone_offsets.csv");
+    let hour = 3_600_000;
+    assert_eq!(
+        b.time,
+        vec![day(0) - 2 * hour, day(0) + 23 * hour, day(2) + 5 * hour]
+    );
+    assert_eq!(b.close, vec![101.0, 103.0, 105.0]);
+    // Gaps stay gaps: nothing is filled in.
+    let b = load("data_gaps.csv");
+    assert_eq!(b.time, vec![day(0), day(2), day(4), day(5)]);
+    assert_eq!(b.close, vec![101.0, 105.0, 98.0, 95.0]);
+    // pandas' unnamed index is the time; Adj Close is not the close.
+    let b = load("data_pandas_index.csv");
+    assert_eq!(b.time, vec![day(0), day(1)]);
+    assert_eq!(b.close, vec![101.0, 103.0]);
+    assert_eq!(b.volume, Some(vec![10.0, 10.0]));
 }

@@ -4,6 +4,7 @@ mod backtest;
 mod corpus;
 mod optimize;
 mod sweep;
+mod trust;
 mod verify;
 
 use std::path::{Path, PathBuf};

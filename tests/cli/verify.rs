@@ -146,18 +146,24 @@ fn bad_candidate_files_are_one_clear_error_and_leave_no_output() {
         ),
         (
             write("cols.csv", "alpha,beta\n1,2\n"),
-            "no column names a parameter",
+            "missing parameter column(s)",
         ),
         (
-            write("num.csv", "trend_len,entry\n50,0.3\n60,high\n"),
+            write(
+                "num.csv",
+                "trend_len,rsi_len,dc_len,atr_len,w_trend,w_rsi,w_dc,entry,exit,stop_atr\n50,14,20,14,1,0.5,1,0.3,0.2,2\n60,14,20,14,1,0.5,1,high,0.2,2\n",
+            ),
             "line 3: column 'entry'",
         ),
         (
-            write("range.csv", "trend_len,entry\n50,0.3\n60,7\n"),
+            write(
+                "range.csv",
+                "trend_len,rsi_len,dc_len,atr_len,w_trend,w_rsi,w_dc,entry,exit,stop_atr\n50,14,20,14,1,0.5,1,0.3,0.2,2\n60,14,20,14,1,0.5,1,7,0.2,2\n",
+            ),
             "line 3: column 'entry'",
         ),
         (write("empty.csv", ""), "empty file"),
-        (write("header.csv", "trend_len,entry\n"), "no candidates"),
+        (write("header.csv", "trend_len,rsi_len,dc_len,atr_len,w_trend,w_rsi,w_dc,entry,exit,stop_atr\n"), "no candidates"),
     ];
     let out = dir.path().join("verified.csv");
     for (path, want) in cases {

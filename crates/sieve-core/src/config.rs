@@ -10,7 +10,7 @@ use serde::Deserialize;
 use crate::data::parse_time;
 use crate::engine::{EngineConfig, Fill};
 use crate::error::{Error, Result};
-use crate::metrics::Objective;
+use crate::metrics::{Boundary, Objective};
 use crate::strategy::Direction;
 
 /// A checked configuration; every field has its default filled in.
@@ -20,6 +20,8 @@ pub struct Config {
     pub source: toml::Table,
     /// `data.path`, resolved against the config file's folder.
     pub data: Option<PathBuf>,
+    /// `data.adjust`: scale prices by adj_close / close.
+    pub adjust: bool,
     pub strategy: String,
     /// `strategy.constraints`; `None` = the strategy's defaults.
     pub constraints: Option<Vec<String>>,
@@ -29,8 +31,8 @@ pub struct Config {
     pub direction: Direction,
     pub annualization: Annualization,
     pub objective: Objective,
-    pub score_start: Option<i64>,
-    pub holdout_start: Option<i64>,
+    pub score_start: Option<Boundary>,
+    pub holdout_start: Option<Boundary>,
     pub screen_window: ScreenWindow,
     pub min_trades: u64,
     pub sweep_top: usize,
@@ -39,6 +41,8 @@ pub struct Config {
     pub iterations: u32,
     pub time_budget_s: f64,
     pub refine_top: usize,
+    /// `optimize.max_combinations`; `None` = the first iteration's size.
+    pub max_combinations: Option<u64>,
 }
 
 /// P in the annualised ratios.
@@ -90,6 +94,7 @@ struct RawConfig {
 #[serde(deny_unknown_fields)]
 struct RawData {
     path: Option<PathBuf>,
+    adjust: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -155,6 +160,7 @@ struct RawOptimize {
     iterations: Option<u32>,
     time_budget_s: Option<f64>,
     refine_top: Option<usize>,
+    max_combinations: Option<u64>,
 }
 
 /// The strategy of the built-in example (`sieve optimize` with no config).
@@ -198,7 +204,15 @@ impl Config {
 
     /// Parses TOML text, then applies `section.key=value` overrides.
     pub fn parse_with_overrides(text: &str, overrides: &[String]) -> Result<Config> {
-        let mut table = parse_toml(text).map_err(|m| Error::config("<config>", m))?;
+        let table = parse_toml(text).map_err(|m| Error::config("<config>", m))?;
+        Config::from_table_with_overrides(table, overrides)
+    }
+
+    /// A parsed TOML table plus `section.key=value` overrides, checked.
+    pub fn from_table_with_overrides(
+        mut table: toml::Table,
+        overrides: &[String],
+    ) -> Result<Config> {
         for o in overrides {
             apply_override(&mut table, o)?;
         }
@@ -260,15 +274,18 @@ impl Config {
             Some(o) => o.parse().map_err(|m| Error::config("score.objective", m))?,
             None => Objective::default(),
         };
-        let score_start = time_key("score.score_start", s.score_start)?;
-        let holdout_start = time_key("score.holdout_start", s.holdout_start)?;
-        if let (Some(a), Some(h)) = (score_start, holdout_start) {
-            if a >= h {
-                return Err(Error::config(
-                    "score.score_start",
-                    "must be before score.holdout_start",
-                ));
-            }
+        let score_start = boundary_key("score.score_start", s.score_start)?;
+        let holdout_start = boundary_key("score.holdout_start", s.holdout_start)?;
+        let ordered = match (score_start, holdout_start) {
+            (Some(Boundary::Time(a)), Some(Boundary::Time(h))) => a < h,
+            (Some(Boundary::Share(a)), Some(Boundary::Share(h))) => a < h,
+            _ => true, // a time against a share: checked on the data
+        };
+        if !ordered {
+            return Err(Error::config(
+                "score.score_start",
+                "must be before score.holdout_start",
+            ));
         }
         let positive = |key: &str, v: Option<usize>, default: usize| -> Result<usize> {
             match v.unwrap_or(default) {
@@ -295,6 +312,7 @@ impl Config {
         crate::strategy::lookup(&strategy)?;
         Ok(Config {
             source: table,
+            adjust: raw.data.adjust.unwrap_or(false),
             data: raw.data.path.map(|p| match base {
                 Some(dir) if p.is_relative() && !dir.as_os_str().is_empty() => dir.join(p),
                 _ => p,
@@ -331,6 +349,15 @@ impl Config {
             },
             time_budget_s,
             refine_top: positive("optimize.refine_top", o.refine_top, 50)?,
+            max_combinations: match o.max_combinations {
+                Some(0) => {
+                    return Err(Error::config(
+                        "optimize.max_combinations",
+                        "must be at least 1",
+                    ))
+                }
+                m => m,
+            },
         })
     }
 
@@ -351,21 +378,39 @@ fn parse_toml(text: &str) -> Result<toml::Table, String> {
     })
 }
 
-fn time_key(key: &str, v: Option<toml::Value>) -> Result<Option<i64>> {
-    match v {
-        None => Ok(None),
-        Some(toml::Value::String(s)) => parse_time(&s).map(Some).map_err(|m| Error::config(key, m)),
-        Some(toml::Value::Datetime(d)) => parse_time(&d.to_string())
-            .map(Some)
-            .map_err(|m| Error::config(key, m)),
-        Some(toml::Value::Integer(i)) => parse_time(&i.to_string())
-            .map(Some)
-            .map_err(|m| Error::config(key, m)),
-        Some(other) => Err(Error::config(
-            key,
-            format!("expected a date such as \"2019-01-01\", got {other}"),
-        )),
+/// A window boundary: a date or date-time, a share of the bars ("40%"), or
+/// "none" (no boundary).
+fn boundary_key(key: &str, v: Option<toml::Value>) -> Result<Option<Boundary>> {
+    let text = match v {
+        None => return Ok(None),
+        Some(toml::Value::String(s)) => s,
+        Some(toml::Value::Datetime(d)) => d.to_string(),
+        Some(toml::Value::Integer(i)) => i.to_string(),
+        Some(other) => {
+            return Err(Error::config(
+                key,
+                format!("expected a date such as \"2019-01-01\", a share such as \"40%\", or \"none\"; got {other}"),
+            ))
+        }
+    };
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("none") {
+        return Ok(None);
     }
+    if let Some(number) = text.strip_suffix('%') {
+        return match number.trim().parse::<f64>() {
+            Ok(p) if (0.0..100.0).contains(&p) => Ok(Some(Boundary::Share(p / 100.0))),
+            _ => Err(Error::config(
+                key,
+                format!(
+                    "a share of the bars must be a number from 0% to below 100%, got \"{text}\""
+                ),
+            )),
+        };
+    }
+    parse_time(text)
+        .map(|t| Some(Boundary::Time(t)))
+        .map_err(|m| Error::config(key, m))
 }
 
 /// Applies one `section.key=value` override to the table.

@@ -49,6 +49,48 @@ pub fn time(ms: i64) -> String {
     }
 }
 
+/// One way of writing every time of a file or table, so that a column
+/// parses as one format (pandas refuses a mix of dates and date-times).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeStyle {
+    /// `YYYY-MM-DD`: every time is a midnight (UTC).
+    Date,
+    /// `YYYY-MM-DD HH:MM:SS` (UTC).
+    Seconds,
+    /// `YYYY-MM-DD HH:MM:SS.fff` (UTC): some time has milliseconds.
+    Millis,
+}
+
+impl TimeStyle {
+    /// The plainest style that writes every one of `times` exactly.
+    pub fn for_times(times: &[i64]) -> TimeStyle {
+        let mut style = TimeStyle::Date;
+        for &t in times {
+            if t.rem_euclid(1000) != 0 {
+                return TimeStyle::Millis;
+            }
+            if t.rem_euclid(crate::data::MS_PER_DAY) != 0 {
+                style = TimeStyle::Seconds;
+            }
+        }
+        style
+    }
+
+    /// `ms` (unix milliseconds, UTC) in this style.
+    pub fn format(self, ms: i64) -> String {
+        let Some(t) = DateTime::from_timestamp_millis(ms) else {
+            return ms.to_string();
+        };
+        let t = t.naive_utc();
+        match self {
+            TimeStyle::Date => t.format("%Y-%m-%d"),
+            TimeStyle::Seconds => t.format("%Y-%m-%d %H:%M:%S"),
+            TimeStyle::Millis => t.format("%Y-%m-%d %H:%M:%S%.3f"),
+        }
+        .to_string()
+    }
+}
+
 /// Writes `bytes` to a temporary name beside `path`, then renames it, so a
 /// crash never leaves a half-written file under the final name.
 pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> crate::Result<()> {
@@ -110,5 +152,32 @@ mod tests {
             (float(f64::NAN), float(f64::NEG_INFINITY), float(-0.0)),
             ("NaN".into(), "-inf".into(), "0".into())
         );
+    }
+}
+
+#[cfg(test)]
+mod time_style_tests {
+    use super::TimeStyle;
+
+    const DAY: i64 = 86_400_000;
+
+    #[test]
+    fn one_style_per_file() {
+        // Hourly bars that include midnight: every row gets a time.
+        let hourly: Vec<i64> = (0..30).map(|h| 1_492_646_400_000 + h * 3_600_000).collect();
+        let style = TimeStyle::for_times(&hourly);
+        assert_eq!(style, TimeStyle::Seconds);
+        assert_eq!(style.format(hourly[0]), "2017-04-20 00:00:00");
+        assert_eq!(style.format(hourly[25]), "2017-04-21 01:00:00");
+        // Daily bars: dates only.
+        let daily: Vec<i64> = (0..5).map(|d| 1_492_646_400_000 + d * DAY).collect();
+        assert_eq!(TimeStyle::for_times(&daily), TimeStyle::Date);
+        assert_eq!(TimeStyle::Date.format(daily[1]), "2017-04-21");
+        // One time with milliseconds: every row gets them.
+        let mut ms = daily.clone();
+        ms.push(daily[4] + DAY + 1);
+        let style = TimeStyle::for_times(&ms);
+        assert_eq!(style, TimeStyle::Millis);
+        assert_eq!(style.format(daily[0]), "2017-04-20 00:00:00.000");
     }
 }

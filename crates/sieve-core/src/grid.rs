@@ -97,6 +97,17 @@ impl Constraint {
         })
     }
 
+    /// The parameters (strategy indices) the constraint compares.
+    pub fn params(&self) -> Vec<usize> {
+        [self.lhs, self.rhs]
+            .into_iter()
+            .filter_map(|o| match o {
+                Operand::Param(i) => Some(i),
+                Operand::Number(_) => None,
+            })
+            .collect()
+    }
+
     #[inline]
     pub fn holds(&self, params: &[f64]) -> bool {
         let get = |o: Operand| match o {
@@ -232,6 +243,65 @@ impl ParamSpace {
     #[inline]
     pub fn allowed(&self, params: &[f64]) -> bool {
         self.constraints.iter().all(|c| c.holds(params))
+    }
+
+    /// Refuses, before any work, constraints that exclude every combination:
+    /// each constraint alone over its parameters' values (naming it), then
+    /// all together by walking the grid (up to 10⁷ combinations; beyond
+    /// that a combination is assumed to exist).
+    pub fn check_satisfiable(&self) -> Result<()> {
+        const WALK: u64 = 10_000_000;
+        let values_of = |param: usize| -> Vec<f64> {
+            self.axes
+                .iter()
+                .find(|a| a.param == param)
+                .map_or_else(|| vec![self.base[param]], |a| a.values.clone())
+        };
+        for c in &self.constraints {
+            let params = c.params();
+            let mut p = self.base.clone();
+            let possible = match params.as_slice() {
+                [] => c.holds(&p),
+                [a] => values_of(*a).iter().any(|&v| {
+                    p[*a] = v;
+                    c.holds(&p)
+                }),
+                [a, b, ..] => values_of(*a).iter().any(|&x| {
+                    p[*a] = x;
+                    values_of(*b).iter().any(|&y| {
+                        p[*b] = y;
+                        c.holds(&p)
+                    })
+                }),
+            };
+            if !possible {
+                return Err(Error::config(
+                    "strategy.constraints",
+                    format!(
+                        "\"{}\" excludes every combination of the grid ({self}); nothing would be screened",
+                        c.text
+                    ),
+                ));
+            }
+        }
+        if self.constraints.len() > 1 && self.size <= WALK {
+            let mut p = self.base.clone();
+            let any = (0..self.size).any(|i| {
+                self.params_at(i, &mut p);
+                self.allowed(&p)
+            });
+            if !any {
+                let all: Vec<&str> = self.constraints.iter().map(|c| c.text.as_str()).collect();
+                return Err(Error::config(
+                    "strategy.constraints",
+                    format!(
+                        "together, {} exclude every combination of the grid ({self}); nothing would be screened",
+                        all.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Counts the combinations that satisfy the constraints (walks the grid).

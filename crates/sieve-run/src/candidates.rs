@@ -6,7 +6,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 use sieve_core::grid::GridIndex;
-use sieve_core::strategy::{self, Strategy};
+use sieve_core::strategy::Strategy;
 use sieve_core::{Error, Result};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -17,7 +17,7 @@ pub struct Candidate {
     pub grid_index: GridIndex,
     /// From a `rank` column; else the row's position (from 1).
     pub screen_rank: u64,
-    /// Every parameter in strategy order (defaults where no column).
+    /// Every parameter in strategy order.
     pub params: Vec<f64>,
 }
 
@@ -55,17 +55,26 @@ pub fn parse(
         .enumerate()
         .filter_map(|(i, p)| column(p.name).map(|c| (i, c)))
         .collect();
-    if params.is_empty() {
+    // Every parameter needs its column: a misspelt one must not be
+    // replaced by a default without a word.
+    let missing: Vec<&str> = strategy
+        .params()
+        .iter()
+        .filter(|p| column(p.name).is_none())
+        .map(|p| p.name)
+        .collect();
+    if !missing.is_empty() {
         let names: Vec<_> = strategy.params().iter().map(|p| p.name).collect();
         return Err(format!(
-            "line 1: no column names a parameter of '{}' ({}); found: {}",
+            "line 1: missing parameter column(s) {} of '{}' (it needs {}); found: {}",
+            missing.join(", "),
             strategy.name(),
             names.join(", "),
             header.join(", ")
         ));
     }
     let (index_col, rank_col) = (column("grid_index"), column("rank"));
-    let defaults = strategy::default_params(strategy);
+    let defaults = vec![0.0; strategy.params().len()];
     let limit = top.unwrap_or(usize::MAX);
     // Split into records in order, then parse the fields in parallel (the
     // number parsing is most of the cost); the first error by line wins.
@@ -128,13 +137,13 @@ mod tests {
     use super::*;
 
     fn sma() -> &'static dyn Strategy {
-        strategy::lookup("sma_cross").unwrap()
+        sieve_core::strategy::lookup("sma_cross").unwrap()
     }
 
     #[test]
     fn sweep_file_columns_and_defaults() {
         let c = parse(
-            b"rank,grid_index,fast,score\n1,17,5,0.5\n2,3,8,0.4\n",
+            b"rank,grid_index,fast,slow,score\n1,17,5,100,0.5\n2,3,8,90,0.4\n",
             sma(),
             None,
         )
@@ -158,11 +167,13 @@ mod tests {
         for (text, want) in [
             ("", "empty"),
             ("fast,slow\n", "no candidates"),
-            ("a,b\n1,2\n", "no column"),
+            ("a,b\n1,2\n", "missing parameter column(s) fast, slow"),
+            // A misspelt column is named, not filled with a default.
+            ("fast,slwo\n5,50\n", "missing parameter column(s) slow"),
             ("fast,slow\n5,50\n5,x\n", "line 3: column 'slow'"),
             ("fast,slow\n0,50\n", "line 2: column 'fast'"),
             ("fast,slow\n5.5,50\n", "whole"),
-            ("rank,fast\n-1,5\n", "line 2: column 'rank'"),
+            ("rank,fast,slow\n-1,5,50\n", "line 2: column 'rank'"),
             ("fast,slow\n5,50,1\n", "line 2"),
         ] {
             let e = parse(text.as_bytes(), sma(), None).unwrap_err();

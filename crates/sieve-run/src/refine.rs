@@ -1,52 +1,113 @@
-//! Zooming the grid in (DESIGN §1, issue 5): each swept parameter's range
-//! becomes the min..max of the best verified candidates, widened by one
-//! current step, with a finer step (floats: half; ints: half, at least 1),
-//! clipped to the original bounds. The new values are anchored at the best
-//! candidate's value, so the best is always in the next grid.
+//! Zooming the grid in. Per swept parameter, the next range is the hull
+//! (min..max) of the best verified candidates with a finite score, widened
+//! by one current step on each side and clipped to the original bounds.
+//! Steps are halved (whole numbers: floor, at least 1) only while the grid
+//! stays within `max_combinations`; when halving every axis would not fit,
+//! the axes whose range shrank most are halved first. Values are anchored
+//! at the best candidate's, so the best is always on the next grid, and no
+//! next grid has more than `max_combinations` combinations.
 
 use sieve_core::grid::{round_sig, Axis};
 use sieve_core::strategy::{ParamKind, Strategy};
 
-/// The next grid's axes, or `None` when no axis changes (nothing left to
-/// refine). `top` holds the parameter sets of the best verified candidates,
-/// best first (strategy order).
+/// One swept axis of the next grid: its range and its two possible steps.
+struct Plan {
+    lo: f64,
+    hi: f64,
+    anchor: f64,
+    step: f64,
+    fine: f64,
+    /// New range / current range: small = the candidates agree.
+    shrink: f64,
+}
+
+impl Plan {
+    fn values(&self, halved: bool) -> Vec<f64> {
+        let step = if halved { self.fine } else { self.step };
+        let tol = 1e-9 * step;
+        let k_lo = ((self.lo - self.anchor) / step - tol).ceil() as i64;
+        let k_hi = ((self.hi - self.anchor) / step + tol).floor() as i64;
+        (k_lo..=k_hi)
+            .map(|k| round_sig(self.anchor + k as f64 * step))
+            .collect()
+    }
+}
+
+/// The next grid's axes, or `None` when nothing changes (nothing left to
+/// refine) or no grid within `max_combinations` holds the candidates'
+/// range. `top` holds the parameter sets of the best verified candidates
+/// with a finite score, best first (strategy order).
 pub fn refine(
     strategy: &dyn Strategy,
     current: &[Axis],
     original: &[Axis],
     top: &[Vec<f64>],
+    max_combinations: u64,
 ) -> Option<Vec<Axis>> {
     let best = top.first()?;
-    let next: Vec<Axis> = current
+    let plans: Vec<Option<Plan>> = current
         .iter()
         .zip(original)
         .map(|(axis, orig)| {
             if axis.values.len() < 2 {
-                return axis.clone();
+                return None; // a fixed parameter stays fixed
             }
             let int = strategy.params()[axis.param].kind == ParamKind::Int;
             let step = min_gap(&axis.values);
             let (lo_orig, hi_orig) = bounds(&orig.values);
-            let (mut lo, mut hi) = bounds(&top.iter().map(|p| p[axis.param]).collect::<Vec<_>>());
-            lo = (lo - step).max(lo_orig);
-            hi = (hi + step).min(hi_orig);
+            let (lo_top, hi_top) = bounds(&top.iter().map(|p| p[axis.param]).collect::<Vec<_>>());
+            let lo = (lo_top - step).max(lo_orig);
+            let hi = (hi_top + step).min(hi_orig);
+            let (lo_cur, hi_cur) = bounds(&axis.values);
             let fine = if int {
                 (step / 2.0).floor().max(1.0)
             } else {
                 step / 2.0
             };
-            let anchor = best[axis.param];
-            let tol = 1e-9 * fine;
-            let k_lo = ((lo - anchor) / fine - tol).ceil() as i64;
-            let k_hi = ((hi - anchor) / fine + tol).floor() as i64;
-            let values = (k_lo..=k_hi)
-                .map(|k| round_sig(anchor + k as f64 * fine))
-                .collect();
-            Axis {
-                param: axis.param,
-                name: axis.name.clone(),
-                values,
-            }
+            Some(Plan {
+                lo,
+                hi,
+                anchor: best[axis.param],
+                step,
+                fine,
+                shrink: (hi - lo) / (hi_cur - lo_cur),
+            })
+        })
+        .collect();
+    let size = |halved: &[bool]| -> u64 {
+        plans
+            .iter()
+            .zip(current)
+            .zip(halved)
+            .map(|((p, a), &h)| p.as_ref().map_or(a.values.len(), |p| p.values(h).len()) as u64)
+            .fold(1u64, u64::saturating_mul)
+    };
+    // Halve every axis if that fits; else the most-shrunk axes first.
+    let mut halved = vec![false; plans.len()];
+    if size(&halved) > max_combinations {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..plans.len()).filter(|&i| plans[i].is_some()).collect();
+    order.sort_by(|&a, &b| {
+        let shrink = |i: usize| plans[i].as_ref().map_or(f64::INFINITY, |p| p.shrink);
+        shrink(a).total_cmp(&shrink(b)).then(a.cmp(&b))
+    });
+    for i in order {
+        halved[i] = true;
+        if size(&halved) > max_combinations {
+            halved[i] = false;
+        }
+    }
+    let next: Vec<Axis> = current
+        .iter()
+        .zip(&plans)
+        .zip(&halved)
+        .map(|((axis, plan), &h)| Axis {
+            param: axis.param,
+            name: axis.name.clone(),
+            values: plan
+                .as_ref()
+                .map_or_else(|| axis.values.clone(), |p| p.values(h)),
         })
         .collect();
     (next != current).then_some(next)
@@ -90,7 +151,7 @@ mod tests {
         ];
         // best fast 30, others at 20: range 20..30 → 10..40, step 10 → 5.
         let top = vec![vec![30.0, 100.0], vec![20.0, 100.0]];
-        let next = refine(s, &cur, &cur, &top).unwrap();
+        let next = refine(s, &cur, &cur, &top, u64::MAX).unwrap();
         assert_eq!(
             next[0].values,
             vec![10.0, 15.0, 20.0, 25.0, 30.0, 35.0, 40.0]
@@ -104,7 +165,7 @@ mod tests {
         let cur = vec![axis(0, "fast", &[5.0, 10.0, 15.0, 20.0, 25.0, 30.0])];
         let top = vec![vec![25.0, 100.0], vec![15.0, 100.0]];
         // 15..25 widened by 5 → 10..30; step 5 → 2, anchored at 25.
-        let next = refine(s, &cur, &cur, &top).unwrap();
+        let next = refine(s, &cur, &cur, &top, u64::MAX).unwrap();
         assert_eq!(
             next[0].values,
             vec![11.0, 13.0, 15.0, 17.0, 19.0, 21.0, 23.0, 25.0, 27.0, 29.0]
@@ -117,12 +178,12 @@ mod tests {
         let orig = vec![axis(1, "lower", &[10.0, 20.0, 30.0, 40.0])];
         let top = vec![vec![14.0, 10.0, 70.0], vec![14.0, 20.0, 70.0]];
         // 10..20 widened by 10 → 0..30, clipped to 10..30; step 5 from 10.
-        let next = refine(s, &orig, &orig, &top).unwrap();
+        let next = refine(s, &orig, &orig, &top, u64::MAX).unwrap();
         assert_eq!(next[0].values, vec![10.0, 15.0, 20.0, 25.0, 30.0]);
         let cur = vec![axis(1, "lower", &[0.3, 0.4, 0.5, 0.6])];
         let orig = vec![axis(1, "lower", &[0.1, 0.9])];
         let top = vec![vec![14.0, 0.5, 70.0], vec![14.0, 0.4, 70.0]];
-        let next = refine(s, &cur, &orig, &top).unwrap();
+        let next = refine(s, &cur, &orig, &top, u64::MAX).unwrap();
         assert_eq!(next[0].values, vec![0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6]);
     }
 
@@ -131,6 +192,54 @@ mod tests {
         let s = lookup("sma_cross").unwrap();
         let cur = vec![axis(0, "fast", &[9.0, 10.0, 11.0])];
         let top = vec![vec![10.0, 100.0]];
-        assert_eq!(refine(s, &cur, &cur, &top), None);
+        assert_eq!(refine(s, &cur, &cur, &top, u64::MAX), None);
+    }
+
+    #[test]
+    fn the_grid_never_grows_past_max_combinations() {
+        // The built-in example's defect: candidates spread over the whole
+        // range, so halving every step multiplies the grid by ~2 per axis.
+        let s = lookup("sma_cross").unwrap();
+        let cur = vec![
+            axis(0, "fast", &[10.0, 20.0, 30.0, 40.0, 50.0]),
+            axis(1, "slow", &[100.0, 120.0, 140.0, 160.0, 180.0]),
+        ];
+        let top = vec![vec![30.0, 140.0], vec![10.0, 100.0], vec![50.0, 180.0]];
+        // Nothing shrank; halving both gives 9 × 9 = 81 > 25: no halving.
+        assert_eq!(refine(s, &cur, &cur, &top, 25), None);
+        // 45 fits one halved axis (9 × 5); both are tied on shrink (1.0),
+        // so the first declared is halved.
+        let next = refine(s, &cur, &cur, &top, 45).unwrap();
+        assert_eq!(next[0].values.len(), 9);
+        assert_eq!(next[1].values, cur[1].values);
+    }
+
+    #[test]
+    fn the_axis_that_shrank_most_is_halved_first() {
+        let s = lookup("sma_cross").unwrap();
+        let cur = vec![
+            axis(
+                0,
+                "fast",
+                &[10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0],
+            ),
+            axis(1, "slow", &[100.0, 120.0, 140.0, 160.0, 180.0]),
+        ];
+        // fast agrees on 40..50 (→ 30..60, shrink 30/80); slow spreads
+        // 100..180 (→ 100..180, shrink 1).
+        let top = vec![vec![40.0, 140.0], vec![50.0, 100.0], vec![40.0, 180.0]];
+        // Both halved: fast 30..60 step 5 = 7 values, slow step 10 = 9: 63.
+        assert_eq!(refine(s, &cur, &cur, &top, 63).unwrap()[1].values.len(), 9);
+        // 40 fits only one: fast (shrank most) 7 × 5 = 35.
+        let next = refine(s, &cur, &cur, &top, 40).unwrap();
+        assert_eq!(
+            next[0].values,
+            vec![30.0, 35.0, 40.0, 45.0, 50.0, 55.0, 60.0]
+        );
+        assert_eq!(next[1].values, cur[1].values);
+        let size: usize = next.iter().map(|a| a.values.len()).product();
+        assert!(size as u64 <= 40);
+        // The best (fast 40, slow 140) stays on the grid.
+        assert!(next[0].values.contains(&40.0) && next[1].values.contains(&140.0));
     }
 }

@@ -49,8 +49,8 @@ pub struct IterationRecord {
     /// The grid: each swept parameter's values, in declaration order.
     pub grid: Vec<AxisRecord>,
     pub grid_size: u64,
-    /// "sweep", "verify" or "done": the next step to run.
-    pub stage: String,
+    /// The next step to run.
+    pub stage: Stage,
     pub combinations_evaluated: Option<u64>,
     pub sweep_s: Option<f64>,
     pub verify_s: Option<f64>,
@@ -62,6 +62,32 @@ pub struct IterationRecord {
     /// Parameter sets of the best `refine_top` verified candidates (the
     /// next grid is built from them).
     pub refine_from: Vec<Vec<f64>>,
+}
+
+/// Where an iteration stands: the step to run next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stage {
+    Sweep,
+    Verify,
+    Done,
+}
+
+impl Stage {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Sweep => "sweep",
+            Stage::Verify => "verify",
+            Stage::Done => "done",
+        }
+    }
+}
+
+/// Compares with the stage's name (`stage == "done"`).
+impl PartialEq<&str> for Stage {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

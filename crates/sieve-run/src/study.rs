@@ -18,7 +18,10 @@ pub struct Study {
     pub data_label: String,
     /// SHA-256 of the bars' values: the same data loaded from anywhere.
     pub data_hash: String,
-    /// SHA-256 of the config, `data.path` left out (the data hash covers it).
+    /// SHA-256 of the config: the run's identity. Left out: `data.path`
+    /// (the data hash covers the data) and the stop rules
+    /// `optimize.iterations` / `optimize.time_budget_s`, which a user may
+    /// raise to continue a run.
     pub config_hash: String,
 }
 
@@ -67,6 +70,12 @@ pub fn config_hash(config: &Config) -> String {
     if let Some(toml::Value::Table(data)) = source.get_mut("data") {
         data.remove("path");
     }
+    if let Some(toml::Value::Table(optimize)) = source.get_mut("optimize") {
+        optimize.remove("iterations");
+        optimize.remove("time_budget_s");
+    }
+    // A table left empty is the same config as no table.
+    source.retain(|_, v| !v.as_table().is_some_and(toml::Table::is_empty));
     // The strategy name is always part of what runs, even when defaulted.
     let text = format!(
         "strategy={}\n{}",

@@ -106,6 +106,7 @@ pub fn run(
     plan: &SweepPlan<'_>,
     on_batch: &mut dyn FnMut(&Checkpoint) -> Result<()>,
 ) -> Result<(Screen, SweepMeta)> {
+    study.space.check_satisfiable()?;
     let range = plan.shard.range(study.space.size());
     let job = ScreenJob {
         bars: &study.bars,

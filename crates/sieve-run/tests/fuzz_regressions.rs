@@ -66,3 +66,37 @@ fn candidates_reader() {
         }
     }
 }
+
+/// Corrupt or tampered shard metas (huge or zero counts, indices past the
+/// count, ranges that do not match, mixed backends): an error, never a
+/// panic; a valid set is accepted only when complete.
+#[test]
+fn sweep_meta() {
+    let mut accepted = 0;
+    for (path, bytes) in inputs("sweep_meta") {
+        let metas: Vec<_> = bytes
+            .split(|&b| b == 0)
+            .take(4)
+            .enumerate()
+            .filter_map(|(i, part)| {
+                let meta = serde_json::from_slice::<sieve_run::sweep::SweepMeta>(part).ok()?;
+                Some((PathBuf::from(format!("part-{i}.csv")), meta))
+            })
+            .collect();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        match sieve_run::merge::check_parts(&metas) {
+            Ok(()) => {
+                assert!(name.starts_with("valid"), "{name} was accepted");
+                assert_eq!(metas.len() as u64, metas[0].1.shard.count);
+                accepted += 1;
+            }
+            Err(e) => {
+                assert!(!name.starts_with("valid"), "{name}: {e}");
+                if name == "mixed-backends" {
+                    assert!(e.to_string().contains("gpu backend"), "{e}");
+                }
+            }
+        }
+    }
+    assert_eq!(accepted, 1);
+}

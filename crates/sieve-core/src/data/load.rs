@@ -12,11 +12,38 @@ const MAX_LISTED: usize = 5;
 
 const TIME_NAMES: [&str; 4] = ["date", "datetime", "time", "timestamp"];
 const PRICE_NAMES: [&str; 4] = ["open", "high", "low", "close"];
+/// Names of an adjusted-close column (Yahoo's `Adj Close` and its kin).
+const ADJ_CLOSE_NAMES: [&str; 5] = [
+    "adj close",
+    "adj_close",
+    "adjclose",
+    "adjusted_close",
+    "adjusted close",
+];
+
+/// How to read the bars (`[data]` keys that change the values).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Scale open/high/low/close by adj_close / close per bar.
+    pub adjust: bool,
+}
+
+/// Validated bars plus notices worth one line each to the user.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loaded {
+    pub bars: Bars,
+    pub notices: Vec<String>,
+}
 
 /// Reads and validates a CSV file of bars.
 pub fn load_csv(path: &Path) -> Result<Bars> {
+    load_csv_with(path, &LoadOptions::default()).map(|l| l.bars)
+}
+
+/// Reads and validates a CSV file of bars with `options`.
+pub fn load_csv_with(path: &Path, options: &LoadOptions) -> Result<Loaded> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    parse_csv(&bytes).map_err(|message| Error::Data {
+    parse_csv_with(&bytes, options).map_err(|message| Error::Data {
         path: path.to_path_buf(),
         message,
     })
@@ -26,6 +53,7 @@ struct Columns {
     time: usize,
     price: [usize; 4],
     volume: Option<usize>,
+    adj_close: Option<usize>,
 }
 
 fn find_columns(header: &csv::StringRecord) -> Result<Columns, String> {
@@ -40,6 +68,7 @@ fn find_columns(header: &csv::StringRecord) -> Result<Columns, String> {
         }
     }
     let find = |want: &str| names.iter().position(|n| n == want);
+    let adj_close = ADJ_CLOSE_NAMES.iter().find_map(|n| find(n));
     let time = TIME_NAMES
         .iter()
         .find_map(|n| find(n))
@@ -72,6 +101,7 @@ fn find_columns(header: &csv::StringRecord) -> Result<Columns, String> {
         time: time.unwrap_or_default(),
         price,
         volume: find("volume"),
+        adj_close,
     })
 }
 
@@ -107,6 +137,11 @@ impl Problems {
 
 /// Parses CSV bytes into bars; the error message names lines but not the file.
 pub fn parse_csv(bytes: &[u8]) -> Result<Bars, String> {
+    parse_csv_with(bytes, &LoadOptions::default()).map(|l| l.bars)
+}
+
+/// [`parse_csv`] with options, returning the notices too.
+pub fn parse_csv_with(bytes: &[u8], options: &LoadOptions) -> Result<Loaded, String> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         return Err("empty file: expected a header line and at least one bar".into());
@@ -120,6 +155,19 @@ pub fn parse_csv(bytes: &[u8]) -> Result<Bars, String> {
         .from_reader(bytes);
     let header = reader.headers().map_err(csv_error)?.clone();
     let cols = find_columns(&header)?;
+    if options.adjust && cols.adj_close.is_none() {
+        return Err(format!(
+            "line 1: data.adjust = true needs an adjusted-close column (Adj Close, adj_close, adjclose or adjusted_close); found: {}",
+            header.iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let mut notices = Vec::new();
+    if let (Some(col), false) = (cols.adj_close, options.adjust) {
+        notices.push(format!(
+            "note: column '{}' (adjusted close) is ignored: prices are used as written; set data.adjust = true to scale open/high/low/close by adj_close/close",
+            header[col].trim()
+        ));
+    }
 
     let mut bars = Bars {
         time: Vec::new(),
@@ -142,18 +190,23 @@ pub fn parse_csv(bytes: &[u8]) -> Result<Bars, String> {
         }
         let line = record.position().map_or(0, |p| p.line());
         if record.iter().all(str::is_empty) {
-            continue; // a blank line is not a bar
+            // The csv reader skips truly blank lines; a row of empty fields
+            // is a bar with no values, refused like any other bad row.
+            problems.add(
+                line,
+                "every field is empty (a row of separators only)".into(),
+            );
+            continue;
         }
         let time = match parse_time(&record[cols.time]) {
             Ok(t) => t,
-            Err(_) => {
-                problems.add(
-                    line,
-                    format!(
-                        "cannot parse time {} (expected YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS], RFC 3339, or unix seconds/milliseconds)",
-                        quote(&record[cols.time])
-                    ),
-                );
+            Err(e) => {
+                let e = if record[cols.time].chars().count() > 40 {
+                    format!("cannot parse time {}", quote(&record[cols.time]))
+                } else {
+                    e
+                };
+                problems.add(line, e);
                 continue;
             }
         };
@@ -189,6 +242,23 @@ pub fn parse_csv(bytes: &[u8]) -> Result<Bars, String> {
                 Ok(v) => *value = v,
                 Err(e) => {
                     problems.add(line, format!("column '{name}': {e}"));
+                    row_ok = false;
+                }
+            }
+        }
+        if let Some(col) = cols.adj_close.filter(|_| options.adjust) {
+            match parse_price(&record[col]) {
+                Ok(adj) if row_ok => {
+                    // The usual split/dividend adjustment: every price of
+                    // the bar scaled by the same factor.
+                    let factor = adj / ohlc[3];
+                    for v in &mut ohlc {
+                        *v *= factor;
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    problems.add(line, format!("column '{}': {e}", header[col].trim()));
                     row_ok = false;
                 }
             }
@@ -237,7 +307,7 @@ pub fn parse_csv(bytes: &[u8]) -> Result<Bars, String> {
     if bars.is_empty() {
         return Err("line 1: the file has a header but no bars".into());
     }
-    Ok(bars)
+    Ok(Loaded { bars, notices })
 }
 
 /// A value quoted in a message, cut short when very long.

@@ -6,6 +6,6 @@ mod synth;
 mod time;
 
 pub use bars::Bars;
-pub use load::{load_csv, parse_csv};
+pub use load::{load_csv, load_csv_with, parse_csv, parse_csv_with, LoadOptions, Loaded};
 pub use synth::{synth, write_csv};
-pub use time::{parse_time, MS_PER_DAY};
+pub use time::{parse_time, EARLIEST_MS, LATEST_MS, MS_PER_DAY};

@@ -1,30 +1,65 @@
 //! Bar time parsing. Accepted forms (DESIGN §2): `YYYY-MM-DD`,
 //! `YYYY-MM-DD HH:MM[:SS[.fff]]` (a `T` separator too), RFC 3339 with an
-//! offset, and integer unix seconds or milliseconds. Times without an offset
-//! are UTC.
+//! offset, and integer unix seconds, milliseconds, microseconds or
+//! nanoseconds (the unit told by the magnitude). Times without an offset are
+//! UTC. Every time must lie in 1900..2200: anything else is a unit or typing
+//! mistake, not market data.
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime};
 
 pub const MS_PER_DAY: i64 = 86_400_000;
 
-/// Integers at or above this magnitude are milliseconds, below it seconds:
-/// 1e11 seconds is the year 5138, 1e11 ms is March 1973.
-const MS_THRESHOLD: i64 = 100_000_000_000;
+/// The unit of an integer time, by magnitude: below 1e11 seconds (1e11 s is
+/// the year 5138), below 1e14 milliseconds (1e11 ms is March 1973), below
+/// 1e17 microseconds (Binance since 2025), else nanoseconds. Each unit's
+/// 1900..2200 span lies inside its band, away from the others.
+/// Each entry: (magnitude limit, ms per unit, or −(units per ms)).
+const UNIT_BANDS: [(u64, i64); 3] = [
+    (100_000_000_000, 1000),
+    (100_000_000_000_000, 1),
+    (100_000_000_000_000_000, -1000),
+];
+
+/// 1900-01-01 and 2200-01-01 in unix milliseconds: the accepted span.
+pub const EARLIEST_MS: i64 = -2_208_988_800_000;
+pub const LATEST_MS: i64 = 7_258_118_400_000;
 
 /// Parses one time value into unix milliseconds, or says what it expected.
 pub fn parse_time(s: &str) -> Result<i64, String> {
+    let ms = parse_any_time(s)?;
+    if !(EARLIEST_MS..LATEST_MS).contains(&ms) {
+        let shown = crate::format::time(ms);
+        return Err(format!(
+            "time \"{}\" is {shown}, outside 1900..2200 (is the unit or the format wrong?)",
+            s.trim()
+        ));
+    }
+    Ok(ms)
+}
+
+/// The integer unix time `n` in milliseconds, its unit told by magnitude.
+fn unix_ms(n: i64) -> Option<i64> {
+    let magnitude = n.unsigned_abs();
+    for (limit, scale) in UNIT_BANDS {
+        if magnitude < limit {
+            return if scale > 0 {
+                n.checked_mul(scale)
+            } else {
+                Some(n.div_euclid(-scale))
+            };
+        }
+    }
+    Some(n.div_euclid(1_000_000))
+}
+
+fn parse_any_time(s: &str) -> Result<i64, String> {
     let s = s.trim();
     if s.is_empty() {
         return Err("empty time".into());
     }
     if let Ok(n) = s.parse::<i64>() {
         // Checked: fuzzing found i64::MIN (no absolute value) and overflow.
-        let ms = if n.unsigned_abs() >= MS_THRESHOLD as u64 {
-            Some(n)
-        } else {
-            n.checked_mul(1000)
-        };
-        return ms
+        return unix_ms(n)
             .filter(|&ms| DateTime::from_timestamp_millis(ms).is_some())
             .ok_or_else(|| format!("time \"{s}\" is out of range"));
     }
@@ -48,7 +83,7 @@ pub fn parse_time(s: &str) -> Result<i64, String> {
         return Ok(t.timestamp_millis());
     }
     Err(format!(
-        "cannot parse time \"{s}\" (expected YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS], RFC 3339, or unix seconds/milliseconds)"
+        "cannot parse time \"{s}\" (expected YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS], RFC 3339, or unix seconds/ms/µs/ns)"
     ))
 }
 
@@ -67,7 +102,43 @@ mod tests {
         assert_eq!(parse_time("1546300800"), Ok(day));
         assert_eq!(parse_time("1546300800000"), Ok(day));
         assert_eq!(parse_time("2019-01-01 00:00:01.5"), Ok(day + 1500));
+        assert_eq!(parse_time("1546300800000000"), Ok(day), "microseconds");
+        assert_eq!(parse_time("1546300800000000000"), Ok(day), "nanoseconds");
+        assert_eq!(
+            parse_time("1546300800123456"),
+            Ok(day + 123),
+            "µs floor to ms"
+        );
         assert!(parse_time("01/02/2019").is_err());
         assert!(parse_time("2019-13-01").is_err());
+    }
+
+    #[test]
+    fn binance_microseconds_are_2025_not_49268() {
+        // 2025-01-01T00:00:00Z in µs, as Binance spot klines write it.
+        let t = parse_time("1735689600000000").unwrap();
+        assert_eq!(crate::format::time(t), "2025-01-01");
+        // 1e11..1e14 is ms, 1e14..1e17 µs: the band edges by hand.
+        // 1e11 − 1 is seconds (the year 5138: refused), 1e11 is ms (1973).
+        assert!(parse_time("99999999999").is_err());
+        assert_eq!(parse_time("100000000000"), Ok(100_000_000_000));
+        // 1e14 − 1 is ms (year 5138: refused), 1e14 is µs (1973).
+        assert!(parse_time("99999999999999").is_err());
+        assert_eq!(parse_time("100000000000000"), Ok(100_000_000_000));
+    }
+
+    #[test]
+    fn times_outside_1900_2200_are_refused() {
+        for s in [
+            "1850-01-01",
+            "2200-01-01",
+            "9999-12-31 23:59",
+            "-3000000000",
+        ] {
+            let e = parse_time(s).unwrap_err();
+            assert!(e.contains("outside 1900..2200"), "{s}: {e}");
+        }
+        assert!(parse_time("1900-01-01").is_ok());
+        assert!(parse_time("2199-12-31 23:59:59").is_ok());
     }
 }

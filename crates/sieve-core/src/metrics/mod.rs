@@ -17,7 +17,7 @@ pub use objective::{rank_order, Objective};
 pub use ratios::ReturnMoments;
 pub use returns::{cagr, total_return};
 pub use trades::TradeStats;
-pub use window::{Window, WindowKind, WindowStats, Windows};
+pub use window::{Boundary, Window, WindowKind, WindowStats, Windows};
 
 use crate::data::Bars;
 use crate::engine::Backtest;

@@ -38,34 +38,92 @@ pub struct Windows {
     pub holdout: Option<Window>,
 }
 
+/// Where a window begins: a time, or a share of the bars (`"40%"`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Boundary {
+    /// Unix milliseconds: the window begins at the first bar at or after it.
+    Time(i64),
+    /// A fraction in [0, 1): the window begins at bar ⌊share · bars⌋.
+    Share(f64),
+}
+
+impl Boundary {
+    /// The first bar index of a window beginning here.
+    pub fn index(self, bars: &Bars) -> usize {
+        match self {
+            Boundary::Time(t) => bars.index_at_or_after(t),
+            Boundary::Share(f) => ((f * bars.len() as f64).floor() as usize).min(bars.len()),
+        }
+    }
+}
+
+impl fmt::Display for Boundary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Boundary::Time(t) => f.write_str(&crate::format::time(*t)),
+            Boundary::Share(s) => write!(f, "{}%", crate::format::float(s * 100.0)),
+        }
+    }
+}
+
 impl Windows {
-    /// `score_start` / `holdout_start` are unix milliseconds; each window
-    /// begins at the first bar at or after its start.
-    pub fn new(bars: &Bars, score_start: Option<i64>, holdout_start: Option<i64>) -> Result<Self> {
+    /// Each window begins at its boundary's bar. Every problem with the
+    /// boundaries is reported at once, with the data's span.
+    pub fn new(
+        bars: &Bars,
+        score_start: Option<Boundary>,
+        holdout_start: Option<Boundary>,
+    ) -> Result<Self> {
         let n = bars.len();
-        let split = holdout_start.map_or(n, |t| bars.index_at_or_after(t));
-        let score_from = score_start.map_or(0, |t| bars.index_at_or_after(t));
-        if split == 0 {
-            return Err(Error::config(
-                "score.holdout_start",
-                "is at or before the first bar: no data is left to select on",
-            ));
+        let split = holdout_start.map_or(n, |b| b.index(bars));
+        let score_from = score_start.map_or(0, |b| b.index(bars));
+        let mut after: Vec<String> = Vec::new();
+        let mut other: Vec<String> = Vec::new();
+        if let Some(s) = score_start {
+            if score_from == n {
+                after.push(format!("score.score_start {s}"));
+            }
         }
-        if holdout_start.is_some() && split == n {
-            return Err(Error::config(
-                "score.holdout_start",
-                "is after the last bar: the holdout window would be empty",
-            ));
+        if let Some(h) = holdout_start {
+            if split == 0 {
+                other.push(format!(
+                    "score.holdout_start {h} is at or before the first bar: no data is left to select on"
+                ));
+            } else if split == n {
+                after.push(format!("score.holdout_start {h}"));
+            }
         }
-        if score_from >= split {
-            return Err(Error::config(
-                "score.score_start",
-                if holdout_start.is_some() {
-                    "is at or after holdout_start (or after the last bar): the score window would be empty"
-                } else {
-                    "is after the last bar: the score window would be empty"
-                },
-            ));
+        if let Some(s) = score_start {
+            if score_from < n && score_from >= split && split > 0 {
+                let h = holdout_start.map_or(String::new(), |h| h.to_string());
+                other.push(format!(
+                    "score.score_start {s} is at or after score.holdout_start {h}: the score window would be empty"
+                ));
+            }
+        }
+        if !after.is_empty() || !other.is_empty() {
+            let span = if n == 0 {
+                "no bars".to_string()
+            } else {
+                format!(
+                    "{} .. {}, {n} bars",
+                    crate::format::time(bars.time[0]),
+                    crate::format::time(bars.time[n - 1])
+                )
+            };
+            // The span goes where it answers the question: after "after
+            // the data", else at the end.
+            let message = if after.is_empty() {
+                format!("{} (data: {span})", other.join("; "))
+            } else {
+                let verb = if after.len() == 1 { "is" } else { "are" };
+                let first = format!("{} {verb} after the data ({span})", after.join(" and "));
+                std::iter::once(first)
+                    .chain(other)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            };
+            return Err(Error::config("score", message));
         }
         Ok(Windows {
             full: Window {

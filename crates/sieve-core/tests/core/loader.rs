@@ -185,3 +185,69 @@ fn file_errors_name_the_file() {
     assert!(e.contains("missing.csv"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn microsecond_and_nanosecond_times_by_magnitude() {
+    // Binance spot klines since 2025: open time in µs.
+    let us =
+        "timestamp,open,high,low,close\n1735689600000000,10,11,9,10\n1735693200000000,10,11,9,10\n";
+    let b = parse_csv(us.as_bytes()).unwrap();
+    assert_eq!(b.time, vec![1_735_689_600_000, 1_735_693_200_000]);
+    let ns = "timestamp,open,high,low,close\n1735689600000000000,10,11,9,10\n";
+    assert_eq!(
+        parse_csv(ns.as_bytes()).unwrap().time,
+        vec![1_735_689_600_000]
+    );
+}
+
+#[test]
+fn times_outside_1900_2200_name_the_line() {
+    let e = err("date,open,high,low,close\n2020-01-01,10,11,9,10\n2250-01-02,10,11,9,10\n");
+    assert!(
+        e.contains("line 3") && e.contains("outside 1900..2200"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_row_of_empty_fields_is_refused_by_line() {
+    let e = err("date,open,high,low,close\n2020-01-01,10,11,9,10\n,,,,\n2020-01-03,10,11,9,10\n");
+    assert!(
+        e.contains("line 3") && e.contains("every field is empty"),
+        "{e}"
+    );
+}
+
+#[test]
+fn adjusted_close_is_noticed_and_applied_on_request() {
+    use sieve_core::data::{parse_csv_with, LoadOptions};
+    let text =
+        "Date,Open,High,Low,Close,Adj Close\n2020-01-01,10,12,8,10,5\n2020-01-02,20,22,18,20,20\n";
+    let plain = parse_csv_with(text.as_bytes(), &LoadOptions::default()).unwrap();
+    assert_eq!(plain.bars.close, vec![10.0, 20.0], "prices as written");
+    assert_eq!(plain.notices.len(), 1);
+    assert!(
+        plain.notices[0].contains("Adj Close") && plain.notices[0].contains("data.adjust"),
+        "{:?}",
+        plain.notices
+    );
+    // adjust: factor adj/close = 0.5 on bar 0, 1 on bar 1, by hand.
+    let adjusted = parse_csv_with(text.as_bytes(), &LoadOptions { adjust: true }).unwrap();
+    assert!(adjusted.notices.is_empty());
+    let b = adjusted.bars;
+    assert_eq!(
+        (b.open[0], b.high[0], b.low[0], b.close[0]),
+        (5.0, 6.0, 4.0, 5.0)
+    );
+    assert_eq!(
+        (b.open[1], b.high[1], b.low[1], b.close[1]),
+        (20.0, 22.0, 18.0, 20.0)
+    );
+    // adjust without the column names what is missing.
+    let e = parse_csv_with(GOOD.as_bytes(), &LoadOptions { adjust: true }).unwrap_err();
+    assert!(e.contains("data.adjust") && e.contains("Adj Close"), "{e}");
+    // A bad adjusted close names its line.
+    let bad = "date,open,high,low,close,adj_close\n2020-01-01,10,12,8,10,x\n";
+    let e = parse_csv_with(bad.as_bytes(), &LoadOptions { adjust: true }).unwrap_err();
+    assert!(e.contains("line 2") && e.contains("adj_close"), "{e}");
+}

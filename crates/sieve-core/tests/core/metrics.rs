@@ -152,3 +152,60 @@ fn annualization_auto_measures_bars_per_year() {
     let b = sieve_core::data::synth(1000, 1);
     assert_close!(b.bars_per_year(), 365.25);
 }
+
+mod windows {
+    use sieve_core::config::Config;
+    use sieve_core::data::synth;
+    use sieve_core::metrics::{Boundary, Windows};
+
+    #[test]
+    fn shares_of_the_bars_by_hand() {
+        let bars = synth(1000, 1);
+        let c = Config::parse("[score]\nscore_start = \"40%\"\nholdout_start = \"80%\"\n").unwrap();
+        assert_eq!(c.score_start, Some(Boundary::Share(0.4)));
+        let w = Windows::new(&bars, c.score_start, c.holdout_start).unwrap();
+        assert_eq!((w.score.start, w.score.end), (400, 800));
+        assert_eq!(w.holdout.map(|h| (h.start, h.end)), Some((800, 1000)));
+        // "none" turns a boundary off, from the file or from -O.
+        let c = Config::parse_with_overrides(
+            "[score]\nholdout_start = \"2019-01-01\"\n",
+            &["score.holdout_start=none".into()],
+        )
+        .unwrap();
+        assert_eq!(c.holdout_start, None);
+        for bad in ["100%", "-5%", "x%"] {
+            let e = Config::parse(&format!("[score]\nscore_start = \"{bad}\"\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("score.score_start") && e.contains("share"),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_window_problem_at_once_with_the_data_span() {
+        // 4,000 daily bars from 2015-01-01: the last is 2025-12-12.
+        let bars = synth(4000, 1);
+        let c = Config::parse(
+            "[score]\nscore_start = \"2026-01-01\"\nholdout_start = \"2027-01-01\"\n",
+        )
+        .unwrap();
+        let e = Windows::new(&bars, c.score_start, c.holdout_start)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("score.score_start 2026-01-01 and score.holdout_start 2027-01-01 are after the data (2015-01-01 .. 2025-12-13, 4000 bars)"),
+            "{e}"
+        );
+        // A holdout before the data leaves nothing to select on.
+        let e = Windows::new(&bars, None, Some(Boundary::Time(0)))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("at or before the first bar") && e.contains("4000 bars"),
+            "{e}"
+        );
+    }
+}

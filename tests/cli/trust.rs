@@ -1,0 +1,556 @@
+//! Defects a first-time user hit: each test failed before its fix.
+
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::{run_err, run_ok, sieve, stderr};
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Writes `bars` synthetic bars with times `start_ms + i * step_ms`.
+fn write_bars(path: &Path, bars: usize, start_ms: i64, step_ms: i64) {
+    let b = sieve_core::data::synth(bars, 3);
+    let mut text = String::from("time,open,high,low,close\n");
+    for i in 0..b.len() {
+        let t = chrono::DateTime::from_timestamp_millis(start_ms + i as i64 * step_ms).unwrap();
+        text.push_str(&format!(
+            "{},{},{},{},{}\n",
+            t.format("%Y-%m-%d %H:%M:%S"),
+            b.open[i],
+            b.high[i],
+            b.low[i],
+            b.close[i]
+        ));
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn no_finite_objective_is_said_and_exits_3_with_no_best() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let o = sieve()
+        .args(["optimize", "--out", out.to_str().unwrap()])
+        .args(["-O", "score.min_trades=100000", "-O", "verify.top=50"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "no combination had ≥ 100000 trades in the score window 2019-01-01..2024-12-31"
+        ),
+        "{err}"
+    );
+    assert!(!stdout(&o).contains("best ("), "no best is presented");
+    assert!(!out.join("best.json").exists());
+
+    let csv = dir.path().join("s.csv");
+    let o = sieve()
+        .args([
+            "sweep",
+            "--out",
+            csv.to_str().unwrap(),
+            "-O",
+            "score.min_trades=100000",
+        ])
+        .args(["--strategy", "sma_cross", "-O", "strategy.params.fast=10"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no combination had ≥ 100000 trades"));
+}
+
+#[test]
+fn hourly_outputs_write_every_time_the_same_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("hourly.csv");
+    // 2017-04-20 00:00 UTC, hourly: some bars fall on midnight.
+    write_bars(&data, 600, 1_492_646_400_000, 3_600_000);
+    let (equity, trades) = (dir.path().join("e.csv"), dir.path().join("t.csv"));
+    let table = run_ok(&[
+        "backtest",
+        "--data",
+        data.to_str().unwrap(),
+        "--strategy",
+        "sma_cross",
+        "--set",
+        "fast=5",
+        "--set",
+        "slow=20",
+        "-O",
+        "score.score_start=2017-05-01",
+        "--equity",
+        equity.to_str().unwrap(),
+        "--trades",
+        trades.to_str().unwrap(),
+    ]);
+    let is_datetime =
+        |s: &str| chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S").is_ok();
+    let e = std::fs::read_to_string(&equity).unwrap();
+    let times: Vec<&str> = e
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert_eq!(
+        times[0], "2017-04-20 00:00:00",
+        "a midnight bar keeps its time"
+    );
+    assert!(times.iter().all(|t| is_datetime(t)), "one format per file");
+    let t = std::fs::read_to_string(&trades).unwrap();
+    let rows: Vec<Vec<&str>> = t.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert!(rows.len() > 2);
+    for r in &rows {
+        assert!(is_datetime(r[2]), "entry_time {}", r[2]);
+        assert!(r[4].is_empty() || is_datetime(r[4]), "exit_time {}", r[4]);
+    }
+    // Window headers too: "score 2017-05-01 00:00:00..".
+    assert!(table.contains("score 2017-05-01 00:00:00.."), "{table}");
+}
+
+#[test]
+fn backtest_checks_constraints_and_warns_about_unreliable_settings() {
+    let o = run_err(&[
+        "backtest",
+        "--strategy",
+        "sma_cross",
+        "--set",
+        "fast=60",
+        "--set",
+        "slow=20",
+    ]);
+    assert!(
+        stderr(&o).contains("fast=60 slow=20 breaks the constraint \"fast < slow\""),
+        "{}",
+        stderr(&o)
+    );
+    let o = sieve()
+        .args([
+            "backtest",
+            "--strategy",
+            "sma_cross",
+            "-O",
+            "backtest.fee=0.05",
+        ])
+        .args(["-O", "score.score_start=2025-12-01"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("backtest.fee = 0.05 is 5% per fill"), "{err}");
+    assert!(err.contains("the score window has only 13 bars"), "{err}");
+    // A normal backtest warns about nothing.
+    let o = sieve()
+        .args([
+            "backtest",
+            "--strategy",
+            "sma_cross",
+            "-O",
+            "backtest.fee=0.001",
+        ])
+        .output()
+        .unwrap();
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+}
+
+#[test]
+fn stop_rules_are_not_identity_and_a_budget_stop_continues() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let out_s = out.to_str().unwrap();
+    // A budget that ends inside iteration 1's sweep (after its first batch).
+    let o = sieve()
+        .args([
+            "optimize",
+            "--out",
+            out_s,
+            "--threads",
+            "2",
+            "--checkpoint-every",
+            "0",
+        ])
+        .args([
+            "-O",
+            "optimize.time_budget_s=0.000001",
+            "-O",
+            "verify.top=100",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("time budget of 0.000001 s reached during iteration 1's sweep"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!stderr(&o).contains("constraints"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no iteration has finished yet"),
+        "{}",
+        stderr(&o)
+    );
+
+    // The same command with a raised budget and one iteration: not "a
+    // different config"; resumes the checkpointed sweep.
+    let o = sieve()
+        .args([
+            "optimize",
+            "--out",
+            out_s,
+            "-O",
+            "optimize.iterations=1",
+            "-O",
+            "verify.top=100",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("iteration 1: resuming the sweep at grid index"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).contains("stopped: all 1 iterations done"));
+    // Raising iterations continues the finished run.
+    let o = sieve()
+        .args([
+            "optimize",
+            "--out",
+            out_s,
+            "-O",
+            "optimize.iterations=2",
+            "-O",
+            "verify.top=100",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("resuming the run"), "{}", stderr(&o));
+    let state = read_json(&out.join("run.json"));
+    assert_eq!(state["iterations"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn the_zoom_never_grows_the_grid_and_stops_when_nothing_is_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    // The built-in example (refine_top = 50 made it grow 17,640 → 12 M).
+    let o = run_ok(&[
+        "optimize",
+        "--out",
+        out.to_str().unwrap(),
+        "-O",
+        "optimize.refine_top=50",
+        "-O",
+        "verify.top=300",
+    ]);
+    assert!(o.contains("stopped: "), "{o}");
+    let state = read_json(&out.join("run.json"));
+    let sizes: Vec<u64> = state["iterations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["grid_size"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sizes[0], 17_640);
+    assert!(sizes.len() >= 2, "{sizes:?}");
+    assert!(sizes.iter().all(|&s| s <= 17_640), "{sizes:?}");
+
+    // A smaller cap holds too.
+    let capped = dir.path().join("capped");
+    run_ok(&[
+        "optimize",
+        "--out",
+        capped.to_str().unwrap(),
+        "-O",
+        "optimize.max_combinations=3000",
+        "-O",
+        "verify.top=300",
+    ]);
+    let state = read_json(&capped.join("run.json"));
+    for it in &state["iterations"].as_array().unwrap()[1..] {
+        assert!(it["grid_size"].as_u64().unwrap() <= 3000, "{it}");
+    }
+
+    // Step 1 everywhere and every candidate in range: nothing to refine.
+    let fine = dir.path().join("fine");
+    let o = run_ok(&[
+        "optimize",
+        "--out",
+        fine.to_str().unwrap(),
+        "--strategy",
+        "sma_cross",
+        "-O",
+        "strategy.params.fast={start=9,stop=11,step=1}",
+        "-O",
+        "strategy.params.slow={values=[50,51]}",
+    ]);
+    assert!(o.contains("stopped: nothing can be refined further"), "{o}");
+
+    // The example's best does not improve for two iterations.
+    let stale = dir.path().join("stale");
+    let o = run_ok(&[
+        "optimize",
+        "--out",
+        stale.to_str().unwrap(),
+        "-O",
+        "verify.top=300",
+    ]);
+    assert!(
+        o.contains("stopped: the best verified objective did not improve for two iterations"),
+        "{o}"
+    );
+}
+
+#[test]
+fn ctrl_c_checkpoints_saves_results_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("bars.csv");
+    run_ok(&[
+        "synth",
+        "--bars",
+        "20000",
+        "--seed",
+        "5",
+        "--out",
+        data.to_str().unwrap(),
+    ]);
+    let out = dir.path().join("run");
+    let args = [
+        "optimize",
+        "--data",
+        data.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--threads",
+        "1",
+        "--strategy",
+        "sma_cross",
+        "-O",
+        "strategy.params.fast={start=2,stop=300,step=2}",
+        "-O",
+        "strategy.params.slow={start=10,stop=600,step=5}",
+        "-O",
+        "verify.top=300",
+        "-O",
+        "optimize.refine_top=300",
+    ];
+    let child = sieve()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once iteration 1 is done (best.json exists), interrupt.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !out.join("best.json").exists() {
+        assert!(Instant::now() < deadline, "iteration 1 never finished");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("interrupted; re-run the same command to resume"),
+        "{}",
+        stderr(&o)
+    );
+    // A partial run has both results files, and `sieve report` works.
+    assert!(out.join("best.json").exists() && out.join("report.html").exists());
+    assert_eq!(read_json(&out.join("run.json"))["status"], "stopped");
+    run_ok(&["report", out.to_str().unwrap()]);
+    let o = sieve().args(args).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("resuming the run"), "{}", stderr(&o));
+}
+
+#[test]
+fn the_example_on_the_users_data_takes_relative_windows() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("goog.csv");
+    // Daily bars 2004-08-19 .. 2008-09-06: before the example's dates.
+    write_bars(&data, 1480, 1_092_873_600_000, 86_400_000);
+    let out = dir.path().join("run");
+    let o = sieve()
+        .args([
+            "optimize",
+            "--data",
+            data.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .args(["-O", "optimize.iterations=1", "-O", "verify.top=50"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("score from 40%, holdout from 80%"),
+        "{}",
+        stderr(&o)
+    );
+    let best = read_json(&out.join("best.json"));
+    // 40% of 1,480 bars is bar 592; 80% is bar 1,184.
+    let day = |i: i64| {
+        chrono::DateTime::from_timestamp_millis(1_092_873_600_000 + i * 86_400_000)
+            .unwrap()
+            .format("%Y-%m-%d")
+            .to_string()
+    };
+    assert_eq!(best["windows"]["score"]["start"], day(592));
+    assert_eq!(best["windows"]["holdout"]["start"], day(1184));
+
+    // Another strategy without a config: its own default grid.
+    let o = sieve()
+        .args(["optimize", "--strategy", "ema_cross", "--out"])
+        .arg(dir.path().join("ema"))
+        .args(["-O", "optimize.iterations=1", "-O", "verify.top=50"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("grid fast[") && !err.contains("trend_len"),
+        "{err}"
+    );
+
+    // The holdout can be turned off.
+    let o = run_ok(&[
+        "backtest",
+        "--data",
+        data.to_str().unwrap(),
+        "--strategy",
+        "sma_cross",
+        "-O",
+        "score.holdout_start=none",
+        "-O",
+        "score.score_start=50%",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&o).unwrap();
+    assert!(v["windows"]["holdout"].is_null() && v["windows"]["score"].is_object());
+}
+
+#[test]
+fn window_errors_name_every_key_and_the_data_span() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("goog.csv");
+    write_bars(&data, 1480, 1_092_873_600_000, 86_400_000);
+    let o = run_err(&[
+        "backtest",
+        "--data",
+        data.to_str().unwrap(),
+        "-O",
+        "score.score_start=2019-01-01",
+        "-O",
+        "score.holdout_start=2025-01-01",
+    ]);
+    assert!(
+        stderr(&o).contains(
+            "score.score_start 2019-01-01 and score.holdout_start 2025-01-01 are after the data (2004-08-19 .. 2008-09-06, 1480 bars)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn numeric_flags_and_mirrored_keys_are_validated_alike() {
+    for bad in ["inf", "nan", "1e300", "-1"] {
+        let flag = format!("--checkpoint-every={bad}");
+        let o = run_err(&["optimize", &flag, "--out", "/nonexistent/x"]);
+        assert!(
+            stderr(&o).contains("--checkpoint-every"),
+            "{bad}: {}",
+            stderr(&o)
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cands = dir.path().join("c.csv");
+    std::fs::write(&cands, "fast,slow\n5,50\n").unwrap();
+    let out = dir.path().join("v.csv");
+    let o = run_err(&[
+        "verify",
+        "--strategy",
+        "sma_cross",
+        "--candidates",
+        cands.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--top",
+        "0",
+    ]);
+    assert!(
+        stderr(&o).contains("verify.top: must be at least 1"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run_err(&["sweep", "--out", out.to_str().unwrap(), "--top", "0"]);
+    assert!(
+        stderr(&o).contains("sweep.top: must be at least 1"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run_err(&["sweep", "--out", out.to_str().unwrap(), "--backend", "tpu"]);
+    assert!(stderr(&o).contains("sweep.backend"), "{}", stderr(&o));
+}
+
+#[test]
+fn constraints_that_exclude_everything_are_refused_before_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.csv");
+    let o = run_err(&[
+        "sweep",
+        "--strategy",
+        "sma_cross",
+        "--out",
+        out.to_str().unwrap(),
+        "-O",
+        "strategy.params.fast={start=50,stop=60,step=1}",
+        "-O",
+        "strategy.params.slow={start=10,stop=40,step=5}",
+    ]);
+    assert!(
+        stderr(&o).contains("\"fast < slow\" excludes every combination"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn docs_stand_alone() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md"), root.join("BENCHMARKS.md")];
+    for dir in ["docs", "examples", "src", "src/commands"] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
+            let p = e.path();
+            if p.extension()
+                .is_some_and(|x| x == "md" || x == "toml" || x == "rs")
+            {
+                files.push(p);
+            }
+        }
+    }
+    assert!(files.iter().any(|p| p.ends_with("docs/config.md")));
+    assert!(files.iter().any(|p| p.ends_with("docs/metrics.md")));
+    for p in &files {
+        let text = std::fs::read_to_string(p).unwrap();
+        for word in ["../shared", "DESIGN", "issue #"] {
+            assert!(!text.contains(word), "{} mentions {word}", p.display());
+        }
+    }
+    let help = run_ok(&["optimize", "--help"]);
+    assert!(help.contains("docs/config.md"), "{help}");
+}
