@@ -308,6 +308,9 @@ fn the_zoom_never_grows_the_grid_and_stops_when_nothing_is_left() {
         o.contains("stopped: the best verified objective did not improve for two iterations"),
         "{o}"
     );
+    // The final report says why it stopped (it is rewritten at the end).
+    let html = std::fs::read_to_string(stale.join("report.html")).unwrap();
+    assert!(html.contains("did not improve for two iterations"));
 }
 
 #[test]

@@ -298,7 +298,6 @@ pub fn optimize(
         }
     };
     // Later iterations recorded from an earlier, longer session are kept.
-    let best = write_results(study, &dir, &state, &stop.to_string())?;
     state.status = match stop {
         Stop::Interrupted | Stop::TimeBudget { .. } => "stopped",
         _ => "done",
@@ -307,6 +306,7 @@ pub fn optimize(
     state.stop_reason = Some(stop.to_string());
     state.elapsed_s = session.total_elapsed();
     dir.save_state(&state)?;
+    let best = write_results(study, &dir, &state, &stop.to_string())?;
     Ok(Outcome {
         state,
         best,

@@ -924,8 +924,8 @@ fn heatmap_svg(names: &[String], rows: &[SweepRow], xi: usize, yi: usize) -> Cha
     let _ = write!(
         svg,
         "<p>Colour: blue = {}, red = {} (cells without a kept candidate are blank).</p>",
-        float(heat.lo),
-        float(heat.hi)
+        round_sig(heat.lo, 4),
+        round_sig(heat.hi, 4)
     );
     Ok(svg)
 }
