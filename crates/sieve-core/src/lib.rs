@@ -23,6 +23,7 @@ pub mod format;
 pub mod grid;
 pub mod indicators;
 pub mod metrics;
+pub mod robust;
 pub mod strategy;
 
 pub use error::{Error, Result};

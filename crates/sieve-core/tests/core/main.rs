@@ -3,6 +3,7 @@
 mod engine;
 mod loader;
 mod metrics;
+mod robust;
 mod strategies;
 
 use sieve_core::data::Bars;

@@ -1,0 +1,95 @@
+//! `best.json`: the selected best of an optimize run, typed. Written by the
+//! loop, read by the report and the CLI summary.
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use sieve_core::format::TimeStyle;
+use sieve_core::metrics::Metrics;
+
+use crate::Study;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Best {
+    pub strategy: String,
+    pub objective: String,
+    /// The iteration that found it.
+    pub iteration: u32,
+    pub grid_index: u64,
+    pub screen_rank: u64,
+    /// Every parameter, in strategy order.
+    pub params: IndexMap<String, f64>,
+    /// The verified objective on the score window.
+    pub score: Option<f64>,
+    /// `full`, `score` and (when configured) `holdout`.
+    pub windows: IndexMap<String, WindowResult>,
+    pub agreement: AgreementRecord,
+    /// Iterations recorded in the run.
+    pub iterations: usize,
+    pub stop_reason: String,
+    /// Whether the optimum is likely real (absent while not computed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub robustness: Option<crate::robust::Robustness>,
+}
+
+/// One window's span (first and last bar, inclusive) and metrics; a NaN
+/// metric is written as null.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WindowResult {
+    pub start: String,
+    pub end: String,
+    /// `Metrics::NAMES` in order, then `objective`.
+    #[serde(flatten)]
+    pub metrics: IndexMap<String, Option<f64>>,
+}
+
+impl WindowResult {
+    /// A metric by name (`objective` too); NaN when undefined or unknown.
+    pub fn get(&self, name: &str) -> f64 {
+        self.metrics.get(name).copied().flatten().unwrap_or(f64::NAN)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgreementRecord {
+    pub spearman: Option<f64>,
+    pub top_screen_ranks: Vec<u64>,
+    pub best_from_bottom_tenth: bool,
+}
+
+impl Best {
+    /// The parameter values in strategy order.
+    pub fn param_values(&self) -> Vec<f64> {
+        self.params.values().copied().collect()
+    }
+}
+
+/// Every window's result for `params` of the study (one simulation).
+pub fn window_results(study: &Study, params: &[f64]) -> IndexMap<String, WindowResult> {
+    let all: Vec<_> = study.scoring.windows.all().collect();
+    let style = TimeStyle::for_times(&study.bars.time);
+    study.with_evaluator(&[params], |eval| {
+        let (_, metrics) = eval.backtest_with_metrics(params, &all);
+        all.iter()
+            .zip(&metrics)
+            .map(|(w, m)| {
+                let mut values: IndexMap<String, Option<f64>> = Metrics::NAMES
+                    .iter()
+                    .zip(m.values())
+                    .map(|(n, v)| (n.to_string(), finite_or_none(v)))
+                    .collect();
+                values.insert("objective".into(), finite_or_none(eval.objective(m)));
+                let result = WindowResult {
+                    start: style.format(study.bars.time[w.start]),
+                    end: style.format(study.bars.time[w.end - 1]),
+                    metrics: values,
+                };
+                (w.kind.to_string(), result)
+            })
+            .collect()
+    })
+}
+
+/// JSON has no NaN or infinity: both are written as null.
+fn finite_or_none(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v)
+}
