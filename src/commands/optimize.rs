@@ -3,6 +3,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use sieve_core::config::{Config, EXAMPLE_STRATEGY};
+use sieve_run::best::Best;
 use sieve_run::optimize::{self, Observer, OptimizeOptions, Stop};
 use sieve_run::rundir::Stage;
 
@@ -165,34 +166,22 @@ pub fn run(a: OptimizeArgs) -> Result<()> {
     Ok(())
 }
 
-/// The best parameters and a table of its main metrics per window.
-fn print_best(out: &mut impl Write, best: &serde_json::Value) -> Result<()> {
-    let params: Vec<String> = best["params"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| {
-                    format!(
-                        "{k}={}",
-                        v.as_f64()
-                            .map_or_else(|| v.to_string(), sieve_core::format::float)
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+/// The best parameters, a table of its main metrics per window, and the
+/// robustness numbers with their verdict.
+fn print_best(out: &mut impl Write, best: &Best) -> Result<()> {
+    let params: Vec<String> = best
+        .params
+        .iter()
+        .map(|(k, v)| format!("{k}={}", sieve_core::format::float(*v)))
+        .collect();
     writeln!(
         out,
         "best (iteration {}): {}",
-        best["iteration"],
+        best.iteration,
         params.join(" ")
     )?;
-    let windows: Vec<(String, serde_json::Value)> = best["windows"]
-        .as_object()
-        .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
-        .unwrap_or_default();
     let mut header = vec!["metric".to_string()];
-    header.extend(windows.iter().map(|(k, _)| k.clone()));
+    header.extend(best.windows.keys().cloned());
     let rows: Vec<Vec<String>> = [
         "objective",
         "total_return",
@@ -204,14 +193,43 @@ fn print_best(out: &mut impl Write, best: &serde_json::Value) -> Result<()> {
     .iter()
     .map(|m| {
         let mut row = vec![m.to_string()];
-        row.extend(
-            windows
-                .iter()
-                .map(|(_, w)| w[*m].as_f64().map_or("NaN".into(), human)),
-        );
+        row.extend(best.windows.values().map(|w| human(w.get(m))));
         row
     })
     .collect();
     write!(out, "{}", table(&header, &rows))?;
+    if let Some(r) = &best.robustness {
+        if let Some(d) = &r.dsr {
+            let dsr = d
+                .dsr
+                .map_or("n/a (no trial variance from this backend)".into(), |v| {
+                    format!("{v:.3}")
+                });
+            writeln!(
+                out,
+                "deflated Sharpe: {dsr} (per-bar Sharpe {} vs {} expected from the best of {} noise trials)",
+                human(d.sharpe),
+                d.expected_max_sharpe.map_or("?".into(), human),
+                d.trials
+            )?;
+        }
+        if let Some(p) = &r.pbo {
+            writeln!(
+                out,
+                "overfitting: PBO {:.3} over {} candidates, {} splits of {} blocks",
+                p.pbo, p.candidates, p.splits, p.blocks
+            )?;
+        }
+        let score = best
+            .windows
+            .get("score")
+            .map_or(f64::NAN, |w| w.get("objective"));
+        let holdout = best.windows.get("holdout").map(|w| w.get("objective"));
+        writeln!(
+            out,
+            "verdict: {}",
+            sieve_run::robust::verdict(r, &best.objective, score, holdout)
+        )?;
+    }
     Ok(())
 }

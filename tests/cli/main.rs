@@ -3,6 +3,7 @@
 mod backtest;
 mod corpus;
 mod optimize;
+mod robust;
 mod sweep;
 mod trust;
 mod verify;

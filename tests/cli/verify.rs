@@ -64,6 +64,8 @@ fn verified_rows_match_sieve_backtest() {
         "-O",
         "score.score_start=2019-01-01",
         "-O",
+        "score.holdout_start=2024-01-01",
+        "-O",
         "backtest.fee=0.001",
     ];
     let mut args = vec![
@@ -112,6 +114,14 @@ fn verified_rows_match_sieve_backtest() {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let v: serde_json::Value = serde_json::from_str(&run_ok(&args)).unwrap();
         let score = &v["windows"]["score"];
+        // The objective over the other windows, from the same simulation.
+        for (column, window) in [("full_score", "full"), ("holdout_score", "holdout")] {
+            let verified: f64 = row[col(column)].parse().unwrap();
+            match v["windows"][window]["objective"].as_f64() {
+                Some(x) => assert_eq!(x, verified, "{column}"),
+                None => assert!(verified.is_nan(), "{column}"),
+            }
+        }
         for metric in [
             "total_return",
             "cagr",

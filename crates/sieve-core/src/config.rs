@@ -43,6 +43,8 @@ pub struct Config {
     pub refine_top: usize,
     /// `optimize.max_combinations`; `None` = the first iteration's size.
     pub max_combinations: Option<u64>,
+    /// `robust.pbo_blocks`: S of the PBO's cross-validation.
+    pub pbo_blocks: usize,
 }
 
 /// P in the annualised ratios.
@@ -88,6 +90,14 @@ struct RawConfig {
     verify: RawVerify,
     #[serde(default)]
     optimize: RawOptimize,
+    #[serde(default)]
+    robust: RawRobust,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawRobust {
+    pbo_blocks: Option<usize>,
 }
 
 #[derive(Deserialize, Default)]
@@ -349,6 +359,15 @@ impl Config {
             },
             time_budget_s,
             refine_top: positive("optimize.refine_top", o.refine_top, 50)?,
+            pbo_blocks: match raw.robust.pbo_blocks.unwrap_or(16) {
+                s if s % 2 == 0 && (4..=20).contains(&s) => s,
+                s => {
+                    return Err(Error::config(
+                        "robust.pbo_blocks",
+                        format!("must be an even number from 4 to 20, got {s}"),
+                    ))
+                }
+            },
             max_combinations: match o.max_combinations {
                 Some(0) => {
                     return Err(Error::config(

@@ -163,26 +163,59 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Screens one parameter set: simulates only up to the end of the screen
-    /// window and returns (objective, trades in the window).
+    /// window; returns its objective and trades there, and the per-period
+    /// Sharpe of the score window (the trials of the Deflated Sharpe).
     #[inline]
-    pub fn screen(&self, params: &[f64], scratch: &mut Vec<i8>) -> (f64, u64) {
+    pub fn screen(&self, params: &[f64], scratch: &mut Vec<i8>) -> ScreenScore {
         self.positions(params, scratch);
         let window = &self.scoring.screen;
-        let mut stats = WindowStats::for_objective(
-            window,
-            self.scoring.engine.initial_cash,
-            self.scoring.objective,
-        );
-        engine::simulate(
-            self.bars,
-            scratch,
-            &self.scoring.engine,
-            window.end,
-            &mut stats,
-        );
-        let m = stats.finish(self.bars, self.scoring.periods_per_year);
-        (self.objective(&m), m.trades)
+        let score_window = &self.scoring.windows.score;
+        let cash = self.scoring.engine.initial_cash;
+        let mut stats = WindowStats::for_objective(window, cash, self.scoring.objective);
+        stats.track_returns(window == score_window);
+        let (m, sharpe) = if window == score_window {
+            engine::simulate(
+                self.bars,
+                scratch,
+                &self.scoring.engine,
+                window.end,
+                &mut stats,
+            );
+            (
+                stats.finish(self.bars, self.scoring.periods_per_year),
+                stats.per_period_sharpe(),
+            )
+        } else {
+            let mut both = [stats, WindowStats::new(score_window, cash)];
+            let end = window.end.max(score_window.end);
+            engine::simulate(
+                self.bars,
+                scratch,
+                &self.scoring.engine,
+                end,
+                &mut both.as_mut_slice(),
+            );
+            (
+                both[0].finish(self.bars, self.scoring.periods_per_year),
+                both[1].per_period_sharpe(),
+            )
+        };
+        ScreenScore {
+            objective: self.objective(&m),
+            trades: m.trades,
+            sharpe,
+        }
     }
+}
+
+/// What the screen keeps of one combination.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScreenScore {
+    pub objective: f64,
+    /// Trades closed in the screen window.
+    pub trades: u64,
+    /// mean / std (ddof = 1) of the score window's returns, not annualised.
+    pub sharpe: f64,
 }
 
 /// Every indicator setting any combination of `space` needs.

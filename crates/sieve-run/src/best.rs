@@ -45,7 +45,11 @@ pub struct WindowResult {
 impl WindowResult {
     /// A metric by name (`objective` too); NaN when undefined or unknown.
     pub fn get(&self, name: &str) -> f64 {
-        self.metrics.get(name).copied().flatten().unwrap_or(f64::NAN)
+        self.metrics
+            .get(name)
+            .copied()
+            .flatten()
+            .unwrap_or(f64::NAN)
     }
 }
 
@@ -67,7 +71,7 @@ impl Best {
 pub fn window_results(study: &Study, params: &[f64]) -> IndexMap<String, WindowResult> {
     let all: Vec<_> = study.scoring.windows.all().collect();
     let style = TimeStyle::for_times(&study.bars.time);
-    study.with_evaluator(&[params], |eval| {
+    study.with_evaluator([params], |eval| {
         let (_, metrics) = eval.backtest_with_metrics(params, &all);
         all.iter()
             .zip(&metrics)

@@ -182,3 +182,45 @@ pub fn check_writable_dir(dir: &Path) -> Result<()> {
         ))),
     }
 }
+
+/// The named numeric columns of a CSV sieve wrote (e.g. `verified.csv`),
+/// one `Vec` per name, in file order; an unparsable cell reads as NaN.
+pub fn read_columns(path: &Path, names: &[&str]) -> Result<Vec<Vec<f64>>> {
+    let data_err = |message: String| Error::Data {
+        path: path.to_path_buf(),
+        message,
+    };
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let mut reader = csv::ReaderBuilder::new().from_reader(bytes.as_slice());
+    let header = reader
+        .headers()
+        .map_err(|e| data_err(format!("line 1: {e}")))?
+        .clone();
+    let cols: Vec<usize> = names
+        .iter()
+        .map(|n| {
+            header
+                .iter()
+                .position(|h| h == *n)
+                .ok_or_else(|| data_err(format!("line 1: no '{n}' column")))
+        })
+        .collect::<Result<_>>()?;
+    let mut out = vec![Vec::new(); names.len()];
+    for record in reader.records() {
+        let record = record.map_err(|e| data_err(e.to_string()))?;
+        for (v, &c) in out.iter_mut().zip(&cols) {
+            v.push(
+                record
+                    .get(c)
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(f64::NAN),
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// One named numeric column (see [`read_columns`]).
+pub fn read_column(path: &Path, name: &str) -> Result<Vec<f64>> {
+    Ok(read_columns(path, &[name])?.remove(0))
+}

@@ -9,12 +9,14 @@
 //!
 //! Every file is written to a temporary name and renamed.
 
+pub mod best;
 pub mod candidates;
 pub mod files;
 pub mod merge;
 pub mod optimize;
 pub mod refine;
 pub mod report;
+pub mod robust;
 pub mod rundir;
 pub mod shard;
 pub mod study;

@@ -35,6 +35,7 @@ pub fn merge(parts: &[PathBuf], out: &Path) -> Result<SweepMeta> {
     metas.sort_by_key(|(_, m)| m.shard.index);
     let mut rows: Vec<SweepRow> = Vec::new();
     let mut stats = ObjectiveStats::default();
+    let mut sharpe = Some(ObjectiveStats::default());
     let mut screen_s = 0.0;
     for (path, m) in &metas {
         let (names, part_rows) = files::read_sweep_csv(path)?;
@@ -46,6 +47,11 @@ pub fn merge(parts: &[PathBuf], out: &Path) -> Result<SweepMeta> {
         }
         rows.extend(part_rows);
         stats.combine(&ObjectiveStats::from(&m.objective_stats));
+        // Known only when every part has it.
+        sharpe = sharpe.zip(m.sharpe_stats.as_ref()).map(|(mut s, p)| {
+            s.combine(&ObjectiveStats::from(p));
+            s
+        });
         screen_s += m.timings.screen_s;
     }
     rows.sort_by(|a, b| rank_order(a.score, a.grid_index, b.score, b.grid_index));
@@ -62,6 +68,7 @@ pub fn merge(parts: &[PathBuf], out: &Path) -> Result<SweepMeta> {
         end: first.grid_size,
     };
     meta.objective_stats = StatsMeta::from(&stats);
+    meta.sharpe_stats = sharpe.as_ref().map(StatsMeta::from);
     // Total screening time over all shards (CPU-time-like, not wall time).
     meta.timings.screen_s = screen_s;
     meta.timings.combinations_per_s = evaluated / screen_s;

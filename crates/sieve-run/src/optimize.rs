@@ -15,11 +15,10 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use sieve_core::format::float;
 use sieve_core::grid::{Axis, ParamSpace};
-use sieve_core::indicators::IndicatorSet;
-use sieve_core::metrics::Metrics;
 use sieve_core::{strategy, Error, Result};
 use sieve_screen::{Checkpoint, ObjectiveStats, Scored, ScreenBackend};
 
+use crate::best::{AgreementRecord, Best};
 use crate::rundir::{AxisRecord, BestRecord, IterationRecord, RunDir, RunState, Stage};
 use crate::sweep::{self, StatsMeta, SweepPlan};
 use crate::{candidates, files, verify, Study};
@@ -93,7 +92,7 @@ pub struct Outcome {
     pub state: RunState,
     /// `best.json`'s content; `None` while no iteration has a best with a
     /// finite objective.
-    pub best: Option<serde_json::Value>,
+    pub best: Option<Best>,
     pub stop: Stop,
     pub dir: PathBuf,
 }
@@ -103,6 +102,8 @@ struct SweepCheckpoint {
     grid_size: u64,
     next: u64,
     stats: StatsMeta,
+    #[serde(default)]
+    sharpe: Option<StatsMeta>,
     /// (grid index, score as written by `format::float`, trades).
     top: Vec<(u64, String, u64)>,
 }
@@ -279,7 +280,7 @@ pub fn optimize(
         // A partial run always has both best.json and report.html.
         if newly_done {
             let progress = format!("in progress: {iteration} iteration(s) done");
-            write_results(study, &dir, &state, &progress)?;
+            write_results(study, &dir, &state, &progress, false)?;
         }
         // Stop rules, evaluated identically on a resumed run.
         let score = rec.best.as_ref().and_then(|b| b.score);
@@ -306,7 +307,8 @@ pub fn optimize(
     state.stop_reason = Some(stop.to_string());
     state.elapsed_s = session.total_elapsed();
     dir.save_state(&state)?;
-    let best = write_results(study, &dir, &state, &stop.to_string())?;
+    // The robustness numbers take a second or two: once, at the end.
+    let best = write_results(study, &dir, &state, &stop.to_string(), true)?;
     Ok(Outcome {
         state,
         best,
@@ -322,8 +324,9 @@ fn write_results(
     dir: &RunDir,
     state: &RunState,
     reason: &str,
-) -> Result<Option<serde_json::Value>> {
-    let Some(best) = best_json(study, state, reason)? else {
+    robust: bool,
+) -> Result<Option<Best>> {
+    let Some(best) = best_json(study, dir, state, reason, robust)? else {
         return Ok(None);
     };
     files::write_json(&dir.best_path(), &best)?;
@@ -367,6 +370,7 @@ fn next_grid(
         grid_size: space.size(),
         stage: Stage::Sweep,
         combinations_evaluated: None,
+        sharpe_stats: None,
         sweep_s: None,
         verify_s: None,
         candidates_verified: None,
@@ -439,6 +443,7 @@ fn sweep_stage(
     sweep::write(&iter_dir.join("sweep.csv"), study, &screen, &meta)?;
     rec.stage = Stage::Verify;
     rec.combinations_evaluated = Some(meta.objective_stats.combinations_evaluated);
+    rec.sharpe_stats = meta.sharpe_stats;
     rec.sweep_s = Some(meta.timings.screen_s);
     let _ = std::fs::remove_file(&checkpoint_path);
     Ok(None)
@@ -552,6 +557,7 @@ fn write_checkpoint(path: &Path, grid_size: u64, c: &Checkpoint) -> Result<()> {
         grid_size,
         next: c.next,
         stats: StatsMeta::from(&c.stats),
+        sharpe: Some(StatsMeta::from(&c.sharpe)),
         top: c
             .top
             .iter()
@@ -588,83 +594,76 @@ fn read_checkpoint(path: &Path, grid_size: u64) -> Result<Option<Checkpoint>> {
         next: cp.next,
         top,
         stats: ObjectiveStats::from(&cp.stats),
+        sharpe: cp
+            .sharpe
+            .as_ref()
+            .map(ObjectiveStats::from)
+            .unwrap_or_default(),
     }))
 }
 
-/// `best.json`: the best verified candidate of every iteration, with every
-/// window's metrics (holdout included when configured) and the agreement.
-fn best_json(study: &Study, state: &RunState, reason: &str) -> Result<Option<serde_json::Value>> {
+/// The iteration and record of the run's best: the highest finite
+/// verified objective (an earlier iteration keeps a tie).
+fn best_record(state: &RunState) -> Option<(&IterationRecord, &BestRecord)> {
     let mut best: Option<(&IterationRecord, &BestRecord)> = None;
     for rec in &state.iterations {
         let Some(b) = &rec.best else { continue };
-        let score = b.score.unwrap_or(f64::NAN);
-        // Strictly better: on a tie the earlier iteration keeps the title.
-        let better = match best {
-            None => true,
-            Some((_, cur)) => {
-                let cur = cur.score.unwrap_or(f64::NAN);
-                !score.is_nan() && (cur.is_nan() || score > cur)
-            }
-        };
-        if better {
+        let Some(score) = b.score else { continue };
+        if best.is_none_or(|(_, cur)| cur.score.is_none_or(|c| score > c)) {
             best = Some((rec, b));
         }
     }
-    // Never present a best whose objective is undefined.
-    let Some((rec, b)) = best.filter(|(_, b)| b.score.is_some()) else {
+    best
+}
+
+/// `best.json`: the run's best with every window's metrics (holdout
+/// included when configured) and the agreement; with `robust`, the
+/// Deflated Sharpe and the PBO. `None` while no iteration has a best with
+/// a finite objective: an undefined best is never presented.
+fn best_json(
+    study: &Study,
+    dir: &RunDir,
+    state: &RunState,
+    reason: &str,
+    robust: bool,
+) -> Result<Option<Best>> {
+    let Some((rec, b)) = best_record(state) else {
         return Ok(None);
     };
-    let indicators = IndicatorSet::build(
-        &study.bars,
-        strategy::indicators_for(study.strategy, &b.params),
-    );
-    let eval = sieve_core::evaluate::Evaluator {
-        bars: &study.bars,
-        strategy: study.strategy,
-        indicators: &indicators,
-        scoring: &study.scoring,
+    let robustness = if robust {
+        let verified = dir
+            .root
+            .join(format!("iter-{:03}", rec.iteration))
+            .join("verified.csv");
+        let mut candidates = crate::robust::finite_candidates(study, &verified)?;
+        Some(crate::robust::Robustness {
+            dsr: Some(crate::robust::deflated_sharpe(study, state, &b.params)),
+            pbo: crate::robust::overfitting(study, &mut candidates),
+        })
+    } else {
+        None
     };
-    let all: Vec<_> = study.scoring.windows.all().collect();
-    let style = sieve_core::format::TimeStyle::for_times(&study.bars.time);
-    let (_, metrics) = eval.backtest_with_metrics(&b.params, &all);
-    let mut windows = serde_json::Map::new();
-    for (w, m) in all.iter().zip(&metrics) {
-        let mut obj = serde_json::Map::new();
-        obj.insert(
-            "start".into(),
-            style.format(study.bars.time[w.start]).into(),
-        );
-        obj.insert(
-            "end".into(),
-            style.format(study.bars.time[w.end - 1]).into(),
-        );
-        for (name, v) in Metrics::NAMES.iter().zip(m.values()) {
-            obj.insert(name.to_string(), serde_json::json!(v));
-        }
-        obj.insert("objective".into(), serde_json::json!(eval.objective(m)));
-        windows.insert(w.kind.to_string(), obj.into());
-    }
-    let params: serde_json::Map<String, serde_json::Value> = study
-        .param_names()
-        .iter()
-        .zip(&b.params)
-        .map(|(n, v)| (n.to_string(), serde_json::json!(v)))
-        .collect();
-    Ok(Some(serde_json::json!({
-        "strategy": study.strategy.name(),
-        "objective": study.scoring.objective.name(),
-        "iteration": rec.iteration,
-        "grid_index": b.grid_index,
-        "screen_rank": b.screen_rank,
-        "params": params,
-        "score": b.score,
-        "windows": windows,
-        "agreement": {
-            "spearman": rec.spearman,
-            "top_screen_ranks": rec.top_screen_ranks,
-            "best_from_bottom_tenth": rec.best_from_bottom_tenth,
+    Ok(Some(Best {
+        strategy: study.strategy.name().to_string(),
+        objective: study.scoring.objective.name().to_string(),
+        iteration: rec.iteration,
+        grid_index: b.grid_index,
+        screen_rank: b.screen_rank,
+        params: study
+            .param_names()
+            .iter()
+            .zip(&b.params)
+            .map(|(n, v)| (n.to_string(), *v))
+            .collect(),
+        score: b.score,
+        windows: crate::best::window_results(study, &b.params),
+        agreement: AgreementRecord {
+            spearman: rec.spearman,
+            top_screen_ranks: rec.top_screen_ranks.clone(),
+            best_from_bottom_tenth: rec.best_from_bottom_tenth,
         },
-        "iterations": state.iterations.len(),
-        "stop_reason": reason,
-    })))
+        iterations: state.iterations.len(),
+        stop_reason: reason.to_string(),
+        robustness,
+    }))
 }

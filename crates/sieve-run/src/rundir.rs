@@ -52,6 +52,9 @@ pub struct IterationRecord {
     /// The next step to run.
     pub stage: Stage,
     pub combinations_evaluated: Option<u64>,
+    /// The per-period score-window Sharpe over the combinations screened.
+    #[serde(default)]
+    pub sharpe_stats: Option<crate::sweep::StatsMeta>,
     pub sweep_s: Option<f64>,
     pub verify_s: Option<f64>,
     pub candidates_verified: Option<usize>,

@@ -1,8 +1,9 @@
 use sha2::{Digest, Sha256};
 use sieve_core::config::Config;
 use sieve_core::data::Bars;
-use sieve_core::evaluate::Scoring;
+use sieve_core::evaluate::{Evaluator, Scoring};
 use sieve_core::grid::ParamSpace;
+use sieve_core::indicators::IndicatorSet;
 use sieve_core::strategy::{self, Strategy};
 use sieve_core::Result;
 
@@ -43,6 +44,23 @@ impl Study {
             space,
             scoring,
             data_label,
+        })
+    }
+
+    /// Runs `f` with an evaluator whose indicators cover every parameter set
+    /// of `sets`: the one way a job builds the shared indicators.
+    pub fn with_evaluator<'p, R>(
+        &self,
+        sets: impl IntoIterator<Item = &'p [f64]>,
+        f: impl FnOnce(&Evaluator<'_>) -> R,
+    ) -> R {
+        let keys = Evaluator::indicators_for(self.strategy, sets);
+        let indicators = IndicatorSet::build(&self.bars, keys);
+        f(&Evaluator {
+            bars: &self.bars,
+            strategy: self.strategy,
+            indicators: &indicators,
+            scoring: &self.scoring,
         })
     }
 

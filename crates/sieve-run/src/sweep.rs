@@ -40,6 +40,10 @@ pub struct SweepMeta {
     pub backend: String,
     pub shard: ShardMeta,
     pub objective_stats: StatsMeta,
+    /// The per-period score-window Sharpe over every combination evaluated
+    /// (the Deflated Sharpe's trials); absent where the backend has none.
+    #[serde(default)]
+    pub sharpe_stats: Option<StatsMeta>,
     pub timings: Timings,
 }
 
@@ -143,6 +147,7 @@ pub fn run(
             end: range.end,
         },
         objective_stats: StatsMeta::from(&screen.stats),
+        sharpe_stats: (screen.sharpe.evaluated > 0).then(|| StatsMeta::from(&screen.sharpe)),
         timings: Timings {
             screen_s: secs,
             combinations_per_s: evaluated / secs,

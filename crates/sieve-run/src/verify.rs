@@ -6,12 +6,10 @@
 use std::path::Path;
 
 use rayon::prelude::*;
-use sieve_core::evaluate::Evaluator;
 use std::fmt::Write as _;
 
 use sieve_core::format::push_float;
 use sieve_core::format::write_atomic;
-use sieve_core::indicators::IndicatorSet;
 use sieve_core::metrics::{rank_order, Metrics};
 use sieve_core::Result;
 
@@ -25,6 +23,10 @@ pub struct Verified {
     pub metrics: Metrics,
     /// The objective of `metrics` (NaN below `min_trades`).
     pub score: f64,
+    /// The objective over the full window.
+    pub full_score: f64,
+    /// The objective over the holdout (NaN without one).
+    pub holdout_score: f64,
 }
 
 /// How well the screen ranking predicted the verified one.
@@ -58,40 +60,39 @@ pub fn verify(
 ) -> Result<Verification> {
     let pool = sieve_screen::thread_pool(threads)?;
     let (rows, csv) = pool.install(|| {
-        let keys = Evaluator::indicators_for(
-            study.strategy,
-            candidates.iter().map(|c| c.params.as_slice()),
-        );
-        let indicators = IndicatorSet::build(&study.bars, keys);
-        let eval = Evaluator {
-            bars: &study.bars,
-            strategy: study.strategy,
-            indicators: &indicators,
-            scoring: &study.scoring,
-        };
-        let window = study.scoring.windows.score;
-        let mut rows: Vec<Verified> = candidates
-            .into_par_iter()
-            .map_init(Vec::new, |scratch, candidate| {
-                let metrics = eval.window_metrics(&candidate.params, &[window], scratch)[0];
-                tick();
-                Verified {
-                    score: eval.objective(&metrics),
-                    metrics,
-                    candidate,
-                }
-            })
-            .collect();
-        rows.par_sort_by(|a, b| {
-            rank_order(
-                a.score,
-                a.candidate.grid_index,
-                b.score,
-                b.candidate.grid_index,
-            )
-        });
-        let csv = csv_text(study, &rows);
-        (rows, csv)
+        let sets = candidates.iter().map(|c| c.params.as_slice());
+        study.with_evaluator(sets, |eval| {
+            let w = study.scoring.windows;
+            // One simulation scores every window: score first.
+            let windows: Vec<_> = [Some(w.score), Some(w.full), w.holdout]
+                .into_iter()
+                .flatten()
+                .collect();
+            let mut rows: Vec<Verified> = candidates
+                .par_iter()
+                .map_init(Vec::new, |scratch, candidate| {
+                    let m = eval.window_metrics(&candidate.params, &windows, scratch);
+                    tick();
+                    Verified {
+                        score: eval.objective(&m[0]),
+                        full_score: eval.objective(&m[1]),
+                        holdout_score: m.get(2).map_or(f64::NAN, |h| eval.objective(h)),
+                        metrics: m[0],
+                        candidate: candidate.clone(),
+                    }
+                })
+                .collect();
+            rows.par_sort_by(|a, b| {
+                rank_order(
+                    a.score,
+                    a.candidate.grid_index,
+                    b.score,
+                    b.candidate.grid_index,
+                )
+            });
+            let csv = csv_text(study, &rows);
+            (rows, csv)
+        })
     });
     let agreement = agreement(&rows);
     Ok(Verification {
@@ -171,7 +172,7 @@ fn csv_text(study: &Study, rows: &[Verified]) -> String {
         out.push(',');
         out.push_str(name);
     }
-    out.push_str(",screen_rank,score");
+    out.push_str(",screen_rank,score,full_score,holdout_score");
     for name in Metrics::NAMES {
         out.push(',');
         out.push_str(name);
@@ -189,6 +190,10 @@ fn csv_text(study: &Study, rows: &[Verified]) -> String {
             }
             let _ = write!(line, ",{},", r.candidate.screen_rank);
             push_float(&mut line, r.score);
+            line.push(',');
+            push_float(&mut line, r.full_score);
+            line.push(',');
+            push_float(&mut line, r.holdout_score);
             for (name, v) in Metrics::NAMES.iter().zip(r.metrics.values()) {
                 line.push(',');
                 // `trades` is a count: no ".0".

@@ -26,15 +26,21 @@ pub struct ScreenJob<'a> {
 
 impl ScreenJob<'_> {
     /// Where a backend starts: the checkpoint to resume from, or the
-    /// beginning of the range — (next index, top K so far, stats so far).
-    pub fn start(&self) -> (GridIndex, TopK, ObjectiveStats) {
+    /// beginning of the range — (next index, top K so far, objective and
+    /// Sharpe stats so far).
+    pub fn start(&self) -> (GridIndex, TopK, ObjectiveStats, ObjectiveStats) {
         let mut top = TopK::new(self.top);
         match &self.resume {
             Some(c) => {
                 c.top.iter().for_each(|s| top.push(*s));
-                (c.next, top, c.stats)
+                (c.next, top, c.stats, c.sharpe)
             }
-            None => (self.range.start, top, ObjectiveStats::default()),
+            None => (
+                self.range.start,
+                top,
+                ObjectiveStats::default(),
+                ObjectiveStats::default(),
+            ),
         }
     }
 }
@@ -47,6 +53,7 @@ pub struct Checkpoint {
     /// Best first.
     pub top: Vec<Scored>,
     pub stats: ObjectiveStats,
+    pub sharpe: ObjectiveStats,
 }
 
 /// A backend scores every constraint-satisfying combination in a job's range.

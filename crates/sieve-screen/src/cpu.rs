@@ -50,7 +50,7 @@ fn screen_in_pool(
         indicators: &indicators,
         scoring: job.scoring,
     };
-    let (mut next, mut top, mut stats) = job.start();
+    let (mut next, mut top, mut stats, mut sharpe) = job.start();
     let end = job.range.end;
     let batch = CHUNK * CHUNKS_PER_THREAD * pool.current_num_threads() as u64;
     let n_params = job.strategy.params().len();
@@ -64,21 +64,24 @@ fn screen_in_pool(
             chunks.push(lo..hi);
             lo = hi;
         }
-        let results: Vec<(ObjectiveStats, TopK)> = pool.install(|| {
+        let results: Vec<(ObjectiveStats, ObjectiveStats, TopK)> = pool.install(|| {
             chunks
                 .into_par_iter()
                 .map_init(
                     || (vec![0.0; n_params], Vec::with_capacity(job.bars.len())),
                     |(params, scratch), range| {
                         let mut chunk_stats = ObjectiveStats::default();
+                        let mut chunk_sharpe = ObjectiveStats::default();
                         let mut chunk_top = TopK::new(job.top);
                         for index in range {
                             job.space.params_at(index, params);
                             if !job.space.allowed(params) {
                                 continue;
                             }
-                            let (score, trades) = eval.screen(params, scratch);
+                            let s = eval.screen(params, scratch);
+                            let (score, trades) = (s.objective, s.trades);
                             chunk_stats.push(score);
+                            chunk_sharpe.push(s.sharpe);
                             if chunk_top.admits(score, index) {
                                 chunk_top.push(Scored {
                                     index,
@@ -87,13 +90,14 @@ fn screen_in_pool(
                                 });
                             }
                         }
-                        (chunk_stats, chunk_top)
+                        (chunk_stats, chunk_sharpe, chunk_top)
                     },
                 )
                 .collect()
         });
-        for (chunk_stats, chunk_top) in results {
+        for (chunk_stats, chunk_sharpe, chunk_top) in results {
             stats.combine(&chunk_stats);
+            sharpe.combine(&chunk_sharpe);
             top.merge(chunk_top);
         }
         next = batch_end;
@@ -101,10 +105,12 @@ fn screen_in_pool(
             next,
             top: top.clone().into_sorted(),
             stats,
+            sharpe,
         })?;
     }
     Ok(Screen {
         top: top.into_sorted(),
         stats,
+        sharpe,
     })
 }

@@ -35,6 +35,10 @@ pub struct Screen {
     /// Best first, at most K.
     pub top: Vec<Scored>,
     pub stats: ObjectiveStats,
+    /// The per-period score-window Sharpe of every combination (the
+    /// Deflated Sharpe's trial variance); empty where a backend does not
+    /// compute it.
+    pub sharpe: ObjectiveStats,
 }
 
 /// A rayon pool of `threads` workers (0 = one per core), the one way sieve

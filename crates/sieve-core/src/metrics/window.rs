@@ -194,6 +194,21 @@ impl WindowStats {
         stats
     }
 
+    /// Turns the return moments on (`for_objective` may have left them off).
+    pub fn track_returns(&mut self, on: bool) {
+        self.track_returns |= on;
+    }
+
+    /// mean / std (ddof = 1) of the window's returns, not annualised; NaN
+    /// when undefined or when returns were not tracked.
+    pub fn per_period_sharpe(&self) -> f64 {
+        if self.track_returns {
+            self.returns.sharpe(1.0)
+        } else {
+            f64::NAN
+        }
+    }
+
     #[inline(always)]
     pub fn bar(&mut self, t: usize, equity: f64, position: i8) {
         if t + 1 == self.window.start {

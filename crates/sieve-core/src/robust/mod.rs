@@ -11,7 +11,11 @@ pub mod pbo;
 /// the equity before the window (`initial` when the window starts at bar 0):
 /// the convention every window metric uses.
 pub fn window_returns(equity: &[f64], start: usize, end: usize, initial: f64) -> Vec<f64> {
-    let mut prev = if start == 0 { initial } else { equity[start - 1] };
+    let mut prev = if start == 0 {
+        initial
+    } else {
+        equity[start - 1]
+    };
     equity[start..end]
         .iter()
         .map(|&e| {

@@ -106,7 +106,11 @@ fn fast_cscv_equals_a_naive_one() {
         let n = v.len() as f64;
         let m = v.iter().sum::<f64>() / n;
         let var = v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0);
-        if var > 0.0 { m / var.sqrt() } else { f64::NEG_INFINITY }
+        if var > 0.0 {
+            m / var.sqrt()
+        } else {
+            f64::NEG_INFINITY
+        }
     };
     let mut naive_logits = Vec::new();
     for mask in 0u32..(1 << blocks) {

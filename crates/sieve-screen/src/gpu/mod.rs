@@ -321,7 +321,8 @@ impl ScreenBackend for GpuBackend {
             Kernel::Activation => &self.activation,
         };
 
-        let (mut next, mut top, mut stats) = job.start();
+        // The kernels do not compute the Sharpe: its stats stay as resumed.
+        let (mut next, mut top, mut stats, sharpe) = job.start();
         let chunk = self.chunk_len((n_params + n_offs) as u64);
         while next < job.range.end {
             let end = job.range.end.min(next + chunk);
@@ -370,6 +371,7 @@ impl ScreenBackend for GpuBackend {
             }
             next = end;
             on_batch(&Checkpoint {
+                sharpe,
                 next,
                 top: top.clone().into_sorted(),
                 stats,
@@ -378,6 +380,7 @@ impl ScreenBackend for GpuBackend {
         Ok(Screen {
             top: top.into_sorted(),
             stats,
+            sharpe,
         })
     }
 }

@@ -1,6 +1,8 @@
 //! `report.html`: one self-contained page (no scripts, no network; charts
 //! are inline SVG drawn with plotters) describing a run folder.
 
+mod robust;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -11,11 +13,11 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use sieve_core::config::Annualization;
 use sieve_core::engine::{Backtest, Fill, Side, Trade};
 use sieve_core::format::{self, float};
-use sieve_core::indicators::IndicatorSet;
 use sieve_core::metrics::{Window, WindowKind};
 use sieve_core::strategy::{self, Direction};
 use sieve_core::{Error, Result};
 
+use crate::best::{Best, WindowResult};
 use crate::files::{self, SweepRow};
 use crate::rundir::{RunDir, RunState};
 use crate::Study;
@@ -37,9 +39,10 @@ pub fn write(study: &Study, dir: &Path, axes: &HeatmapAxes) -> Result<()> {
             dir.display()
         ))
     })?;
-    let best: serde_json::Value = files::read_json(&run.best_path())?;
+    let best: Best = files::read_json(&run.best_path())?;
     let mut html = String::new();
     push_head(&mut html, &state, &best);
+    robust::push_robustness(&mut html, &best, dir)?;
     push_best(&mut html, &best);
     push_metrics(&mut html, &best);
     push_settings(&mut html, study);
@@ -70,7 +73,7 @@ fn chart_error<E: std::fmt::Display>(e: E) -> Error {
     Error::Invalid(format!("drawing a chart: {e}"))
 }
 
-fn push_head(html: &mut String, state: &RunState, best: &serde_json::Value) {
+fn push_head(html: &mut String, state: &RunState, best: &Best) {
     let title = format!("sieve report: {} on {}", state.strategy, state.data);
     let _ = write!(
         html,
@@ -82,7 +85,7 @@ fn push_head(html: &mut String, state: &RunState, best: &serde_json::Value) {
     let _ = writeln!(
         html,
         "<p>Objective <b>{}</b>; {} iteration(s); stopped because {}.</p>",
-        esc(best["objective"].as_str().unwrap_or("")),
+        esc(&best.objective),
         state.iterations.len(),
         esc(state
             .stop_reason
@@ -91,30 +94,29 @@ fn push_head(html: &mut String, state: &RunState, best: &serde_json::Value) {
     );
 }
 
-fn push_best(html: &mut String, best: &serde_json::Value) {
+fn push_best(html: &mut String, best: &Best) {
     html.push_str("<h2>Best candidate</h2>\n<table><tr><th>parameter</th><th>value</th></tr>\n");
-    if let Some(params) = best["params"].as_object() {
-        for (k, v) in params {
-            let value = v.as_f64().map_or_else(|| v.to_string(), float);
-            let _ = writeln!(html, "<tr><td>{}</td><td>{}</td></tr>", esc(k), esc(&value));
-        }
+    for (k, v) in &best.params {
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td>{}</td></tr>",
+            esc(k),
+            esc(&float(*v))
+        );
     }
     html.push_str("</table>\n");
 }
 
-fn push_metrics(html: &mut String, best: &serde_json::Value) {
-    let windows: Vec<(&String, &serde_json::Value)> = best["windows"]
-        .as_object()
-        .map(|m| m.iter().collect())
-        .unwrap_or_default();
+fn push_metrics(html: &mut String, best: &Best) {
+    let windows: Vec<(&String, &WindowResult)> = best.windows.iter().collect();
     html.push_str("<h2>Metrics</h2>\n<table><tr><th>metric</th>");
     for (name, w) in &windows {
         let _ = write!(
             html,
             "<th>{}<br>{} to {}</th>",
             esc(name),
-            esc(w["start"].as_str().unwrap_or("")),
-            esc(w["end"].as_str().unwrap_or(""))
+            esc(&w.start),
+            esc(&w.end)
         );
     }
     html.push_str("</tr>\n");
@@ -124,10 +126,10 @@ fn push_metrics(html: &mut String, best: &serde_json::Value) {
     {
         let _ = write!(html, "<tr><td>{metric}</td>");
         for (_, w) in &windows {
-            let cell = match w[*metric].as_f64() {
-                None => "NaN".to_string(),
-                Some(v) if v.fract() == 0.0 && v.abs() < 1e15 => format!("{v:.0}"),
-                Some(v) => format!("{v:.6}"),
+            let cell = match w.get(metric) {
+                v if v.is_nan() => "NaN".to_string(),
+                v if v.fract() == 0.0 && v.abs() < 1e15 => format!("{v:.0}"),
+                v => format!("{v:.6}"),
             };
             let _ = write!(html, "<td>{cell}</td>");
         }
@@ -401,24 +403,14 @@ const LABEL_FONT: (&str, u32) = ("sans-serif", 16);
 /// More trades than this and the equity curve gets no trade markers.
 const MAX_MARKED_TRADES: usize = 500;
 
-fn best_backtest(study: &Study, best: &serde_json::Value) -> Result<Backtest> {
+fn best_backtest(study: &Study, best: &Best) -> Result<Backtest> {
     let params: Vec<f64> = study
         .param_names()
         .iter()
-        .map(|n| best["params"][*n].as_f64().unwrap_or(f64::NAN))
+        .map(|n| best.params.get(*n).copied().unwrap_or(f64::NAN))
         .collect();
     strategy::check_params(study.strategy, &params)?;
-    let indicators = IndicatorSet::build(
-        &study.bars,
-        strategy::indicators_for(study.strategy, &params),
-    );
-    let eval = sieve_core::evaluate::Evaluator {
-        bars: &study.bars,
-        strategy: study.strategy,
-        indicators: &indicators,
-        scoring: &study.scoring,
-    };
-    Ok(eval.backtest(&params))
+    Ok(study.with_evaluator([params.as_slice()], |eval| eval.backtest(&params)))
 }
 
 fn push_equity(html: &mut String, study: &Study, bt: &Backtest) -> Result<()> {
@@ -1016,10 +1008,16 @@ fn push_ranks(html: &mut String, dir: &Path, state: &RunState) -> Result<()> {
     let Some(last) = state.iterations.iter().rev().find(|i| i.stage == "done") else {
         return Ok(());
     };
-    let path = dir
-        .join(format!("iter-{:03}", last.iteration))
-        .join("verified.csv");
-    let pairs = verified_ranks(&path)?;
+    let iter_dir = dir.join(format!("iter-{:03}", last.iteration));
+    // On the CPU scoring the score window, the screen score is the verified
+    // score bit for bit: the chart would be a diagonal that says nothing.
+    let meta: Option<crate::sweep::SweepMeta> =
+        files::read_json(&files::meta_path(&iter_dir.join("sweep.csv"))).ok();
+    if meta.is_some_and(|m| m.backend == "cpu" && m.screen_window == "score") {
+        html.push_str("<h2>Screen rank vs verified rank</h2>\n<p>The CPU screen scores the score window with the exact engine, so screen and verified ranks agree exactly; the chart appears when they can differ (the GPU backend, or <code>screen_window = \"full\"</code>).</p>\n");
+        return Ok(());
+    }
+    let pairs = verified_ranks(&iter_dir.join("verified.csv"))?;
     let _ = write!(
         html,
         "<h2>Screen rank vs verified rank (iteration {})</h2>\n<p>Spearman {}.</p>\n",
@@ -1031,21 +1029,11 @@ fn push_ranks(html: &mut String, dir: &Path, state: &RunState) -> Result<()> {
 }
 
 fn verified_ranks(path: &Path) -> Result<Vec<(f64, f64)>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
-    let col = |n: &str| header.iter().position(|h| *h == n);
-    let (Some(r), Some(s)) = (col("rank"), col("screen_rank")) else {
-        return Err(Error::Data {
-            path: path.to_path_buf(),
-            message: "line 1: no rank/screen_rank columns".into(),
-        });
-    };
-    Ok(lines
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            Some((f.get(s)?.parse().ok()?, f.get(r)?.parse().ok()?))
-        })
+    let cols = files::read_columns(path, &["screen_rank", "rank"])?;
+    Ok(cols[0]
+        .iter()
+        .copied()
+        .zip(cols[1].iter().copied())
         .collect())
 }
 
