@@ -30,7 +30,9 @@ pbo_blocks = 8
 
 /// Score-window returns, the first against the close before the window.
 fn returns(equity: &[f64], start: usize, end: usize) -> Vec<f64> {
-    (start..end).map(|t| equity[t] / equity[t - 1] - 1.0).collect()
+    (start..end)
+        .map(|t| equity[t] / equity[t - 1] - 1.0)
+        .collect()
 }
 
 fn sharpe(r: &[f64]) -> f64 {
@@ -88,12 +90,19 @@ fn dsr_and_pbo_in_best_json_equal_the_tests_own_computation() {
         .collect();
 
     // N and V: every screened combination's per-bar Sharpe.
-    let sharpes: Vec<f64> = all.iter().map(|r| sharpe(r)).filter(|x| x.is_finite()).collect();
+    let sharpes: Vec<f64> = all
+        .iter()
+        .map(|r| sharpe(r))
+        .filter(|x| x.is_finite())
+        .collect();
     let n = sharpes.len() as f64;
     let mean = sharpes.iter().sum::<f64>() / n;
     let v = sharpes.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
     assert_eq!(dsr["trials"].as_u64(), Some(80));
-    assert!(close(dsr["sharpe_variance"].as_f64().unwrap(), v, 1e-9), "{dsr} vs V {v}");
+    assert!(
+        close(dsr["sharpe_variance"].as_f64().unwrap(), v, 1e-9),
+        "{dsr} vs V {v}"
+    );
 
     // SR, T, γ3, γ4 of the best, from population moments.
     let bp = [
@@ -104,7 +113,10 @@ fn dsr_and_pbo_in_best_json_equal_the_tests_own_computation() {
     let t = r.len() as f64;
     let m = r.iter().sum::<f64>() / t;
     let moment = |k: i32| r.iter().map(|x| (x - m).powi(k)).sum::<f64>() / t;
-    let (skew, kurt) = (moment(3) / moment(2).powf(1.5), moment(4) / moment(2).powi(2));
+    let (skew, kurt) = (
+        moment(3) / moment(2).powf(1.5),
+        moment(4) / moment(2).powi(2),
+    );
     let sr = sharpe(&r);
     assert_eq!(dsr["observations"].as_u64(), Some(r.len() as u64));
     assert!(close(dsr["sharpe"].as_f64().unwrap(), sr, 1e-12));
@@ -115,8 +127,16 @@ fn dsr_and_pbo_in_best_json_equal_the_tests_own_computation() {
     let sr0 = sieve_core::robust::dsr::expected_max_sharpe(v, 80.0);
     let normal = |x: f64| 0.5 * (1.0 + erf(x / std::f64::consts::SQRT_2));
     let z = (sr - sr0) * (t - 1.0).sqrt() / (1.0 - skew * sr + (kurt - 1.0) / 4.0 * sr * sr).sqrt();
-    assert!(close(dsr["expected_max_sharpe"].as_f64().unwrap(), sr0, 1e-9));
-    assert!((dsr["dsr"].as_f64().unwrap() - normal(z)).abs() < 1e-7, "{dsr} vs {}", normal(z));
+    assert!(close(
+        dsr["expected_max_sharpe"].as_f64().unwrap(),
+        sr0,
+        1e-9
+    ));
+    assert!(
+        (dsr["dsr"].as_f64().unwrap() - normal(z)).abs() < 1e-7,
+        "{dsr} vs {}",
+        normal(z)
+    );
 
     // PBO: the test's own CSCV over the verified candidates with a finite
     // score (all 80 here), in grid-index order, 8 blocks.

@@ -505,6 +505,18 @@ fn numeric_flags_and_mirrored_keys_are_validated_alike() {
         "{}",
         stderr(&o)
     );
+    let o = run_err(&[
+        "sweep",
+        "--out",
+        out.to_str().unwrap(),
+        "--threads",
+        "100000",
+    ]);
+    assert!(
+        stderr(&o).contains("--threads 100000: at most 4096"),
+        "{}",
+        stderr(&o)
+    );
     let o = run_err(&["sweep", "--out", out.to_str().unwrap(), "--backend", "tpu"]);
     assert!(stderr(&o).contains("sweep.backend"), "{}", stderr(&o));
 }

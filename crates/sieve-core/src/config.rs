@@ -45,6 +45,80 @@ pub struct Config {
     pub max_combinations: Option<u64>,
     /// `robust.pbo_blocks`: S of the PBO's cross-validation.
     pub pbo_blocks: usize,
+    /// `[walkforward]`, when present.
+    pub walkforward: Option<WalkForward>,
+}
+
+/// `[walkforward]`: rolling (or anchored) train/test folds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WalkForward {
+    pub train: Span,
+    pub test: Span,
+    /// Default: the test length.
+    pub step: Span,
+    /// Every train window starts at `start`.
+    pub anchored: bool,
+    /// The first train window's start (unix ms); default the first bar.
+    pub start: Option<i64>,
+}
+
+/// A length of time: calendar days, weeks, months or years, or bars.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Span {
+    Bars(u64),
+    Days(u32),
+    Weeks(u32),
+    Months(u32),
+    Years(u32),
+}
+
+impl Span {
+    pub fn is_bars(self) -> bool {
+        matches!(self, Span::Bars(_))
+    }
+
+    fn parse(key: &str, v: &toml::Value) -> Result<Span> {
+        let bad = || {
+            Error::config(
+                key,
+                format!("expected a length such as \"4y\", \"6m\", \"2w\", \"30d\" or a bar count such as \"1000\"; got {v}"),
+            )
+        };
+        let text = match v {
+            toml::Value::String(s) => s.trim().to_string(),
+            toml::Value::Integer(i) => i.to_string(),
+            _ => return Err(bad()),
+        };
+        let (number, unit) = match text.char_indices().last() {
+            Some((i, c)) if c.is_ascii_alphabetic() => (&text[..i], Some(c.to_ascii_lowercase())),
+            _ => (text.as_str(), None),
+        };
+        let n: u64 = number.trim().parse().map_err(|_| bad())?;
+        if n == 0 {
+            return Err(Error::config(key, "must be above 0"));
+        }
+        let small = || u32::try_from(n).map_err(|_| bad());
+        Ok(match unit {
+            None => Span::Bars(n),
+            Some('d') => Span::Days(small()?),
+            Some('w') => Span::Weeks(small()?),
+            Some('m') => Span::Months(small()?),
+            Some('y') => Span::Years(small()?),
+            Some(_) => return Err(bad()),
+        })
+    }
+}
+
+impl std::fmt::Display for Span {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Span::Bars(n) => write!(f, "{n} bars"),
+            Span::Days(n) => write!(f, "{n}d"),
+            Span::Weeks(n) => write!(f, "{n}w"),
+            Span::Months(n) => write!(f, "{n}m"),
+            Span::Years(n) => write!(f, "{n}y"),
+        }
+    }
 }
 
 /// P in the annualised ratios.
@@ -92,6 +166,56 @@ struct RawConfig {
     optimize: RawOptimize,
     #[serde(default)]
     robust: RawRobust,
+    walkforward: Option<RawWalkForward>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWalkForward {
+    train: Option<toml::Value>,
+    test: Option<toml::Value>,
+    step: Option<toml::Value>,
+    anchored: Option<bool>,
+    start: Option<toml::Value>,
+}
+
+impl RawWalkForward {
+    fn check(self) -> Result<WalkForward> {
+        let need = |key: &str, v: Option<toml::Value>| -> Result<Span> {
+            let full = format!("walkforward.{key}");
+            let v = v.ok_or_else(|| Error::config(&full, "is required (e.g. \"4y\" or \"1000\")"))?;
+            Span::parse(&full, &v)
+        };
+        let train = need("train", self.train)?;
+        let test = need("test", self.test)?;
+        let step = match self.step {
+            Some(v) => Span::parse("walkforward.step", &v)?,
+            None => test,
+        };
+        if train.is_bars() != test.is_bars() || test.is_bars() != step.is_bars() {
+            return Err(Error::config(
+                "walkforward",
+                "train, test and step must all be calendar lengths (d, w, m, y) or all bar counts",
+            ));
+        }
+        let start = match boundary_key("walkforward.start", self.start)? {
+            None => None,
+            Some(Boundary::Time(t)) => Some(t),
+            Some(Boundary::Share(_)) => {
+                return Err(Error::config(
+                    "walkforward.start",
+                    "must be a date such as \"2012-01-01\"",
+                ))
+            }
+        };
+        Ok(WalkForward {
+            train,
+            test,
+            step,
+            anchored: self.anchored.unwrap_or(false),
+            start,
+        })
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -359,6 +483,7 @@ impl Config {
             },
             time_budget_s,
             refine_top: positive("optimize.refine_top", o.refine_top, 50)?,
+            walkforward: raw.walkforward.map(RawWalkForward::check).transpose()?,
             pbo_blocks: match raw.robust.pbo_blocks.unwrap_or(16) {
                 s if s % 2 == 0 && (4..=20).contains(&s) => s,
                 s => {

@@ -5,6 +5,9 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use sieve_core::format::TimeStyle;
 use sieve_core::metrics::Metrics;
+use sieve_core::Result;
+
+use crate::rundir::{BestRecord, IterationRecord, RunDir, RunState};
 
 use crate::Study;
 
@@ -96,4 +99,70 @@ pub fn window_results(study: &Study, params: &[f64]) -> IndexMap<String, WindowR
 /// JSON has no NaN or infinity: both are written as null.
 fn finite_or_none(v: f64) -> Option<f64> {
     v.is_finite().then_some(v)
+}
+
+/// The iteration and record of the run's best: the highest finite
+/// verified objective (an earlier iteration keeps a tie).
+fn best_record(state: &RunState) -> Option<(&IterationRecord, &BestRecord)> {
+    let mut best: Option<(&IterationRecord, &BestRecord)> = None;
+    for rec in &state.iterations {
+        let Some(b) = &rec.best else { continue };
+        let Some(score) = b.score else { continue };
+        if best.is_none_or(|(_, cur)| cur.score.is_none_or(|c| score > c)) {
+            best = Some((rec, b));
+        }
+    }
+    best
+}
+
+/// `best.json`: the run's best with every window's metrics (holdout
+/// included when configured) and the agreement; with `robust`, the
+/// Deflated Sharpe and the PBO. `None` while no iteration has a best with
+/// a finite objective: an undefined best is never presented.
+pub(crate) fn best_json(
+    study: &Study,
+    dir: &RunDir,
+    state: &RunState,
+    reason: &str,
+    robust: bool,
+) -> Result<Option<Best>> {
+    let Some((rec, b)) = best_record(state) else {
+        return Ok(None);
+    };
+    let robustness = if robust {
+        let verified = dir
+            .root
+            .join(format!("iter-{:03}", rec.iteration))
+            .join("verified.csv");
+        let mut candidates = crate::robust::finite_candidates(study, &verified)?;
+        Some(crate::robust::Robustness {
+            dsr: Some(crate::robust::deflated_sharpe(study, state, &b.params)),
+            pbo: crate::robust::overfitting(study, &mut candidates),
+        })
+    } else {
+        None
+    };
+    Ok(Some(Best {
+        strategy: study.strategy.name().to_string(),
+        objective: study.scoring.objective.name().to_string(),
+        iteration: rec.iteration,
+        grid_index: b.grid_index,
+        screen_rank: b.screen_rank,
+        params: study
+            .param_names()
+            .iter()
+            .zip(&b.params)
+            .map(|(n, v)| (n.to_string(), *v))
+            .collect(),
+        score: b.score,
+        windows: crate::best::window_results(study, &b.params),
+        agreement: AgreementRecord {
+            spearman: rec.spearman,
+            top_screen_ranks: rec.top_screen_ranks.clone(),
+            best_from_bottom_tenth: rec.best_from_bottom_tenth,
+        },
+        iterations: state.iterations.len(),
+        stop_reason: reason.to_string(),
+        robustness,
+    }))
 }

@@ -19,6 +19,7 @@ pub mod report;
 pub mod robust;
 pub mod rundir;
 pub mod shard;
+mod stages;
 pub mod study;
 pub mod sweep;
 pub mod verify;

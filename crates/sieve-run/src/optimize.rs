@@ -8,20 +8,18 @@
 //! deterministic: an interrupted and resumed run ends with the same files
 //! as an uninterrupted one.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
 use sieve_core::format::float;
 use sieve_core::grid::{Axis, ParamSpace};
 use sieve_core::{strategy, Error, Result};
-use sieve_screen::{Checkpoint, ObjectiveStats, Scored, ScreenBackend};
+use sieve_screen::ScreenBackend;
 
-use crate::best::{AgreementRecord, Best};
-use crate::rundir::{AxisRecord, BestRecord, IterationRecord, RunDir, RunState, Stage};
-use crate::sweep::{self, StatsMeta, SweepPlan};
-use crate::{candidates, files, verify, Study};
+use crate::best::Best;
+use crate::rundir::{AxisRecord, IterationRecord, RunDir, RunState, Stage};
+use crate::{files, Study};
 
 pub struct OptimizeOptions<'a> {
     pub out: PathBuf,
@@ -97,17 +95,6 @@ pub struct Outcome {
     pub dir: PathBuf,
 }
 
-#[derive(Serialize, Deserialize)]
-struct SweepCheckpoint {
-    grid_size: u64,
-    next: u64,
-    stats: StatsMeta,
-    #[serde(default)]
-    sharpe: Option<StatsMeta>,
-    /// (grid index, score as written by `format::float`, trades).
-    top: Vec<(u64, String, u64)>,
-}
-
 /// Opens the run folder: resumes a run of the same config and data, or
 /// starts a new one.
 fn open_run(study: &Study, opts: &OptimizeOptions<'_>, obs: &mut dyn Observer) -> Result<RunState> {
@@ -166,7 +153,7 @@ fn open_run(study: &Study, opts: &OptimizeOptions<'_>, obs: &mut dyn Observer) -
 }
 
 /// The shared clock and stop signals of one invocation.
-struct Session<'a> {
+pub(crate) struct Session<'a> {
     started: Instant,
     budget_s: f64,
     elapsed_before: f64,
@@ -175,11 +162,11 @@ struct Session<'a> {
 
 impl Session<'_> {
     /// The budget counts per invocation: a re-run gets all of it again.
-    fn out_of_time(&self) -> bool {
+    pub(crate) fn out_of_time(&self) -> bool {
         self.started.elapsed().as_secs_f64() >= self.budget_s
     }
 
-    fn interrupted(&self) -> bool {
+    pub(crate) fn interrupted(&self) -> bool {
         self.interrupt.is_some_and(|f| f.load(Ordering::Relaxed))
     }
 
@@ -246,7 +233,7 @@ pub fn optimize(
         };
         let iter_dir = dir.iter_dir(iteration)?;
         if state.iterations[idx].stage == Stage::Sweep {
-            if let Some(stop) = sweep_stage(
+            if let Some(stop) = crate::stages::sweep::run(
                 &iter_study,
                 opts,
                 &session,
@@ -264,7 +251,7 @@ pub fn optimize(
         }
         let newly_done = state.iterations[idx].stage == Stage::Verify;
         if newly_done {
-            verify_stage(
+            crate::stages::verify::run(
                 study,
                 opts,
                 &iter_dir,
@@ -326,7 +313,7 @@ fn write_results(
     reason: &str,
     robust: bool,
 ) -> Result<Option<Best>> {
-    let Some(best) = best_json(study, dir, state, reason, robust)? else {
+    let Some(best) = crate::best::best_json(study, dir, state, reason, robust)? else {
         return Ok(None);
     };
     files::write_json(&dir.best_path(), &best)?;
@@ -382,125 +369,6 @@ fn next_grid(
     }))
 }
 
-/// Screens one iteration's grid into `sweep.csv`, checkpointing as it goes;
-/// `Some(stop)` when the budget or a signal stopped it (checkpointed).
-fn sweep_stage(
-    study: &Study,
-    opts: &OptimizeOptions<'_>,
-    session: &Session<'_>,
-    iter_dir: &Path,
-    iteration: u32,
-    rec: &mut IterationRecord,
-    obs: &mut dyn Observer,
-) -> Result<Option<Stop>> {
-    let size = study.space.size();
-    let checkpoint_path = iter_dir.join("sweep.checkpoint.json");
-    let resume = read_checkpoint(&checkpoint_path, size)?;
-    if let Some(c) = &resume {
-        obs.note(&format!(
-            "iteration {iteration}: resuming the sweep at grid index {}",
-            c.next
-        ));
-    }
-    let plan = SweepPlan {
-        backend: opts.backend,
-        shard: crate::shard::Shard::WHOLE,
-        top: study.config.sweep_top,
-        threads: opts.threads,
-        resume,
-    };
-    obs.start(iteration, Stage::Sweep, size);
-    let mut last_write = Instant::now();
-    let mut stopped: Option<Stop> = None;
-    let swept = sweep::run(study, &plan, &mut |c| {
-        obs.progress(c.next);
-        let unfinished = c.next < size;
-        let stop = if session.interrupted() {
-            Some(Stop::Interrupted)
-        } else if session.out_of_time() {
-            Some(Stop::TimeBudget {
-                seconds: study.config.time_budget_s,
-                during: Some(iteration),
-            })
-        } else {
-            None
-        };
-        if unfinished && (stop.is_some() || last_write.elapsed() >= opts.checkpoint_every) {
-            write_checkpoint(&checkpoint_path, size, c)?;
-            last_write = Instant::now();
-        }
-        if let (Some(stop), true) = (stop, unfinished) {
-            stopped = Some(stop);
-            return Err(Error::Interrupted("stop".into()));
-        }
-        Ok(())
-    });
-    obs.finish();
-    let (screen, meta) = match swept {
-        Err(Error::Interrupted(_)) if stopped.is_some() => return Ok(stopped),
-        other => other?,
-    };
-    sweep::write(&iter_dir.join("sweep.csv"), study, &screen, &meta)?;
-    rec.stage = Stage::Verify;
-    rec.combinations_evaluated = Some(meta.objective_stats.combinations_evaluated);
-    rec.sharpe_stats = meta.sharpe_stats;
-    rec.sweep_s = Some(meta.timings.screen_s);
-    let _ = std::fs::remove_file(&checkpoint_path);
-    Ok(None)
-}
-
-/// Verifies the sweep's top candidates into `verified.csv` and records the
-/// best and the candidates the next grid is built from.
-fn verify_stage(
-    study: &Study,
-    opts: &OptimizeOptions<'_>,
-    iter_dir: &Path,
-    iteration: u32,
-    rec: &mut IterationRecord,
-    obs: &mut dyn Observer,
-) -> Result<()> {
-    let config = &study.config;
-    let started = Instant::now();
-    let list = candidates::read(
-        &iter_dir.join("sweep.csv"),
-        study.strategy,
-        Some(config.verify_top),
-    )?;
-    obs.start(iteration, Stage::Verify, list.len() as u64);
-    let done = std::sync::atomic::AtomicU64::new(0);
-    let result = verify::verify(study, list, opts.threads, &|| {
-        done.fetch_add(1, Ordering::Relaxed);
-    })?;
-    obs.progress(done.into_inner());
-    obs.finish();
-    verify::write_csv(&iter_dir.join("verified.csv"), &result)?;
-    rec.stage = Stage::Done;
-    rec.verify_s = Some(started.elapsed().as_secs_f64());
-    rec.candidates_verified = Some(result.rows.len());
-    rec.best = result.rows.first().map(|r| BestRecord {
-        grid_index: r.candidate.grid_index,
-        screen_rank: r.candidate.screen_rank,
-        params: r.candidate.params.clone(),
-        score: files::finite(r.score).or(if r.score.is_infinite() {
-            Some(f64::MAX.copysign(r.score))
-        } else {
-            None
-        }),
-    });
-    rec.spearman = files::finite(result.agreement.spearman);
-    rec.top_screen_ranks = result.agreement.top_screen_ranks.clone();
-    rec.best_from_bottom_tenth = result.agreement.best_from_bottom_tenth;
-    // Only candidates with a finite score say where the good region is.
-    rec.refine_from = result
-        .rows
-        .iter()
-        .filter(|r| r.score.is_finite())
-        .take(config.refine_top)
-        .map(|r| r.candidate.params.clone())
-        .collect();
-    Ok(())
-}
-
 /// Why no combination had a finite objective, in the user's terms.
 pub fn no_finite_objective(study: &Study) -> String {
     let w = study.scoring.windows.score;
@@ -550,120 +418,4 @@ fn iteration_line(study: &Study, rec: &IterationRecord) -> String {
         ),
         None => format!("iteration {}: no candidate passed the constraints", rec.iteration),
     }
-}
-
-fn write_checkpoint(path: &Path, grid_size: u64, c: &Checkpoint) -> Result<()> {
-    let cp = SweepCheckpoint {
-        grid_size,
-        next: c.next,
-        stats: StatsMeta::from(&c.stats),
-        sharpe: Some(StatsMeta::from(&c.sharpe)),
-        top: c
-            .top
-            .iter()
-            .map(|s| (s.index, float(s.score), s.trades))
-            .collect(),
-    };
-    files::write_json(path, &cp)
-}
-
-fn read_checkpoint(path: &Path, grid_size: u64) -> Result<Option<Checkpoint>> {
-    if !path.exists() {
-        return Ok(None);
-    }
-    let cp: SweepCheckpoint = files::read_json(path)?;
-    if cp.grid_size != grid_size {
-        return Ok(None);
-    }
-    let top = cp
-        .top
-        .iter()
-        .map(|(index, score, trades)| {
-            let score = score.parse::<f64>().map_err(|_| Error::Data {
-                path: path.to_path_buf(),
-                message: format!("bad score \"{score}\""),
-            })?;
-            Ok(Scored {
-                index: *index,
-                score,
-                trades: *trades,
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(Some(Checkpoint {
-        next: cp.next,
-        top,
-        stats: ObjectiveStats::from(&cp.stats),
-        sharpe: cp
-            .sharpe
-            .as_ref()
-            .map(ObjectiveStats::from)
-            .unwrap_or_default(),
-    }))
-}
-
-/// The iteration and record of the run's best: the highest finite
-/// verified objective (an earlier iteration keeps a tie).
-fn best_record(state: &RunState) -> Option<(&IterationRecord, &BestRecord)> {
-    let mut best: Option<(&IterationRecord, &BestRecord)> = None;
-    for rec in &state.iterations {
-        let Some(b) = &rec.best else { continue };
-        let Some(score) = b.score else { continue };
-        if best.is_none_or(|(_, cur)| cur.score.is_none_or(|c| score > c)) {
-            best = Some((rec, b));
-        }
-    }
-    best
-}
-
-/// `best.json`: the run's best with every window's metrics (holdout
-/// included when configured) and the agreement; with `robust`, the
-/// Deflated Sharpe and the PBO. `None` while no iteration has a best with
-/// a finite objective: an undefined best is never presented.
-fn best_json(
-    study: &Study,
-    dir: &RunDir,
-    state: &RunState,
-    reason: &str,
-    robust: bool,
-) -> Result<Option<Best>> {
-    let Some((rec, b)) = best_record(state) else {
-        return Ok(None);
-    };
-    let robustness = if robust {
-        let verified = dir
-            .root
-            .join(format!("iter-{:03}", rec.iteration))
-            .join("verified.csv");
-        let mut candidates = crate::robust::finite_candidates(study, &verified)?;
-        Some(crate::robust::Robustness {
-            dsr: Some(crate::robust::deflated_sharpe(study, state, &b.params)),
-            pbo: crate::robust::overfitting(study, &mut candidates),
-        })
-    } else {
-        None
-    };
-    Ok(Some(Best {
-        strategy: study.strategy.name().to_string(),
-        objective: study.scoring.objective.name().to_string(),
-        iteration: rec.iteration,
-        grid_index: b.grid_index,
-        screen_rank: b.screen_rank,
-        params: study
-            .param_names()
-            .iter()
-            .zip(&b.params)
-            .map(|(n, v)| (n.to_string(), *v))
-            .collect(),
-        score: b.score,
-        windows: crate::best::window_results(study, &b.params),
-        agreement: AgreementRecord {
-            spearman: rec.spearman,
-            top_screen_ranks: rec.top_screen_ranks.clone(),
-            best_from_bottom_tenth: rec.best_from_bottom_tenth,
-        },
-        iterations: state.iterations.len(),
-        stop_reason: reason.to_string(),
-        robustness,
-    }))
 }

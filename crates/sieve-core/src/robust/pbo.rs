@@ -85,7 +85,8 @@ fn splits(blocks: usize) -> Vec<u32> {
 }
 
 /// CSCV over `sums[candidate][block]` (candidates in grid-index order: a
-/// tie in-sample goes to the earlier one). `blocks` must be even, 2..=24.
+/// tie in-sample goes to the earlier one; every candidate has the same
+/// block sizes). `blocks` must be even, 2..=24.
 pub fn pbo(sums: &[Vec<BlockSums>], blocks: usize) -> Pbo {
     let n = sums.len();
     let totals: Vec<BlockSums> = sums
@@ -96,24 +97,41 @@ pub fn pbo(sums: &[Vec<BlockSums>], blocks: usize) -> Pbo {
             t
         })
         .collect();
+    // (Σr, Σr²) by candidate then block, contiguous: the hot loop reads it
+    // straight through. Counts are the same for every candidate.
+    let flat: Vec<[f64; 2]> = sums
+        .iter()
+        .flat_map(|c| c.iter().map(|b| [b.sum, b.sum_sq]))
+        .collect();
+    let counts: Vec<f64> = sums
+        .first()
+        .map_or_else(Vec::new, |c| c.iter().map(|b| b.n).collect());
+    let total_n = counts.iter().sum::<f64>();
     let masks = splits(blocks);
     let per_split: Vec<(f64, f64, f64)> = masks
         .par_iter()
         .map_init(
             || vec![0.0; n],
             |oos, &mask| {
+                let chosen: Vec<usize> = (0..blocks).filter(|b| mask >> b & 1 == 1).collect();
+                let is_n: f64 = chosen.iter().map(|&b| counts[b]).sum();
                 let mut best = (f64::NEG_INFINITY, 0usize);
-                for (i, c) in sums.iter().enumerate() {
-                    let mut is = BlockSums::default();
-                    for (b, s) in c.iter().enumerate() {
-                        if mask >> b & 1 == 1 {
-                            is.add(s);
-                        }
+                for i in 0..n {
+                    let row = &flat[i * blocks..(i + 1) * blocks];
+                    let (mut sum, mut sum_sq) = (0.0, 0.0);
+                    for &b in &chosen {
+                        sum += row[b][0];
+                        sum_sq += row[b][1];
                     }
+                    let is = BlockSums {
+                        n: is_n,
+                        sum,
+                        sum_sq,
+                    };
                     let out = BlockSums {
-                        n: totals[i].n - is.n,
-                        sum: totals[i].sum - is.sum,
-                        sum_sq: totals[i].sum_sq - is.sum_sq,
+                        n: total_n - is_n,
+                        sum: totals[i].sum - sum,
+                        sum_sq: totals[i].sum_sq - sum_sq,
                     };
                     oos[i] = out.sharpe();
                     let sharpe = is.sharpe();

@@ -1,0 +1,145 @@
+//! The sweep stage: screen one iteration's grid into `sweep.csv`,
+//! checkpointing as it goes so a crash, a budget or a signal loses at most
+//! one checkpoint interval.
+
+use std::path::Path;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use sieve_core::format::float;
+use sieve_core::{Error, Result};
+use sieve_screen::{Checkpoint, ObjectiveStats, Scored};
+
+use crate::files;
+use crate::optimize::{Observer, OptimizeOptions, Session, Stop};
+use crate::rundir::{IterationRecord, Stage};
+use crate::sweep::{self, StatsMeta, SweepPlan};
+use crate::Study;
+
+/// Screens one iteration's grid into `sweep.csv`, checkpointing as it goes;
+/// `Some(stop)` when the budget or a signal stopped it (checkpointed).
+pub(crate) fn run(
+    study: &Study,
+    opts: &OptimizeOptions<'_>,
+    session: &Session<'_>,
+    iter_dir: &Path,
+    iteration: u32,
+    rec: &mut IterationRecord,
+    obs: &mut dyn Observer,
+) -> Result<Option<Stop>> {
+    let size = study.space.size();
+    let checkpoint_path = iter_dir.join("sweep.checkpoint.json");
+    let resume = read_checkpoint(&checkpoint_path, size)?;
+    if let Some(c) = &resume {
+        obs.note(&format!(
+            "iteration {iteration}: resuming the sweep at grid index {}",
+            c.next
+        ));
+    }
+    let plan = SweepPlan {
+        backend: opts.backend,
+        shard: crate::shard::Shard::WHOLE,
+        top: study.config.sweep_top,
+        threads: opts.threads,
+        resume,
+    };
+    obs.start(iteration, Stage::Sweep, size);
+    let mut last_write = Instant::now();
+    let mut stopped: Option<Stop> = None;
+    let swept = sweep::run(study, &plan, &mut |c| {
+        obs.progress(c.next);
+        let unfinished = c.next < size;
+        let stop = if session.interrupted() {
+            Some(Stop::Interrupted)
+        } else if session.out_of_time() {
+            Some(Stop::TimeBudget {
+                seconds: study.config.time_budget_s,
+                during: Some(iteration),
+            })
+        } else {
+            None
+        };
+        if unfinished && (stop.is_some() || last_write.elapsed() >= opts.checkpoint_every) {
+            write_checkpoint(&checkpoint_path, size, c)?;
+            last_write = Instant::now();
+        }
+        if let (Some(stop), true) = (stop, unfinished) {
+            stopped = Some(stop);
+            return Err(Error::Interrupted("stop".into()));
+        }
+        Ok(())
+    });
+    obs.finish();
+    let (screen, meta) = match swept {
+        Err(Error::Interrupted(_)) if stopped.is_some() => return Ok(stopped),
+        other => other?,
+    };
+    sweep::write(&iter_dir.join("sweep.csv"), study, &screen, &meta)?;
+    rec.stage = Stage::Verify;
+    rec.combinations_evaluated = Some(meta.objective_stats.combinations_evaluated);
+    rec.sharpe_stats = meta.sharpe_stats;
+    rec.sweep_s = Some(meta.timings.screen_s);
+    let _ = std::fs::remove_file(&checkpoint_path);
+    Ok(None)
+}
+
+#[derive(Serialize, Deserialize)]
+struct SweepCheckpoint {
+    grid_size: u64,
+    next: u64,
+    stats: StatsMeta,
+    #[serde(default)]
+    sharpe: Option<StatsMeta>,
+    /// (grid index, score as written by `format::float`, trades).
+    top: Vec<(u64, String, u64)>,
+}
+
+fn write_checkpoint(path: &Path, grid_size: u64, c: &Checkpoint) -> Result<()> {
+    let cp = SweepCheckpoint {
+        grid_size,
+        next: c.next,
+        stats: StatsMeta::from(&c.stats),
+        sharpe: Some(StatsMeta::from(&c.sharpe)),
+        top: c
+            .top
+            .iter()
+            .map(|s| (s.index, float(s.score), s.trades))
+            .collect(),
+    };
+    files::write_json(path, &cp)
+}
+
+fn read_checkpoint(path: &Path, grid_size: u64) -> Result<Option<Checkpoint>> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let cp: SweepCheckpoint = files::read_json(path)?;
+    if cp.grid_size != grid_size {
+        return Ok(None);
+    }
+    let top = cp
+        .top
+        .iter()
+        .map(|(index, score, trades)| {
+            let score = score.parse::<f64>().map_err(|_| Error::Data {
+                path: path.to_path_buf(),
+                message: format!("bad score \"{score}\""),
+            })?;
+            Ok(Scored {
+                index: *index,
+                score,
+                trades: *trades,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Some(Checkpoint {
+        next: cp.next,
+        top,
+        stats: ObjectiveStats::from(&cp.stats),
+        sharpe: cp
+            .sharpe
+            .as_ref()
+            .map(ObjectiveStats::from)
+            .unwrap_or_default(),
+    }))
+}

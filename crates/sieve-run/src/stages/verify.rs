@@ -1,0 +1,65 @@
+//! The verify stage: the sweep's top candidates through the exact engine
+//! into `verified.csv`; records the best and the candidates the next grid
+//! is built from.
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use sieve_core::Result;
+
+use crate::optimize::{Observer, OptimizeOptions};
+use crate::rundir::{BestRecord, IterationRecord, Stage};
+use crate::{candidates, files, verify, Study};
+
+/// Verifies the sweep's top candidates into `verified.csv` and records the
+/// best and the candidates the next grid is built from.
+pub(crate) fn run(
+    study: &Study,
+    opts: &OptimizeOptions<'_>,
+    iter_dir: &Path,
+    iteration: u32,
+    rec: &mut IterationRecord,
+    obs: &mut dyn Observer,
+) -> Result<()> {
+    let config = &study.config;
+    let started = Instant::now();
+    let list = candidates::read(
+        &iter_dir.join("sweep.csv"),
+        study.strategy,
+        Some(config.verify_top),
+    )?;
+    obs.start(iteration, Stage::Verify, list.len() as u64);
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let result = verify::verify(study, list, opts.threads, &|| {
+        done.fetch_add(1, Ordering::Relaxed);
+    })?;
+    obs.progress(done.into_inner());
+    obs.finish();
+    verify::write_csv(&iter_dir.join("verified.csv"), &result)?;
+    rec.stage = Stage::Done;
+    rec.verify_s = Some(started.elapsed().as_secs_f64());
+    rec.candidates_verified = Some(result.rows.len());
+    rec.best = result.rows.first().map(|r| BestRecord {
+        grid_index: r.candidate.grid_index,
+        screen_rank: r.candidate.screen_rank,
+        params: r.candidate.params.clone(),
+        score: files::finite(r.score).or(if r.score.is_infinite() {
+            Some(f64::MAX.copysign(r.score))
+        } else {
+            None
+        }),
+    });
+    rec.spearman = files::finite(result.agreement.spearman);
+    rec.top_screen_ranks = result.agreement.top_screen_ranks.clone();
+    rec.best_from_bottom_tenth = result.agreement.best_from_bottom_tenth;
+    // Only candidates with a finite score say where the good region is.
+    rec.refine_from = result
+        .rows
+        .iter()
+        .filter(|r| r.score.is_finite())
+        .take(config.refine_top)
+        .map(|r| r.candidate.params.clone())
+        .collect();
+    Ok(())
+}
