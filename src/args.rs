@@ -22,6 +22,9 @@ pub enum Command {
     Optimize(OptimizeArgs),
     /// (Re)write DIR/report.html for a run folder.
     Report(ReportArgs),
+    /// Walk-forward: the optimize loop on rolling train windows, each best
+    /// judged on the test window that follows; needs a [walkforward] section.
+    Walkforward(WalkforwardArgs),
     /// Run one parameter set through the exact engine and print its metrics.
     Backtest(BacktestArgs),
     /// List the built-in strategies, their parameters, defaults and default grids.
@@ -147,6 +150,24 @@ pub struct OptimizeArgs {
     /// Run folder (created; resumed when it holds this run already).
     #[arg(long, value_name = "DIR", default_value = "sieve-run")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub run: RunFlags,
+}
+
+#[derive(Args)]
+pub struct WalkforwardArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Output folder: fold-NNN/ run folders, walkforward.csv/.json, report.html.
+    #[arg(long, value_name = "DIR", default_value = "sieve-walkforward")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub run: RunFlags,
+}
+
+/// How an optimize loop runs (shared by optimize and walkforward).
+#[derive(Args)]
+pub struct RunFlags {
     /// Screening backend; overrides `sweep.backend`.
     #[arg(long, value_name = "cpu|gpu")]
     pub backend: Option<String>,

@@ -1,11 +1,12 @@
 mod backtest;
 mod merge;
-mod optimize;
+pub(crate) mod optimize;
 mod report;
 mod strategies;
 mod sweep;
 mod synth;
 mod verify;
+mod walkforward;
 
 use anyhow::Result;
 
@@ -14,6 +15,7 @@ use crate::args::{Cli, Command};
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Optimize(a) => optimize::run(a),
+        Command::Walkforward(a) => walkforward::run(a),
         Command::Report(a) => report::run(a),
         Command::Backtest(a) => backtest::run(a),
         Command::Strategies => strategies::run(),

@@ -7,7 +7,7 @@ use sieve_run::best::Best;
 use sieve_run::optimize::{self, Observer, OptimizeOptions, Stop};
 use sieve_run::rundir::Stage;
 
-use crate::args::OptimizeArgs;
+use crate::args::{Common, OptimizeArgs, RunFlags};
 use crate::output::{human, table};
 use crate::progress::Progress;
 use crate::{status, Exit};
@@ -15,9 +15,9 @@ use crate::{status, Exit};
 /// The built-in example, used when no --config is given.
 pub const EXAMPLE_CONFIG: &str = include_str!("../../examples/activation.toml");
 
-struct Terminal {
-    verbose: bool,
-    bar: Option<Progress>,
+pub(crate) struct Terminal {
+    pub(crate) verbose: bool,
+    pub(crate) bar: Option<Progress>,
 }
 
 impl Observer for Terminal {
@@ -52,25 +52,24 @@ impl Observer for Terminal {
 /// The config of a run: the user's file, or the built-in example adapted to
 /// what the user gave (their data: windows as shares of the bars; another
 /// strategy: that strategy's default grid).
-fn config(a: &OptimizeArgs) -> Result<Config> {
+pub(crate) fn config(common: &Common, run: &RunFlags) -> Result<Config> {
     let flags = [(
         "sweep.backend",
-        a.backend.as_deref().map(crate::inputs::toml_string),
+        run.backend.as_deref().map(crate::inputs::toml_string),
     )];
-    if a.common.config.is_some() {
-        return crate::inputs::load_config(&a.common, &flags);
+    if common.config.is_some() {
+        return crate::inputs::load_config(common, &flags);
     }
     let mut example: toml::Table = EXAMPLE_CONFIG.parse()?;
     let mut note = String::from("the activation strategy on synthetic daily data");
-    if a.common.data.is_some() {
+    if common.data.is_some() {
         if let Some(toml::Value::Table(score)) = example.get_mut("score") {
             score.insert("score_start".into(), "40%".into());
             score.insert("holdout_start".into(), "80%".into());
         }
         note = "windows as shares of your data: score from 40%, holdout from 80%".into();
     }
-    if let Some(name) = a
-        .common
+    if let Some(name) = common
         .strategy
         .as_deref()
         .filter(|n| *n != EXAMPLE_STRATEGY)
@@ -85,12 +84,12 @@ fn config(a: &OptimizeArgs) -> Result<Config> {
     eprintln!("no --config given: running the built-in example (examples/activation.toml; {note})");
     Ok(Config::from_table_with_overrides(
         example,
-        &crate::inputs::overrides(&a.common, &flags),
+        &crate::inputs::overrides(common, &flags),
     )?)
 }
 
 pub fn run(a: OptimizeArgs) -> Result<()> {
-    let config = config(&a)?;
+    let config = config(&a.common, &a.run)?;
     let study = crate::inputs::with_config(&a.common, config)?.into_study()?;
     if a.out.exists() && !a.out.is_dir() {
         anyhow::bail!(
@@ -108,9 +107,9 @@ pub fn run(a: OptimizeArgs) -> Result<()> {
     let opts = OptimizeOptions {
         out: a.out.clone(),
         backend: backend.as_ref(),
-        threads: a.threads,
-        restart: a.restart,
-        checkpoint_every: Duration::from_secs_f64(a.checkpoint_every),
+        threads: a.run.threads,
+        restart: a.run.restart,
+        checkpoint_every: Duration::from_secs_f64(a.run.checkpoint_every),
         interrupt: Some(&crate::INTERRUPT),
     };
     eprintln!(

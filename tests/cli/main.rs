@@ -7,6 +7,7 @@ mod robust;
 mod sweep;
 mod trust;
 mod verify;
+mod walkforward;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

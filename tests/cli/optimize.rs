@@ -229,8 +229,8 @@ fn zero_config_demo_writes_results_and_a_report_with_charts() {
     }
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(
-        html.matches("<svg").count() >= 4,
-        "equity, heatmap, ranks, history"
+        html.matches("<svg").count() >= 5,
+        "λ histogram, degradation, score vs holdout, equity, heatmap, history"
     );
     // Self-contained: no scripts, nothing fetched (SVG namespaces are not fetches).
     assert!(
@@ -265,6 +265,15 @@ fn zero_config_demo_writes_results_and_a_report_with_charts() {
         "a real screenshot"
     );
     let rendered = std::fs::read_to_string(&dom).unwrap();
+    // The robustness section leads the page, rendered.
+    for words in [
+        "Is it real?",
+        "Deflated Sharpe Ratio",
+        "Probability of Backtest Overfitting",
+        "likely overfit",
+    ] {
+        assert!(rendered.contains(words), "rendered report lacks {words}");
+    }
     assert!(
         rendered.matches("<svg").count() >= 4,
         "charts in the rendered page"

@@ -183,7 +183,8 @@ impl RawWalkForward {
     fn check(self) -> Result<WalkForward> {
         let need = |key: &str, v: Option<toml::Value>| -> Result<Span> {
             let full = format!("walkforward.{key}");
-            let v = v.ok_or_else(|| Error::config(&full, "is required (e.g. \"4y\" or \"1000\")"))?;
+            let v =
+                v.ok_or_else(|| Error::config(&full, "is required (e.g. \"4y\" or \"1000\")"))?;
             Span::parse(&full, &v)
         };
         let train = need("train", self.train)?;

@@ -23,5 +23,6 @@ mod stages;
 pub mod study;
 pub mod sweep;
 pub mod verify;
+pub mod walkforward;
 
 pub use study::Study;

@@ -2,6 +2,7 @@
 //! are inline SVG drawn with plotters) describing a run folder.
 
 mod robust;
+pub mod walkforward;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -1,0 +1,85 @@
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::Result;
+use sieve_run::optimize::OptimizeOptions;
+
+use crate::args::WalkforwardArgs;
+use crate::commands::optimize::{config, Terminal};
+use crate::output::{human, table};
+
+pub fn run(a: WalkforwardArgs) -> Result<()> {
+    let config = config(&a.common, &a.run)?;
+    let study = crate::inputs::with_config(&a.common, config)?.into_study()?;
+    if study.config.walkforward.is_none() {
+        anyhow::bail!(
+            "sieve walkforward needs a [walkforward] section in the config (train and test lengths, e.g. train = \"4y\", test = \"1y\"; see docs/config.md), or -O walkforward.train=4y -O walkforward.test=1y"
+        );
+    }
+    if a.out.exists() && !a.out.is_dir() {
+        anyhow::bail!("{}: exists and is not a folder", a.out.display());
+    }
+    std::fs::create_dir_all(&a.out)
+        .map_err(|e| anyhow::anyhow!("{}: cannot create the folder ({e})", a.out.display()))?;
+    sieve_run::files::check_writable_dir(&a.out)?;
+    let backend = sieve_screen::backend_by_name(&study.config.backend)?;
+    let opts = OptimizeOptions {
+        out: a.out.clone(),
+        backend: backend.as_ref(),
+        threads: a.run.threads,
+        restart: a.run.restart,
+        checkpoint_every: Duration::from_secs_f64(a.run.checkpoint_every),
+        interrupt: Some(&crate::INTERRUPT),
+    };
+    let mut term = Terminal {
+        verbose: a.common.verbose,
+        bar: None,
+    };
+    let o = sieve_run::walkforward::walkforward(&study, &opts, &mut term)?;
+    let mut out = std::io::stdout().lock();
+    let mut header = vec!["fold".to_string()];
+    header.extend(study.param_names().iter().map(|s| s.to_string()));
+    header.extend(["train".to_string(), "test".to_string()]);
+    let rows: Vec<Vec<String>> = o
+        .results
+        .iter()
+        .zip(&o.folds)
+        .map(|(r, f)| {
+            let mut row = vec![format!("{}{}", r.fold, if f.partial { "*" } else { "" })];
+            match &r.params {
+                Some(p) => row.extend(p.iter().map(|v| sieve_core::format::float(*v))),
+                None => row.extend(study.param_names().iter().map(|_| "-".to_string())),
+            }
+            row.extend([human(r.train_score), human(r.test_score)]);
+            row
+        })
+        .collect();
+    write!(out, "{}", table(&header, &rows))?;
+    let s = &o.summary;
+    let st = &s.stitched;
+    let opt = |v: Option<f64>| v.map_or("NaN".into(), human);
+    writeln!(
+        out,
+        "stitched out-of-sample {}..{}: total_return {}, cagr {}, max_drawdown {}, sharpe {}, {} trades",
+        st.start,
+        st.end,
+        opt(st.total_return),
+        opt(st.cagr),
+        opt(st.max_drawdown),
+        opt(st.sharpe),
+        st.trades
+    )?;
+    writeln!(
+        out,
+        "walk-forward efficiency {} (mean test / mean train {}); {:.0}% of folds with a positive test score",
+        opt(s.efficiency),
+        study.scoring.objective,
+        100.0 * s.positive_share
+    )?;
+    writeln!(
+        out,
+        "results: {0}/walkforward.csv, {0}/walkforward.json, {0}/fold-NNN/\nreport:  {0}/report.html",
+        a.out.display()
+    )?;
+    Ok(())
+}

@@ -1,0 +1,198 @@
+//! `sieve walkforward` against independent computations: `sieve backtest`
+//! over each test window, `sieve sweep` over each train window, the test's
+//! own stitching, and a kill -9 in the middle.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::{run_ok, sieve, stderr};
+
+const CONFIG: &str = r#"
+[strategy]
+name = "sma_cross"
+[strategy.params]
+fast = { start = 2, stop = 30, step = 2 }
+slow = { start = 35, stop = 120, step = 5 }
+[backtest]
+fee = 0.001
+[score]
+holdout_start = "2025-01-01"
+[optimize]
+iterations = 1
+[walkforward]
+train = "3y"
+test = "1y"
+"#;
+
+fn csv_rows(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap().split(',').map(String::from).collect();
+    let rows = lines
+        .map(|l| l.split(',').map(String::from).collect())
+        .collect();
+    (header, rows)
+}
+
+#[test]
+fn folds_match_backtest_sweep_and_their_own_stitching() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("wf.toml");
+    std::fs::write(&config, CONFIG).unwrap();
+    let c = config.to_str().unwrap();
+    let out = dir.path().join("wf");
+    run_ok(&["walkforward", "--config", c, "--out", out.to_str().unwrap()]);
+    let (header, rows) = csv_rows(&out.join("walkforward.csv"));
+    let col = |n: &str| header.iter().position(|h| h == n).unwrap();
+    // 4,000 daily bars from 2015-01-01, holdout from 2025-01-01: train 3y,
+    // test 1y, step 1y → tests 2018, 2019, …, 2024: seven folds.
+    assert_eq!(rows.len(), 7);
+    assert_eq!(rows[0][col("train_start")], "2015-01-01");
+    assert_eq!(rows[0][col("test_start")], "2018-01-01");
+    assert_eq!(rows[6][col("test_end")], "2025-01-01");
+    let mut stitched = Vec::new();
+    for row in &rows {
+        let (fast, slow) = (&row[col("fast")], &row[col("slow")]);
+        // test_score: sieve backtest over the test window.
+        let v: serde_json::Value = serde_json::from_str(&run_ok(&[
+            "backtest",
+            "--config",
+            c,
+            "--set",
+            &format!("fast={fast}"),
+            "--set",
+            &format!("slow={slow}"),
+            "-O",
+            &format!("score.score_start={}", row[col("test_start")]),
+            "-O",
+            &format!("score.holdout_start={}", row[col("test_end")]),
+            "--json",
+        ]))
+        .unwrap();
+        let want = v["windows"]["score"]["objective"].as_f64().unwrap();
+        assert_eq!(
+            row[col("test_score")].parse::<f64>().unwrap(),
+            want,
+            "fold {}",
+            row[0]
+        );
+        stitched.push(v["windows"]["score"]["total_return"].as_f64().unwrap());
+        // The parameters: the best of a sweep over the train window.
+        let sweep = dir.path().join(format!("s{}.csv", row[0]));
+        run_ok(&[
+            "sweep",
+            "--config",
+            c,
+            "--out",
+            sweep.to_str().unwrap(),
+            "--top",
+            "1",
+            "-O",
+            &format!("score.score_start={}", row[col("train_start")]),
+            "-O",
+            &format!("score.holdout_start={}", row[col("train_end")]),
+        ]);
+        let (sh, srows) = csv_rows(&sweep);
+        let scol = |n: &str| sh.iter().position(|h| h == n).unwrap();
+        assert_eq!(
+            (&srows[0][scol("fast")], &srows[0][scol("slow")]),
+            (fast, slow),
+            "fold {}",
+            row[0]
+        );
+    }
+    // Stitched: the test windows' returns chained; total return = Π(1 + R_k) − 1.
+    let total = stitched.iter().fold(1.0, |acc, r| acc * (1.0 + r)) - 1.0;
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("walkforward.json")).unwrap())
+            .unwrap();
+    let got = json["stitched"]["total_return"].as_f64().unwrap();
+    assert!(
+        (got - total).abs() <= 1e-9 * total.abs().max(1.0),
+        "{got} vs {total}"
+    );
+    assert!(std::fs::read_to_string(out.join("report.html"))
+        .unwrap()
+        .contains("<svg"));
+}
+
+#[test]
+fn killed_in_the_middle_resumes_to_identical_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("bars.csv");
+    run_ok(&[
+        "synth",
+        "--bars",
+        "8000",
+        "--seed",
+        "9",
+        "--out",
+        data.to_str().unwrap(),
+    ]);
+    let config = dir.path().join("wf.toml");
+    // Wider grid, bar-count folds, one thread: long enough to be killed.
+    std::fs::write(
+        &config,
+        CONFIG
+            .replace("step = 2 }", "step = 1 }")
+            .replace("holdout_start = \"2025-01-01\"", "")
+            .replace("train = \"3y\"", "train = \"2000\"")
+            .replace("test = \"1y\"", "test = \"1000\""),
+    )
+    .unwrap();
+    let args = |out: &Path| {
+        vec![
+            "walkforward".to_string(),
+            "--config".into(),
+            config.to_str().unwrap().into(),
+            "--data".into(),
+            data.to_str().unwrap().into(),
+            "--out".into(),
+            out.to_str().unwrap().into(),
+            "--threads".into(),
+            "1".into(),
+        ]
+    };
+    let whole = dir.path().join("whole");
+    run_ok(&args(&whole).iter().map(String::as_str).collect::<Vec<_>>());
+    let out = dir.path().join("killed");
+    let mut child = sieve()
+        .args(args(&out))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !out.join("fold-002/best.json").exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "finished before it could be killed"
+        );
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let first = out.join("fold-001/best.json");
+    let before = std::fs::metadata(&first).unwrap().modified().unwrap();
+    let o = sieve().args(args(&out)).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::metadata(&first).unwrap().modified().unwrap(),
+        before,
+        "a finished fold is not rerun"
+    );
+    for file in [
+        "walkforward.csv",
+        "walkforward.json",
+        "fold-001/best.json",
+        "fold-003/best.json",
+    ] {
+        assert_eq!(
+            std::fs::read(out.join(file)).unwrap(),
+            std::fs::read(whole.join(file)).unwrap(),
+            "{file}"
+        );
+    }
+}
