@@ -19,6 +19,7 @@ pub struct Cli {
 pub enum Command {
     /// The main job: screen, verify, zoom in, repeat; resumable; writes a report.
     /// Without --config it runs the built-in example (activation on synthetic data).
+    /// Every config key: docs/config.md; every metric and the DSR/PBO: docs/metrics.md.
     Optimize(OptimizeArgs),
     /// (Re)write DIR/report.html for a run folder.
     Report(ReportArgs),

@@ -18,12 +18,13 @@ pub const EXAMPLE_SEED: u64 = 42;
 
 impl Inputs {
     /// The checked study (strategy, grid, windows, hashes).
+    /// Also prints the settings that make results unreliable.
     pub fn into_study(self) -> Result<sieve_run::Study> {
-        Ok(sieve_run::Study::new(
-            self.config,
-            self.bars,
-            self.data_label,
-        )?)
+        let study = sieve_run::Study::new(self.config, self.bars, self.data_label)?;
+        for w in sieve_run::study::warnings(&study.config, &study.scoring) {
+            eprintln!("warning: {w}");
+        }
+        Ok(study)
     }
 }
 

@@ -25,6 +25,9 @@ pub struct Progress {
 struct LogState {
     start: Instant,
     last_line: Instant,
+    /// Where the first batch ended: the projection measures from there, so
+    /// set-up work (indicators) does not inflate it.
+    first: Option<(u64, Instant)>,
     projected: bool,
 }
 
@@ -53,6 +56,7 @@ impl Progress {
             state: Mutex::new(LogState {
                 start: now,
                 last_line: now,
+                first: None,
                 projected: false,
             }),
         }
@@ -78,11 +82,17 @@ impl Progress {
         }
         let rate = pos as f64 / elapsed;
         let left = len.saturating_sub(pos) as f64 / rate;
-        if !s.projected {
-            s.projected = true;
-            if let Some(line) = projection(&self.label, &self.unit, len, rate, elapsed + left) {
-                self.bar.suspend(|| eprintln!("{line}"));
+        match s.first {
+            None => s.first = Some((pos, Instant::now())),
+            Some((p0, t0)) if !s.projected && pos > p0 => {
+                s.projected = true;
+                let steady = (pos - p0) as f64 / t0.elapsed().as_secs_f64().max(1e-9);
+                let total = elapsed + len.saturating_sub(pos) as f64 / steady;
+                if let Some(line) = projection(&self.label, &self.unit, len, steady, total) {
+                    self.bar.suspend(|| eprintln!("{line}"));
+                }
             }
+            Some(_) => {}
         }
         if let Some(every) = self.log_every {
             if s.last_line.elapsed() >= every {
@@ -118,7 +128,7 @@ pub fn projection(label: &str, unit: &str, len: u64, rate: f64, total_s: f64) ->
     );
     if total_s > HOUR && unit == "comb" {
         line.push_str(
-            "\nwarning: that is over an hour; consider splitting the grid across machines (--shard K/N, then sieve merge), the GPU backend (--backend gpu), or a coarser grid",
+            "\nwarning: that is over an hour; consider splitting the grid across machines (--shard K/N, then sieve merge), a coarser grid, or the GPU backend (--backend gpu, a build with --features gpu; kernels for sma_cross, ema_cross and activation)",
         );
     }
     Some(line)

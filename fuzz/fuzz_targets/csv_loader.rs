@@ -1,5 +1,5 @@
 //! The bar CSV loader: any bytes give bars or an error, never a panic, and
-//! loaded bars satisfy every rule of DESIGN §2.
+//! loaded bars satisfy every validation rule of the loader.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 

@@ -25,8 +25,15 @@ pub fn run(a: BacktestArgs) -> Result<()> {
     let params = parse_sets(strategy, &a.set)?;
     check_constraints(strategy, &inputs.config, &params)?;
     let scoring = Scoring::new(&inputs.config, &inputs.bars)?;
-    for w in warnings(&inputs.config, &scoring) {
+    for w in sieve_run::study::warnings(&inputs.config, &scoring) {
         eprintln!("warning: {w}");
+    }
+    let warmup = strategy::warmup(&strategy::indicators_for(strategy, &params));
+    if warmup >= inputs.bars.len() {
+        eprintln!(
+            "warning: these parameters need {warmup} bars before their indicators are defined, and the data has {}: no position is ever taken",
+            inputs.bars.len()
+        );
     }
     let style = TimeStyle::for_times(&inputs.bars.time);
     let indicators = IndicatorSet::build(&inputs.bars, strategy::indicators_for(strategy, &params));
@@ -59,7 +66,10 @@ pub fn run(a: BacktestArgs) -> Result<()> {
             for (name, v) in Metrics::NAMES.iter().zip(m.values()) {
                 obj.insert(name.to_string(), serde_json::json!(v));
             }
-            obj.insert("objective".into(), serde_json::json!(eval.objective(m)));
+            obj.insert(
+                "objective".into(),
+                serde_json::json!(eval.window_objective(w, m)),
+            );
             windows_json.insert(w.kind.to_string(), obj.into());
         }
         let params_json: serde_json::Map<String, serde_json::Value> = strategy
@@ -105,7 +115,12 @@ pub fn run(a: BacktestArgs) -> Result<()> {
             })
             .collect();
         let mut objective_row = vec![format!("objective ({})", scoring.objective)];
-        objective_row.extend(metrics.iter().map(|m| human(eval.objective(m))));
+        objective_row.extend(
+            windows
+                .iter()
+                .zip(&metrics)
+                .map(|(w, m)| human(eval.window_objective(w, m))),
+        );
         rows.push(objective_row);
         text.push_str(&table(&header, &rows));
         text
@@ -161,33 +176,6 @@ fn check_constraints(strategy: &dyn Strategy, config: &Config, params: &[f64]) -
         }
     }
     Ok(())
-}
-
-/// Settings that make a backtest's numbers unreliable, one line each.
-fn warnings(config: &Config, scoring: &Scoring) -> Vec<String> {
-    let mut out = Vec::new();
-    for w in scoring.windows.all() {
-        let len = w.end - w.start;
-        if len < 30 {
-            out.push(format!(
-                "the {} window has only {len} bars; its ratios (Sharpe, Calmar, …) are unreliable below 30",
-                w.kind
-            ));
-        }
-    }
-    for (key, v) in [
-        ("backtest.fee", config.engine.fee),
-        ("backtest.slippage", config.engine.slippage),
-    ] {
-        if v >= 0.05 {
-            out.push(format!(
-                "{key} = {} is {}% per fill; fees and slippage are fractions (0.001 = 0.1%)",
-                float(v),
-                float(v * 100.0)
-            ));
-        }
-    }
-    out
 }
 
 /// `side,status,entry_time,entry_price,exit_time,exit_price,units,fees,pnl,return`.

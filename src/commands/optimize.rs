@@ -62,7 +62,13 @@ pub(crate) fn config(common: &Common, run: &RunFlags) -> Result<Config> {
     }
     let mut example: toml::Table = EXAMPLE_CONFIG.parse()?;
     let mut note = String::from("the activation strategy on synthetic daily data");
-    if common.data.is_some() {
+    let given = |prefix: &str| {
+        common
+            .options
+            .iter()
+            .any(|o| o.trim_start().starts_with(prefix))
+    };
+    if common.data.is_some() && !given("score.") {
         if let Some(toml::Value::Table(score)) = example.get_mut("score") {
             score.insert("score_start".into(), "40%".into());
             score.insert("holdout_start".into(), "80%".into());
@@ -77,9 +83,15 @@ pub(crate) fn config(common: &Common, run: &RunFlags) -> Result<Config> {
         if let Some(toml::Value::Table(strategy)) = example.get_mut("strategy") {
             strategy.remove("params");
         }
-        note.push_str(&format!(
-            "; {name} with its default grid (sieve strategies)"
-        ));
+        if given("strategy.params") {
+            note.push_str(&format!(
+                "; {name} with the grid given by -O strategy.params.*"
+            ));
+        } else {
+            note.push_str(&format!(
+                "; {name} with its default grid (sieve strategies)"
+            ));
+        }
     }
     eprintln!("no --config given: running the built-in example (examples/activation.toml; {note})");
     Ok(Config::from_table_with_overrides(

@@ -202,7 +202,8 @@ fn another_config_in_the_folder_is_refused_unless_restart() {
     let refused = sieve().args(&other).output().unwrap();
     assert!(!refused.status.success());
     assert!(
-        stderr(&refused).contains("different config") && stderr(&refused).contains("--restart"),
+        stderr(&refused).contains("different config (changed: backtest.fee)")
+            && stderr(&refused).contains("--restart"),
         "{}",
         stderr(&refused)
     );

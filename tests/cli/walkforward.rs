@@ -63,6 +63,9 @@ fn folds_match_backtest_sweep_and_their_own_stitching() {
             &format!("fast={fast}"),
             "--set",
             &format!("slow={slow}"),
+            // The test window does not rank: no min_trades there.
+            "-O",
+            "score.min_trades=0",
             "-O",
             &format!("score.score_start={}", row[col("test_start")]),
             "-O",

@@ -1,4 +1,4 @@
-//! The TOML config (DESIGN §9). Parsing is two steps: the file (plus any
+//! The TOML config. Parsing is two steps: the file (plus any
 //! `section.key=value` overrides from the command line) becomes a TOML table,
 //! then a raw serde struct that rejects unknown keys, then a checked
 //! [`Config`] whose every value is valid. Errors name the key.

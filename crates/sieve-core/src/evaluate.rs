@@ -162,6 +162,16 @@ impl<'a> Evaluator<'a> {
         self.scoring.objective.of(m, self.scoring.min_trades)
     }
 
+    /// The objective of `m` measured over `window`: `min_trades` is a
+    /// ranking rule, so it applies only to the windows that rank (the score
+    /// window and the screen window); others report the plain objective.
+    pub fn window_objective(&self, window: &Window, m: &Metrics) -> f64 {
+        let ranks =
+            window.kind == crate::metrics::WindowKind::Score || *window == self.scoring.screen;
+        let min_trades = if ranks { self.scoring.min_trades } else { 0 };
+        self.scoring.objective.of(m, min_trades)
+    }
+
     /// Screens one parameter set: simulates only up to the end of the screen
     /// window; returns its objective and trades there, and the per-period
     /// Sharpe of the score window (the trials of the Deflated Sharpe).

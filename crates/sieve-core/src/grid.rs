@@ -1,4 +1,4 @@
-//! The parameter grid (DESIGN §6): axes of values, enumerated as a cartesian
+//! The parameter grid: axes of values, enumerated as a cartesian
 //! product with the first-declared parameter varying slowest. A combination's
 //! grid index is its position in that order; constraints remove combinations
 //! without renumbering the rest. Index → parameters is O(dimensions), and the
@@ -370,8 +370,19 @@ pub fn range_values(name: &str, start: f64, stop: f64, step: f64) -> Result<Vec<
         ));
     }
     Ok((0..count as u64)
-        .map(|i| round_sig(start + i as f64 * step))
+        .map(|i| grid_value(start + i as f64 * step, step))
         .collect())
+}
+
+/// A value of a grid with spacing `step`: 12 significant digits, and 0
+/// exactly where the arithmetic left a rounding residue of a step (−0.3 +
+/// 3 × 0.1 is 5.55e−17, which 12 significant digits keep).
+pub fn grid_value(v: f64, step: f64) -> f64 {
+    if v.abs() < step.abs() * 1e-9 {
+        0.0
+    } else {
+        round_sig(v)
+    }
 }
 
 fn parse_axis(strategy: &dyn Strategy, name: &str, spec: &toml::Value) -> Result<Axis> {
@@ -496,6 +507,9 @@ mod tests {
             format!("{}", range_values("x", 0.1, 0.3, 0.1).unwrap()[2]),
             "0.3"
         );
+        // −0.3 + 3 × 0.1 is 5.55e−17 in floating point: it must be 0.
+        let v = range_values("x", -0.3, 0.3, 0.1).unwrap();
+        assert_eq!(v, vec![-0.3, -0.2, -0.1, 0.0, 0.1, 0.2, 0.3]);
     }
 
     #[test]

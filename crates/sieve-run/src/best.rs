@@ -84,7 +84,10 @@ pub fn window_results(study: &Study, params: &[f64]) -> IndexMap<String, WindowR
                     .zip(m.values())
                     .map(|(n, v)| (n.to_string(), finite_or_none(v)))
                     .collect();
-                values.insert("objective".into(), finite_or_none(eval.objective(m)));
+                values.insert(
+                    "objective".into(),
+                    finite_or_none(eval.window_objective(w, m)),
+                );
                 let result = WindowResult {
                     start: style.format(study.bars.time[w.start]),
                     end: style.format(study.bars.time[w.end - 1]),

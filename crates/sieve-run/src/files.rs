@@ -1,4 +1,4 @@
-//! The files sieve writes (DESIGN §7): `sweep.csv` and its meta, written
+//! The files sieve writes: `sweep.csv` and its meta, written
 //! to a temporary name and renamed. Floats in shortest round-trip form, so
 //! reading a file back gives exactly the values that were written.
 

@@ -118,8 +118,13 @@ fn open_run(study: &Study, opts: &OptimizeOptions<'_>, obs: &mut dyn Observer) -
             } else {
                 "data"
             };
+            let changed = if what == "config" {
+                changed_keys(&s.config, &study.config.source)
+            } else {
+                String::new()
+            };
             Err(Error::Invalid(format!(
-                "{} holds a run with a different {what}; use another --out, or --restart to discard it (optimize.iterations and optimize.time_budget_s may change freely)",
+                "{} holds a run with a different {what}{changed}; use another --out, or --restart to discard it (optimize.iterations and optimize.time_budget_s may change freely)",
                 opts.out.display()
             )))
         }
@@ -199,10 +204,12 @@ pub fn optimize(
     let mut iteration = 0;
     let stop = loop {
         iteration += 1;
-        if iteration > config.iterations {
-            break Stop::AllIterations(config.iterations);
-        }
         let idx = (iteration - 1) as usize;
+        // Iterations an earlier, longer session recorded are gone through
+        // (never recomputed); only new ones stop at `iterations`.
+        if iteration > config.iterations && idx >= state.iterations.len() {
+            break Stop::AllIterations(state.iterations.len() as u32);
+        }
         if idx == state.iterations.len() {
             if session.interrupted() {
                 break Stop::Interrupted;
@@ -417,5 +424,43 @@ fn iteration_line(study: &Study, rec: &IterationRecord) -> String {
             rec.spearman.map_or("NaN".to_string(), |s| format!("{s:.3}")),
         ),
         None => format!("iteration {}: no candidate passed the constraints", rec.iteration),
+    }
+}
+
+/// " (changed: backtest.fee, …)": the keys whose values differ between the
+/// recorded config (TOML text) and `now`; empty when unknown.
+fn changed_keys(recorded: &str, now: &toml::Table) -> String {
+    let Ok(before) = recorded.parse::<toml::Table>() else {
+        return String::new();
+    };
+    fn walk(prefix: &str, a: &toml::Table, b: &toml::Table, out: &mut Vec<String>) {
+        let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+        for k in keys {
+            let path = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            match (a.get(k), b.get(k)) {
+                (Some(toml::Value::Table(x)), Some(toml::Value::Table(y))) => {
+                    walk(&path, x, y, out)
+                }
+                (x, y) if x != y => out.push(path),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk("", &before, now, &mut out);
+    out.retain(|k| {
+        !matches!(
+            k.as_str(),
+            "data.path" | "optimize.iterations" | "optimize.time_budget_s"
+        )
+    });
+    if out.is_empty() {
+        String::new()
+    } else {
+        format!(" (changed: {})", out.join(", "))
     }
 }

@@ -7,7 +7,7 @@
 //! at the best candidate's, so the best is always on the next grid, and no
 //! next grid has more than `max_combinations` combinations.
 
-use sieve_core::grid::{round_sig, Axis};
+use sieve_core::grid::{grid_value, Axis};
 use sieve_core::strategy::{ParamKind, Strategy};
 
 /// One swept axis of the next grid: its range and its two possible steps.
@@ -28,7 +28,7 @@ impl Plan {
         let k_lo = ((self.lo - self.anchor) / step - tol).ceil() as i64;
         let k_hi = ((self.hi - self.anchor) / step + tol).floor() as i64;
         (k_lo..=k_hi)
-            .map(|k| round_sig(self.anchor + k as f64 * step))
+            .map(|k| grid_value(self.anchor + k as f64 * step, step))
             .collect()
     }
 }
@@ -185,6 +185,19 @@ mod tests {
         let top = vec![vec![14.0, 0.5, 70.0], vec![14.0, 0.4, 70.0]];
         let next = refine(s, &cur, &orig, &top, u64::MAX).unwrap();
         assert_eq!(next[0].values, vec![0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6]);
+    }
+
+    #[test]
+    fn a_zero_on_the_grid_stays_zero_so_a_repeat_is_nothing_to_refine() {
+        let s = lookup("rsi_reversion").unwrap();
+        let cur = vec![axis(1, "lower", &[-0.2, -0.1, 0.0, 0.1, 0.2])];
+        // Hull −0.1..0.1 widened by 0.1 → −0.2..0.2, halved to 0.05,
+        // anchored at 0.1: 0.1 − 2 × 0.05 is 0 (not 1.4e−17).
+        let top = vec![vec![14.0, 0.1, 70.0], vec![14.0, -0.1, 70.0]];
+        let next = refine(s, &cur, &cur, &top, u64::MAX).unwrap();
+        assert!(next[0].values.contains(&0.0), "{:?}", next[0].values);
+        // Capped at the current size, the same grid comes back: None.
+        assert_eq!(refine(s, &cur, &cur, &top, 5), None);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The run folder of `sieve optimize` (DESIGN §7):
+//! The run folder of `sieve optimize`:
 //!
 //! ```text
 //! DIR/run.json                 state, rewritten atomically after each step

@@ -2,6 +2,7 @@ use sha2::{Digest, Sha256};
 use sieve_core::config::Config;
 use sieve_core::data::Bars;
 use sieve_core::evaluate::{Evaluator, Scoring};
+use sieve_core::format::float;
 use sieve_core::grid::ParamSpace;
 use sieve_core::indicators::IndicatorSet;
 use sieve_core::strategy::{self, Strategy};
@@ -105,4 +106,31 @@ pub fn config_hash(config: &Config) -> String {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Settings that make a backtest's numbers unreliable, one line each.
+pub fn warnings(config: &Config, scoring: &Scoring) -> Vec<String> {
+    let mut out = Vec::new();
+    for w in scoring.windows.all() {
+        let len = w.end - w.start;
+        if len < 30 {
+            out.push(format!(
+                "the {} window has only {len} bar(s); its ratios (Sharpe, Calmar, …) are unreliable below 30",
+                w.kind
+            ));
+        }
+    }
+    for (key, v) in [
+        ("backtest.fee", config.engine.fee),
+        ("backtest.slippage", config.engine.slippage),
+    ] {
+        if v >= 0.05 {
+            out.push(format!(
+                "{key} = {} is {:.2}% per fill; fees and slippage are fractions (0.001 = 0.1%)",
+                float(v),
+                v * 100.0
+            ));
+        }
+    }
+    out
 }

@@ -75,8 +75,10 @@ pub fn verify(
                     tick();
                     Verified {
                         score: eval.objective(&m[0]),
-                        full_score: eval.objective(&m[1]),
-                        holdout_score: m.get(2).map_or(f64::NAN, |h| eval.objective(h)),
+                        full_score: eval.window_objective(&windows[1], &m[1]),
+                        holdout_score: m
+                            .get(2)
+                            .map_or(f64::NAN, |h| eval.window_objective(&windows[2], h)),
                         metrics: m[0],
                         candidate: candidate.clone(),
                     }

@@ -1,4 +1,4 @@
-//! CSV → [`Bars`], with every validation rule of DESIGN §2. Row problems are
+//! CSV → [`Bars`], with every validation rule of the README's data section. Row problems are
 //! collected (first few offenders, then a count) so one run of the loader
 //! tells the user everything wrong with their file.
 
@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 /// How many offending lines an error message lists before summarising.
 const MAX_LISTED: usize = 5;
 
-const TIME_NAMES: [&str; 4] = ["date", "datetime", "time", "timestamp"];
+const TIME_NAMES: [&str; 5] = ["date", "datetime", "time", "timestamp", "open_time"];
 const PRICE_NAMES: [&str; 4] = ["open", "high", "low", "close"];
 /// Names of an adjusted-close column (Yahoo's `Adj Close` and its kin).
 const ADJ_CLOSE_NAMES: [&str; 5] = [
@@ -76,7 +76,7 @@ fn find_columns(header: &csv::StringRecord) -> Result<Columns, String> {
         .or_else(|| (names.first().map(String::as_str) == Some("")).then_some(0));
     let mut missing: Vec<&str> = Vec::new();
     if time.is_none() {
-        missing.push("a time column (date, datetime, time or timestamp)");
+        missing.push("a time column (date, datetime, time, timestamp or open_time)");
     }
     let mut price = [0; 4];
     for (slot, name) in price.iter_mut().zip(PRICE_NAMES) {

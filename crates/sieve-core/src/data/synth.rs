@@ -124,7 +124,7 @@ mod tests {
     fn bars_are_valid_daily_ohlc_from_2015() {
         let b = synth(4000, 42);
         assert_eq!(crate::format::time(b.time[0]), "2015-01-01");
-        // 4,000 daily bars reach late 2025 (DESIGN §2).
+        // 4,000 daily bars reach late 2025.
         assert!(crate::format::time(b.time[3999]).starts_with("2025-"));
         for i in 0..b.len() {
             assert!(b.low[i] > 0.0);

@@ -1,4 +1,4 @@
-//! Bar time parsing. Accepted forms (DESIGN §2): `YYYY-MM-DD`,
+//! Bar time parsing. Accepted forms: `YYYY-MM-DD`,
 //! `YYYY-MM-DD HH:MM[:SS[.fff]]` (a `T` separator too), RFC 3339 with an
 //! offset, and integer unix seconds, milliseconds, microseconds or
 //! nanoseconds (the unit told by the magnitude). Times without an offset are

@@ -1,4 +1,4 @@
-//! The exact f64 engine (DESIGN §4): fills a target position per bar with
+//! The exact f64 engine: fills a target position per bar with
 //! all equity, fees and slippage on both sides, optional whole lots, shorts
 //! that mirror longs, and equity marked at every close.
 //!

@@ -1,4 +1,4 @@
-//! Indicators, TA-Lib conventions (DESIGN §3). Each is a plain function from
+//! Indicators, TA-Lib conventions. Each is a plain function from
 //! slices to a `Vec<f64>` of the same length, NaN before its first value.
 //!
 //! An [`Indicator`] names one setting (kind + length). [`IndicatorSet`] holds

@@ -1,4 +1,4 @@
-//! Windows and metrics (DESIGN §5).
+//! Windows and metrics.
 //!
 //! Every metric is computed by one streaming accumulator, [`WindowStats`],
 //! fed bar by bar and trade by trade. The exact backtest replays its stored

@@ -3,7 +3,7 @@ use crate::data::Bars;
 use crate::indicators::{Indicator, IndicatorSet};
 
 /// The composite "activation score" strategy of the original system
-/// (DESIGN §3): a weighted mean of trend, momentum and breakout in [−1, 1],
+///: a weighted mean of trend, momentum and breakout in [−1, 1],
 /// entered and left with hysteresis (`entry` / `exit`) and protected by an ATR
 /// trailing stop on the highest close since the entry decision.
 pub struct Activation;

@@ -1,4 +1,4 @@
-//! The crossing rule shared by `sma_cross` and `ema_cross` (DESIGN §3):
+//! The crossing rule shared by `sma_cross` and `ema_cross`:
 //! "fast crosses above slow at t" when fast[t] > slow[t] and, at the latest
 //! earlier bar where fast ≠ slow with both defined, fast < slow. Bars where the
 //! two are equal neither cross nor reset the memory of the last side.

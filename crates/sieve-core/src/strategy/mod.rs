@@ -72,7 +72,7 @@ impl ParamSpec {
 }
 
 /// Long only, or long and short: with `LongShort` a strategy's exit becomes a
-/// reversal into a short and its entry a reversal back (DESIGN §3).
+/// reversal into a short and its entry a reversal back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Direction {
     #[default]

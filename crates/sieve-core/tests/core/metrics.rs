@@ -1,4 +1,4 @@
-//! Each formula of DESIGN §5 on a short equity series worked by hand.
+//! Each metric formula (docs/metrics.md) on a short equity series worked by hand.
 
 use sieve_core::engine::{backtest, Backtest, EngineConfig, Side, Trade};
 use sieve_core::metrics::{evaluate, Window, WindowKind};

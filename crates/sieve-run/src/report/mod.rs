@@ -40,6 +40,12 @@ pub fn write(study: &Study, dir: &Path, axes: &HeatmapAxes) -> Result<()> {
             dir.display()
         ))
     })?;
+    if !run.best_path().exists() {
+        return Err(Error::Invalid(format!(
+            "{}: the run has no best yet (no iteration has finished with a finite objective), so there is nothing to report",
+            dir.display()
+        )));
+    }
     let best: Best = files::read_json(&run.best_path())?;
     let mut html = String::new();
     push_head(&mut html, &state, &best);
