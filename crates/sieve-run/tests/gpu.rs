@@ -73,6 +73,12 @@ fn gpu_top_1000_overlaps_cpu_and_verifies_to_the_same_best() {
         let overlap = gpu_screen.top.iter().filter(|s| cpu_set.contains(&s.index)).count();
         eprintln!("{name}: {} combinations, top-1000 overlap {overlap}", cpu.stats.evaluated);
         assert!(overlap >= 990, "{name}: overlap {overlap} of 1000");
+        // The Deflated Sharpe's trial variance, from f32 Sharpes on the
+        // device: within 1e-3 of the exact one.
+        let (c, g) = (cpu.sharpe, gpu_screen.sharpe);
+        assert!(g.count as f64 >= c.count as f64 * 0.999, "{name}: {} vs {}", g.count, c.count);
+        let (vc, vg) = (c.variance(), g.variance());
+        assert!((vc - vg).abs() <= 1e-3 * vc, "{name}: V {vg} vs {vc}");
         assert_eq!(best_verified(&study, &gpu_screen), best_verified(&study, &cpu), "{name}");
     }
 }

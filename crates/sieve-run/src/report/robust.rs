@@ -112,7 +112,7 @@ fn push_dsr(html: &mut String, d: &DsrRecord) {
     }
     html.push_str("</table>\n");
     if d.sharpe_variance.is_none() {
-        html.push_str("<p>V is unknown (the GPU backend does not compute the trials' Sharpes yet), so the DSR is not computed.</p>\n");
+        html.push_str("<p>V is unknown (a GPU screen with screen_window = \"full\" never sees the score window alone), so the DSR is not computed.</p>\n");
     }
 }
 

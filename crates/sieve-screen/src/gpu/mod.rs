@@ -137,6 +137,7 @@ impl GpuBackend {
                 buffer(4, read),
                 buffer(5, write),
                 buffer(6, write),
+                buffer(7, write),
             ],
         });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -321,8 +322,10 @@ impl ScreenBackend for GpuBackend {
             Kernel::Activation => &self.activation,
         };
 
-        // The kernels do not compute the Sharpe: its stats stay as resumed.
-        let (mut next, mut top, mut stats, sharpe) = job.start();
+        // The kernels' Sharpe is over the screen window: the trials' Sharpe
+        // (score window) only when the two are one.
+        let sharpe_known = job.scoring.screen == job.scoring.windows.score;
+        let (mut next, mut top, mut stats, mut sharpe) = job.start();
         let chunk = self.chunk_len((n_params + n_offs) as u64);
         while next < job.range.end {
             let end = job.range.end.min(next + chunk);
@@ -358,8 +361,11 @@ impl ScreenBackend for GpuBackend {
             }
             if !decoded.index.is_empty() {
                 let scores = self.dispatch(pipeline, &base, &bars_buf, &ind_buf, &decoded)?;
-                for (index, (score, trades)) in decoded.index.iter().zip(scores) {
+                for (index, (score, trades, s)) in decoded.index.iter().zip(scores) {
                     stats.push(score);
+                    if sharpe_known {
+                        sharpe.push(s);
+                    }
                     if top.admits(score, *index) {
                         top.push(Scored {
                             index: *index,
@@ -386,8 +392,8 @@ impl ScreenBackend for GpuBackend {
 }
 
 impl GpuBackend {
-    /// Runs one chunk; (score, trades) per combination, NaN where the CPU
-    /// would give NaN.
+    /// Runs one chunk; (score, trades, per-bar Sharpe of the screen window)
+    /// per combination, NaN where the CPU would give NaN.
     fn dispatch(
         &self,
         pipeline: &wgpu::ComputePipeline,
@@ -395,7 +401,7 @@ impl GpuBackend {
         bars: &wgpu::Buffer,
         ind: &wgpu::Buffer,
         decoded: &Decoded,
-    ) -> Result<Vec<(f64, u64)>> {
+    ) -> Result<Vec<(f64, u64, f64)>> {
         let count = decoded.index.len();
         let (params, offs) = (&decoded.params, &decoded.offs);
         let uniforms = Uniforms {
@@ -420,11 +426,11 @@ impl GpuBackend {
                 mapped_at_creation: false,
             })
         };
-        let (score_buf, info_buf) = (out("scores"), out("info"));
+        let (score_buf, info_buf, sharpe_buf) = (out("scores"), out("info"), out("sharpe"));
         let read = |label| {
             self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
-                size: bytes * 2,
+                size: bytes * 3,
                 usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             })
@@ -447,6 +453,7 @@ impl GpuBackend {
                 entry(4, &offs_buf),
                 entry(5, &score_buf),
                 entry(6, &info_buf),
+                entry(7, &sharpe_buf),
             ],
         });
         let mut encoder = self
@@ -465,6 +472,7 @@ impl GpuBackend {
         }
         encoder.copy_buffer_to_buffer(&score_buf, 0, &staging, 0, bytes);
         encoder.copy_buffer_to_buffer(&info_buf, 0, &staging, bytes, bytes);
+        encoder.copy_buffer_to_buffer(&sharpe_buf, 0, &staging, 2 * bytes, bytes);
         self.queue.submit([encoder.finish()]);
         let slice = staging.slice(..);
         let (tx, rx) = std::sync::mpsc::channel();
@@ -482,11 +490,13 @@ impl GpuBackend {
             .get_mapped_range()
             .map_err(|e| Error::Invalid(format!("reading GPU results: {e}")))?;
         let words: &[u32] = bytemuck::cast_slice(&view);
-        let (scores, infos) = words.split_at(count);
+        let (scores, rest) = words.split_at(count);
+        let (infos, sharpes) = rest.split_at(count);
         let out = scores
             .iter()
             .zip(infos)
-            .map(|(&s, &info)| {
+            .zip(sharpes)
+            .map(|((&s, &info), &sharpe)| {
                 let nan = info >> 31 == 1;
                 let score = f32::from_bits(s);
                 let score = if nan {
@@ -496,7 +506,12 @@ impl GpuBackend {
                 } else {
                     f64::from(score)
                 };
-                (score, u64::from(info & 0x7fff_ffff))
+                let sharpe = if info >> 30 & 1 == 1 {
+                    f64::NAN
+                } else {
+                    f64::from(f32::from_bits(sharpe))
+                };
+                (score, u64::from(info & 0x3fff_ffff), sharpe)
             })
             .collect();
         drop(view);

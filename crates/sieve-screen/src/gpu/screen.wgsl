@@ -37,7 +37,8 @@ struct Uniforms {
 @group(0) @binding(3) var<storage, read> params: array<f32>;
 @group(0) @binding(4) var<storage, read> offs: array<u32>;
 @group(0) @binding(5) var<storage, read_write> out_score: array<f32>;
-@group(0) @binding(6) var<storage, read_write> out_info: array<u32>; // trades | (nan << 31)
+@group(0) @binding(6) var<storage, read_write> out_info: array<u32>; // trades | (sharpe undefined << 30) | (nan << 31)
+@group(0) @binding(7) var<storage, read_write> out_sharpe: array<f32>; // per-bar Sharpe of the window
 
 struct Sim {
     n_bars: u32,
@@ -167,7 +168,10 @@ fn finish(s: ptr<function, Sim>, i: u32) {
     }
     if ((*s).trades < u.min_trades) { nan = true; }
     out_score[i] = score;
-    out_info[i] = (*s).trades | select(0u, 1u << 31u, nan);
+    // The Deflated Sharpe's trials: mean / std of the window's returns.
+    let sharpe_ok = (*s).n >= 2.0 && var_ > 0.0;
+    out_sharpe[i] = select(0.0, mean / sqrt(var_), sharpe_ok);
+    out_info[i] = min((*s).trades, 0x3fffffffu) | select(0u, 1u << 30u, !sharpe_ok) | select(0u, 1u << 31u, nan);
 }
 
 fn n_bars_total() -> u32 { return arrayLength(&bars) / 2u; }
