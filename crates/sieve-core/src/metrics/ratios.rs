@@ -22,6 +22,15 @@ impl ReturnMoments {
         self.downside_sq += r.min(0.0) * r.min(0.0);
     }
 
+    /// [`ReturnMoments::push`] without the downside sum, for a screen that
+    /// never reads the Sortino ratio (the other sums are the same).
+    #[inline(always)]
+    pub fn push_no_downside(&mut self, r: f64) {
+        self.n += 1;
+        self.sum += r;
+        self.sum_sq += r * r;
+    }
+
     /// `k` returns of exactly 0 (what `push(0.0)` k times gives).
     #[inline]
     pub fn push_zeros(&mut self, k: u64) {

@@ -166,6 +166,9 @@ pub struct WindowStats {
     bars: u64,
     /// Off when only an objective that needs no return moments is wanted.
     track_returns: bool,
+    /// Off when the Sortino ratio will not be read (the screen, unless it
+    /// ranks by it): the held-stretch loop then skips the downside sum.
+    track_downside: bool,
 }
 
 impl WindowStats {
@@ -180,6 +183,7 @@ impl WindowStats {
             exposed_bars: 0,
             bars: 0,
             track_returns: true,
+            track_downside: true,
         }
     }
 
@@ -191,6 +195,7 @@ impl WindowStats {
             objective,
             super::Objective::Sharpe | super::Objective::Sortino
         );
+        stats.track_downside = objective == super::Objective::Sortino;
         stats
     }
 
@@ -327,12 +332,27 @@ impl crate::engine::Sink for WindowStats {
         }
         let close = &close[lo..hi];
         if self.track_returns {
-            for &c in close {
-                let e = cash + signed_units * c;
-                self.returns.push(e / self.prev_equity - 1.0);
-                self.drawdown.push(e);
-                self.prev_equity = e;
+            // Locals, not fields: the accumulators stay in registers and
+            // each bar's division depends on the closes only, not on the
+            // previous bar's work.
+            let (mut returns, mut drawdown) = (self.returns, self.drawdown);
+            let mut prev = self.prev_equity;
+            if self.track_downside {
+                for &c in close {
+                    let e = cash + signed_units * c;
+                    returns.push(e / prev - 1.0);
+                    drawdown.push(e);
+                    prev = e;
+                }
+            } else {
+                for &c in close {
+                    let e = cash + signed_units * c;
+                    returns.push_no_downside(e / prev - 1.0);
+                    drawdown.push(e);
+                    prev = e;
+                }
             }
+            (self.returns, self.drawdown, self.prev_equity) = (returns, drawdown, prev);
         } else {
             for &c in close {
                 self.drawdown.push(cash + signed_units * c);
