@@ -103,27 +103,8 @@ pub(crate) fn config(common: &Common, run: &RunFlags) -> Result<Config> {
 pub fn run(a: OptimizeArgs) -> Result<()> {
     let config = config(&a.common, &a.run)?;
     let study = crate::inputs::with_config(&a.common, config)?.into_study()?;
-    if a.out.exists() && !a.out.is_dir() {
-        anyhow::bail!(
-            "{}: exists and is not a folder; --out takes a run folder",
-            a.out.display()
-        );
-    }
-    std::fs::create_dir_all(&a.out)
-        .map_err(|e| anyhow::anyhow!("{}: cannot create the run folder ({e})", a.out.display()))?;
-    sieve_run::files::check_writable_dir(&a.out)?;
-    let backend = sieve_screen::backend_by_name(&study.config.backend)?;
-    if a.common.verbose {
-        eprintln!("backend: {}", backend.describe());
-    }
-    let opts = OptimizeOptions {
-        out: a.out.clone(),
-        backend: backend.as_ref(),
-        threads: a.run.threads,
-        restart: a.run.restart,
-        checkpoint_every: Duration::from_secs_f64(a.run.checkpoint_every),
-        interrupt: Some(&crate::INTERRUPT),
-    };
+    let backend = prepare(&a.out, &study, a.common.verbose)?;
+    let opts = options(&a.out, backend.as_ref(), &a.run);
     eprintln!(
         "optimize: {} on {}, grid {} = {} combinations; run folder {}",
         study.strategy.name(),
@@ -243,4 +224,39 @@ fn print_best(out: &mut impl Write, best: &Best) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// Checks the output folder (created, writable) and opens the backend.
+pub(crate) fn prepare(
+    out: &std::path::Path,
+    study: &sieve_run::Study,
+    verbose: bool,
+) -> Result<Box<dyn sieve_screen::ScreenBackend>> {
+    if out.exists() && !out.is_dir() {
+        anyhow::bail!("{}: exists and is not a folder", out.display());
+    }
+    std::fs::create_dir_all(out)
+        .map_err(|e| anyhow::anyhow!("{}: cannot create the folder ({e})", out.display()))?;
+    sieve_run::files::check_writable_dir(out)?;
+    let backend = sieve_screen::backend_by_name(&study.config.backend)?;
+    if verbose {
+        eprintln!("backend: {}", backend.describe());
+    }
+    Ok(backend)
+}
+
+/// How the loop runs, from the flags; a signal stops it at a checkpoint.
+pub(crate) fn options<'a>(
+    out: &std::path::Path,
+    backend: &'a dyn sieve_screen::ScreenBackend,
+    run: &RunFlags,
+) -> OptimizeOptions<'a> {
+    OptimizeOptions {
+        out: out.to_path_buf(),
+        backend,
+        threads: run.threads,
+        restart: run.restart,
+        checkpoint_every: Duration::from_secs_f64(run.checkpoint_every),
+        interrupt: Some(&crate::INTERRUPT),
+    }
 }

@@ -1,11 +1,9 @@
 use std::io::Write;
-use std::time::Duration;
 
 use anyhow::Result;
-use sieve_run::optimize::OptimizeOptions;
 
 use crate::args::WalkforwardArgs;
-use crate::commands::optimize::{config, Terminal};
+use crate::commands::optimize::{config, options, prepare, Terminal};
 use crate::output::{human, table};
 
 pub fn run(a: WalkforwardArgs) -> Result<()> {
@@ -16,21 +14,8 @@ pub fn run(a: WalkforwardArgs) -> Result<()> {
             "sieve walkforward needs a [walkforward] section in the config (train and test lengths, e.g. train = \"4y\", test = \"1y\"; see docs/config.md), or -O walkforward.train=4y -O walkforward.test=1y"
         );
     }
-    if a.out.exists() && !a.out.is_dir() {
-        anyhow::bail!("{}: exists and is not a folder", a.out.display());
-    }
-    std::fs::create_dir_all(&a.out)
-        .map_err(|e| anyhow::anyhow!("{}: cannot create the folder ({e})", a.out.display()))?;
-    sieve_run::files::check_writable_dir(&a.out)?;
-    let backend = sieve_screen::backend_by_name(&study.config.backend)?;
-    let opts = OptimizeOptions {
-        out: a.out.clone(),
-        backend: backend.as_ref(),
-        threads: a.run.threads,
-        restart: a.run.restart,
-        checkpoint_every: Duration::from_secs_f64(a.run.checkpoint_every),
-        interrupt: Some(&crate::INTERRUPT),
-    };
+    let backend = prepare(&a.out, &study, a.common.verbose)?;
+    let opts = options(&a.out, backend.as_ref(), &a.run);
     let mut term = Terminal {
         verbose: a.common.verbose,
         bar: None,
