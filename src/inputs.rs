@@ -43,10 +43,10 @@ pub fn load(common: &Common, flags: &[(&str, Option<String>)]) -> Result<Inputs>
 
 /// The config file (if any) with the `-O` overrides, then the flags.
 pub fn load_config(common: &Common, flags: &[(&str, Option<String>)]) -> Result<Config> {
-    Ok(Config::load(
-        common.config.as_deref(),
-        &overrides(common, flags),
-    )?)
+    let config = Config::load(common.config.as_deref(), &overrides(common, flags))?;
+    // Every command checks the run sections too: a typo is an error anywhere.
+    sieve_run::settings::RunSettings::of(&config)?;
+    Ok(config)
 }
 
 /// A TOML string literal of `s` (quoted and escaped).

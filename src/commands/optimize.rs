@@ -130,7 +130,7 @@ pub fn run(a: OptimizeArgs) -> Result<()> {
                 status: status::NO_RESULT,
                 message: format!(
                     "no iteration has finished yet, so there is no best; re-run the same command to continue (the budget counts per run of the command), or raise optimize.time_budget_s (now {} s)",
-                    study.config.time_budget_s
+                    study.settings.time_budget_s
                 ),
             },
             _ => Exit {
@@ -238,7 +238,7 @@ pub(crate) fn prepare(
     std::fs::create_dir_all(out)
         .map_err(|e| anyhow::anyhow!("{}: cannot create the folder ({e})", out.display()))?;
     sieve_run::files::check_writable_dir(out)?;
-    let backend = sieve_screen::backend_by_name(&study.config.backend)?;
+    let backend = sieve_screen::backend_by_name(&study.settings.backend)?;
     if verbose {
         eprintln!("backend: {}", backend.describe());
     }

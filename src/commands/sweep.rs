@@ -24,8 +24,8 @@ pub fn run(a: SweepArgs) -> Result<()> {
         Some(s) => Shard::parse(s)?,
         None => Shard::from_env(|k| std::env::var(k).ok(), a.shards)?.unwrap_or(Shard::WHOLE),
     };
-    let top = study.config.sweep_top;
-    let backend = sieve_screen::backend_by_name(&study.config.backend)?;
+    let top = study.settings.sweep_top;
+    let backend = sieve_screen::backend_by_name(&study.settings.backend)?;
     let range = shard.range(study.space.size());
     if a.common.verbose {
         eprintln!("backend: {}", backend.describe());

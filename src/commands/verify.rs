@@ -11,7 +11,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     let config =
         crate::inputs::load_config(&a.common, &[("verify.top", a.top.map(|t| t.to_string()))])?;
     let strategy = sieve_core::strategy::lookup(&config.strategy)?;
-    let top = config.verify_top;
+    let top = sieve_run::settings::RunSettings::of(&config)?.verify_top;
     {
         let mut inputs = crate::inputs::input_paths(&a.common, &config);
         inputs.extend([a.candidates.as_path()]);

@@ -9,7 +9,7 @@ use crate::output::{human, table};
 pub fn run(a: WalkforwardArgs) -> Result<()> {
     let config = config(&a.common, &a.run)?;
     let study = crate::inputs::with_config(&a.common, config)?.into_study()?;
-    if study.config.walkforward.is_none() {
+    if study.settings.walkforward.is_none() {
         anyhow::bail!(
             "sieve walkforward needs a [walkforward] section in the config (train and test lengths, e.g. train = \"4y\", test = \"1y\"; see docs/config.md), or -O walkforward.train=4y -O walkforward.test=1y"
         );

@@ -35,90 +35,6 @@ pub struct Config {
     pub holdout_start: Option<Boundary>,
     pub screen_window: ScreenWindow,
     pub min_trades: u64,
-    pub sweep_top: usize,
-    pub backend: String,
-    pub verify_top: usize,
-    pub iterations: u32,
-    pub time_budget_s: f64,
-    pub refine_top: usize,
-    /// `optimize.max_combinations`; `None` = the first iteration's size.
-    pub max_combinations: Option<u64>,
-    /// `robust.pbo_blocks`: S of the PBO's cross-validation.
-    pub pbo_blocks: usize,
-    /// `[walkforward]`, when present.
-    pub walkforward: Option<WalkForward>,
-}
-
-/// `[walkforward]`: rolling (or anchored) train/test folds.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct WalkForward {
-    pub train: Span,
-    pub test: Span,
-    /// Default: the test length.
-    pub step: Span,
-    /// Every train window starts at `start`.
-    pub anchored: bool,
-    /// The first train window's start (unix ms); default the first bar.
-    pub start: Option<i64>,
-}
-
-/// A length of time: calendar days, weeks, months or years, or bars.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Span {
-    Bars(u64),
-    Days(u32),
-    Weeks(u32),
-    Months(u32),
-    Years(u32),
-}
-
-impl Span {
-    pub fn is_bars(self) -> bool {
-        matches!(self, Span::Bars(_))
-    }
-
-    fn parse(key: &str, v: &toml::Value) -> Result<Span> {
-        let bad = || {
-            Error::config(
-                key,
-                format!("expected a length such as \"4y\", \"6m\", \"2w\", \"30d\" or a bar count such as \"1000\"; got {v}"),
-            )
-        };
-        let text = match v {
-            toml::Value::String(s) => s.trim().to_string(),
-            toml::Value::Integer(i) => i.to_string(),
-            _ => return Err(bad()),
-        };
-        let (number, unit) = match text.char_indices().last() {
-            Some((i, c)) if c.is_ascii_alphabetic() => (&text[..i], Some(c.to_ascii_lowercase())),
-            _ => (text.as_str(), None),
-        };
-        let n: u64 = number.trim().parse().map_err(|_| bad())?;
-        if n == 0 {
-            return Err(Error::config(key, "must be above 0"));
-        }
-        let small = || u32::try_from(n).map_err(|_| bad());
-        Ok(match unit {
-            None => Span::Bars(n),
-            Some('d') => Span::Days(small()?),
-            Some('w') => Span::Weeks(small()?),
-            Some('m') => Span::Months(small()?),
-            Some('y') => Span::Years(small()?),
-            Some(_) => return Err(bad()),
-        })
-    }
-}
-
-impl std::fmt::Display for Span {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Span::Bars(n) => write!(f, "{n} bars"),
-            Span::Days(n) => write!(f, "{n}d"),
-            Span::Weeks(n) => write!(f, "{n}w"),
-            Span::Months(n) => write!(f, "{n}m"),
-            Span::Years(n) => write!(f, "{n}y"),
-        }
-    }
 }
 
 /// P in the annualised ratios.
@@ -158,71 +74,18 @@ struct RawConfig {
     backtest: RawBacktest,
     #[serde(default)]
     score: RawScore,
-    #[serde(default)]
-    sweep: RawSweep,
-    #[serde(default)]
-    verify: RawVerify,
-    #[serde(default)]
-    optimize: RawOptimize,
-    #[serde(default)]
-    robust: RawRobust,
-    walkforward: Option<RawWalkForward>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawWalkForward {
-    train: Option<toml::Value>,
-    test: Option<toml::Value>,
-    step: Option<toml::Value>,
-    anchored: Option<bool>,
-    start: Option<toml::Value>,
-}
-
-impl RawWalkForward {
-    fn check(self) -> Result<WalkForward> {
-        let need = |key: &str, v: Option<toml::Value>| -> Result<Span> {
-            let full = format!("walkforward.{key}");
-            let v =
-                v.ok_or_else(|| Error::config(&full, "is required (e.g. \"4y\" or \"1000\")"))?;
-            Span::parse(&full, &v)
-        };
-        let train = need("train", self.train)?;
-        let test = need("test", self.test)?;
-        let step = match self.step {
-            Some(v) => Span::parse("walkforward.step", &v)?,
-            None => test,
-        };
-        if train.is_bars() != test.is_bars() || test.is_bars() != step.is_bars() {
-            return Err(Error::config(
-                "walkforward",
-                "train, test and step must all be calendar lengths (d, w, m, y) or all bar counts",
-            ));
-        }
-        let start = match boundary_key("walkforward.start", self.start)? {
-            None => None,
-            Some(Boundary::Time(t)) => Some(t),
-            Some(Boundary::Share(_)) => {
-                return Err(Error::config(
-                    "walkforward.start",
-                    "must be a date such as \"2012-01-01\"",
-                ))
-            }
-        };
-        Ok(WalkForward {
-            train,
-            test,
-            step,
-            anchored: self.anchored.unwrap_or(false),
-            start,
-        })
-    }
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawRobust {
-    pbo_blocks: Option<usize>,
+    // The run layer's sections (sieve-run's `RunSettings` checks them);
+    // here only their being tables.
+    #[serde(default, rename = "sweep")]
+    _sweep: toml::Table,
+    #[serde(default, rename = "verify")]
+    _verify: toml::Table,
+    #[serde(default, rename = "optimize")]
+    _optimize: toml::Table,
+    #[serde(default, rename = "robust")]
+    _robust: toml::Table,
+    #[serde(default, rename = "walkforward")]
+    _walkforward: toml::Table,
 }
 
 #[derive(Deserialize, Default)]
@@ -274,28 +137,6 @@ struct RawScore {
     holdout_start: Option<toml::Value>,
     screen_window: Option<ScreenWindow>,
     min_trades: Option<u64>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawSweep {
-    top: Option<usize>,
-    backend: Option<String>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawVerify {
-    top: Option<usize>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawOptimize {
-    iterations: Option<u32>,
-    time_budget_s: Option<f64>,
-    refine_top: Option<usize>,
-    max_combinations: Option<u64>,
 }
 
 /// The strategy of the built-in example (`sieve optimize` with no config).
@@ -422,24 +263,6 @@ impl Config {
                 "must be before score.holdout_start",
             ));
         }
-        let positive = |key: &str, v: Option<usize>, default: usize| -> Result<usize> {
-            match v.unwrap_or(default) {
-                0 => Err(Error::config(key, "must be at least 1")),
-                n => Ok(n),
-            }
-        };
-        let backend = raw.sweep.backend.unwrap_or_else(|| "cpu".to_string());
-        if backend != "cpu" && backend != "gpu" {
-            return Err(Error::config(
-                "sweep.backend",
-                format!("must be \"cpu\" or \"gpu\", got \"{backend}\""),
-            ));
-        }
-        let o = raw.optimize;
-        let time_budget_s = o.time_budget_s.unwrap_or(900.0);
-        if time_budget_s.is_nan() || time_budget_s <= 0.0 {
-            return Err(Error::config("optimize.time_budget_s", "must be above 0"));
-        }
         let strategy = raw
             .strategy
             .name
@@ -475,34 +298,6 @@ impl Config {
             holdout_start,
             screen_window: s.screen_window.unwrap_or_default(),
             min_trades: s.min_trades.unwrap_or(1),
-            sweep_top: positive("sweep.top", raw.sweep.top, 5000)?,
-            backend,
-            verify_top: positive("verify.top", raw.verify.top, 5000)?,
-            iterations: match o.iterations.unwrap_or(5) {
-                0 => return Err(Error::config("optimize.iterations", "must be at least 1")),
-                n => n,
-            },
-            time_budget_s,
-            refine_top: positive("optimize.refine_top", o.refine_top, 50)?,
-            walkforward: raw.walkforward.map(RawWalkForward::check).transpose()?,
-            pbo_blocks: match raw.robust.pbo_blocks.unwrap_or(16) {
-                s if s % 2 == 0 && (4..=20).contains(&s) => s,
-                s => {
-                    return Err(Error::config(
-                        "robust.pbo_blocks",
-                        format!("must be an even number from 4 to 20, got {s}"),
-                    ))
-                }
-            },
-            max_combinations: match o.max_combinations {
-                Some(0) => {
-                    return Err(Error::config(
-                        "optimize.max_combinations",
-                        "must be at least 1",
-                    ))
-                }
-                m => m,
-            },
         })
     }
 
@@ -609,11 +404,6 @@ mod tests {
         assert_eq!((c.score_start, c.holdout_start), (None, None));
         assert_eq!(c.screen_window, ScreenWindow::Score);
         assert_eq!(c.min_trades, 1);
-        assert_eq!((c.sweep_top, c.verify_top), (5000, 5000));
-        assert_eq!(
-            (c.iterations, c.time_budget_s, c.refine_top),
-            (5, 900.0, 50)
-        );
     }
 
     #[test]
@@ -641,7 +431,6 @@ mod tests {
                 "[score]\nscore_start = \"2020-01-01\"\nholdout_start = \"2019-01-01\"\n",
                 "score.score_start",
             ),
-            ("[sweep]\ntop = 0\n", "sweep.top"),
             ("[strategy]\nname = \"magic\"\n", "strategy.name"),
             ("[backtest]\nfee = \"high\"\n", "fee"),
         ] {

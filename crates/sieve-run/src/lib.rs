@@ -18,6 +18,7 @@ pub mod refine;
 pub mod report;
 pub mod robust;
 pub mod rundir;
+pub mod settings;
 pub mod shard;
 mod stages;
 pub mod study;

@@ -191,12 +191,12 @@ pub fn optimize(
     let mut state = open_run(study, opts, obs)?;
     let session = Session {
         started: Instant::now(),
-        budget_s: study.config.time_budget_s,
+        budget_s: study.settings.time_budget_s,
         elapsed_before: state.elapsed_s,
         interrupt: opts.interrupt,
     };
     state.status = "running".into();
-    let config = &study.config;
+    let config = &study.settings;
     let original = study.space.axes.clone();
     let mut best_so_far: Option<f64> = None;
     let mut stale = 0;
@@ -342,7 +342,7 @@ fn next_grid(
         None => Some(original.to_vec()),
         Some(prev) => {
             let max = study
-                .config
+                .settings
                 .max_combinations
                 .unwrap_or(state.iterations[0].grid_size);
             let current = axes_of(study, &prev.grid)?;

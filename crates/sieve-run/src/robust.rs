@@ -122,7 +122,7 @@ pub fn overfitting(study: &Study, candidates: &mut [(u64, Vec<f64>)]) -> Option<
     }
     // Grid-index order: an in-sample tie goes to the lower index.
     candidates.sort_by_key(|c| c.0);
-    let blocks = study.config.pbo_blocks;
+    let blocks = study.settings.pbo_blocks;
     let w = study.scoring.windows.score;
     if w.end - w.start < 2 * blocks {
         return None; // fewer than two returns per block

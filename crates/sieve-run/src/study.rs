@@ -12,6 +12,8 @@ use sieve_core::Result;
 #[derive(Clone)]
 pub struct Study {
     pub config: Config,
+    /// The run sections of the config, checked.
+    pub settings: crate::settings::RunSettings,
     pub bars: Bars,
     pub strategy: &'static dyn Strategy,
     pub space: ParamSpace,
@@ -37,6 +39,7 @@ impl Study {
         )?;
         let scoring = Scoring::new(&config, &bars)?;
         Ok(Study {
+            settings: crate::settings::RunSettings::of(&config)?,
             data_hash: data_hash(&bars),
             config_hash: config_hash(&config),
             config,

@@ -13,9 +13,9 @@ use std::fmt::Write as _;
 use std::ops::Range;
 use std::path::Path;
 
+use crate::settings::{Span, WalkForward};
 use chrono::{DateTime, Months};
 use serde::{Deserialize, Serialize};
-use sieve_core::config::{Span, WalkForward};
 use sieve_core::data::{Bars, MS_PER_DAY};
 use sieve_core::format::{float, push_float};
 use sieve_core::metrics::{Drawdown, ReturnMoments, Window, WindowKind, Windows};
@@ -248,7 +248,7 @@ pub fn walkforward(
     opts: &OptimizeOptions<'_>,
     obs: &mut dyn Observer,
 ) -> Result<Outcome> {
-    let wf = study.config.walkforward.ok_or_else(|| {
+    let wf = study.settings.walkforward.ok_or_else(|| {
         Error::config(
             "walkforward",
             "sieve walkforward needs a [walkforward] section (train, test)",

@@ -39,7 +39,7 @@ pub(crate) fn run(
     let plan = SweepPlan {
         backend: opts.backend,
         shard: crate::shard::Shard::WHOLE,
-        top: study.config.sweep_top,
+        top: study.settings.sweep_top,
         threads: opts.threads,
         resume,
     };
@@ -53,7 +53,7 @@ pub(crate) fn run(
             Some(Stop::Interrupted)
         } else if session.out_of_time() {
             Some(Stop::TimeBudget {
-                seconds: study.config.time_budget_s,
+                seconds: study.settings.time_budget_s,
                 during: Some(iteration),
             })
         } else {

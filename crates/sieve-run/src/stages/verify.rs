@@ -22,7 +22,7 @@ pub(crate) fn run(
     rec: &mut IterationRecord,
     obs: &mut dyn Observer,
 ) -> Result<()> {
-    let config = &study.config;
+    let config = &study.settings;
     let started = Instant::now();
     let list = candidates::read(
         &iter_dir.join("sweep.csv"),
