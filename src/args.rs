@@ -202,7 +202,10 @@ fn seconds(s: &str) -> Result<f64, String> {
     const YEAR: f64 = 365.25 * 86_400.0;
     match s.trim().parse::<f64>() {
         Ok(v) if (0.0..=YEAR).contains(&v) => Ok(v),
-        Ok(v) => Err(format!("{v} is not a number of seconds from 0 to a year")),
+        Ok(_) => Err(format!(
+            "{} is not a number of seconds from 0 to a year",
+            s.trim()
+        )),
         Err(_) => Err(format!("\"{s}\" is not a number of seconds")),
     }
 }

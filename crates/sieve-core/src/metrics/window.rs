@@ -123,7 +123,7 @@ impl Windows {
                     .collect::<Vec<_>>()
                     .join("; ")
             };
-            return Err(Error::config("score", message));
+            return Err(Error::config("windows", message));
         }
         Ok(Windows {
             full: Window {

@@ -1099,7 +1099,7 @@ fn push_history(html: &mut String, state: &RunState) -> Result<()> {
             it.sweep_s.map_or("-".into(), |s| format!("{s:.2}")),
             it.candidates_verified.map_or("-".into(), |n| n.to_string()),
             it.verify_s.map_or("-".into(), |s| format!("{s:.2}")),
-            score.map_or("-".into(), float),
+            score.map_or("-".into(), |s| format!("{s:.6}")),
             it.best.as_ref().map_or("-".into(), |b| b.screen_rank.to_string()),
             it.spearman.map_or("-".into(), |s| format!("{s:.3}")),
         );
