@@ -52,8 +52,31 @@ fn folds_match_backtest_sweep_and_their_own_stitching() {
     assert_eq!(rows[0][col("test_start")], "2018-01-01");
     assert_eq!(rows[6][col("test_end")], "2025-01-01");
     let mut stitched = Vec::new();
+    let mut returns: Vec<f64> = Vec::new();
     for row in &rows {
         let (fast, slow) = (&row[col("fast")], &row[col("slow")]);
+        // The fold's bar returns over its test window, from its equity curve.
+        let equity = dir.path().join(format!("e{}.csv", row[0]));
+        run_ok(&[
+            "backtest",
+            "--config",
+            c,
+            "--set",
+            &format!("fast={fast}"),
+            "--set",
+            &format!("slow={slow}"),
+            "--equity",
+            equity.to_str().unwrap(),
+        ]);
+        let (_, curve) = csv_rows(&equity);
+        let (from, to) = (&row[col("test_start")], &row[col("test_end")]);
+        for (i, r) in curve.iter().enumerate() {
+            if r[0].as_str() >= from.as_str() && r[0].as_str() < to.as_str() {
+                let (e, prev): (f64, f64) =
+                    (r[1].parse().unwrap(), curve[i - 1][1].parse().unwrap());
+                returns.push(e / prev - 1.0);
+            }
+        }
         // test_score: sieve backtest over the test window.
         let v: serde_json::Value = serde_json::from_str(&run_ok(&[
             "backtest",
@@ -114,6 +137,24 @@ fn folds_match_backtest_sweep_and_their_own_stitching() {
     assert!(
         (got - total).abs() <= 1e-9 * total.abs().max(1.0),
         "{got} vs {total}"
+    );
+    // The stitched curve's drawdown and bar count, from the equity files.
+    let (mut e, mut peak, mut mdd) = (1.0f64, 1.0f64, 0.0f64);
+    for r in &returns {
+        e *= 1.0 + r;
+        peak = peak.max(e);
+        mdd = mdd.max(1.0 - e / peak);
+    }
+    assert_eq!(
+        json["stitched"]["bars"].as_u64(),
+        Some(returns.len() as u64)
+    );
+    let got = json["stitched"]["max_drawdown"].as_f64().unwrap();
+    assert!((got - mdd).abs() < 1e-9, "{got} vs {mdd}");
+    assert!(
+        (e - 1.0 - total).abs() < 1e-9,
+        "chained bars {} vs folds {total}",
+        e - 1.0
     );
     assert!(std::fs::read_to_string(out.join("report.html"))
         .unwrap()
