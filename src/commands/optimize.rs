@@ -68,7 +68,7 @@ pub(crate) fn config(common: &Common, run: &RunFlags) -> Result<Config> {
             .iter()
             .any(|o| o.trim_start().starts_with(prefix))
     };
-    if common.data.is_some() && !given("score.") {
+    if common.data.is_some() && !given("score.score_start") && !given("score.holdout_start") {
         if let Some(toml::Value::Table(score)) = example.get_mut("score") {
             score.insert("score_start".into(), "40%".into());
             score.insert("holdout_start".into(), "80%".into());
@@ -211,6 +211,9 @@ fn print_best(out: &mut impl Write, best: &Best) -> Result<()> {
                 "overfitting: PBO {:.3} over {} candidates, {} splits of {} blocks",
                 p.pbo, p.candidates, p.splits, p.blocks
             )?;
+        }
+        if let Some(why) = &r.pbo_skipped {
+            writeln!(out, "overfitting: no PBO: {why}")?;
         }
         let score = best
             .windows

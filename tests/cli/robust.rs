@@ -188,3 +188,44 @@ fn erf(x: f64) -> f64 {
     }
     2.0 / std::f64::consts::PI.sqrt() * sum
 }
+
+/// A best that never trades has no Sharpe: best.json holds nulls, and the
+/// report and a resumed run read it back.
+#[test]
+fn an_undefined_sharpe_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("down.csv");
+    let mut text = String::from("date,open,high,low,close\n");
+    for i in 0..400 {
+        let p = 1000.0 - i as f64;
+        let day = chrono::NaiveDate::from_ymd_opt(2020, 1, 1).unwrap() + chrono::Days::new(i);
+        text.push_str(&format!("{day},{p},{p},{p},{p}\n"));
+    }
+    std::fs::write(&data, text).unwrap();
+    let out = dir.path().join("run");
+    let args = [
+        "optimize",
+        "--data",
+        data.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--strategy",
+        "sma_cross",
+        "-O",
+        "strategy.params.fast={start=2,stop=6,step=2}",
+        "-O",
+        "strategy.params.slow={values=[10,20]}",
+        "-O",
+        "score.objective=total_return",
+        "-O",
+        "score.min_trades=0",
+        "-O",
+        "optimize.iterations=1",
+    ];
+    run_ok(&args);
+    let best: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("best.json")).unwrap()).unwrap();
+    assert!(best["robustness"]["dsr"]["sharpe"].is_null());
+    run_ok(&["report", out.to_str().unwrap()]);
+    run_ok(&args);
+}

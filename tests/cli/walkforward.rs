@@ -240,3 +240,85 @@ fn killed_in_the_middle_resumes_to_identical_results() {
         );
     }
 }
+
+#[test]
+fn a_changed_config_never_reuses_finished_folds() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("wf.toml");
+    std::fs::write(&config, CONFIG).unwrap();
+    let c = config.to_str().unwrap();
+    let out = dir.path().join("wf");
+    let o = out.to_str().unwrap();
+    run_ok(&["walkforward", "--config", c, "--out", o]);
+    let before = std::fs::read(out.join("walkforward.csv")).unwrap();
+    // Another fee: the folds are refused without --restart, redone with it.
+    let refused = sieve()
+        .args([
+            "walkforward",
+            "--config",
+            c,
+            "--out",
+            o,
+            "-O",
+            "backtest.fee=0.01",
+        ])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("changed: backtest.fee"),
+        "{}",
+        stderr(&refused)
+    );
+    run_ok(&[
+        "walkforward",
+        "--config",
+        c,
+        "--out",
+        o,
+        "-O",
+        "backtest.fee=0.01",
+        "--restart",
+    ]);
+    let after = std::fs::read(out.join("walkforward.csv")).unwrap();
+    assert_ne!(before, after, "the folds were rerun with the new fee");
+    // Other fold windows: each fold is its own run, refused as another
+    // config without --restart, redone with it.
+    let refused = sieve()
+        .args([
+            "walkforward",
+            "--config",
+            c,
+            "--out",
+            o,
+            "-O",
+            "backtest.fee=0.01",
+        ])
+        .args(["-O", "walkforward.train=\"2y\""])
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&refused).contains("changed: walkforward.train"),
+        "{}",
+        stderr(&refused)
+    );
+    run_ok(&[
+        "walkforward",
+        "--restart",
+        "--config",
+        c,
+        "--out",
+        o,
+        "-O",
+        "backtest.fee=0.01",
+        "-O",
+        "walkforward.train=\"2y\"",
+    ]);
+    let (header, rows) = csv_rows(&out.join("walkforward.csv"));
+    let col = |n: &str| header.iter().position(|h| h == n).unwrap();
+    assert_eq!(rows[0][col("test_start")], "2017-01-01");
+    let fold1: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("fold-001/best.json")).unwrap())
+            .unwrap();
+    assert_eq!(fold1["windows"]["holdout"]["start"], "2017-01-01");
+}

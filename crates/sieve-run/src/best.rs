@@ -138,9 +138,11 @@ pub(crate) fn best_json(
             .join(format!("iter-{:03}", rec.iteration))
             .join("verified.csv");
         let mut candidates = crate::robust::finite_candidates(study, &verified)?;
+        let pbo = crate::robust::overfitting(study, &mut candidates);
         Some(crate::robust::Robustness {
             dsr: Some(crate::robust::deflated_sharpe(study, state, &b.params)),
-            pbo: crate::robust::overfitting(study, &mut candidates),
+            pbo_skipped: pbo.as_ref().err().cloned(),
+            pbo: pbo.ok(),
         })
     } else {
         None

@@ -293,16 +293,20 @@ pub fn optimize(
         }
     };
     // Later iterations recorded from an earlier, longer session are kept.
-    state.status = match stop {
-        Stop::Interrupted | Stop::TimeBudget { .. } => "stopped",
-        _ => "done",
-    }
-    .into();
+    // The final results (robustness included) are written before the run
+    // says "done": a kill in between leaves a run that resumes and rewrites
+    // them, never a finished run with partial results.
     state.stop_reason = Some(stop.to_string());
     state.elapsed_s = session.total_elapsed();
     dir.save_state(&state)?;
     // The robustness numbers take a second or two: once, at the end.
     let best = write_results(study, &dir, &state, &stop.to_string(), true)?;
+    state.status = match stop {
+        Stop::Interrupted | Stop::TimeBudget { .. } => "stopped",
+        _ => "done",
+    }
+    .into();
+    dir.save_state(&state)?;
     Ok(Outcome {
         state,
         best,

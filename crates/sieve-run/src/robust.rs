@@ -18,17 +18,23 @@ use crate::Study;
 pub struct Robustness {
     pub dsr: Option<DsrRecord>,
     pub pbo: Option<PboRecord>,
+    /// Why there is no PBO, when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pbo_skipped: Option<String>,
 }
 
 /// The Deflated Sharpe of the best and its inputs (per-period Sharpes).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DsrRecord {
     /// The best's Sharpe over the score window, not annualised.
+    #[serde(deserialize_with = "nan_if_null")]
     pub sharpe: f64,
     /// T: returns in the score window.
     pub observations: u64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub skew: f64,
     /// Raw kurtosis (3 for a normal).
+    #[serde(deserialize_with = "nan_if_null")]
     pub kurtosis: f64,
     /// N: combinations screened over all iterations.
     pub trials: u64,
@@ -44,7 +50,9 @@ pub struct PboRecord {
     pub blocks: usize,
     pub candidates: usize,
     pub splits: usize,
+    #[serde(deserialize_with = "nan_if_null")]
     pub pbo: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub prob_oos_loss: f64,
     pub degradation_slope: Option<f64>,
     pub degradation_intercept: Option<f64>,
@@ -115,17 +123,26 @@ pub fn deflated_sharpe(study: &Study, state: &RunState, best: &[f64]) -> DsrReco
 }
 
 /// PBO over `candidates` (grid index, parameters), those of `verified.csv`
-/// with a finite score; `None` below two candidates.
-pub fn overfitting(study: &Study, candidates: &mut [(u64, Vec<f64>)]) -> Option<PboRecord> {
+/// with a finite score; `Err(why)` when it cannot be computed.
+pub fn overfitting(
+    study: &Study,
+    candidates: &mut [(u64, Vec<f64>)],
+) -> std::result::Result<PboRecord, String> {
     if candidates.len() < 2 {
-        return None;
+        return Err(format!(
+            "{} verified candidate(s) with a finite score; the PBO needs at least 2",
+            candidates.len()
+        ));
     }
     // Grid-index order: an in-sample tie goes to the lower index.
     candidates.sort_by_key(|c| c.0);
     let blocks = study.settings.pbo_blocks;
     let w = study.scoring.windows.score;
     if w.end - w.start < 2 * blocks {
-        return None; // fewer than two returns per block
+        return Err(format!(
+            "the score window has {} bars, fewer than 2 per block (robust.pbo_blocks = {blocks})",
+            w.end - w.start
+        ));
     }
     let cash = study.scoring.engine.initial_cash;
     let sums: Vec<Vec<pbo::BlockSums>> =
@@ -140,7 +157,7 @@ pub fn overfitting(study: &Study, candidates: &mut [(u64, Vec<f64>)]) -> Option<
         });
     let r = pbo::pbo(&sums, blocks);
     let step = r.picks.len().div_ceil(2000).max(1);
-    Some(PboRecord {
+    Ok(PboRecord {
         blocks: r.blocks,
         candidates: r.candidates,
         splits: r.splits,
@@ -176,16 +193,22 @@ fn histogram(values: &[f64], bins: usize) -> Histogram {
             counts: Vec::new(),
         };
     }
+    // Edges on multiples of the width, so 0 is an edge and no bin mixes
+    // λ ≤ 0 with λ > 0 (the report colours bins by side). Bins are
+    // (edge, edge + width]: λ = 0 falls in the bin left of 0, with the
+    // overfit splits.
     let width = if hi > lo {
         (hi - lo) / bins as f64
     } else {
         1.0
     };
-    let edges: Vec<f64> = (0..=bins).map(|i| lo + i as f64 * width).collect();
-    let mut counts = vec![0u64; bins];
+    let first = (lo / width).ceil() as i64 - 1;
+    let last = (hi / width).ceil() as i64;
+    let edges: Vec<f64> = (first..=last).map(|k| k as f64 * width).collect();
+    let mut counts = vec![0u64; edges.len() - 1];
     for v in finite {
-        let i = (((v - lo) / width) as usize).min(bins - 1);
-        counts[i] += 1;
+        let i = ((v / width).ceil() as i64 - 1 - first).clamp(0, counts.len() as i64 - 1);
+        counts[i as usize] += 1;
     }
     Histogram { edges, counts }
 }
@@ -203,26 +226,27 @@ pub fn finite_candidates(study: &Study, path: &Path) -> Result<Vec<(u64, Vec<f64
         .collect())
 }
 
-/// The plain-language verdict, with the numbers it rests on.
+/// The plain-language verdict, with the numbers it rests on. Each of PBO,
+/// DSR and the holdout is a check that fails (PBO > 0.5, DSR < 0.5, holdout
+/// objective ≤ 0 while the score window's is positive), passes (PBO ≤ 0.2,
+/// DSR ≥ 0.95, holdout objective > 0) or is neutral. Two failures: likely
+/// overfit; no failure and at least two passes: plausibly real; else mixed.
+/// (One failure alone is not enough: PBO, for one, measures whether picking
+/// among candidates that share an edge helps, not whether the edge exists.)
 pub fn verdict(r: &Robustness, objective: &str, score: f64, holdout: Option<f64>) -> String {
     let mut numbers = Vec::new();
-    let mut bad = 0;
-    let mut good = 0;
+    let (mut bad, mut good) = (0, 0);
+    let mut judge = |failed: bool, passed: bool| {
+        bad += usize::from(failed);
+        good += usize::from(passed);
+    };
     if let Some(p) = &r.pbo {
         numbers.push(format!("PBO {:.2}", p.pbo));
-        if p.pbo > 0.5 {
-            bad += 1;
-        } else if p.pbo <= 0.2 {
-            good += 1;
-        }
+        judge(p.pbo > 0.5, p.pbo <= 0.2);
     }
     if let Some(d) = r.dsr.as_ref().and_then(|d| d.dsr) {
         numbers.push(format!("DSR {d:.2}"));
-        if d < 0.5 {
-            bad += 1;
-        } else if d >= 0.95 {
-            good += 1;
-        }
+        judge(d < 0.5, d >= 0.95);
     }
     if let Some(h) = holdout {
         numbers.push(format!(
@@ -230,22 +254,18 @@ pub fn verdict(r: &Robustness, objective: &str, score: f64, holdout: Option<f64>
             short(h),
             short(score)
         ));
-        if h <= 0.0 && score > 0.0 {
-            bad += 1;
-        } else if h > 0.0 {
-            good += 1;
-        }
+        judge(h <= 0.0 && score > 0.0 || h.is_nan(), h > 0.0);
     }
-    let word = if bad > 0 {
-        "likely overfit"
-    } else if good == numbers.len() && !numbers.is_empty() {
-        "plausibly real"
-    } else {
-        "inconclusive"
-    };
     if numbers.is_empty() {
         return "inconclusive: no robustness numbers could be computed".into();
     }
+    let word = if bad >= 2 {
+        "likely overfit"
+    } else if bad == 0 && good >= 2 {
+        "plausibly real"
+    } else {
+        "mixed evidence"
+    };
     format!("{word}: {}", numbers.join(", "))
 }
 
@@ -254,5 +274,69 @@ fn short(v: f64) -> String {
         format!("{v:.2}")
     } else {
         "NaN".into()
+    }
+}
+
+/// JSON writes NaN as null; read it back as NaN.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_bins_have_zero_as_an_edge() {
+        // Width 0.5, edges on its multiples: (−1.5, −1], (−1, −0.5],
+        // (−0.5, 0], (0, 0.5], (0.5, 1]; λ = 0 falls left of 0.
+        let h = histogram(&[-1.0, -0.5, 0.0, 0.3, 1.0], 4);
+        assert_eq!(h.edges, vec![-1.5, -1.0, -0.5, 0.0, 0.5, 1.0]);
+        assert_eq!(h.counts, vec![1, 1, 1, 1, 1]);
+        let overfit: u64 = h
+            .edges
+            .windows(2)
+            .zip(&h.counts)
+            .filter(|(e, _)| e[1] <= 0.0)
+            .map(|(_, c)| c)
+            .sum();
+        assert_eq!(overfit, 3, "the λ ≤ 0 values, exactly");
+    }
+
+    #[test]
+    fn one_failed_check_is_mixed_two_are_overfit() {
+        let r = |pbo: f64, dsr: f64| Robustness {
+            dsr: Some(DsrRecord {
+                sharpe: 0.05,
+                observations: 1000,
+                skew: 0.0,
+                kurtosis: 3.0,
+                trials: 100,
+                sharpe_variance: Some(1e-4),
+                expected_max_sharpe: Some(0.02),
+                dsr: Some(dsr),
+            }),
+            pbo: Some(PboRecord {
+                blocks: 16,
+                candidates: 100,
+                splits: 12870,
+                pbo,
+                prob_oos_loss: 0.1,
+                degradation_slope: None,
+                degradation_intercept: None,
+                logit_histogram: Histogram {
+                    edges: vec![],
+                    counts: vec![],
+                },
+                picks: vec![],
+            }),
+            pbo_skipped: None,
+        };
+        let v = |pbo, dsr, h| verdict(&r(pbo, dsr), "calmar", 1.0, Some(h));
+        assert!(v(0.81, 0.54, -0.19)
+            .starts_with("likely overfit: PBO 0.81, DSR 0.54, holdout calmar -0.19 vs 1.00"));
+        assert!(v(0.57, 0.87, 1.38).starts_with("mixed evidence"));
+        assert!(v(0.1, 0.99, 0.5).starts_with("plausibly real"));
+        assert!(v(0.3, 0.3, -0.5).starts_with("likely overfit"));
     }
 }

@@ -96,6 +96,10 @@ pub fn config_hash(config: &Config) -> String {
         optimize.remove("iterations");
         optimize.remove("time_budget_s");
     }
+    // Computed afterwards from the run's files, or driving many runs: not
+    // what one run screens and verifies.
+    source.remove("robust");
+    source.remove("walkforward");
     // A table left empty is the same config as no table.
     source.retain(|_, v| !v.as_table().is_some_and(toml::Table::is_empty));
     // The strategy name is always part of what runs, even when defaulted.
@@ -104,6 +108,11 @@ pub fn config_hash(config: &Config) -> String {
         config.strategy,
         toml::to_string(&source).unwrap_or_default()
     );
+    hex(&Sha256::digest(text.as_bytes()))
+}
+
+/// SHA-256 of `text`, in hex.
+pub fn hash_text(text: &str) -> String {
     hex(&Sha256::digest(text.as_bytes()))
 }
 

@@ -122,7 +122,9 @@ pub fn folds(bars: &Bars, wf: &WalkForward, limit: usize) -> Result<Vec<Fold>> {
         if te >= limit {
             break; // no test bar before the end
         }
-        let partial = xe > limit;
+        // Cut short: past the limit in bars, or (calendar) ending after the
+        // instant where the data (or the holdout's first bar) stops.
+        let partial = xe > limit || (!wf.train.is_bars() && xe_ms > bar_time(bars, limit));
         let test_end = xe.min(limit);
         out.push(Fold {
             index: k + 1,
@@ -232,14 +234,23 @@ fn fold_study(study: &Study, fold: &Fold) -> Study {
         sieve_core::config::ScreenWindow::Full => windows.full,
     };
     s.scoring.windows = windows;
+    // A fold's identity: the run's config and data, and its own windows.
+    s.config_hash = crate::study::hash_text(&format!(
+        "{}\nfold train {:?} test {:?}",
+        study.config_hash, fold.train, fold.test
+    ));
     s
 }
 
 /// A fold finished in an earlier invocation: its best, read back.
-fn finished(dir: &Path) -> Option<Best> {
+/// A fold finished in an earlier invocation of this same fold (config,
+/// data and windows: its identity): its best, read back.
+fn finished(dir: &Path, fold_study: &Study) -> Option<Best> {
     let run = RunDir::new(dir).ok()?;
     let state = run.load_state().ok()??;
-    (state.status == "done").then_some(())?;
+    let same =
+        state.config_hash == fold_study.config_hash && state.data_hash == fold_study.data_hash;
+    (same && state.status == "done").then_some(())?;
     files::read_json(&run.best_path()).ok()
 }
 
@@ -272,7 +283,8 @@ pub fn walkforward(
     let mut bests: Vec<Option<Best>> = Vec::new();
     for fold in &folds {
         let dir = opts.out.join(format!("fold-{:03}", fold.index));
-        if let Some(best) = finished(&dir) {
+        let fs = fold_study(study, fold);
+        if let Some(best) = finished(&dir, &fs) {
             bests.push(Some(best));
             continue;
         }
@@ -280,7 +292,6 @@ pub fn walkforward(
             "fold {}: train bars {}..{}, test bars {}..{}",
             fold.index, fold.train.start, fold.train.end, fold.test.start, fold.test.end
         ));
-        let fs = fold_study(study, fold);
         let fold_opts = OptimizeOptions {
             out: dir,
             backend: opts.backend,
@@ -383,15 +394,19 @@ fn summarize(
         drawdown.push(e);
         prev = e;
     }
-    let style = sieve_core::format::TimeStyle::for_times(&study.bars.time);
+    let daily = study
+        .bars
+        .time
+        .iter()
+        .all(|t| t.rem_euclid(MS_PER_DAY) == 0);
     let (first, last) = (equity.first().map(|e| e.0), equity.last().map(|e| e.0));
     let (start, end, years) = match (first, last) {
         (Some(a), Some(b)) => {
             let from = study.bars.time[a.saturating_sub(1)];
             let years = (study.bars.time[b] - from) as f64 / MS_PER_DAY as f64 / 365.25;
             (
-                style.format(study.bars.time[a]),
-                style.format(study.bars.time[b]),
+                boundary(study.bars.time[a], daily),
+                boundary(study.bars.time[b], daily),
                 years,
             )
         }
@@ -405,10 +420,12 @@ fn summarize(
         v.iter().sum::<f64>() / v.len() as f64
     };
     let (mean_test, mean_train) = (mean(&|r| r.test_score), mean(&|r| r.train_score));
+    // A ratio to a mean train score ≤ 0 says nothing: undefined.
+    let efficiency = (mean_train > 0.0).then(|| mean_test / mean_train);
     Summary {
         folds: results.len(),
         folds_with_a_best: results.iter().filter(|r| r.params.is_some()).count(),
-        efficiency: some(mean_test / mean_train),
+        efficiency: efficiency.and_then(some),
         positive_share: results.iter().filter(|r| r.test_score > 0.0).count() as f64
             / results.len() as f64,
         stitched: Stitched {
@@ -575,5 +592,13 @@ mod tests {
         assert_eq!(f.len(), 4);
         assert_eq!((f[3].test.clone(), f[3].partial), (912..1096, false));
         assert_eq!(boundary(f[0].train_end_ms, true), "2016-01-01");
+        // 1,000 bars end on 2017-09-26: the last test window (to
+        // 2018-01-01) is cut at the data's end and marked partial.
+        let b = daily(1000);
+        let f = folds(&b, &wf(Span::Years(1), Span::Months(6), None, false), 1000).unwrap();
+        let last = f.last().unwrap();
+        assert_eq!((last.test.clone(), last.partial), (912..1000, true));
+        assert_eq!(boundary(last.test_end_ms, true), "2017-09-27");
+        assert!(!f[0].partial);
     }
 }

@@ -44,6 +44,13 @@ pub(super) fn push_robustness(html: &mut String, best: &Best, dir: &Path) -> Res
     if let Some(p) = &r.pbo {
         push_pbo(html, p)?;
     }
+    if let Some(why) = &r.pbo_skipped {
+        let _ = writeln!(
+            html,
+            "<h3>Probability of Backtest Overfitting</h3>\n<p>Not computed: {}.</p>",
+            esc(why)
+        );
+    }
     let verified = dir
         .join(format!("iter-{:03}", best.iteration))
         .join("verified.csv");
@@ -219,7 +226,13 @@ fn histogram_svg(edges: &[f64], counts: &[u64]) -> Chart {
             .y_label_formatter(&|v| axis_label(*v, top))
             .draw()?;
         chart.draw_series(counts.iter().enumerate().map(|(i, &c)| {
-            let color = if edges[i + 1] <= 0.0 { RED } else { BLUE };
+            // Bins are (edge, edge + width] with 0 an edge: the left of 0
+            // holds λ ≤ 0, the overfit splits.
+            let color = if edges[i + 1] <= 1e-12 * (edges[1] - edges[0]) {
+                RED
+            } else {
+                BLUE
+            };
             Rectangle::new(
                 [(edges[i], 0.0), (edges[i + 1], c as f64)],
                 color.mix(0.6).filled(),
