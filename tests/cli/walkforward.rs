@@ -149,6 +149,27 @@ fn folds_match_backtest_sweep_and_their_own_stitching() {
         json["stitched"]["bars"].as_u64(),
         Some(returns.len() as u64)
     );
+    // Trades and win rate: the folds' test-window trades together.
+    let trades: Vec<f64> = rows
+        .iter()
+        .map(|r| r[col("trades")].parse().unwrap())
+        .collect();
+    let wins: f64 = rows
+        .iter()
+        .zip(&trades)
+        .map(|(r, t)| {
+            let w: f64 = r[col("win_rate")].parse().unwrap();
+            if w.is_nan() {
+                0.0
+            } else {
+                w * t
+            }
+        })
+        .sum();
+    let total_trades: f64 = trades.iter().sum();
+    assert_eq!(json["stitched"]["trades"].as_f64(), Some(total_trades));
+    let win_rate = json["stitched"]["win_rate"].as_f64().unwrap();
+    assert!((win_rate - wins / total_trades).abs() < 1e-12, "{win_rate}");
     let got = json["stitched"]["max_drawdown"].as_f64().unwrap();
     assert!((got - mdd).abs() < 1e-9, "{got} vs {mdd}");
     assert!(

@@ -196,7 +196,13 @@ pub struct Stitched {
     pub calmar: Option<f64>,
     pub sharpe: Option<f64>,
     pub sortino: Option<f64>,
+    /// Trades closed inside a test window, over all folds.
     pub trades: u64,
+    pub win_rate: Option<f64>,
+    pub profit_factor: Option<f64>,
+    pub avg_trade: Option<f64>,
+    /// Share of the stitched bars with a position.
+    pub exposure: Option<f64>,
 }
 
 pub struct Outcome {
@@ -333,11 +339,11 @@ fn stitch(
     study: &Study,
     folds: &[Fold],
     bests: &[Option<Best>],
-) -> (Vec<FoldResult>, Vec<(usize, f64)>, u64) {
+) -> (Vec<FoldResult>, Vec<(usize, f64)>, TestTrades) {
     let cash = study.scoring.engine.initial_cash;
     let mut equity = Vec::new();
     let mut value = cash;
-    let mut trades = 0;
+    let mut trades = TestTrades::default();
     let results = folds
         .iter()
         .zip(bests)
@@ -360,7 +366,17 @@ fn stitch(
                 equity.push((fold.test.start + i, value));
             }
             let test = b.windows.get("holdout");
-            trades += test.map_or(0.0, |w| w.get("trades")) as u64;
+            // The trades that closed in this fold's test window, and its
+            // bars with a position: the stitched trade statistics.
+            for t in &bt.trades {
+                if t.exit_bar.is_some_and(|x| fold.test.contains(&x)) {
+                    trades.stats.push(t.pnl, t.ret);
+                }
+            }
+            trades.exposed += bt.position[fold.test.clone()]
+                .iter()
+                .filter(|&&p| p != 0)
+                .count();
             FoldResult {
                 fold: fold.index,
                 params: Some(params),
@@ -375,6 +391,13 @@ fn stitch(
     (results, equity, trades)
 }
 
+/// Trade statistics of the test windows together.
+#[derive(Default)]
+struct TestTrades {
+    stats: sieve_core::metrics::TradeStats,
+    exposed: usize,
+}
+
 fn some(v: f64) -> Option<f64> {
     v.is_finite().then_some(v)
 }
@@ -383,7 +406,7 @@ fn summarize(
     study: &Study,
     results: &[FoldResult],
     equity: &[(usize, f64)],
-    trades: u64,
+    trades: TestTrades,
 ) -> Summary {
     let cash = study.scoring.engine.initial_cash;
     let mut moments = ReturnMoments::default();
@@ -438,7 +461,11 @@ fn summarize(
             calmar: some(cagr / mdd),
             sharpe: some(moments.sharpe(p)),
             sortino: some(moments.sortino(p)),
-            trades,
+            trades: trades.stats.count(),
+            win_rate: some(trades.stats.win_rate()),
+            profit_factor: some(trades.stats.profit_factor()),
+            avg_trade: some(trades.stats.avg_trade()),
+            exposure: some(trades.exposed as f64 / equity.len() as f64),
         },
     }
 }

@@ -52,6 +52,10 @@ pub fn write(study: &Study, dir: &Path, o: &Outcome) -> Result<()> {
         ("sharpe", opt(st.sharpe)),
         ("sortino", opt(st.sortino)),
         ("trades", st.trades.to_string()),
+        ("win_rate", opt(st.win_rate)),
+        ("profit_factor", opt(st.profit_factor)),
+        ("avg_trade", opt(st.avg_trade)),
+        ("exposure", opt(st.exposure)),
     ] {
         let _ = writeln!(html, "<tr><td>{name}</td><td>{}</td></tr>", esc(&v));
     }
