@@ -42,8 +42,18 @@ impl Progress {
         bar.set_length(len);
         bar.set_style(
             ProgressStyle::with_template(&format!(
-                "{label:>8} [{{bar:30}}] {{human_pos}}/{{human_len}} {unit} {{per_sec}} ETA {{eta}}"
+                "{label:>8} [{{bar:30}}] {{human_pos}}/{{human_len}} {unit} {{rate}}/s ETA {{eta}}"
             ))
+            .map(|s| {
+                // The rate the way every sieve message writes numbers
+                // (`267638`, not `267,637.9054`).
+                s.with_key(
+                    "rate",
+                    |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = write!(w, "{}", crate::output::human(state.per_sec()));
+                    },
+                )
+            })
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
         );
