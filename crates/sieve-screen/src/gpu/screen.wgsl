@@ -4,7 +4,7 @@
 // constraints, indicator offsets) exactly as the CPU backend does, and
 // uploads per combination: `params` (P floats) and `offs` (K u32: indicator
 // offsets into `ind`, then the first bar the strategy may act on). Each
-// invocation runs the strategy's rule and the engine of DESIGN §4 over the
+// invocation runs the strategy's rule and the exact engine's rules over the
 // bars up to the end of the screen window, streaming the window metrics, and
 // writes the objective. Mirrors crates/sieve-core (engine, metrics) in f32.
 
@@ -88,7 +88,7 @@ fn new_sim(n_bars: u32) -> Sim {
     return s;
 }
 
-// Closes what is held, then opens `want` with all equity (DESIGN §4).
+// Closes what is held, then opens `want` with all equity (the engine's rule).
 fn rebalance(s: ptr<function, Sim>, want: i32, p: f32, t: u32) {
     if ((*s).pos != 0) {
         let side = f32((*s).pos);
