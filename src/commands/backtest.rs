@@ -1,12 +1,8 @@
 use std::io::Write;
 
 use anyhow::{Context, Result};
-use sieve_core::config::Config;
 use sieve_core::engine::Backtest;
-use sieve_core::evaluate::{Evaluator, Scoring};
 use sieve_core::format::{self, float, TimeStyle};
-use sieve_core::grid::Constraint;
-use sieve_core::indicators::IndicatorSet;
 use sieve_core::metrics::{Metrics, Window};
 use sieve_core::strategy::{self, Strategy};
 
@@ -14,43 +10,39 @@ use crate::args::BacktestArgs;
 use crate::output::{human, table};
 
 pub fn run(a: BacktestArgs) -> Result<()> {
-    let inputs = crate::inputs::load(&a.common, &[])?;
-    let strategy = strategy::lookup(&inputs.config.strategy)?;
+    // The study checks the config and warns about unreliable settings.
+    let study = crate::inputs::load(&a.common, &[])?.into_study()?;
+    let strategy = study.strategy;
     for out in [&a.trades, &a.equity].into_iter().flatten() {
-        sieve_run::files::check_output(
-            out,
-            &crate::inputs::input_paths(&a.common, &inputs.config),
-        )?;
+        sieve_run::files::check_output(out, &crate::inputs::input_paths(&a.common, &study.config))?;
     }
     let params = parse_sets(strategy, &a.set)?;
-    check_constraints(strategy, &inputs.config, &params)?;
-    let scoring = Scoring::new(&inputs.config, &inputs.bars)?;
-    for w in sieve_run::study::warnings(&inputs.config, &scoring) {
-        eprintln!("warning: {w}");
-    }
+    check_constraints(&study, &params)?;
     let warmup = strategy::warmup(&strategy::indicators_for(strategy, &params));
-    if warmup >= inputs.bars.len() {
+    if warmup >= study.bars.len() {
         eprintln!(
             "warning: these parameters need {warmup} bars before their indicators are defined, and the data has {}: no position is ever taken",
-            inputs.bars.len()
+            study.bars.len()
         );
     }
-    let style = TimeStyle::for_times(&inputs.bars.time);
-    let indicators = IndicatorSet::build(&inputs.bars, strategy::indicators_for(strategy, &params));
-    let eval = Evaluator {
-        bars: &inputs.bars,
-        strategy,
-        indicators: &indicators,
-        scoring: &scoring,
-    };
+    let (scoring, bars) = (&study.scoring, &study.bars);
+    let style = TimeStyle::for_times(&bars.time);
     let windows: Vec<Window> = scoring.windows.all().collect();
-    let (bt, metrics) = eval.backtest_with_metrics(&params, &windows);
+    let (bt, metrics, objectives) = study.with_evaluator([params.as_slice()], |eval| {
+        let (bt, metrics) = eval.backtest_with_metrics(&params, &windows);
+        let objectives: Vec<f64> = windows
+            .iter()
+            .zip(&metrics)
+            .map(|(w, m)| eval.window_objective(w, m))
+            .collect();
+        (bt, metrics, objectives)
+    });
 
     if let Some(path) = &a.trades {
-        format::write_atomic(path, trades_csv(&inputs.bars.time, &bt).as_bytes())?;
+        format::write_atomic(path, trades_csv(&bars.time, &bt).as_bytes())?;
     }
     if let Some(path) = &a.equity {
-        format::write_atomic(path, equity_csv(&inputs.bars.time, &bt).as_bytes())?;
+        format::write_atomic(path, equity_csv(&bars.time, &bt).as_bytes())?;
     }
 
     let named: Vec<String> = strategy
@@ -61,15 +53,12 @@ pub fn run(a: BacktestArgs) -> Result<()> {
         .collect();
     let text = if a.json {
         let mut windows_json = serde_json::Map::new();
-        for (w, m) in windows.iter().zip(&metrics) {
+        for ((w, m), objective) in windows.iter().zip(&metrics).zip(&objectives) {
             let mut obj = serde_json::Map::new();
             for (name, v) in Metrics::NAMES.iter().zip(m.values()) {
                 obj.insert(name.to_string(), serde_json::json!(v));
             }
-            obj.insert(
-                "objective".into(),
-                serde_json::json!(eval.window_objective(w, m)),
-            );
+            obj.insert("objective".into(), serde_json::json!(objective));
             windows_json.insert(w.kind.to_string(), obj.into());
         }
         let params_json: serde_json::Map<String, serde_json::Value> = strategy
@@ -86,12 +75,11 @@ pub fn run(a: BacktestArgs) -> Result<()> {
         });
         format!("{}\n", serde_json::to_string_pretty(&doc)?)
     } else {
-        let bars = &inputs.bars;
         let mut text = format!(
             "{} {} on {} ({} bars, {} .. {})\n\n",
             strategy.name(),
             named.join(" "),
-            inputs.data_label,
+            study.data_label,
             bars.len(),
             style.format(bars.time[0]),
             style.format(bars.time[bars.len() - 1]),
@@ -115,12 +103,7 @@ pub fn run(a: BacktestArgs) -> Result<()> {
             })
             .collect();
         let mut objective_row = vec![format!("objective ({})", scoring.objective)];
-        objective_row.extend(
-            windows
-                .iter()
-                .zip(&metrics)
-                .map(|(w, m)| human(eval.window_objective(w, m))),
-        );
+        objective_row.extend(objectives.iter().map(|o| human(*o)));
         rows.push(objective_row);
         text.push_str(&table(&header, &rows));
         text
@@ -149,24 +132,16 @@ fn parse_sets(strategy: &dyn Strategy, sets: &[String]) -> Result<Vec<f64>> {
     Ok(params)
 }
 
-/// The strategy's constraints (the config's, else its defaults) must hold
+/// The study's constraints (the config's, else the strategy's) must hold
 /// for a backtest's parameters too.
-fn check_constraints(strategy: &dyn Strategy, config: &Config, params: &[f64]) -> Result<()> {
-    let texts: Vec<String> = match &config.constraints {
-        Some(list) => list.clone(),
-        None => strategy
-            .default_constraints()
-            .iter()
-            .map(|c| c.to_string())
-            .collect(),
-    };
-    for text in &texts {
-        let c = Constraint::parse(text, strategy)?;
+fn check_constraints(study: &sieve_run::Study, params: &[f64]) -> Result<()> {
+    let names = study.param_names();
+    for c in &study.space.constraints {
         if !c.holds(params) {
             let named: Vec<String> = c
                 .params()
                 .into_iter()
-                .map(|i| format!("{}={}", strategy.params()[i].name, float(params[i])))
+                .map(|i| format!("{}={}", names[i], float(params[i])))
                 .collect();
             anyhow::bail!(
                 "{} breaks the constraint \"{}\" (strategy.constraints)",

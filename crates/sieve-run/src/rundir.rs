@@ -86,13 +86,6 @@ impl Stage {
     }
 }
 
-/// Compares with the stage's name (`stage == "done"`).
-impl PartialEq<&str> for Stage {
-    fn eq(&self, other: &&str) -> bool {
-        self.name() == *other
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AxisRecord {
     pub name: String,

@@ -20,7 +20,7 @@ use sieve_core::{Error, Result};
 
 use crate::best::{Best, WindowResult};
 use crate::files::{self, SweepRow};
-use crate::rundir::{RunDir, RunState};
+use crate::rundir::{RunDir, RunState, Stage};
 use crate::Study;
 
 /// Which two parameters the heatmap shows; `None` picks the two most
@@ -1012,7 +1012,12 @@ fn draw_colour_bar(area: &Area, heat: &Heat) -> Drawn {
 
 fn push_ranks(html: &mut String, dir: &Path, state: &RunState) -> Result<()> {
     // Screen rank vs verified rank, last verified iteration.
-    let Some(last) = state.iterations.iter().rev().find(|i| i.stage == "done") else {
+    let Some(last) = state
+        .iterations
+        .iter()
+        .rev()
+        .find(|i| i.stage == Stage::Done)
+    else {
         return Ok(());
     };
     let iter_dir = dir.join(format!("iter-{:03}", last.iteration));
@@ -1031,7 +1036,7 @@ fn push_ranks(html: &mut String, dir: &Path, state: &RunState) -> Result<()> {
         last.iteration,
         last.spearman.map_or("NaN".into(), |s| format!("{s:.3}"))
     );
-    html.push_str(&scatter_svg(&pairs).map_err(chart_error)?);
+    html.push_str(&xy_scatter(&pairs, "screen rank", "verified rank").map_err(chart_error)?);
     Ok(())
 }
 
@@ -1044,31 +1049,48 @@ fn verified_ranks(path: &Path) -> Result<Vec<(f64, f64)>> {
         .collect())
 }
 
-fn scatter_svg(pairs: &[(f64, f64)]) -> Chart {
-    let max_x = pairs.iter().map(|p| p.0).fold(1.0, f64::max);
-    let max_y = pairs.iter().map(|p| p.1).fold(1.0, f64::max);
+/// The range of `v`, padded by 5 % on each side.
+pub(super) fn bounds(v: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = v.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    });
+    let pad = ((hi - lo) * 0.05).max(1e-9);
+    (lo - pad, hi + pad)
+}
+
+/// A scatter of finite (x, y) points with a zero line on each axis.
+pub(super) fn xy_scatter(points: &[(f64, f64)], x_name: &str, y_name: &str) -> Chart {
+    let (x0, x1) = bounds(points.iter().map(|p| p.0));
+    let (y0, y1) = bounds(points.iter().map(|p| p.1));
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (560, 480)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (560, 440)).into_drawing_area();
         root.fill(&WHITE)?;
         let mut chart = ChartBuilder::on(&root)
-            .margin(10)
+            .margin(12)
             .x_label_area_size(48)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0f64..max_x * 1.02, 0f64..max_y * 1.02)?;
+            .y_label_area_size(70)
+            .build_cartesian_2d(x0..x1, y0..y1)?;
         chart
             .configure_mesh()
             .label_style(LABEL_FONT)
             .axis_desc_style(LABEL_FONT)
-            .x_desc("screen rank")
-            .y_desc("verified rank")
-            .x_label_formatter(&|v| axis_label(*v, max_x))
-            .y_label_formatter(&|v| axis_label(*v, max_y))
+            .x_desc(x_name)
+            .y_desc(y_name)
+            .x_label_formatter(&|v| axis_label(*v, x1 - x0))
+            .y_label_formatter(&|v| axis_label(*v, y1 - y0))
             .draw()?;
+        let grey = BLACK.mix(0.4);
+        if x0 < 0.0 && x1 > 0.0 {
+            chart.draw_series(LineSeries::new([(0.0, y0), (0.0, y1)], grey))?;
+        }
+        if y0 < 0.0 && y1 > 0.0 {
+            chart.draw_series(LineSeries::new([(x0, 0.0), (x1, 0.0)], grey))?;
+        }
         chart.draw_series(
-            pairs
+            points
                 .iter()
-                .map(|&(x, y)| Circle::new((x, y), 2, BLUE.mix(0.5).filled())),
+                .map(|&(x, y)| Circle::new((x, y), 2, BLUE.mix(0.45).filled())),
         )?;
         root.present()?;
     }

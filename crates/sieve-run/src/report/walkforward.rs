@@ -9,7 +9,9 @@ use plotters::prelude::*;
 use sieve_core::format::{self, float};
 use sieve_core::Result;
 
-use super::{axis_label, chart_error, esc, Chart, CSS, EQUITY_COLOR, HOLD_COLOR, LABEL_FONT};
+use super::{
+    axis_label, bounds, chart_error, esc, Chart, CSS, EQUITY_COLOR, HOLD_COLOR, LABEL_FONT,
+};
 use crate::walkforward::Outcome;
 use crate::Study;
 
@@ -115,11 +117,7 @@ fn equity_svg(study: &Study, o: &Outcome) -> Chart {
         .collect();
     let strat: Vec<(f64, f64)> = o.equity.iter().map(|&(i, e)| (i as f64, e)).collect();
     let (x0, x1) = (first as f64, o.equity[o.equity.len() - 1].0 as f64);
-    let ys = strat.iter().chain(&hold).map(|p| p.1);
-    let (lo, hi) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| {
-        (a.min(y), b.max(y))
-    });
-    let pad = (hi - lo).max(1e-9) * 0.05;
+    let (lo, hi) = bounds(strat.iter().chain(&hold).map(|p| p.1));
     let times = &study.bars.time;
     let style = format::TimeStyle::for_times(times);
     let mut svg = String::new();
@@ -130,7 +128,7 @@ fn equity_svg(study: &Study, o: &Outcome) -> Chart {
             .margin(14)
             .x_label_area_size(48)
             .y_label_area_size(80)
-            .build_cartesian_2d(x0..x1.max(x0 + 1.0), (lo - pad)..(hi + pad))?;
+            .build_cartesian_2d(x0..x1.max(x0 + 1.0), lo..hi)?;
         chart
             .configure_mesh()
             .label_style(LABEL_FONT)
@@ -143,10 +141,7 @@ fn equity_svg(study: &Study, o: &Outcome) -> Chart {
             .draw()?;
         for f in &o.folds {
             let x = f.test.start as f64;
-            chart.draw_series(LineSeries::new(
-                [(x, lo - pad), (x, hi + pad)],
-                BLACK.mix(0.25),
-            ))?;
+            chart.draw_series(LineSeries::new([(x, lo), (x, hi)], BLACK.mix(0.25)))?;
         }
         chart
             .draw_series(LineSeries::new(hold, HOLD_COLOR.stroke_width(1)))?
