@@ -547,16 +547,21 @@ mod tests {
         }
     }
 
+    /// (train, test, partial) of each fold.
+    fn ranges(folds: &[Fold]) -> Vec<(Range<usize>, Range<usize>, bool)> {
+        folds
+            .iter()
+            .map(|f| (f.train.clone(), f.test.clone(), f.partial))
+            .collect()
+    }
+
     #[test]
     fn rolling_bar_folds_by_hand() {
         // 100 bars, train 40, test 20: folds at 0, 20, 40 (test 80..100);
         // a fourth would start its test at 100 = the end.
         let b = daily(100);
         let f = folds(&b, &wf(Span::Bars(40), Span::Bars(20), None, false), 100).unwrap();
-        let got: Vec<_> = f
-            .iter()
-            .map(|f| (f.train.clone(), f.test.clone(), f.partial))
-            .collect();
+        let got = ranges(&f);
         assert_eq!(
             got,
             vec![
@@ -582,10 +587,7 @@ mod tests {
         // the third test window 80..100 is cut at 90 and marked partial.
         let b = daily(90);
         let f = folds(&b, &wf(Span::Bars(40), Span::Bars(20), None, true), 90).unwrap();
-        let got: Vec<_> = f
-            .iter()
-            .map(|f| (f.train.clone(), f.test.clone(), f.partial))
-            .collect();
+        let got = ranges(&f);
         assert_eq!(
             got,
             vec![
