@@ -18,7 +18,7 @@ pub fn run(a: BacktestArgs) -> Result<()> {
     }
     let params = parse_sets(strategy, &a.set)?;
     check_constraints(&study, &params)?;
-    let warmup = strategy::warmup(&strategy::indicators_for(strategy, &params));
+    let warmup = strategy.warmup(&params);
     if warmup >= study.bars.len() {
         eprintln!(
             "warning: these parameters need {warmup} bars before their indicators are defined, and the data has {}: no position is ever taken",

@@ -10,7 +10,7 @@ use crate::progress::Progress;
 pub fn run(a: VerifyArgs) -> Result<()> {
     let config =
         crate::inputs::load_config(&a.common, &[("verify.top", a.top.map(|t| t.to_string()))])?;
-    let strategy = sieve_core::strategy::lookup(&config.strategy)?;
+    let strategy = config.strategy()?;
     let top = sieve_run::settings::RunSettings::of(&config)?.verify_top;
     {
         let mut inputs = crate::inputs::input_paths(&a.common, &config);

@@ -11,7 +11,8 @@ use crate::data::parse_time;
 use crate::engine::{EngineConfig, Fill};
 use crate::error::{Error, Result};
 use crate::metrics::{Boundary, Objective};
-use crate::strategy::Direction;
+use crate::rules::{RuleSource, RuleStrategy};
+use crate::strategy::{Direction, Strategy};
 
 /// A checked configuration; every field has its default filled in.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,6 +24,8 @@ pub struct Config {
     /// `data.adjust`: scale prices by adj_close / close.
     pub adjust: bool,
     pub strategy: String,
+    /// The compiled rule strategy, when `[strategy]` has rules.
+    pub rules: Option<&'static RuleStrategy>,
     /// `strategy.constraints`; `None` = the strategy's defaults.
     pub constraints: Option<Vec<String>>,
     /// `[strategy.params]`; `None` = the strategy's default grid.
@@ -101,6 +104,57 @@ struct RawStrategy {
     name: Option<String>,
     constraints: Option<Vec<String>>,
     params: Option<toml::Table>,
+    entry: Option<String>,
+    exit: Option<String>,
+    short_entry: Option<String>,
+    short_exit: Option<String>,
+    trailing_stop: Option<String>,
+    define: Option<toml::Table>,
+}
+
+impl RawStrategy {
+    /// The rule source, when any rule key is present.
+    fn rules(&self) -> Result<Option<RuleSource>> {
+        let any = self.entry.is_some()
+            || self.exit.is_some()
+            || self.short_entry.is_some()
+            || self.short_exit.is_some()
+            || self.trailing_stop.is_some()
+            || self.define.is_some();
+        if !any {
+            return Ok(None);
+        }
+        let required = |key: &str, v: &Option<String>| {
+            v.clone().ok_or_else(|| {
+                Error::config(
+                    format!("strategy.{key}"),
+                    "missing: a rule strategy needs both entry and exit (exit = \"false\" exits only by the trailing stop)",
+                )
+            })
+        };
+        let define = self
+            .define
+            .iter()
+            .flatten()
+            .map(|(name, v)| match v {
+                toml::Value::String(text) => Ok((name.clone(), text.clone())),
+                other => Err(Error::config(
+                    format!("strategy.define.{name}"),
+                    format!("must be an expression in quotes, got {other}"),
+                )),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Some(RuleSource {
+            name: self.name.clone().unwrap_or_else(|| "custom".to_string()),
+            entry: required("entry", &self.entry)?,
+            exit: required("exit", &self.exit)?,
+            short_entry: self.short_entry.clone(),
+            short_exit: self.short_exit.clone(),
+            trailing_stop: self.trailing_stop.clone(),
+            define,
+            params: self.params.clone().unwrap_or_default(),
+        }))
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -263,11 +317,21 @@ impl Config {
                 "must be before score.holdout_start",
             ));
         }
-        let strategy = raw
-            .strategy
-            .name
-            .unwrap_or_else(|| EXAMPLE_STRATEGY.to_string());
-        crate::strategy::lookup(&strategy)?;
+        let rules = match raw.strategy.rules()? {
+            Some(source) => Some(crate::rules::resolve(&source)?),
+            None => None,
+        };
+        let strategy = match rules {
+            Some(r) => r.name().to_string(),
+            None => {
+                let name = raw
+                    .strategy
+                    .name
+                    .unwrap_or_else(|| EXAMPLE_STRATEGY.to_string());
+                crate::strategy::lookup(&name)?;
+                name
+            }
+        };
         Ok(Config {
             source: table,
             adjust: raw.data.adjust.unwrap_or(false),
@@ -276,6 +340,7 @@ impl Config {
                 _ => p,
             }),
             strategy,
+            rules,
             constraints: raw.strategy.constraints,
             params: raw.strategy.params,
             engine: EngineConfig {
@@ -299,6 +364,14 @@ impl Config {
             screen_window: s.screen_window.unwrap_or_default(),
             min_trades: s.min_trades.unwrap_or(1),
         })
+    }
+
+    /// The strategy to run: the rules, else the built-in named.
+    pub fn strategy(&self) -> Result<&'static dyn Strategy> {
+        match self.rules {
+            Some(r) => Ok(r),
+            None => crate::strategy::lookup(&self.strategy),
+        }
     }
 
     /// The merged TOML as text (stable key order), for hashing and run files.

@@ -232,7 +232,10 @@ pub struct ScreenScore {
 ///
 /// Strategies derive indicators from their whole-number (length) parameters
 /// only, so this walks the product of the int axes, not the whole grid.
-pub fn indicators_for_space(strategy: &dyn Strategy, space: &ParamSpace) -> Vec<Indicator> {
+pub fn indicators_for_space(
+    strategy: &(impl Strategy + ?Sized),
+    space: &ParamSpace,
+) -> Vec<Indicator> {
     let int_axes: Vec<&crate::grid::Axis> = space
         .axes
         .iter()

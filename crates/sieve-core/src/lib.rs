@@ -6,7 +6,8 @@
 //!   [`data::Bars`], held once and shared read-only.
 //! * [`indicators`] computes each distinct indicator setting once
 //!   ([`indicators::IndicatorSet`]); strategies only read them.
-//! * [`strategy`] turns bars + one parameter set into a target position per bar.
+//! * [`strategy`] turns bars + one parameter set into a target position per bar;
+//!   [`rules`] compiles strategies written in the config.
 //! * [`engine`] fills those targets in f64 (fees, slippage, lots, shorts).
 //! * [`metrics`] scores the equity curve over the full / score / holdout windows.
 //! * [`config`] and [`grid`] describe what to run; they know nothing of how.
@@ -24,6 +25,7 @@ pub mod grid;
 pub mod indicators;
 pub mod metrics;
 pub mod robust;
+pub mod rules;
 pub mod strategy;
 
 pub use error::{Error, Result};

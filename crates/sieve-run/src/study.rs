@@ -5,7 +5,7 @@ use sieve_core::evaluate::{Evaluator, Scoring};
 use sieve_core::format::float;
 use sieve_core::grid::ParamSpace;
 use sieve_core::indicators::IndicatorSet;
-use sieve_core::strategy::{self, Strategy};
+use sieve_core::strategy::Strategy;
 use sieve_core::Result;
 
 /// Everything a job needs about what it studies, checked once.
@@ -31,7 +31,8 @@ pub struct Study {
 
 impl Study {
     pub fn new(config: Config, bars: Bars, data_label: String) -> Result<Study> {
-        let strategy = strategy::lookup(&config.strategy)?;
+        let strategy = config.strategy()?;
+        strategy.check_data(&bars)?;
         let space = ParamSpace::from_config(
             strategy,
             config.params.as_ref(),
@@ -59,7 +60,7 @@ impl Study {
         f: impl FnOnce(&Evaluator<'_>) -> R,
     ) -> R {
         let keys = Evaluator::indicators_for(self.strategy, sets);
-        let indicators = IndicatorSet::build(&self.bars, keys);
+        let indicators = IndicatorSet::build_for(&self.bars, self.strategy.series(), keys);
         f(&Evaluator {
             bars: &self.bars,
             strategy: self.strategy,

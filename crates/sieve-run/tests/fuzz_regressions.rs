@@ -41,7 +41,7 @@ fn config_parser() {
             continue;
         };
         if let Ok(config) = sieve_core::config::Config::parse(text) {
-            let strategy = sieve_core::strategy::lookup(&config.strategy).unwrap();
+            let strategy = config.strategy().unwrap();
             let _ = sieve_core::grid::ParamSpace::from_config(
                 strategy,
                 config.params.as_ref(),

@@ -7,7 +7,7 @@
 //! which is always a chunk boundary — gives identical results.
 
 use rayon::prelude::*;
-use sieve_core::evaluate::{indicators_for_space, Evaluator};
+use sieve_core::evaluate::Evaluator;
 use sieve_core::indicators::IndicatorSet;
 use sieve_core::Result;
 
@@ -42,8 +42,13 @@ fn screen_in_pool(
     job: &ScreenJob<'_>,
     on_batch: &mut dyn FnMut(&Checkpoint) -> Result<()>,
 ) -> Result<Screen> {
-    let indicators = pool
-        .install(|| IndicatorSet::build(job.bars, indicators_for_space(job.strategy, job.space)));
+    let indicators = pool.install(|| {
+        IndicatorSet::build_for(
+            job.bars,
+            job.strategy.series(),
+            job.strategy.space_indicators(job.space),
+        )
+    });
     let eval = Evaluator {
         bars: job.bars,
         strategy: job.strategy,

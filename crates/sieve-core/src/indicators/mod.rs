@@ -38,7 +38,46 @@ pub enum Indicator {
     RsiScore(usize),
     /// Position of close in the n-bar high/low channel, in [−1, 1].
     ChannelPosition(usize),
+    /// A series of a rule strategy, computed by that strategy (see
+    /// [`SeriesSource`]); on its own it is undefined.
+    Rule(RuleSeries),
 }
+
+/// The most whole-number parameters a shared rule series can be keyed by;
+/// a series reading more is computed per combination instead.
+pub const RULE_SETTING_LEN: usize = 6;
+
+/// One node of a rule strategy's plan at one setting of the whole-number
+/// parameters it reads (in the plan's order; unused places 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RuleSeries {
+    pub node: u32,
+    pub setting: [i32; RULE_SETTING_LEN],
+}
+
+/// Knows how to compute the series a strategy reads: the built-in
+/// indicators by default; a rule strategy adds its own nodes.
+pub trait SeriesSource: Sync {
+    /// The series `key` is computed from.
+    fn inputs(&self, key: Indicator) -> Vec<Indicator> {
+        key.inputs()
+    }
+
+    /// Computes `key`; `input` supplies each of [`SeriesSource::inputs`].
+    fn compute<'a>(
+        &self,
+        bars: &Bars,
+        key: Indicator,
+        input: &dyn Fn(Indicator) -> &'a [f64],
+    ) -> Vec<f64> {
+        key.compute_with(bars, input)
+    }
+}
+
+/// The built-in indicators alone.
+pub struct Builtin;
+
+impl SeriesSource for Builtin {}
 
 impl Indicator {
     /// The indicators this one is computed from (composites only).
@@ -71,6 +110,7 @@ impl Indicator {
                 input(Indicator::Lowest(n)),
                 &bars.close,
             ),
+            Indicator::Rule(_) => vec![f64::NAN; bars.len()],
         }
     }
 
@@ -90,6 +130,8 @@ impl Indicator {
             Indicator::Rsi(n) | Indicator::Atr(n) | Indicator::RsiScore(n) => n,
             Indicator::ChannelPosition(n) => n.saturating_sub(1),
             Indicator::TrendScore(trend, atr) => trend.saturating_sub(1).max(atr),
+            // Known to its strategy only (its `warmup`).
+            Indicator::Rule(_) => 0,
         }
     }
 }
@@ -101,32 +143,64 @@ pub struct IndicatorSet {
 }
 
 impl IndicatorSet {
-    /// Computes each distinct setting in `wanted` once (in parallel), and
-    /// the inputs of composites once too.
+    /// Computes each distinct built-in setting in `wanted` once (in
+    /// parallel), and the inputs of composites once too.
     pub fn build(bars: &Bars, wanted: impl IntoIterator<Item = Indicator>) -> Self {
-        Self::build_with(bars, wanted, true)
+        Self::build_from(bars, &Builtin, wanted, true)
     }
 
     /// Like [`IndicatorSet::build`] on the calling thread only.
     pub fn build_sequential(bars: &Bars, wanted: impl IntoIterator<Item = Indicator>) -> Self {
-        Self::build_with(bars, wanted, false)
+        Self::build_from(bars, &Builtin, wanted, false)
     }
 
-    fn build_with(
+    /// Computes every series in `wanted` and everything they are computed
+    /// from, as `source` defines them: each once, in dependency levels,
+    /// each level in parallel.
+    pub fn build_for(
         bars: &Bars,
+        source: &dyn SeriesSource,
+        wanted: impl IntoIterator<Item = Indicator>,
+    ) -> Self {
+        Self::build_from(bars, source, wanted, true)
+    }
+
+    fn build_from(
+        bars: &Bars,
+        source: &dyn SeriesSource,
         wanted: impl IntoIterator<Item = Indicator>,
         parallel: bool,
     ) -> Self {
-        let mut keys: Vec<Indicator> = wanted.into_iter().collect();
-        let inputs: Vec<Indicator> = keys.iter().flat_map(|k| k.inputs()).collect();
-        keys.extend(inputs);
-        keys.sort_unstable();
-        keys.dedup();
-        let (composite, base): (Vec<Indicator>, Vec<Indicator>) =
-            keys.into_iter().partition(|k| !k.inputs().is_empty());
+        // Every key with its depth (0: reads no other series).
+        let mut depth: BTreeMap<Indicator, usize> = BTreeMap::new();
+        let mut stack: Vec<Indicator> = wanted.into_iter().collect();
+        while let Some(k) = stack.pop() {
+            if depth.contains_key(&k) {
+                continue;
+            }
+            let inputs = source.inputs(k);
+            let pending: Vec<Indicator> = inputs
+                .iter()
+                .copied()
+                .filter(|i| !depth.contains_key(i))
+                .collect();
+            if pending.is_empty() {
+                let d = inputs.iter().map(|i| depth[i] + 1).max().unwrap_or(0);
+                depth.insert(k, d);
+            } else {
+                stack.push(k);
+                stack.extend(pending);
+            }
+        }
+        let levels = depth.values().copied().max().map_or(0, |d| d + 1);
         let mut set = IndicatorSet::default();
-        for stage in [base, composite] {
-            let compute = |k: Indicator| (k, k.compute_with(bars, |i| set.get(i)));
+        for level in 0..levels {
+            let stage: Vec<Indicator> = depth
+                .iter()
+                .filter(|(_, &d)| d == level)
+                .map(|(k, _)| *k)
+                .collect();
+            let compute = |k: Indicator| (k, source.compute(bars, k, &|i| set.get(i)));
             let done: Vec<(Indicator, Vec<f64>)> = if parallel {
                 stage.into_par_iter().map(compute).collect()
             } else {

@@ -15,7 +15,8 @@ mod sma_cross;
 
 use crate::data::Bars;
 use crate::error::{Error, Result};
-use crate::indicators::{Indicator, IndicatorSet};
+use crate::grid::ParamSpace;
+use crate::indicators::{Builtin, Indicator, IndicatorSet, SeriesSource};
 
 pub use activation::Activation;
 pub use donchian_breakout::DonchianBreakout;
@@ -124,6 +125,27 @@ pub trait Strategy: Send + Sync {
     /// Appends every indicator setting `params` reads.
     fn indicators(&self, params: &[f64], out: &mut Vec<Indicator>);
 
+    /// How the series in [`Strategy::indicators`] are computed (the
+    /// built-in indicators unless the strategy brings its own).
+    fn series(&self) -> &dyn SeriesSource {
+        &Builtin
+    }
+
+    /// Refuses data the strategy cannot run on (a column it reads is missing).
+    fn check_data(&self, _bars: &Bars) -> Result<()> {
+        Ok(())
+    }
+
+    /// The first bar at which `params` can take a position.
+    fn warmup(&self, params: &[f64]) -> usize {
+        warmup(&indicators_for(self, params))
+    }
+
+    /// Every indicator setting any combination of `space` needs.
+    fn space_indicators(&self, space: &ParamSpace) -> Vec<Indicator> {
+        crate::evaluate::indicators_for_space(self, space)
+    }
+
     /// Writes the target position for every bar into `out` (`out.len()` ==
     /// bars). Holds 0 until every indicator it reads is defined.
     fn positions(
@@ -201,7 +223,7 @@ pub fn check_params(strategy: &dyn Strategy, params: &[f64]) -> Result<()> {
 }
 
 /// The indicators `params` needs, as a fresh list.
-pub fn indicators_for(strategy: &dyn Strategy, params: &[f64]) -> Vec<Indicator> {
+pub fn indicators_for(strategy: &(impl Strategy + ?Sized), params: &[f64]) -> Vec<Indicator> {
     let mut v = Vec::new();
     strategy.indicators(params, &mut v);
     v

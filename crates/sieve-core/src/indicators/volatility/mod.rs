@@ -1,3 +1,5 @@
 //! Volatility indicators.
 mod atr;
+mod stdev;
 pub use atr::{atr, true_range};
+pub use stdev::stdev;

@@ -1,0 +1,60 @@
+/// Population standard deviation over the last `n` values, this one
+/// included (TA-Lib STDDEV with one deviation); first value at index n−1.
+///
+/// Running sums of x − x₀ (x₀ the first value) rather than of x: prices
+/// far from zero with a small spread would otherwise cancel catastrophically
+/// in Σx²/n − (Σx/n)². A variance rounded below zero reads as 0.
+pub fn stdev(x: &[f64], n: usize) -> Vec<f64> {
+    let mut out = vec![f64::NAN; x.len()];
+    if n == 0 || x.len() < n {
+        return out;
+    }
+    let origin = x[0];
+    let nf = n as f64;
+    let (mut sum, mut sum_sq) = (0.0, 0.0);
+    for &v in &x[..n] {
+        let d = v - origin;
+        sum += d;
+        sum_sq += d * d;
+    }
+    let value = |sum: f64, sum_sq: f64| {
+        let mean = sum / nf;
+        (sum_sq / nf - mean * mean).max(0.0).sqrt()
+    };
+    out[n - 1] = value(sum, sum_sq);
+    for i in n..x.len() {
+        let (new, old) = (x[i] - origin, x[i - n] - origin);
+        sum += new - old;
+        sum_sq += new * new - old * old;
+        out[i] = value(sum, sum_sq);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    #[test]
+    fn hand_computed() {
+        // {2, 4, 4, 4, 5, 5, 7, 9}: mean 5, population variance 4 → 2.
+        let v = super::stdev(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0], 8);
+        assert!(v[..7].iter().all(|x| x.is_nan()));
+        assert!((v[7] - 2.0).abs() < 1e-12);
+        assert_eq!(super::stdev(&[3.0, 3.0, 3.0], 2)[2], 0.0);
+    }
+
+    proptest! {
+        #[test]
+        fn matches_two_pass(x in prop::collection::vec(1000.0f64..1010.0, 1..120), n in 1usize..30) {
+            let v = super::stdev(&x, n);
+            for i in n.saturating_sub(1)..x.len() {
+                if i + 1 < n { continue; }
+                let w = &x[i + 1 - n..=i];
+                let mean = w.iter().sum::<f64>() / n as f64;
+                let var = w.iter().map(|a| (a - mean) * (a - mean)).sum::<f64>() / n as f64;
+                prop_assert!((v[i] - var.sqrt()).abs() < 1e-6, "{} vs {}", v[i], var.sqrt());
+            }
+        }
+    }
+}

@@ -1,0 +1,522 @@
+//! Names, types and windows: [`Expr`] trees → one shared [`Graph`] of
+//! typed nodes. Equal sub-expressions become one node (so `sma(close, n)` in
+//! both rules is computed once), and every node records whether it varies
+//! per bar and which parameters it reads.
+
+use std::collections::HashMap;
+
+use super::parse::{BinOp, Expr, ExprKind};
+use super::RuleError;
+
+pub type Id = usize;
+
+/// The data columns a rule can read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Col {
+    Open,
+    High,
+    Low,
+    Close,
+    Volume,
+}
+
+impl Col {
+    pub const ALL: [(&'static str, Col); 5] = [
+        ("open", Col::Open),
+        ("high", Col::High),
+        ("low", Col::Low),
+        ("close", Col::Close),
+        ("volume", Col::Volume),
+    ];
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Func {
+    Sma,
+    Ema,
+    Rsi,
+    Atr,
+    Highest,
+    Lowest,
+    Stdev,
+    Roc,
+    Shift,
+    Abs,
+    Min,
+    Max,
+    Clamp,
+    If,
+    CrossAbove,
+    CrossBelow,
+}
+
+/// What an argument must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Arg {
+    Num,
+    Bool,
+    /// A whole-number window, at least this much.
+    Window(i64),
+    /// Either type, the same as the other `Same` arguments.
+    Same,
+}
+
+impl Func {
+    pub const ALL: [(&'static str, Func); 16] = [
+        ("sma", Func::Sma),
+        ("ema", Func::Ema),
+        ("rsi", Func::Rsi),
+        ("atr", Func::Atr),
+        ("highest", Func::Highest),
+        ("lowest", Func::Lowest),
+        ("stdev", Func::Stdev),
+        ("roc", Func::Roc),
+        ("shift", Func::Shift),
+        ("abs", Func::Abs),
+        ("min", Func::Min),
+        ("max", Func::Max),
+        ("clamp", Func::Clamp),
+        ("if", Func::If),
+        ("cross_above", Func::CrossAbove),
+        ("cross_below", Func::CrossBelow),
+    ];
+
+    pub fn name(self) -> &'static str {
+        Func::ALL
+            .iter()
+            .find(|(_, f)| *f == self)
+            .map_or("?", |(n, _)| n)
+    }
+
+    fn signature(self) -> &'static str {
+        match self {
+            Func::Sma => "sma(x, n)",
+            Func::Ema => "ema(x, n)",
+            Func::Rsi => "rsi(x, n)",
+            Func::Atr => "atr(n)",
+            Func::Highest => "highest(x, n)",
+            Func::Lowest => "lowest(x, n)",
+            Func::Stdev => "stdev(x, n)",
+            Func::Roc => "roc(x, n)",
+            Func::Shift => "shift(x, n)",
+            Func::Abs => "abs(x)",
+            Func::Min => "min(a, b)",
+            Func::Max => "max(a, b)",
+            Func::Clamp => "clamp(x, lo, hi)",
+            Func::If => "if(condition, a, b)",
+            Func::CrossAbove => "cross_above(a, b)",
+            Func::CrossBelow => "cross_below(a, b)",
+        }
+    }
+
+    fn args(self) -> &'static [Arg] {
+        use Arg::*;
+        match self {
+            Func::Sma | Func::Ema | Func::Rsi | Func::Highest | Func::Lowest | Func::Stdev => {
+                &[Num, Window(1)]
+            }
+            Func::Roc | Func::Shift => &[Num, Window(0)],
+            Func::Atr => &[Window(1)],
+            Func::Abs => &[Num],
+            Func::Min | Func::Max | Func::CrossAbove | Func::CrossBelow => &[Num, Num],
+            Func::Clamp => &[Num, Num, Num],
+            Func::If => &[Bool, Same, Same],
+        }
+    }
+
+    /// Functions over a series' history: computed on whole columns.
+    pub fn is_windowed(self) -> bool {
+        matches!(
+            self,
+            Func::Sma
+                | Func::Ema
+                | Func::Rsi
+                | Func::Atr
+                | Func::Highest
+                | Func::Lowest
+                | Func::Stdev
+                | Func::Roc
+                | Func::Shift
+        )
+    }
+
+    /// The index of the window argument and its least value.
+    pub fn window(self) -> Option<(usize, i64)> {
+        self.args().iter().enumerate().find_map(|(i, a)| match a {
+            Arg::Window(min) => Some((i, *min)),
+            _ => None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ty {
+    Num,
+    Bool,
+}
+
+impl Ty {
+    fn describe(self) -> &'static str {
+        match self {
+            Ty::Num => "a number",
+            Ty::Bool => "true/false (a comparison or rule)",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// A number, by its bits (so equal numbers share a node).
+    Number(u64),
+    Bool(bool),
+    Param(usize),
+    Col(Col),
+    Neg(Id),
+    Not(Id),
+    Bin(BinOp, Id, Id),
+    Call(Func, Vec<Id>),
+}
+
+impl Op {
+    pub fn children(&self) -> Vec<Id> {
+        match self {
+            Op::Number(_) | Op::Bool(_) | Op::Param(_) | Op::Col(_) => Vec::new(),
+            Op::Neg(a) | Op::Not(a) => vec![*a],
+            Op::Bin(_, a, b) => vec![*a, *b],
+            Op::Call(_, args) => args.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub op: Op,
+    pub ty: Ty,
+    /// Varies from bar to bar (reads a column somewhere below).
+    pub series: bool,
+    /// Bit i: reads parameter i.
+    pub deps: u64,
+}
+
+/// Every node of a strategy, children before parents.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Graph {
+    pub nodes: Vec<Node>,
+    index: HashMap<Op, Id>,
+}
+
+impl Graph {
+    fn add(&mut self, op: Op, ty: Ty, series: bool, deps: u64) -> Id {
+        if let Some(&id) = self.index.get(&op) {
+            return id;
+        }
+        let id = self.nodes.len();
+        self.index.insert(op.clone(), id);
+        self.nodes.push(Node {
+            op,
+            ty,
+            series,
+            deps,
+        });
+        id
+    }
+}
+
+/// How a parameter is used: lengths must be whole numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamUse {
+    pub name: String,
+    /// Where it is first used as a window (key, column), if anywhere.
+    pub window: Option<(String, usize)>,
+    /// The least value a window that is this parameter alone accepts.
+    pub min: Option<i64>,
+    pub used: bool,
+}
+
+pub struct Checker {
+    pub graph: Graph,
+    pub params: Vec<ParamUse>,
+    /// Definitions in declaration order: name → node.
+    pub defines: Vec<(String, Id)>,
+    /// Every definition name, so a use before its definition is named as such.
+    pending: Vec<String>,
+    /// The key being compiled (for window-use records).
+    key: String,
+    /// The text being compiled (for columns).
+    text: String,
+}
+
+fn err(at: usize, message: impl Into<String>) -> RuleError {
+    RuleError {
+        at,
+        message: message.into(),
+    }
+}
+
+/// The known name closest to `name`, if any is close.
+pub fn suggest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> String {
+    let best = known
+        .into_iter()
+        .map(|k| (strsim::damerau_levenshtein(name, k), k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 3) && *d < k.len())
+        .min();
+    match best {
+        Some((_, k)) => format!(" (did you mean '{k}'?)"),
+        None => String::new(),
+    }
+}
+
+impl Checker {
+    pub fn new(params: Vec<String>, define_names: Vec<String>) -> Checker {
+        Checker {
+            graph: Graph::default(),
+            params: params
+                .into_iter()
+                .map(|name| ParamUse {
+                    name,
+                    window: None,
+                    min: None,
+                    used: false,
+                })
+                .collect(),
+            defines: Vec::new(),
+            pending: define_names,
+            key: String::new(),
+            text: String::new(),
+        }
+    }
+
+    /// Compiles `e` (the text of `key`) and checks it has type `want`.
+    pub fn compile(
+        &mut self,
+        key: &str,
+        text: &str,
+        e: &Expr,
+        want: Option<Ty>,
+    ) -> Result<Id, RuleError> {
+        self.key = key.to_string();
+        self.text = text.to_string();
+        let id = self.expr(e)?;
+        if let Some(want) = want {
+            let got = self.graph.nodes[id].ty;
+            if got != want {
+                return Err(err(
+                    e.span.start,
+                    format!(
+                        "must be {}, but this is {}",
+                        want.describe(),
+                        got.describe()
+                    ),
+                ));
+            }
+        }
+        Ok(id)
+    }
+
+    fn column(&self, at: usize) -> usize {
+        self.text[..at.min(self.text.len())].chars().count() + 1
+    }
+
+    fn node(&self, id: Id) -> &Node {
+        &self.graph.nodes[id]
+    }
+
+    fn expect(&self, id: Id, want: Ty, e: &Expr, what: &str) -> Result<(), RuleError> {
+        let got = self.node(id).ty;
+        if got != want {
+            return Err(err(
+                e.span.start,
+                format!("{what} needs {}, found {}", want.describe(), got.describe()),
+            ));
+        }
+        Ok(())
+    }
+
+    fn expr(&mut self, e: &Expr) -> Result<Id, RuleError> {
+        Ok(match &e.kind {
+            ExprKind::Number(v) => self.graph.add(Op::Number(v.to_bits()), Ty::Num, false, 0),
+            ExprKind::Bool(b) => self.graph.add(Op::Bool(*b), Ty::Bool, false, 0),
+            ExprKind::Name(name) => self.name(name, e)?,
+            ExprKind::Neg(x) => {
+                let a = self.expr(x)?;
+                self.expect(a, Ty::Num, x, "'-'")?;
+                let n = self.node(a).clone();
+                self.graph.add(Op::Neg(a), Ty::Num, n.series, n.deps)
+            }
+            ExprKind::Not(x) => {
+                let a = self.expr(x)?;
+                self.expect(a, Ty::Bool, x, "'not'")?;
+                let n = self.node(a).clone();
+                self.graph.add(Op::Not(a), Ty::Bool, n.series, n.deps)
+            }
+            ExprKind::Binary(op, x, y) => {
+                let (a, b) = (self.expr(x)?, self.expr(y)?);
+                let (operand, result) = match op {
+                    BinOp::And | BinOp::Or => (Ty::Bool, Ty::Bool),
+                    o if o.is_comparison() => (Ty::Num, Ty::Bool),
+                    _ => (Ty::Num, Ty::Num),
+                };
+                let what = format!("'{}'", op.symbol());
+                self.expect(a, operand, x, &what)?;
+                self.expect(b, operand, y, &what)?;
+                let (na, nb) = (self.node(a).clone(), self.node(b).clone());
+                self.graph.add(
+                    Op::Bin(*op, a, b),
+                    result,
+                    na.series || nb.series,
+                    na.deps | nb.deps,
+                )
+            }
+            ExprKind::Call(name, args) => self.call(name, args, e)?,
+        })
+    }
+
+    fn name(&mut self, name: &str, e: &Expr) -> Result<Id, RuleError> {
+        if let Some((_, col)) = Col::ALL.iter().find(|(n, _)| *n == name) {
+            return Ok(self.graph.add(Op::Col(*col), Ty::Num, true, 0));
+        }
+        if let Some((_, id)) = self.defines.iter().find(|(n, _)| n == name) {
+            return Ok(*id);
+        }
+        if let Some(i) = self.params.iter().position(|p| p.name == name) {
+            self.params[i].used = true;
+            return Ok(self.graph.add(Op::Param(i), Ty::Num, false, 1 << i));
+        }
+        if self.key.strip_prefix("strategy.define.") == Some(name) {
+            return Err(err(e.span.start, format!("'{name}' refers to itself")));
+        }
+        if self.pending.iter().any(|n| n == name) {
+            return Err(err(
+                e.span.start,
+                format!(
+                    "'{name}' is defined after this; a definition can use only the ones above it"
+                ),
+            ));
+        }
+        if Func::ALL.iter().any(|(n, _)| *n == name) {
+            return Err(err(
+                e.span.start,
+                format!("'{name}' is a function; call it with its arguments, e.g. {name}(...)"),
+            ));
+        }
+        let known = Col::ALL
+            .iter()
+            .map(|(n, _)| *n)
+            .chain(self.defines.iter().map(|(n, _)| n.as_str()))
+            .chain(self.params.iter().map(|p| p.name.as_str()));
+        Err(err(
+            e.span.start,
+            format!(
+                "unknown name '{name}'{}; a parameter needs its values in [strategy.params]",
+                suggest(name, known)
+            ),
+        ))
+    }
+
+    fn call(&mut self, name: &str, args: &[Expr], e: &Expr) -> Result<Id, RuleError> {
+        let Some(&(_, func)) = Func::ALL.iter().find(|(n, _)| *n == name) else {
+            let hint = suggest(name, Func::ALL.iter().map(|(n, _)| *n));
+            return Err(err(
+                e.span.start,
+                format!("unknown function '{name}'{hint}"),
+            ));
+        };
+        let want = func.args();
+        if args.len() != want.len() {
+            return Err(err(
+                e.span.start,
+                format!(
+                    "{name} takes {} argument{}, got {}: {}",
+                    want.len(),
+                    if want.len() == 1 { "" } else { "s" },
+                    args.len(),
+                    func.signature()
+                ),
+            ));
+        }
+        let mut ids = Vec::with_capacity(args.len());
+        let mut same: Option<Ty> = None;
+        for (arg, kind) in args.iter().zip(want) {
+            let id = self.expr(arg)?;
+            let what = format!("{} in {}", "this argument", func.signature());
+            match kind {
+                Arg::Num => self.expect(id, Ty::Num, arg, &what)?,
+                Arg::Bool => self.expect(id, Ty::Bool, arg, &what)?,
+                Arg::Same => match same {
+                    None => same = Some(self.node(id).ty),
+                    Some(t) => self.expect(id, t, arg, &what)?,
+                },
+                Arg::Window(min) => self.window(id, arg, func, *min)?,
+            }
+            ids.push(id);
+        }
+        // A crossing is about bars, so it is a series even of constants.
+        let series = func.is_windowed()
+            || matches!(func, Func::CrossAbove | Func::CrossBelow)
+            || ids.iter().any(|&i| self.node(i).series);
+        let deps = ids.iter().fold(0, |d, &i| d | self.node(i).deps);
+        let ty = match func {
+            Func::CrossAbove | Func::CrossBelow => Ty::Bool,
+            Func::If => same.unwrap_or(Ty::Num),
+            _ => Ty::Num,
+        };
+        Ok(self.graph.add(Op::Call(func, ids), ty, series, deps))
+    }
+
+    /// A window argument: whole numbers only (integers, parameters, `+ - *`).
+    fn window(&mut self, id: Id, arg: &Expr, func: Func, min: i64) -> Result<(), RuleError> {
+        let mut params = Vec::new();
+        if !self.whole(id, &mut params) {
+            return Err(err(
+                arg.span.start,
+                format!(
+                    "the window n of {} must be a whole number: an integer, a parameter, or + - * of those",
+                    func.signature()
+                ),
+            ));
+        }
+        if params.is_empty() {
+            let v = self.constant(id);
+            if v < min as f64 {
+                let message = if func == Func::Shift {
+                    format!("shift by {v} would read the future (look-ahead); n must be ≥ 0")
+                } else {
+                    format!("the window of {} must be at least 1, got {v}", func.name())
+                };
+                return Err(err(arg.span.start, message));
+            }
+        }
+        let column = self.column(arg.span.start);
+        let alone = matches!(self.node(id).op, Op::Param(_));
+        for p in params {
+            let u = &mut self.params[p];
+            if u.window.is_none() {
+                u.window = Some((self.key.clone(), column));
+            }
+            if alone {
+                u.min = Some(u.min.map_or(min, |m: i64| m.max(min)));
+            }
+        }
+        Ok(())
+    }
+
+    fn whole(&self, id: Id, params: &mut Vec<usize>) -> bool {
+        match &self.node(id).op {
+            Op::Number(bits) => f64::from_bits(*bits).fract() == 0.0,
+            Op::Param(i) => {
+                params.push(*i);
+                true
+            }
+            Op::Bin(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => {
+                self.whole(*a, params) && self.whole(*b, params)
+            }
+            Op::Neg(a) => self.whole(*a, params),
+            _ => false,
+        }
+    }
+
+    /// The value of a node that reads no parameter and no column.
+    fn constant(&self, id: Id) -> f64 {
+        super::eval::scalar_values(&self.graph, &[], id + 1)[id]
+    }
+}

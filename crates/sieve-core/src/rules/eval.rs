@@ -1,0 +1,552 @@
+//! Evaluation: scalars once per combination, windowed functions on whole
+//! columns, and everything else in blocks of [`BLOCK`] bars fused with the
+//! position state machine — no column is allocated per node or per bar.
+//!
+//! Undefined values are NaN: arithmetic passes them on, every comparison
+//! with one is false, and a cross's memory of the last side is reset by one.
+
+use super::check::{Col, Func, Graph, Id, Op, Ty};
+use super::parse::BinOp;
+use crate::data::Bars;
+use crate::indicators::{average, channel, momentum, volatility};
+
+/// Bars per block: long enough to vectorise each operation, short enough
+/// that every node's block stays in cache.
+pub const BLOCK: usize = 128;
+/// Bars per quiet-check step inside a block (crossings, the state machine).
+const SUB: usize = 16;
+
+/// The value of every node that reads no column (numbers, parameters and
+/// arithmetic of those), for nodes `0..upto`; booleans as 1 / 0, series NaN.
+/// `params` may be empty (every parameter undefined).
+pub fn scalar_values(graph: &Graph, params: &[f64], upto: usize) -> Vec<f64> {
+    let mut out = vec![f64::NAN; upto];
+    scalar_values_into(graph, params, &mut out);
+    out
+}
+
+pub fn scalar_values_into(graph: &Graph, params: &[f64], out: &mut [f64]) {
+    for id in 0..out.len() {
+        let node = &graph.nodes[id];
+        if node.series {
+            out[id] = f64::NAN;
+            continue;
+        }
+        let v = |i: Id| out[i];
+        let b = |i: Id| out[i] != 0.0;
+        out[id] = match &node.op {
+            Op::Number(bits) => f64::from_bits(*bits),
+            Op::Bool(x) => f64::from(u8::from(*x)),
+            Op::Param(i) => params.get(*i).copied().unwrap_or(f64::NAN),
+            Op::Col(_) => f64::NAN,
+            Op::Neg(a) => -v(*a),
+            Op::Not(a) => f64::from(u8::from(!b(*a))),
+            Op::Bin(op, a, c) => match op {
+                BinOp::And => f64::from(u8::from(b(*a) && b(*c))),
+                BinOp::Or => f64::from(u8::from(b(*a) || b(*c))),
+                _ if op.is_comparison() => f64::from(u8::from(compare(*op, v(*a), v(*c)))),
+                _ => arith(*op, v(*a), v(*c)),
+            },
+            Op::Call(f, args) => {
+                let a = |k: usize| v(args[k]);
+                match f {
+                    Func::Abs => a(0).abs(),
+                    Func::Min => min(a(0), a(1)),
+                    Func::Max => max(a(0), a(1)),
+                    Func::Clamp => min(max(a(0), a(1)), a(2)),
+                    Func::If => {
+                        if b(args[0]) {
+                            a(1)
+                        } else {
+                            a(2)
+                        }
+                    }
+                    _ => f64::NAN, // windowed and crossings are series
+                }
+            }
+        };
+    }
+}
+
+#[inline(always)]
+fn compare(op: BinOp, a: f64, b: f64) -> bool {
+    match op {
+        BinOp::Lt => a < b,
+        BinOp::Le => a <= b,
+        BinOp::Gt => a > b,
+        BinOp::Ge => a >= b,
+        BinOp::Eq => a == b,
+        // Not IEEE's `!=`: with an undefined side every comparison is false.
+        BinOp::Ne => a < b || a > b,
+        _ => false,
+    }
+}
+
+#[inline(always)]
+fn arith(op: BinOp, a: f64, b: f64) -> f64 {
+    match op {
+        BinOp::Add => a + b,
+        BinOp::Sub => a - b,
+        BinOp::Mul => a * b,
+        // Division by zero is undefined, not ±∞.
+        BinOp::Div => {
+            if b == 0.0 {
+                f64::NAN
+            } else {
+                a / b
+            }
+        }
+        _ => f64::NAN,
+    }
+}
+
+/// NaN-propagating minimum (f64::min would drop an undefined side).
+#[inline(always)]
+fn min(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.min(b)
+    }
+}
+
+#[inline(always)]
+fn max(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.max(b)
+    }
+}
+
+/// A data column; `None` for a volume the data does not have.
+pub fn column(bars: &Bars, col: Col) -> Option<&[f64]> {
+    match col {
+        Col::Open => Some(&bars.open),
+        Col::High => Some(&bars.high),
+        Col::Low => Some(&bars.low),
+        Col::Close => Some(&bars.close),
+        Col::Volume => bars.volume.as_deref(),
+    }
+}
+
+/// A windowed function over a whole column. `n` is the evaluated window; a
+/// window that is not a whole number at least the function's minimum (a
+/// parameter expression like `slow - fast` can fall below it) leaves the
+/// series undefined. The kernels restart after an undefined stretch, so a
+/// series that starts undefined (e.g. `ema(macd, 9)`) is seeded from its
+/// first defined values, as TA-Lib does.
+pub fn windowed(func: Func, x: &[f64], n: f64, bars: &Bars) -> Vec<f64> {
+    let len = bars.len();
+    let least = func.window().map_or(1, |(_, m)| m) as f64;
+    if !(n >= least && n <= 1e9 && n.fract() == 0.0) {
+        return vec![f64::NAN; len];
+    }
+    let n = n as usize;
+    match func {
+        Func::Atr => volatility::atr(&bars.high, &bars.low, &bars.close, n),
+        Func::Shift => {
+            let mut out = vec![f64::NAN; len];
+            if n < len {
+                out[n..].copy_from_slice(&x[..len - n]);
+            }
+            out
+        }
+        Func::Roc => {
+            let mut out = vec![f64::NAN; len];
+            for t in n..len {
+                out[t] = arith(BinOp::Div, x[t], x[t - n]) - 1.0;
+            }
+            out
+        }
+        Func::Sma => by_runs(x, |r| average::sma(r, n)),
+        Func::Ema => by_runs(x, |r| average::ema(r, n)),
+        Func::Rsi => by_runs(x, |r| momentum::rsi(r, n)),
+        Func::Highest => by_runs(x, |r| channel::highest(r, n)),
+        Func::Lowest => by_runs(x, |r| channel::lowest(r, n)),
+        Func::Stdev => by_runs(x, |r| volatility::stdev(r, n)),
+        _ => vec![f64::NAN; len],
+    }
+}
+
+/// Applies `kernel` to each maximal run of defined values (the whole column
+/// when there is no gap: the built-ins' exact arithmetic).
+fn by_runs(x: &[f64], kernel: impl Fn(&[f64]) -> Vec<f64>) -> Vec<f64> {
+    if !x.iter().any(|v| v.is_nan()) {
+        return kernel(x);
+    }
+    let mut out = vec![f64::NAN; x.len()];
+    let mut t = 0;
+    while t < x.len() {
+        if x[t].is_nan() {
+            t += 1;
+            continue;
+        }
+        let end = x[t..]
+            .iter()
+            .position(|v| v.is_nan())
+            .map_or(x.len(), |k| t + k);
+        out[t..end].copy_from_slice(&kernel(&x[t..end]));
+        t = end;
+    }
+    out
+}
+
+/// Block buffers of one evaluation: a slot of [`BLOCK`] values per node.
+#[derive(Default)]
+pub struct Frame {
+    num: Vec<f64>,
+    bools: Vec<u8>,
+    /// Per crossing node: the side of the latest bar where its operands differed.
+    memory: Vec<i8>,
+}
+
+impl Frame {
+    /// Sizes the frame for `nodes` nodes and clears every crossing's memory.
+    pub fn reset(&mut self, nodes: usize) {
+        self.num.resize(nodes * BLOCK, 0.0);
+        self.bools.resize(nodes * BLOCK, 0);
+        self.memory.clear();
+        self.memory.resize(nodes, 0);
+    }
+
+    /// Fills the slot of scalar node `id` with its value.
+    pub fn splat(&mut self, graph: &Graph, id: Id, value: f64) {
+        match graph.nodes[id].ty {
+            Ty::Num => self.num[id * BLOCK..(id + 1) * BLOCK].fill(value),
+            Ty::Bool => self.bools[id * BLOCK..(id + 1) * BLOCK].fill(u8::from(value != 0.0)),
+        }
+    }
+
+    /// The numbers of `id` over the block `start..start + len`.
+    #[inline]
+    pub fn num<'a>(
+        &'a self,
+        full: &'a [Option<&'a [f64]>],
+        id: Id,
+        start: usize,
+        len: usize,
+    ) -> &'a [f64] {
+        match full[id] {
+            Some(col) => &col[start..start + len],
+            None => &self.num[id * BLOCK..id * BLOCK + len],
+        }
+    }
+
+    /// The booleans of `id` over the current block.
+    #[inline]
+    pub fn bools(&self, id: Id, len: usize) -> &[u8] {
+        &self.bools[id * BLOCK..id * BLOCK + len]
+    }
+
+    /// Evaluates `program` (series nodes, children first) over the block
+    /// `start..start + len` (len ≤ BLOCK). Numbers come from `full` where a
+    /// node has a whole column, else from the node's slot.
+    pub fn eval(
+        &mut self,
+        graph: &Graph,
+        program: &[Id],
+        full: &[Option<&[f64]>],
+        start: usize,
+        len: usize,
+    ) {
+        for &id in program {
+            let node = &graph.nodes[id];
+            match (&node.op, node.ty) {
+                (Op::Neg(a), _) => {
+                    let (lo, hi) = self.num.split_at_mut(id * BLOCK);
+                    let a = fetch(lo, full, *a, start, len);
+                    for (o, x) in hi[..len].iter_mut().zip(a) {
+                        *o = -x;
+                    }
+                }
+                (Op::Not(a), _) => {
+                    let (lo, hi) = self.bools.split_at_mut(id * BLOCK);
+                    let a = &lo[a * BLOCK..a * BLOCK + len];
+                    for (o, x) in hi[..len].iter_mut().zip(a) {
+                        *o = 1 - x;
+                    }
+                }
+                (Op::Bin(op @ (BinOp::And | BinOp::Or), a, b), _) => {
+                    let (lo, hi) = self.bools.split_at_mut(id * BLOCK);
+                    let (a, b) = (
+                        &lo[a * BLOCK..a * BLOCK + len],
+                        &lo[b * BLOCK..b * BLOCK + len],
+                    );
+                    let out = &mut hi[..len];
+                    if *op == BinOp::And {
+                        zip2(out, a, b, |x, y| x & y);
+                    } else {
+                        zip2(out, a, b, |x, y| x | y);
+                    }
+                }
+                (Op::Bin(op, a, b), _) if op.is_comparison() => {
+                    let (a, b) = (
+                        fetch(&self.num, full, *a, start, len),
+                        fetch(&self.num, full, *b, start, len),
+                    );
+                    let out = &mut self.bools[id * BLOCK..id * BLOCK + len];
+                    match op {
+                        BinOp::Lt => zip2(out, a, b, |x, y| u8::from(x < y)),
+                        BinOp::Le => zip2(out, a, b, |x, y| u8::from(x <= y)),
+                        BinOp::Gt => zip2(out, a, b, |x, y| u8::from(x > y)),
+                        BinOp::Ge => zip2(out, a, b, |x, y| u8::from(x >= y)),
+                        BinOp::Eq => zip2(out, a, b, |x, y| u8::from(x == y)),
+                        _ => zip2(out, a, b, |x, y| u8::from(x < y || x > y)),
+                    }
+                }
+                (Op::Bin(op, a, b), _) => {
+                    let (lo, hi) = self.num.split_at_mut(id * BLOCK);
+                    let (a, b) = (
+                        fetch(lo, full, *a, start, len),
+                        fetch(lo, full, *b, start, len),
+                    );
+                    let out = &mut hi[..len];
+                    match op {
+                        BinOp::Add => zip2(out, a, b, |x, y| x + y),
+                        BinOp::Sub => zip2(out, a, b, |x, y| x - y),
+                        BinOp::Mul => zip2(out, a, b, |x, y| x * y),
+                        _ => zip2(out, a, b, |x, y| if y == 0.0 { f64::NAN } else { x / y }),
+                    }
+                }
+                (Op::Call(Func::CrossAbove | Func::CrossBelow, args), _) => {
+                    let above = matches!(node.op, Op::Call(Func::CrossAbove, _));
+                    let (a, b) = (
+                        fetch(&self.num, full, args[0], start, len),
+                        fetch(&self.num, full, args[1], start, len),
+                    );
+                    let out = &mut self.bools[id * BLOCK..id * BLOCK + len];
+                    cross(a, b, above, &mut self.memory[id], out);
+                }
+                (Op::Call(Func::If, args), Ty::Bool) => {
+                    let (lo, hi) = self.bools.split_at_mut(id * BLOCK);
+                    let at = |k: usize| &lo[args[k] * BLOCK..args[k] * BLOCK + len];
+                    let (c, a, b) = (at(0), at(1), at(2));
+                    for i in 0..len {
+                        hi[i] = if c[i] != 0 { a[i] } else { b[i] };
+                    }
+                }
+                (Op::Call(Func::If, args), Ty::Num) => {
+                    let c = &self.bools[args[0] * BLOCK..args[0] * BLOCK + len];
+                    let (lo, hi) = self.num.split_at_mut(id * BLOCK);
+                    let (a, b) = (
+                        fetch(lo, full, args[1], start, len),
+                        fetch(lo, full, args[2], start, len),
+                    );
+                    for i in 0..len {
+                        hi[i] = if c[i] != 0 { a[i] } else { b[i] };
+                    }
+                }
+                (Op::Call(f @ (Func::Abs | Func::Min | Func::Max | Func::Clamp), args), _) => {
+                    let (lo, hi) = self.num.split_at_mut(id * BLOCK);
+                    let arg = |k: usize| fetch(lo, full, args[k], start, len);
+                    let out = &mut hi[..len];
+                    match f {
+                        Func::Abs => {
+                            for (o, x) in out.iter_mut().zip(arg(0)) {
+                                *o = x.abs();
+                            }
+                        }
+                        Func::Min => zip2(out, arg(0), arg(1), min),
+                        Func::Max => zip2(out, arg(0), arg(1), max),
+                        _ => {
+                            let (x, l, h) = (arg(0), arg(1), arg(2));
+                            for i in 0..len {
+                                out[i] = min(max(x[i], l[i]), h[i]);
+                            }
+                        }
+                    }
+                }
+                // Numbers, parameters, columns and windowed functions are
+                // never in a program: they are splatted or whole columns.
+                _ => {}
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn fetch<'a>(
+    slots: &'a [f64],
+    full: &'a [Option<&'a [f64]>],
+    id: Id,
+    start: usize,
+    len: usize,
+) -> &'a [f64] {
+    match full[id] {
+        Some(col) => &col[start..start + len],
+        None => &slots[id * BLOCK..id * BLOCK + len],
+    }
+}
+
+#[inline(always)]
+fn zip2<A: Copy, B: Copy, O>(out: &mut [O], a: &[A], b: &[B], f: impl Fn(A, B) -> O) {
+    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+        *o = f(x, y);
+    }
+}
+
+/// `cross_above(a, b)` (or below) over one block: a_t > b_t and, at the
+/// latest earlier bar where a ≠ b with both defined, a < b. `memory` carries
+/// the sign of that bar across blocks; an undefined bar resets it.
+fn cross(a: &[f64], b: &[f64], above: bool, memory: &mut i8, out: &mut [u8]) {
+    let dir: i8 = if above { 1 } else { -1 };
+    let mut s = 0;
+    while s < a.len() {
+        let e = (s + SUB).min(a.len());
+        let (x, y) = (&a[s..e], &b[s..e]);
+        // Quiet: the memory cannot change and no crossing can happen.
+        let quiet = match *memory {
+            1 => x.iter().zip(y).all(|(p, q)| p >= q),
+            -1 => x.iter().zip(y).all(|(p, q)| p <= q),
+            _ => x.iter().zip(y).all(|(p, q)| !(p < q || p > q)),
+        };
+        if quiet {
+            out[s..e].fill(0);
+        } else {
+            for i in s..e {
+                let (p, q) = (a[i], b[i]);
+                if p.is_nan() || q.is_nan() {
+                    *memory = 0;
+                    out[i] = 0;
+                    continue;
+                }
+                let side = (p > q) as i8 - (p < q) as i8;
+                out[i] = u8::from(side == dir && *memory == -dir);
+                if side != 0 {
+                    *memory = side;
+                }
+            }
+        }
+        s = e;
+    }
+}
+
+/// The signals of one block, as 0 / 1 per bar.
+pub struct Signals<'a> {
+    pub long_entry: &'a [u8],
+    pub long_exit: &'a [u8],
+    pub short_entry: &'a [u8],
+    pub short_exit: &'a [u8],
+    /// Trailing-stop distance per bar (off where undefined or ≤ 0).
+    pub stop: Option<&'a [f64]>,
+    pub close: &'a [f64],
+}
+
+/// The position state machine, carried across blocks.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Machine {
+    pub position: i8,
+    /// Highest close since a long entry decision, lowest since a short one.
+    extreme: f64,
+}
+
+impl Machine {
+    /// Steps through one block, writing the position held after each bar.
+    /// At most one transition per bar, from the state at its start: a long
+    /// reverses on a short entry, else leaves on its exit or its stop; a
+    /// short mirrors it; flat enters long first, then short.
+    pub fn run(&mut self, s: &Signals, out: &mut [i8]) {
+        let len = out.len();
+        let mut b = 0;
+        while b < len {
+            let e = (b + SUB).min(len);
+            let any = |x: &[u8], y: &[u8]| x[b..e].iter().zip(&y[b..e]).any(|(p, q)| p | q != 0);
+            let quiet = match self.position {
+                0 => !any(s.long_entry, s.short_entry),
+                1 => s.stop.is_none() && !any(s.short_entry, s.long_exit),
+                _ => s.stop.is_none() && !any(s.long_entry, s.short_exit),
+            };
+            if quiet {
+                out[b..e].fill(self.position);
+                b = e;
+                continue;
+            }
+            for t in b..e {
+                let c = s.close[t];
+                let stop = s.stop.map_or(f64::NAN, |d| d[t]);
+                match self.position {
+                    1 => {
+                        self.extreme = self.extreme.max(c);
+                        if s.short_entry[t] != 0 {
+                            self.enter(-1, c);
+                        } else if s.long_exit[t] != 0 || (stop > 0.0 && c < self.extreme - stop) {
+                            self.position = 0;
+                        }
+                    }
+                    -1 => {
+                        self.extreme = self.extreme.min(c);
+                        if s.long_entry[t] != 0 {
+                            self.enter(1, c);
+                        } else if s.short_exit[t] != 0 || (stop > 0.0 && c > self.extreme + stop) {
+                            self.position = 0;
+                        }
+                    }
+                    _ => {
+                        if s.long_entry[t] != 0 {
+                            self.enter(1, c);
+                        } else if s.short_entry[t] != 0 {
+                            self.enter(-1, c);
+                        }
+                    }
+                }
+                out[t] = self.position;
+            }
+            b = e;
+        }
+    }
+
+    fn enter(&mut self, position: i8, close: f64) {
+        self.position = position;
+        self.extreme = close;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cross_needs_an_earlier_opposite_side_and_undefined_resets() {
+        let nan = f64::NAN;
+        let a = [1.0, 2.0, 2.0, 3.0, nan, 3.0, 1.0, 3.0];
+        let b = [2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0];
+        let mut out = [9u8; 8];
+        let mut memory = 0;
+        cross(&a, &b, true, &mut memory, &mut out);
+        // below, equal, equal, above → a cross at 3; NaN at 4 resets, so
+        // 5 (above, no earlier side) is none; below at 6, above at 7 → cross.
+        assert_eq!(out, [0, 0, 0, 1, 0, 0, 0, 1]);
+        let mut memory = 0;
+        cross(&a, &b, false, &mut memory, &mut out);
+        assert_eq!(out, [0, 0, 0, 0, 0, 0, 1, 0]);
+    }
+
+    #[test]
+    fn runs_restart_after_undefined_values() {
+        let nan = f64::NAN;
+        let x = [nan, 1.0, 2.0, 3.0, nan, 5.0, 7.0];
+        let v = by_runs(&x, |r| average::sma(r, 2));
+        let want = [nan, nan, 1.5, 2.5, nan, nan, 6.0];
+        for (got, want) in v.iter().zip(want) {
+            assert!(got == &want || (got.is_nan() && want.is_nan()), "{v:?}");
+        }
+    }
+
+    #[test]
+    fn comparisons_with_undefined_are_false() {
+        for op in [
+            BinOp::Lt,
+            BinOp::Le,
+            BinOp::Gt,
+            BinOp::Ge,
+            BinOp::Eq,
+            BinOp::Ne,
+        ] {
+            assert!(!compare(op, f64::NAN, 1.0) && !compare(op, 1.0, f64::NAN));
+        }
+        assert!(compare(BinOp::Ne, 1.0, 2.0));
+        assert!(min(f64::NAN, 1.0).is_nan() && max(1.0, f64::NAN).is_nan());
+        assert!(arith(BinOp::Div, 1.0, 0.0).is_nan());
+    }
+}

@@ -1,0 +1,744 @@
+//! Rule strategies: a strategy written in the config as `entry` / `exit`
+//! rules over indicators, compiled once into a [`Plan`] and run by the same
+//! engine and metrics as the built-ins.
+//!
+//! [`parse`] turns text into expressions, [`check`] resolves names and types
+//! into one graph, [`plan`] decides what is computed once per indicator
+//! setting and what per combination, and [`eval`] runs it.
+
+mod check;
+mod eval;
+mod parse;
+mod plan;
+
+use std::cell::RefCell;
+use std::sync::Mutex;
+
+use check::{Checker, Col, Func, Graph, Id, Op, Ty};
+use eval::{Frame, Machine, Signals, BLOCK};
+use plan::Plan;
+
+use crate::data::Bars;
+use crate::error::{Error, Result};
+use crate::grid::ParamSpace;
+use crate::indicators::{Indicator, IndicatorSet, RuleSeries, SeriesSource, RULE_SETTING_LEN};
+use crate::strategy::{Direction, ParamKind, ParamSpec, Strategy};
+
+pub use check::suggest;
+
+/// A syntax or meaning error at byte `at` of a rule's text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleError {
+    pub at: usize,
+    pub message: String,
+}
+
+impl RuleError {
+    /// As a config error: the key and column, then the rule with a caret.
+    fn into_error(self, key: &str, text: &str) -> Error {
+        let at = self.at.min(text.len());
+        let column = text[..at].chars().count() + 1;
+        let shown = text.replace(['\n', '\r', '\t'], " ");
+        Error::config(
+            format!("{key}, column {column}"),
+            format!(
+                "{}\n    {shown}\n    {}^",
+                self.message,
+                " ".repeat(column - 1)
+            ),
+        )
+    }
+}
+
+/// What the config says of a rule strategy.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RuleSource {
+    pub name: String,
+    pub entry: String,
+    pub exit: String,
+    pub short_entry: Option<String>,
+    pub short_exit: Option<String>,
+    pub trailing_stop: Option<String>,
+    /// `[strategy.define]` in declaration order.
+    pub define: Vec<(String, String)>,
+    /// `[strategy.params]`: the parameters are exactly its keys.
+    pub params: toml::Table,
+}
+
+/// The rules' root nodes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Roots {
+    entry: Id,
+    exit: Id,
+    /// Both or neither.
+    short: Option<(Id, Id)>,
+    stop: Option<Id>,
+}
+
+/// A compiled rule strategy.
+#[derive(Debug)]
+pub struct RuleStrategy {
+    source: RuleSource,
+    name: &'static str,
+    summary: &'static str,
+    params: &'static [ParamSpec],
+    graph: Graph,
+    roots: Roots,
+    plan: Plan,
+    /// `[strategy.define]` names and their nodes.
+    defines: Vec<(String, Id)>,
+}
+
+/// Every rule strategy compiled in this process. A strategy lives as long
+/// as the process, like the built-ins (`&'static`); compiling the same
+/// source again returns the same one instead of leaking another.
+static COMPILED: Mutex<Vec<&'static RuleStrategy>> = Mutex::new(Vec::new());
+
+/// Compiles `source`, or returns the strategy already compiled from it.
+pub fn resolve(source: &RuleSource) -> Result<&'static RuleStrategy> {
+    let mut compiled = COMPILED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(s) = compiled.iter().find(|s| s.source == *source) {
+        return Ok(s);
+    }
+    let s: &'static RuleStrategy = Box::leak(Box::new(RuleStrategy::compile(source.clone())?));
+    compiled.push(s);
+    Ok(s)
+}
+
+impl PartialEq for RuleStrategy {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source
+    }
+}
+
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
+/// Names a definition may not take.
+fn reserved(name: &str) -> bool {
+    Col::ALL.iter().any(|(n, _)| *n == name)
+        || Func::ALL.iter().any(|(n, _)| *n == name)
+        || matches!(name, "and" | "or" | "not" | "true" | "false")
+}
+
+impl RuleStrategy {
+    fn compile(source: RuleSource) -> Result<RuleStrategy> {
+        if crate::strategy::registry()
+            .iter()
+            .any(|s| s.name() == source.name)
+        {
+            return Err(Error::config(
+                "strategy.name",
+                format!(
+                    "'{}' is a built-in strategy; give your rule strategy another name",
+                    source.name
+                ),
+            ));
+        }
+        let names: Vec<String> = source.params.keys().cloned().collect();
+        if names.len() > 64 {
+            return Err(Error::config(
+                "strategy.params",
+                "a rule strategy takes at most 64 parameters",
+            ));
+        }
+        let define_names: Vec<String> = source.define.iter().map(|(n, _)| n.clone()).collect();
+        let mut checker = Checker::new(names.clone(), define_names);
+        for (name, text) in &source.define {
+            let key = format!("strategy.define.{name}");
+            if reserved(name) || names.contains(name) {
+                return Err(Error::config(
+                    key,
+                    format!("'{name}' is already a column, function or parameter name"),
+                ));
+            }
+            let id = compile_text(&mut checker, &key, text, None)?;
+            checker.defines.push((name.clone(), id));
+        }
+        let rule = |c: &mut Checker, key: &str, text: &str| {
+            compile_text(c, &format!("strategy.{key}"), text, Some(Ty::Bool))
+        };
+        let entry = rule(&mut checker, "entry", &source.entry)?;
+        let exit = rule(&mut checker, "exit", &source.exit)?;
+        let short = match (&source.short_entry, &source.short_exit) {
+            (Some(a), Some(b)) => Some((
+                rule(&mut checker, "short_entry", a)?,
+                rule(&mut checker, "short_exit", b)?,
+            )),
+            (None, None) => None,
+            (Some(_), None) => {
+                return Err(Error::config(
+                    "strategy.short_exit",
+                    "missing: short_entry and short_exit come together",
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(Error::config(
+                    "strategy.short_entry",
+                    "missing: short_entry and short_exit come together",
+                ))
+            }
+        };
+        let stop = match &source.trailing_stop {
+            Some(t) => Some(compile_text(
+                &mut checker,
+                "strategy.trailing_stop",
+                t,
+                Some(Ty::Num),
+            )?),
+            None => None,
+        };
+        let params = param_specs(&checker, &source.params)?;
+        let int_params = params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.kind == ParamKind::Int)
+            .fold(0u64, |m, (i, _)| m | 1 << i);
+        let mut root_list = vec![entry, exit];
+        root_list.extend(short.iter().flat_map(|&(a, b)| [a, b]));
+        root_list.extend(stop);
+        let plan = Plan::new(&checker.graph, &root_list, int_params);
+        let summary = format!(
+            "rule strategy: entry \"{}\", exit \"{}\"",
+            source.entry, source.exit
+        );
+        Ok(RuleStrategy {
+            name: leak(source.name.clone()),
+            summary: leak(summary),
+            params: Box::leak(params.into_boxed_slice()),
+            graph: checker.graph,
+            roots: Roots {
+                entry,
+                exit,
+                short,
+                stop,
+            },
+            plan,
+            defines: checker.defines,
+            source,
+        })
+    }
+
+    /// The key of shared node `id` at the parameters `params`.
+    fn key(&self, id: Id, params: &[f64]) -> Indicator {
+        let mut setting = [0i32; RULE_SETTING_LEN];
+        if let Some(ps) = &self.plan.shared[id] {
+            for (s, &p) in setting.iter_mut().zip(ps) {
+                *s = params[p] as i32;
+            }
+        }
+        Indicator::Rule(RuleSeries {
+            node: id as u32,
+            setting,
+        })
+    }
+
+    /// The parameters of a shared key (NaN for those it does not read).
+    fn params_of(&self, key: RuleSeries) -> Vec<f64> {
+        let mut params = vec![f64::NAN; self.params.len()];
+        if let Some(ps) = self
+            .plan
+            .shared
+            .get(key.node as usize)
+            .and_then(Option::as_ref)
+        {
+            for (&p, &s) in ps.iter().zip(&key.setting) {
+                params[p] = f64::from(s);
+            }
+        }
+        params
+    }
+
+    /// Computes materialised node `id` as a whole column; `get` supplies the
+    /// columns it reads.
+    fn compute_column<'a>(
+        &self,
+        id: Id,
+        bars: &Bars,
+        scalars: &[f64],
+        get: &dyn Fn(Id) -> &'a [f64],
+        frame: &mut Frame,
+    ) -> Vec<f64> {
+        match &self.graph.nodes[id].op {
+            Op::Call(f, args) if f.is_windowed() => {
+                let (window, input) = match f {
+                    Func::Atr => (args[0], None),
+                    _ => (args[1], Some(args[0])),
+                };
+                let splat;
+                let x: &[f64] = match input.map(|a| (a, &self.graph.nodes[a].op)) {
+                    Some((a, Op::Col(c))) => match eval::column(bars, *c) {
+                        Some(col) => col,
+                        None => {
+                            splat = vec![scalars[a]; bars.len()];
+                            &splat
+                        }
+                    },
+                    Some((a, _)) if self.graph.nodes[a].series => get(a),
+                    Some((a, _)) => {
+                        splat = vec![scalars[a]; bars.len()];
+                        &splat
+                    }
+                    None => &[],
+                };
+                eval::windowed(*f, x, scalars[window], bars)
+            }
+            _ => {
+                let mut full: Vec<Option<&[f64]>> = vec![None; self.graph.nodes.len()];
+                self.fill_columns(bars, &mut full);
+                for &i in &self.plan.inputs[id] {
+                    full[i] = Some(get(i));
+                }
+                let program = &self.plan.programs[id];
+                self.start(frame, scalars);
+                let mut out = vec![f64::NAN; bars.len()];
+                for start in (0..bars.len()).step_by(BLOCK) {
+                    let len = BLOCK.min(bars.len() - start);
+                    frame.eval(&self.graph, program, &full, start, len);
+                    out[start..start + len].copy_from_slice(frame.num(&full, id, start, len));
+                }
+                out
+            }
+        }
+    }
+
+    /// Points every column node at its data.
+    fn fill_columns<'a>(&self, bars: &'a Bars, full: &mut [Option<&'a [f64]>]) {
+        for (id, node) in self.graph.nodes.iter().enumerate() {
+            if let Op::Col(c) = node.op {
+                full[id] = eval::column(bars, c);
+            }
+        }
+    }
+
+    /// Clears `frame` for a new pass and fills in the scalars.
+    /// A column the data lacks (volume) reads as undefined: its node's
+    /// scalar is NaN, so its slot is filled with NaN.
+    fn start(&self, frame: &mut Frame, scalars: &[f64]) {
+        frame.reset(self.graph.nodes.len());
+        for &i in &self.plan.splat {
+            frame.splat(&self.graph, i, scalars[i]);
+        }
+        for (id, node) in self.graph.nodes.iter().enumerate() {
+            if matches!(node.op, Op::Col(Col::Volume)) {
+                frame.splat(&self.graph, id, f64::NAN);
+            }
+        }
+    }
+
+    /// Whether any rule reads the volume column.
+    fn reads_volume(&self) -> bool {
+        self.graph
+            .nodes
+            .iter()
+            .any(|n| matches!(n.op, Op::Col(Col::Volume)))
+    }
+
+    /// The bar from which `id` can be defined (lengths add up along a chain).
+    fn node_warmup(&self, id: Id, scalars: &[f64]) -> usize {
+        let node = &self.graph.nodes[id];
+        let below = node
+            .op
+            .children()
+            .iter()
+            .map(|&c| self.node_warmup(c, scalars))
+            .max()
+            .unwrap_or(0);
+        let window = |i: Id| {
+            let v = scalars[i];
+            if v.is_finite() && v >= 0.0 {
+                v as usize
+            } else {
+                0
+            }
+        };
+        match &node.op {
+            Op::Call(f, args) => match f {
+                Func::Sma | Func::Ema | Func::Highest | Func::Lowest | Func::Stdev => {
+                    below + window(args[1]).saturating_sub(1)
+                }
+                Func::Rsi | Func::Shift | Func::Roc => below + window(args[1]),
+                Func::Atr => window(args[0]),
+                _ => below,
+            },
+            _ => below,
+        }
+    }
+
+    /// The rules as written, the definitions and the parameters, for
+    /// `sieve strategies --config`.
+    pub fn describe(&self, space: &ParamSpace) -> String {
+        let mut out = format!("{}\n    {}\n", self.name, self.summary);
+        let s = &self.source;
+        for (key, text) in [
+            ("short_entry", &s.short_entry),
+            ("short_exit", &s.short_exit),
+            ("trailing_stop", &s.trailing_stop),
+        ] {
+            if let Some(t) = text {
+                out.push_str(&format!("    {key}: {t}\n"));
+            }
+        }
+        if !s.define.is_empty() {
+            out.push_str("    definitions:\n");
+            for (name, text) in &s.define {
+                out.push_str(&format!("        {name} = {text}\n"));
+            }
+        }
+        out.push_str("    parameters:\n");
+        for p in self.params {
+            let kind = match p.kind {
+                ParamKind::Int => "int (a window length)",
+                ParamKind::Float => "float",
+            };
+            let values = space.axes.iter().find(|a| a.name == p.name).map_or_else(
+                || format!("fixed {}", crate::format::float(p.default)),
+                |a| format!("{} values", a.values.len()),
+            );
+            out.push_str(&format!("        {:<12} {kind}, {values}\n", p.name));
+        }
+        let keys = self.space_indicators(space);
+        out.push_str(&format!(
+            "    shared series the grid computes: {} (each once, {} bytes per bar)\n",
+            keys.len(),
+            keys.len() * 8
+        ));
+        for &id in &self.plan.shared_nodes {
+            let count = keys
+                .iter()
+                .filter(|k| matches!(k, Indicator::Rule(r) if r.node as usize == id))
+                .count();
+            let params: Vec<&str> = self.plan.shared[id]
+                .iter()
+                .flatten()
+                .map(|&p| self.params[p].name)
+                .collect();
+            out.push_str(&format!(
+                "        {:<40} {count} setting{} ({})\n",
+                self.show(id),
+                if count == 1 { "" } else { "s" },
+                if params.is_empty() {
+                    "fixed".to_string()
+                } else {
+                    params.join(" × ")
+                }
+            ));
+        }
+        out
+    }
+
+    /// A node as text (definitions by name).
+    fn show(&self, id: Id) -> String {
+        if let Some((name, _)) = self.defines.iter().find(|(_, d)| *d == id) {
+            return name.clone();
+        }
+        match &self.graph.nodes[id].op {
+            Op::Number(bits) => crate::format::float(f64::from_bits(*bits)),
+            Op::Bool(b) => b.to_string(),
+            Op::Param(i) => self.params[*i].name.to_string(),
+            Op::Col(c) => Col::ALL
+                .iter()
+                .find(|(_, k)| k == c)
+                .map_or("?", |(n, _)| n)
+                .to_string(),
+            Op::Neg(a) => format!("-{}", self.show(*a)),
+            Op::Not(a) => format!("not {}", self.show(*a)),
+            Op::Bin(op, a, b) => format!("({} {} {})", self.show(*a), op.symbol(), self.show(*b)),
+            Op::Call(f, args) => {
+                let a: Vec<String> = args.iter().map(|&i| self.show(i)).collect();
+                format!("{}({})", f.name(), a.join(", "))
+            }
+        }
+    }
+}
+
+fn compile_text(checker: &mut Checker, key: &str, text: &str, want: Option<Ty>) -> Result<Id> {
+    let expr = parse::parse(text).map_err(|e| e.into_error(key, text))?;
+    checker
+        .compile(key, text, &expr, want)
+        .map_err(|e| e.into_error(key, text))
+}
+
+/// The parameters' specs: whole-number kinds for windows (every grid value
+/// checked), any real value for the rest; the default is the fixed value
+/// or the grid's first.
+fn param_specs(checker: &Checker, table: &toml::Table) -> Result<Vec<ParamSpec>> {
+    let mut specs = Vec::new();
+    for (u, (name, spec)) in checker.params.iter().zip(table) {
+        let key = format!("strategy.params.{name}");
+        if !u.used {
+            return Err(Error::config(
+                key,
+                "is not used by any rule or definition (remove it, or use it)",
+            ));
+        }
+        let (values, _) = crate::grid::axis_values(&key, name, spec)?;
+        let kind = if u.window.is_some() {
+            ParamKind::Int
+        } else {
+            ParamKind::Float
+        };
+        if let Some((rule, column)) = &u.window {
+            let at = format!("used as a window length ({rule}, column {column})");
+            if let Some(v) = values.iter().find(|v| v.fract() != 0.0) {
+                return Err(Error::config(
+                    key,
+                    format!("{at}, so its values must be whole numbers, but the grid has {v}"),
+                ));
+            }
+            if let (Some(min), Some(v)) = (
+                u.min,
+                values.iter().find(|&&v| v < u.min.unwrap_or(0) as f64),
+            ) {
+                let why = if min == 0 {
+                    "a negative shift would read the future (look-ahead)"
+                } else {
+                    "a window is at least 1 bar"
+                };
+                return Err(Error::config(
+                    key,
+                    format!("{at}, but the grid has {v}: {why}"),
+                ));
+            }
+        }
+        let (min, max) = match kind {
+            ParamKind::Int => (u.min.map_or(-1e9, |m| m as f64), 1e9),
+            ParamKind::Float => (f64::MIN, f64::MAX),
+        };
+        let first = values.first().copied().unwrap_or(0.0);
+        let last = values.last().copied().unwrap_or(first);
+        specs.push(ParamSpec {
+            name: leak(name.clone()),
+            kind,
+            default: first,
+            min,
+            max,
+            grid: (first, last, 1.0),
+            doc: if kind == ParamKind::Int {
+                "window length"
+            } else {
+                "rule parameter"
+            },
+        });
+    }
+    Ok(specs)
+}
+
+#[derive(Default)]
+struct Scratch {
+    scalars: Vec<f64>,
+    frame: Frame,
+}
+
+thread_local! {
+    /// Per-thread buffers, so screening allocates nothing per combination.
+    static SCRATCH: RefCell<Scratch> = RefCell::default();
+}
+
+/// Signals that never fire (the short side of a long-only strategy).
+static NEVER: [u8; BLOCK] = [0; BLOCK];
+
+impl SeriesSource for RuleStrategy {
+    fn inputs(&self, key: Indicator) -> Vec<Indicator> {
+        match key {
+            Indicator::Rule(r) => {
+                let params = self.params_of(r);
+                self.plan
+                    .inputs
+                    .get(r.node as usize)
+                    .map_or_else(Vec::new, |ins| {
+                        ins.iter().map(|&i| self.key(i, &params)).collect()
+                    })
+            }
+            other => other.inputs(),
+        }
+    }
+
+    fn compute<'a>(
+        &self,
+        bars: &Bars,
+        key: Indicator,
+        input: &dyn Fn(Indicator) -> &'a [f64],
+    ) -> Vec<f64> {
+        let Indicator::Rule(r) = key else {
+            return key.compute_with(bars, input);
+        };
+        let id = r.node as usize;
+        if id >= self.graph.nodes.len() {
+            return vec![f64::NAN; bars.len()];
+        }
+        let params = self.params_of(r);
+        let scalars = eval::scalar_values(&self.graph, &params, self.graph.nodes.len());
+        let get = |i: Id| input(self.key(i, &params));
+        self.compute_column(id, bars, &scalars, &get, &mut Frame::default())
+    }
+}
+
+impl Strategy for RuleStrategy {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn summary(&self) -> &'static str {
+        self.summary
+    }
+
+    fn params(&self) -> &'static [ParamSpec] {
+        self.params
+    }
+
+    fn indicators(&self, params: &[f64], out: &mut Vec<Indicator>) {
+        out.extend(
+            self.plan
+                .shared_nodes
+                .iter()
+                .map(|&id| self.key(id, params)),
+        );
+    }
+
+    fn series(&self) -> &dyn SeriesSource {
+        self
+    }
+
+    fn check_data(&self, bars: &Bars) -> Result<()> {
+        if self.reads_volume() && bars.volume.is_none() {
+            return Err(Error::config(
+                "strategy",
+                format!(
+                    "the rules of '{}' read volume, but the data has no volume column",
+                    self.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn warmup(&self, params: &[f64]) -> usize {
+        let scalars = eval::scalar_values(&self.graph, params, self.graph.nodes.len());
+        let mut w = self.node_warmup(self.roots.entry, &scalars);
+        if let Some((short, _)) = self.roots.short {
+            w = w.min(self.node_warmup(short, &scalars));
+        }
+        w
+    }
+
+    fn space_indicators(&self, space: &ParamSpace) -> Vec<Indicator> {
+        let base = space.params_of(0);
+        let mut keys = Vec::new();
+        for &id in &self.plan.shared_nodes {
+            let ps = self.plan.shared[id].clone().unwrap_or_default();
+            let axes: Vec<Vec<f64>> = ps
+                .iter()
+                .map(|&p| {
+                    space
+                        .axes
+                        .iter()
+                        .find(|a| a.param == p)
+                        .map_or_else(|| vec![base[p]], |a| a.values.clone())
+                })
+                .collect();
+            // Constraints among these parameters alone prune settings.
+            let local: Vec<&crate::grid::Constraint> = space
+                .constraints
+                .iter()
+                .filter(|c| c.params().iter().all(|p| ps.contains(p)))
+                .collect();
+            let mut params = base.clone();
+            let mut digits = vec![0usize; axes.len()];
+            'walk: loop {
+                for ((&p, values), &d) in ps.iter().zip(&axes).zip(&digits) {
+                    params[p] = values[d];
+                }
+                if local.iter().all(|c| c.holds(&params)) {
+                    keys.push(self.key(id, &params));
+                }
+                let mut i = axes.len();
+                loop {
+                    if i == 0 {
+                        break 'walk;
+                    }
+                    i -= 1;
+                    digits[i] += 1;
+                    if digits[i] < axes[i].len() {
+                        break;
+                    }
+                    digits[i] = 0;
+                }
+            }
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
+    fn positions(
+        &self,
+        bars: &Bars,
+        indicators: &IndicatorSet,
+        params: &[f64],
+        direction: Direction,
+        out: &mut [i8],
+    ) {
+        SCRATCH.with(|cell| {
+            let mut scratch = cell.borrow_mut();
+            let Scratch { scalars, frame } = &mut *scratch;
+            let nodes = self.graph.nodes.len();
+            scalars.resize(nodes, f64::NAN);
+            eval::scalar_values_into(&self.graph, params, scalars);
+
+            let mut full: Vec<Option<&[f64]>> = vec![None; nodes];
+            self.fill_columns(bars, &mut full);
+            for &id in &self.plan.shared_nodes {
+                full[id] = Some(indicators.get(self.key(id, params)));
+            }
+            // Columns that read a real-valued parameter: per combination.
+            let mut own: Vec<(Id, Vec<f64>)> = Vec::new();
+            for &id in &self.plan.per_combination {
+                let column = {
+                    let get = |i: Id| -> &[f64] {
+                        full[i]
+                            .or_else(|| {
+                                own.iter().find(|(j, _)| *j == i).map(|(_, c)| c.as_slice())
+                            })
+                            .unwrap_or(&[])
+                    };
+                    self.compute_column(id, bars, scalars, &get, frame)
+                };
+                own.push((id, column));
+            }
+            for (id, column) in &own {
+                full[*id] = Some(column);
+            }
+
+            self.start(frame, scalars);
+            let r = self.roots;
+            let mut machine = Machine::default();
+            let n = out.len().min(bars.len());
+            let close = &bars.close[..n];
+            for start in (0..n).step_by(BLOCK) {
+                let len = BLOCK.min(n - start);
+                frame.eval(&self.graph, &self.plan.main, &full, start, len);
+                let (entry, exit) = (frame.bools(r.entry, len), frame.bools(r.exit, len));
+                let never = &NEVER[..len];
+                let (short_entry, short_exit) = match (direction, r.short) {
+                    (Direction::Long, _) => (never, never),
+                    (Direction::LongShort, None) => (exit, entry),
+                    (Direction::LongShort, Some((a, b))) => {
+                        (frame.bools(a, len), frame.bools(b, len))
+                    }
+                };
+                let signals = Signals {
+                    long_entry: entry,
+                    long_exit: exit,
+                    short_entry,
+                    short_exit,
+                    stop: r.stop.map(|s| frame.num(&full, s, start, len)),
+                    close: &close[start..start + len],
+                };
+                machine.run(&signals, &mut out[start..start + len]);
+            }
+            out[n..].fill(0);
+        });
+    }
+}

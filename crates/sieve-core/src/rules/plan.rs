@@ -1,0 +1,148 @@
+//! How a checked graph runs. Windowed functions (and the compound series
+//! they read) are *materialised* as whole columns; the ones that read only
+//! whole-number parameters are *shared* — computed once per distinct
+//! setting for the whole grid, like the built-ins' indicators — and the rest
+//! once per combination. Everything else is evaluated per combination in
+//! blocks, fused with the position state machine.
+
+use super::check::{Func, Graph, Id, Op};
+use crate::indicators::RULE_SETTING_LEN;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Per node: computed as a whole column.
+    pub materialized: Vec<bool>,
+    /// Per node: the parameters (ascending) a shared column is keyed by;
+    /// `None` for nodes that are not shared columns.
+    pub shared: Vec<Option<Vec<usize>>>,
+    /// Materialised nodes computed per combination, children first.
+    pub per_combination: Vec<Id>,
+    /// Per materialised node: the block program that computes it (for a
+    /// windowed function, the program of its input if that is not a column).
+    pub programs: Vec<Vec<Id>>,
+    /// Per materialised node: the materialised nodes it reads directly.
+    pub inputs: Vec<Vec<Id>>,
+    /// The block program of the rules themselves.
+    pub main: Vec<Id>,
+    /// Scalar nodes a block program reads (filled once per combination).
+    pub splat: Vec<Id>,
+    /// Shared nodes the rules need, directly or not.
+    pub shared_nodes: Vec<Id>,
+}
+
+impl Plan {
+    pub fn new(graph: &Graph, roots: &[Id], int_params: u64) -> Plan {
+        let n = graph.nodes.len();
+        let mut materialized = vec![false; n];
+        for node in &graph.nodes {
+            if let Op::Call(f, args) = &node.op {
+                if f.is_windowed() {
+                    // The windowed call and its input series, unless a column.
+                    for &a in args.iter().take(1).filter(|_| *f != Func::Atr) {
+                        let input = &graph.nodes[a];
+                        if input.series && !matches!(input.op, Op::Col(_)) {
+                            materialized[a] = true;
+                        }
+                    }
+                }
+            }
+        }
+        for (id, node) in graph.nodes.iter().enumerate() {
+            if matches!(&node.op, Op::Call(f, _) if f.is_windowed()) {
+                materialized[id] = true;
+            }
+        }
+        let shared: Vec<Option<Vec<usize>>> = graph
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(id, node)| {
+                let fits = node.deps & !int_params == 0
+                    && node.deps.count_ones() as usize <= RULE_SETTING_LEN;
+                (materialized[id] && fits).then(|| bits(node.deps))
+            })
+            .collect();
+
+        // Which nodes the rules reach, and through them which columns.
+        let mut reached = vec![false; n];
+        let mut stack: Vec<Id> = roots.to_vec();
+        while let Some(id) = stack.pop() {
+            if !std::mem::replace(&mut reached[id], true) {
+                stack.extend(graph.nodes[id].op.children());
+            }
+        }
+        let mut programs = vec![Vec::new(); n];
+        let mut inputs = vec![Vec::new(); n];
+        for id in (0..n).filter(|&i| materialized[i] && reached[i]) {
+            let (program, reads) = match &graph.nodes[id].op {
+                Op::Call(f, args) if f.is_windowed() => {
+                    let input = args.first().copied().filter(|_| *f != Func::Atr);
+                    match input {
+                        Some(a) if materialized[a] => (Vec::new(), vec![a]),
+                        _ => (Vec::new(), Vec::new()),
+                    }
+                }
+                _ => program(graph, &[id], |i| i != id && materialized[i]),
+            };
+            programs[id] = program;
+            inputs[id] = reads;
+        }
+        let (main, _) = program(graph, roots, |i| materialized[i]);
+        let mut splat: Vec<Id> = main
+            .iter()
+            .chain(programs.iter().flatten())
+            .flat_map(|&i| graph.nodes[i].op.children())
+            .chain(roots.iter().copied())
+            .filter(|&i| !graph.nodes[i].series)
+            .collect();
+        splat.sort_unstable();
+        splat.dedup();
+        let per_combination = (0..n)
+            .filter(|&i| materialized[i] && reached[i] && shared[i].is_none())
+            .collect();
+        let shared_nodes = (0..n)
+            .filter(|&i| reached[i] && shared[i].is_some())
+            .collect();
+        Plan {
+            materialized,
+            shared,
+            per_combination,
+            programs,
+            inputs,
+            main,
+            splat,
+            shared_nodes,
+        }
+    }
+}
+
+/// The indices of the set bits of `mask`, ascending.
+fn bits(mask: u64) -> Vec<usize> {
+    (0..64).filter(|i| mask >> i & 1 == 1).collect()
+}
+
+/// The series nodes below `targets` evaluated in blocks (children first),
+/// stopping at `stop` nodes (whole columns), and the stop nodes reached.
+fn program(graph: &Graph, targets: &[Id], stop: impl Fn(Id) -> bool) -> (Vec<Id>, Vec<Id>) {
+    let mut seen = vec![false; graph.nodes.len()];
+    let (mut nodes, mut reads) = (Vec::new(), Vec::new());
+    let mut stack: Vec<Id> = targets.to_vec();
+    while let Some(id) = stack.pop() {
+        if std::mem::replace(&mut seen[id], true) {
+            continue;
+        }
+        let node = &graph.nodes[id];
+        if !node.series || matches!(node.op, Op::Col(_)) {
+            continue;
+        }
+        if stop(id) {
+            reads.push(id);
+            continue;
+        }
+        nodes.push(id);
+        stack.extend(node.op.children());
+    }
+    nodes.sort_unstable();
+    reads.sort_unstable();
+    (nodes, reads)
+}
