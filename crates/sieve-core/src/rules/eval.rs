@@ -246,6 +246,7 @@ impl Frame {
         &mut self,
         graph: &Graph,
         program: &[Id],
+        twins: &[Option<Id>],
         full: &[Option<&[f64]>],
         start: usize,
         len: usize,
@@ -309,14 +310,33 @@ impl Frame {
                         _ => zip2(out, a, b, |x, y| if y == 0.0 { f64::NAN } else { x / y }),
                     }
                 }
-                (Op::Call(Func::CrossAbove | Func::CrossBelow, args), _) => {
-                    let above = matches!(node.op, Op::Call(Func::CrossAbove, _));
+                (Op::Call(f @ (Func::CrossAbove | Func::CrossBelow), args), _) => {
+                    // A crossing and its mirror on the same pair share one
+                    // pass (and one memory); the second finds its work done.
+                    let twin = twins[id];
+                    if twin.is_some_and(|t| t < id) {
+                        continue;
+                    }
                     let (a, b) = (
                         fetch(&self.num, full, args[0], start, len),
                         fetch(&self.num, full, args[1], start, len),
                     );
-                    let out = &mut self.bools[id * BLOCK..id * BLOCK + len];
-                    cross(a, b, above, &mut self.memory[id], out);
+                    let (mine, theirs) = match twin {
+                        Some(t) => {
+                            let (lo, hi) = self.bools.split_at_mut(t * BLOCK);
+                            (
+                                Some(&mut lo[id * BLOCK..id * BLOCK + len]),
+                                Some(&mut hi[..len]),
+                            )
+                        }
+                        None => (Some(&mut self.bools[id * BLOCK..id * BLOCK + len]), None),
+                    };
+                    let (above, below) = if *f == Func::CrossAbove {
+                        (mine, theirs)
+                    } else {
+                        (theirs, mine)
+                    };
+                    cross(a, b, &mut self.memory[id], above, below);
                 }
                 (Op::Call(Func::If, args), Ty::Bool) => {
                     let (lo, hi) = self.bools.split_at_mut(id * BLOCK);
@@ -386,39 +406,77 @@ fn zip2<A: Copy, B: Copy, O>(out: &mut [O], a: &[A], b: &[B], f: impl Fn(A, B) -
     }
 }
 
-/// `cross_above(a, b)` (or below) over one block: a_t > b_t and, at the
-/// latest earlier bar where a ≠ b with both defined, a < b. `memory` carries
-/// the sign of that bar across blocks; an undefined bar resets it.
-fn cross(a: &[f64], b: &[f64], above: bool, memory: &mut i8, out: &mut [u8]) {
-    let dir: i8 = if above { 1 } else { -1 };
+/// `cross_above(a, b)` and `cross_below(a, b)` over one block (either
+/// output may be `None`): above at t when a_t > b_t and, at the latest
+/// earlier bar where a ≠ b with both defined, a < b; below mirrored.
+/// `memory` carries the sign of that bar across blocks; an undefined bar
+/// resets it.
+fn cross(
+    a: &[f64],
+    b: &[f64],
+    memory: &mut i8,
+    mut above: Option<&mut [u8]>,
+    mut below: Option<&mut [u8]>,
+) {
     let mut s = 0;
     while s < a.len() {
         let e = (s + SUB).min(a.len());
-        let (x, y) = (&a[s..e], &b[s..e]);
-        // Quiet: the memory cannot change and no crossing can happen.
-        let quiet = match *memory {
-            1 => x.iter().zip(y).all(|(p, q)| p >= q),
-            -1 => x.iter().zip(y).all(|(p, q)| p <= q),
-            _ => x.iter().zip(y).all(|(p, q)| !(p < q || p > q)),
-        };
-        if quiet {
-            out[s..e].fill(0);
-        } else {
-            for i in s..e {
-                let (p, q) = (a[i], b[i]);
-                if p.is_nan() || q.is_nan() {
-                    *memory = 0;
-                    out[i] = 0;
-                    continue;
-                }
-                let side = (p > q) as i8 - (p < q) as i8;
-                out[i] = u8::from(side == dir && *memory == -dir);
-                if side != 0 {
-                    *memory = side;
-                }
+        if e - s == SUB && quiet(&a[s..e], &b[s..e], *memory) {
+            for out in [above.as_deref_mut(), below.as_deref_mut()]
+                .into_iter()
+                .flatten()
+            {
+                out[s..e].copy_from_slice(&[0; SUB]);
+            }
+            s = e;
+            continue;
+        }
+        for i in s..e {
+            let (p, q) = (a[i], b[i]);
+            let side = (p > q) as i8 - (p < q) as i8;
+            if let Some(out) = above.as_deref_mut() {
+                out[i] = u8::from(side == 1 && *memory == -1);
+            }
+            if let Some(out) = below.as_deref_mut() {
+                out[i] = u8::from(side == -1 && *memory == 1);
+            }
+            if p.is_nan() || q.is_nan() {
+                *memory = 0;
+            } else if side != 0 {
+                *memory = side;
             }
         }
         s = e;
+    }
+}
+
+/// Whether a full sub-block can neither cross nor change the memory:
+/// never below (memory +1), never above (−1), or never apart (0; equal or
+/// undefined bars). Branch-free so it compiles to a few vector compares.
+#[inline(always)]
+fn quiet(a: &[f64], b: &[f64], memory: i8) -> bool {
+    let (Ok(a), Ok(b)) = (<&[f64; SUB]>::try_from(a), <&[f64; SUB]>::try_from(b)) else {
+        return false;
+    };
+    let mut bad = 0u8;
+    match memory {
+        1 => (0..SUB).for_each(|i| bad |= u8::from(!(a[i] >= b[i]))),
+        -1 => (0..SUB).for_each(|i| bad |= u8::from(!(a[i] <= b[i]))),
+        _ => (0..SUB).for_each(|i| bad |= u8::from(a[i] < b[i] || a[i] > b[i])),
+    }
+    bad == 0
+}
+
+/// Whether any bar of `x` or `y` is set (branch-free on a full sub-block).
+#[inline(always)]
+fn any_set(x: &[u8], y: &[u8]) -> bool {
+    match (<&[u8; SUB]>::try_from(x), <&[u8; SUB]>::try_from(y)) {
+        (Ok(x), Ok(y)) => {
+            let mut any = 0u8;
+            (0..SUB).for_each(|i| any |= x[i] | y[i]);
+            any != 0
+        }
+        _ => x.iter().zip(y).any(|(p, q)| p | q != 0),
     }
 }
 
@@ -451,14 +509,18 @@ impl Machine {
         let mut b = 0;
         while b < len {
             let e = (b + SUB).min(len);
-            let any = |x: &[u8], y: &[u8]| x[b..e].iter().zip(&y[b..e]).any(|(p, q)| p | q != 0);
+            let any = |x: &[u8], y: &[u8]| any_set(&x[b..e], &y[b..e]);
             let quiet = match self.position {
                 0 => !any(s.long_entry, s.short_entry),
                 1 => s.stop.is_none() && !any(s.short_entry, s.long_exit),
                 _ => s.stop.is_none() && !any(s.long_entry, s.short_exit),
             };
             if quiet {
-                out[b..e].fill(self.position);
+                if e - b == SUB {
+                    out[b..e].copy_from_slice(&[self.position; SUB]);
+                } else {
+                    out[b..e].fill(self.position);
+                }
                 b = e;
                 continue;
             }
@@ -511,15 +573,16 @@ mod tests {
         let nan = f64::NAN;
         let a = [1.0, 2.0, 2.0, 3.0, nan, 3.0, 1.0, 3.0];
         let b = [2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0];
-        let mut out = [9u8; 8];
+        let (mut out, mut mirror) = ([9u8; 8], [9u8; 8]);
         let mut memory = 0;
-        cross(&a, &b, true, &mut memory, &mut out);
+        cross(&a, &b, &mut memory, Some(&mut out), Some(&mut mirror));
         // below, equal, equal, above → a cross at 3; NaN at 4 resets, so
         // 5 (above, no earlier side) is none; below at 6, above at 7 → cross.
         assert_eq!(out, [0, 0, 0, 1, 0, 0, 0, 1]);
+        assert_eq!(mirror, [0, 0, 0, 0, 0, 0, 1, 0]);
         let mut memory = 0;
-        cross(&a, &b, false, &mut memory, &mut out);
-        assert_eq!(out, [0, 0, 0, 0, 0, 0, 1, 0]);
+        cross(&a, &b, &mut memory, None, Some(&mut out));
+        assert_eq!(out, mirror);
     }
 
     #[test]

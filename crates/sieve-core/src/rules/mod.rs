@@ -295,7 +295,7 @@ impl RuleStrategy {
                 let mut out = vec![f64::NAN; bars.len()];
                 for start in (0..bars.len()).step_by(BLOCK) {
                     let len = BLOCK.min(bars.len() - start);
-                    frame.eval(&self.graph, program, &full, start, len);
+                    frame.eval(&self.graph, program, &self.plan.twins, &full, start, len);
                     out[start..start + len].copy_from_slice(frame.num(&full, id, start, len));
                 }
                 out
@@ -718,7 +718,14 @@ impl Strategy for RuleStrategy {
             let close = &bars.close[..n];
             for start in (0..n).step_by(BLOCK) {
                 let len = BLOCK.min(n - start);
-                frame.eval(&self.graph, &self.plan.main, &full, start, len);
+                frame.eval(
+                    &self.graph,
+                    &self.plan.main,
+                    &self.plan.twins,
+                    &full,
+                    start,
+                    len,
+                );
                 let (entry, exit) = (frame.bools(r.entry, len), frame.bools(r.exit, len));
                 let never = &NEVER[..len];
                 let (short_entry, short_exit) = match (direction, r.short) {

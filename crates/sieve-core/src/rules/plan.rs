@@ -28,6 +28,8 @@ pub struct Plan {
     pub splat: Vec<Id>,
     /// Shared nodes the rules need, directly or not.
     pub shared_nodes: Vec<Id>,
+    /// Per crossing node: its mirror on the same pair (computed together).
+    pub twins: Vec<Option<Id>>,
 }
 
 impl Plan {
@@ -103,7 +105,39 @@ impl Plan {
         let shared_nodes = (0..n)
             .filter(|&i| reached[i] && shared[i].is_some())
             .collect();
+        let twins = graph
+            .nodes
+            .iter()
+            .map(|node| match &node.op {
+                Op::Call(f @ (Func::CrossAbove | Func::CrossBelow), args) => {
+                    let mirror = if *f == Func::CrossAbove {
+                        Func::CrossBelow
+                    } else {
+                        Func::CrossAbove
+                    };
+                    graph
+                        .nodes
+                        .iter()
+                        .position(|n| n.op == Op::Call(mirror, args.clone()))
+                }
+                _ => None,
+            })
+            .collect::<Vec<_>>();
+        // Twins are computed together only where every program that runs
+        // one also runs the other.
+        let mut member: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (k, p) in programs.iter().chain([&main]).enumerate() {
+            for &id in p {
+                member[id].push(k);
+            }
+        }
+        let twins = twins
+            .iter()
+            .enumerate()
+            .map(|(id, t)| t.filter(|&t| member[t] == member[id]))
+            .collect();
         Plan {
+            twins,
             materialized,
             shared,
             per_combination,
