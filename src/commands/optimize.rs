@@ -244,6 +244,10 @@ pub(crate) fn prepare(
     let backend = sieve_screen::backend_by_name(&study.settings.backend)?;
     if verbose {
         eprintln!("backend: {}", backend.describe());
+        let budget = study.settings.series_budget;
+        let series =
+            sieve_screen::SeriesPlan::of(study.strategy, &study.space, &study.bars, budget);
+        eprintln!("{}", series.describe(budget));
     }
     Ok(backend)
 }

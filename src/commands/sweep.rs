@@ -29,6 +29,10 @@ pub fn run(a: SweepArgs) -> Result<()> {
     let range = shard.range(study.space.size());
     if a.common.verbose {
         eprintln!("backend: {}", backend.describe());
+        let budget = study.settings.series_budget;
+        let series =
+            sieve_screen::SeriesPlan::of(study.strategy, &study.space, &study.bars, budget);
+        eprintln!("{}", series.describe(budget));
     }
     let shard_note = if shard == Shard::WHOLE {
         String::new()

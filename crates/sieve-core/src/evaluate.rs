@@ -71,7 +71,13 @@ impl<'a> Evaluator<'a> {
     }
 
     pub fn positions(&self, params: &[f64], out: &mut Vec<i8>) {
-        out.resize(self.bars.len(), 0);
+        self.positions_until(params, self.bars.len(), out);
+    }
+
+    /// The positions of the first `end` bars only (what a window ending
+    /// there reads; no position depends on a later bar).
+    pub fn positions_until(&self, params: &[f64], end: usize, out: &mut Vec<i8>) {
+        out.resize(end.min(self.bars.len()), 0);
         self.strategy.positions(
             self.bars,
             self.indicators,
@@ -177,9 +183,9 @@ impl<'a> Evaluator<'a> {
     /// Sharpe of the score window (the trials of the Deflated Sharpe).
     #[inline]
     pub fn screen(&self, params: &[f64], scratch: &mut Vec<i8>) -> ScreenScore {
-        self.positions(params, scratch);
         let window = &self.scoring.screen;
         let score_window = &self.scoring.windows.score;
+        self.positions_until(params, window.end.max(score_window.end), scratch);
         let cash = self.scoring.engine.initial_cash;
         let mut stats = WindowStats::for_objective(window, cash, self.scoring.objective);
         stats.track_returns(window == score_window);

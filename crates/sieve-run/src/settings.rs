@@ -14,6 +14,8 @@ use sieve_core::{Error, Result};
 pub struct RunSettings {
     pub sweep_top: usize,
     pub backend: String,
+    /// `sweep.series_memory_mb` in bytes: the shared series' budget.
+    pub series_budget: u64,
     pub verify_top: usize,
     pub iterations: u32,
     pub time_budget_s: f64,
@@ -117,6 +119,7 @@ struct RawSettings {
 struct RawSweep {
     top: Option<usize>,
     backend: Option<String>,
+    series_memory_mb: Option<u64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -226,6 +229,16 @@ impl RunSettings {
         Ok(RunSettings {
             sweep_top: positive("sweep.top", raw.sweep.top, 5000)?,
             backend,
+            series_budget: match raw.sweep.series_memory_mb {
+                Some(0) => {
+                    return Err(Error::config(
+                        "sweep.series_memory_mb",
+                        "must be at least 1",
+                    ))
+                }
+                Some(mb) => mb.saturating_mul(1 << 20),
+                None => sieve_screen::SERIES_BUDGET,
+            },
             verify_top: positive("verify.top", raw.verify.top, 5000)?,
             iterations: match o.iterations.unwrap_or(5) {
                 0 => return Err(Error::config("optimize.iterations", "must be at least 1")),

@@ -121,6 +121,7 @@ pub fn run(
         top: plan.top,
         threads: plan.threads,
         resume: plan.resume.clone(),
+        series_budget: study.settings.series_budget,
     };
     let started = Instant::now();
     let screen = plan.backend.screen(&job, on_batch)?;

@@ -22,6 +22,53 @@ pub struct ScreenJob<'a> {
     pub threads: usize,
     /// Continue from a checkpoint instead of `range.start`.
     pub resume: Option<Checkpoint>,
+    /// Bytes the shared indicator series of the whole grid may take; past
+    /// it they are computed per batch of combinations instead.
+    pub series_budget: u64,
+}
+
+/// The default of [`ScreenJob::series_budget`]: 1 GiB.
+pub const SERIES_BUDGET: u64 = 1 << 30;
+
+/// How a grid's shared series are held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeriesPlan {
+    /// Distinct series the whole grid reads (before their inputs).
+    pub series: usize,
+    pub bytes: u64,
+    /// Over the budget: computed per batch of combinations, in grid order.
+    pub grouped: bool,
+}
+
+impl SeriesPlan {
+    pub fn of(strategy: &dyn Strategy, space: &ParamSpace, bars: &Bars, budget: u64) -> Self {
+        let series = strategy.space_indicators(space).len();
+        let bytes = series as u64 * bars.len() as u64 * 8;
+        SeriesPlan {
+            series,
+            bytes,
+            grouped: bytes > budget,
+        }
+    }
+
+    /// One line for `-v`.
+    pub fn describe(&self, budget: u64) -> String {
+        let mb = |b: u64| b as f64 / (1u64 << 20) as f64;
+        if self.grouped {
+            format!(
+                "shared series: {} ({:.0} MiB) exceed sweep.series_memory_mb = {:.0}: computed per batch of combinations, in grid order",
+                self.series,
+                mb(self.bytes),
+                mb(budget)
+            )
+        } else {
+            format!(
+                "shared series: {} ({:.1} MiB), computed once for the whole grid",
+                self.series,
+                mb(self.bytes)
+            )
+        }
+    }
 }
 
 impl ScreenJob<'_> {

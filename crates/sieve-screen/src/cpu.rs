@@ -11,7 +11,7 @@ use sieve_core::evaluate::Evaluator;
 use sieve_core::indicators::IndicatorSet;
 use sieve_core::Result;
 
-use crate::backend::{Checkpoint, ScreenBackend, ScreenJob};
+use crate::backend::{Checkpoint, ScreenBackend, ScreenJob, SeriesPlan};
 use crate::{ObjectiveStats, Scored, Screen, TopK};
 
 /// Combinations per chunk: small enough to balance threads, large enough
@@ -42,19 +42,16 @@ fn screen_in_pool(
     job: &ScreenJob<'_>,
     on_batch: &mut dyn FnMut(&Checkpoint) -> Result<()>,
 ) -> Result<Screen> {
-    let indicators = pool.install(|| {
-        IndicatorSet::build_for(
-            job.bars,
-            job.strategy.series(),
-            job.strategy.space_indicators(job.space),
-        )
+    let grouped = SeriesPlan::of(job.strategy, job.space, job.bars, job.series_budget).grouped;
+    let whole = (!grouped).then(|| {
+        pool.install(|| {
+            IndicatorSet::build_for(
+                job.bars,
+                job.strategy.series(),
+                job.strategy.space_indicators(job.space),
+            )
+        })
     });
-    let eval = Evaluator {
-        bars: job.bars,
-        strategy: job.strategy,
-        indicators: &indicators,
-        scoring: job.scoring,
-    };
     let (mut next, mut top, mut stats, mut sharpe) = job.start();
     let end = job.range.end;
     let batch = CHUNK * CHUNKS_PER_THREAD * pool.current_num_threads() as u64;
@@ -69,6 +66,20 @@ fn screen_in_pool(
             chunks.push(lo..hi);
             lo = hi;
         }
+        let batch_set;
+        let indicators = match &whole {
+            Some(set) => set,
+            None => {
+                batch_set = pool.install(|| batch_series(job, next..batch_end));
+                &batch_set
+            }
+        };
+        let eval = Evaluator {
+            bars: job.bars,
+            strategy: job.strategy,
+            indicators,
+            scoring: job.scoring,
+        };
         let results: Vec<(ObjectiveStats, ObjectiveStats, TopK)> = pool.install(|| {
             chunks
                 .into_par_iter()
@@ -118,4 +129,23 @@ fn screen_in_pool(
         stats,
         sharpe,
     })
+}
+
+/// The shared series of the allowed combinations in `range` only.
+fn batch_series(job: &ScreenJob<'_>, range: std::ops::Range<u64>) -> IndicatorSet {
+    let mut params = vec![0.0; job.strategy.params().len()];
+    let mut keys = Vec::new();
+    for index in range {
+        job.space.params_at(index, &mut params);
+        if job.space.allowed(&params) {
+            job.strategy.indicators(&params, &mut keys);
+            if keys.len() > 4096 {
+                keys.sort_unstable();
+                keys.dedup();
+            }
+        }
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    IndicatorSet::build_for(job.bars, job.strategy.series(), keys)
 }

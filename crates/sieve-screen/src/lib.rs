@@ -23,7 +23,9 @@ mod gpu;
 mod stats;
 mod topk;
 
-pub use backend::{backend_by_name, Checkpoint, ScreenBackend, ScreenJob};
+pub use backend::{
+    backend_by_name, Checkpoint, ScreenBackend, ScreenJob, SeriesPlan, SERIES_BUDGET,
+};
 pub use cpu::CpuBackend;
 pub use gpu::GpuBackend;
 pub use stats::ObjectiveStats;

@@ -6,7 +6,7 @@ use sieve_core::data::{synth, Bars};
 use sieve_core::evaluate::{Evaluator, Scoring};
 use sieve_core::grid::ParamSpace;
 use sieve_core::indicators::IndicatorSet;
-use sieve_core::strategy::{self, Strategy};
+use sieve_core::strategy::Strategy;
 use sieve_screen::{Checkpoint, CpuBackend, Scored, ScreenBackend, ScreenJob};
 
 struct Case {
@@ -14,15 +14,22 @@ struct Case {
     strategy: &'static dyn Strategy,
     space: ParamSpace,
     scoring: Scoring,
+    /// [`ScreenJob::series_budget`]: 0 forces per-batch shared series.
+    series_budget: u64,
 }
 
 fn case(strategy: &str, grid: &str, extra: &str) -> Case {
+    case_of(&format!("name = \"{strategy}\""), grid, extra)
+}
+
+/// A case from `[strategy]` keys (a built-in's name, or rules).
+fn case_of(strategy: &str, grid: &str, extra: &str) -> Case {
     let config = Config::parse(&format!(
-        "[strategy]\nname = \"{strategy}\"\n[strategy.params]\n{grid}\n[score]\nscore_start = \"2019-01-01\"\n{extra}"
+        "[strategy]\n{strategy}\n[strategy.params]\n{grid}\n[score]\nscore_start = \"2019-01-01\"\n{extra}"
     ))
     .unwrap();
     let bars = synth(2500, 11);
-    let strategy = strategy::lookup(strategy).unwrap();
+    let strategy = config.strategy().unwrap();
     let space = ParamSpace::from_config(
         strategy,
         config.params.as_ref(),
@@ -35,7 +42,43 @@ fn case(strategy: &str, grid: &str, extra: &str) -> Case {
         strategy,
         space,
         scoring,
+        series_budget: sieve_screen::SERIES_BUDGET,
     }
+}
+
+/// A MACD rule strategy: definitions on definitions, a crossing pair, a
+/// trend filter.
+const MACD_RULES: &str = r#"name = "macd_rules"
+entry = "cross_above(macd, signal) and close > sma(close, trend)"
+exit = "cross_below(macd, signal)"
+constraints = ["fast < slow"]
+define = { macd = "ema(close, fast) - ema(close, slow)", signal = "ema(macd, sig)" }"#;
+const MACD_GRID: &str = "fast = { start = 4, stop = 16, step = 4 }\nslow = { values = [20, 30] }\nsig = { values = [5, 9] }\ntrend = { values = [50, 100] }";
+
+/// Rules reading a real-valued parameter inside a window (a column per
+/// combination), shorts and a trailing stop.
+const BAND_RULES: &str = r#"name = "band_rules"
+entry = "close > sma(close, n) + k * stdev(close, n) and rsi(close, 14) < 70"
+exit = "close < highest(close - k, n) - 2 * atr(14)"
+short_entry = "close < sma(close, n) - k * stdev(close, n)"
+short_exit = "close > sma(close, n)"
+trailing_stop = "k * atr(14)"
+"#;
+const BAND_GRID: &str =
+    "n = { values = [10, 20, 40] }\nk = { start = 0.5, stop = 2.0, step = 0.5 }";
+
+fn rule_cases() -> Vec<Case> {
+    let mut grouped = case_of(MACD_RULES, MACD_GRID, "");
+    grouped.series_budget = 0;
+    vec![
+        case_of(MACD_RULES, MACD_GRID, "objective = \"sharpe\""),
+        grouped,
+        case_of(
+            BAND_RULES,
+            BAND_GRID,
+            "[backtest]\ndirection = \"long_short\"",
+        ),
+    ]
 }
 
 fn cases() -> Vec<Case> {
@@ -50,6 +93,9 @@ fn cases() -> Vec<Case> {
             "",
         ),
     ]
+    .into_iter()
+    .chain(rule_cases())
+    .collect()
 }
 
 fn screen(
@@ -68,6 +114,7 @@ fn screen(
         top,
         threads,
         resume: None,
+        series_budget: c.series_budget,
     };
     backend.screen(&job, &mut |_| Ok(())).unwrap().top
 }
@@ -79,7 +126,7 @@ fn exact_scores(c: &Case) -> Vec<(u64, f64)> {
         .filter(|(_, p)| c.space.allowed(p))
         .collect();
     let keys = Evaluator::indicators_for(c.strategy, params.iter().map(|(_, p)| p.as_slice()));
-    let ind = IndicatorSet::build(&c.bars, keys);
+    let ind = IndicatorSet::build_for(&c.bars, c.strategy.series(), keys);
     let eval = Evaluator {
         bars: &c.bars,
         strategy: c.strategy,
@@ -176,6 +223,18 @@ fn resume_from_any_checkpoint_matches(backend: &dyn ScreenBackend) {
         "fast = { start = 2, stop = 100, step = 1 }\nslow = { start = 5, stop = 300, step = 5 }",
         "",
     );
+    resume_matches(backend, c);
+    // A rule strategy whose shared series are built per batch.
+    let mut c = case_of(
+        MACD_RULES,
+        "fast = { start = 2, stop = 30, step = 1 }\nslow = { start = 20, stop = 60, step = 2 }\nsig = { values = [5, 9, 13] }\ntrend = { values = [50, 100, 200] }",
+        "",
+    );
+    c.series_budget = 0;
+    resume_matches(backend, &c);
+}
+
+fn resume_matches(backend: &dyn ScreenBackend, c: &Case) {
     let job = ScreenJob {
         bars: &c.bars,
         strategy: c.strategy,
@@ -185,6 +244,7 @@ fn resume_from_any_checkpoint_matches(backend: &dyn ScreenBackend) {
         top: 10,
         threads: 1,
         resume: None,
+        series_budget: c.series_budget,
     };
     let mut checkpoints: Vec<Checkpoint> = Vec::new();
     let whole = backend
@@ -222,6 +282,7 @@ fn job_clone<'a>(j: &ScreenJob<'a>) -> ScreenJob<'a> {
         top: j.top,
         threads: j.threads,
         resume: j.resume.clone(),
+        series_budget: j.series_budget,
     }
 }
 

@@ -431,23 +431,73 @@ fn cross(
             s = e;
             continue;
         }
-        for i in s..e {
-            let (p, q) = (a[i], b[i]);
-            let side = (p > q) as i8 - (p < q) as i8;
+        let (mut up, mut down) = ([0u8; SUB], [0u8; SUB]);
+        if e - s == SUB && apart(&a[s..e], &b[s..e], *memory, &mut up, &mut down) {
+            *memory = if a[e - 1] > b[e - 1] { 1 } else { -1 };
             if let Some(out) = above.as_deref_mut() {
-                out[i] = u8::from(side == 1 && *memory == -1);
+                out[s..e].copy_from_slice(&up);
             }
             if let Some(out) = below.as_deref_mut() {
-                out[i] = u8::from(side == -1 && *memory == 1);
+                out[s..e].copy_from_slice(&down);
             }
-            if p.is_nan() || q.is_nan() {
-                *memory = 0;
-            } else if side != 0 {
-                *memory = side;
-            }
+            s = e;
+            continue;
+        }
+        // Equal or undefined bars: the memory is a short chain of selects.
+        let mut m = *memory;
+        for (k, i) in (s..e).enumerate() {
+            let (p, q) = (a[i], b[i]);
+            let (gt, lt) = (p > q, p < q);
+            up[k] = u8::from(gt & (m == -1));
+            down[k] = u8::from(lt & (m == 1));
+            let defined = !(p.is_nan() || q.is_nan());
+            m = if gt {
+                1
+            } else if lt {
+                -1
+            } else if defined {
+                m
+            } else {
+                0
+            };
+        }
+        *memory = m;
+        if let Some(out) = above.as_deref_mut() {
+            out[s..e].copy_from_slice(&up[..e - s]);
+        }
+        if let Some(out) = below.as_deref_mut() {
+            out[s..e].copy_from_slice(&down[..e - s]);
         }
         s = e;
     }
+}
+
+/// The common busy case: a full sub-block where a and b differ on every
+/// bar (none equal, none undefined). Then the memory before bar i is the
+/// side of bar i − 1, so every crossing is a vector compare of neighbours.
+/// Returns false (outputs unspecified) when some bar is equal or undefined.
+#[inline(always)]
+fn apart(a: &[f64], b: &[f64], memory: i8, up: &mut [u8; SUB], down: &mut [u8; SUB]) -> bool {
+    let (Ok(a), Ok(b)) = (<&[f64; SUB]>::try_from(a), <&[f64; SUB]>::try_from(b)) else {
+        return false;
+    };
+    let (mut gt, mut lt) = ([0u8; SUB], [0u8; SUB]);
+    let mut all = 1u8;
+    for i in 0..SUB {
+        gt[i] = u8::from(a[i] > b[i]);
+        lt[i] = u8::from(a[i] < b[i]);
+        all &= gt[i] | lt[i];
+    }
+    if all == 0 {
+        return false;
+    }
+    up[0] = gt[0] & u8::from(memory == -1);
+    down[0] = lt[0] & u8::from(memory == 1);
+    for i in 1..SUB {
+        up[i] = gt[i] & lt[i - 1];
+        down[i] = lt[i] & gt[i - 1];
+    }
+    true
 }
 
 /// Whether a full sub-block can neither cross nor change the memory:

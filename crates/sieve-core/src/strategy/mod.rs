@@ -146,8 +146,9 @@ pub trait Strategy: Send + Sync {
         crate::evaluate::indicators_for_space(self, space)
     }
 
-    /// Writes the target position for every bar into `out` (`out.len()` ==
-    /// bars). Holds 0 until every indicator it reads is defined.
+    /// Writes the target position of each of the first `out.len()` bars
+    /// (at most all of them) into `out`. Holds 0 until every indicator it
+    /// reads is defined.
     fn positions(
         &self,
         bars: &Bars,
