@@ -28,8 +28,10 @@ pub enum Command {
     Walkforward(WalkforwardArgs),
     /// Run one parameter set through the exact engine and print its metrics.
     Backtest(BacktestArgs),
-    /// List the built-in strategies, their parameters, defaults and default grids.
-    Strategies,
+    /// List the built-in strategies, their parameters, defaults and default
+    /// grids; with --config, the config's strategy (a rule strategy's
+    /// parameters, definitions and the indicator settings its grid computes).
+    Strategies(StrategiesArgs),
     /// Write the deterministic synthetic daily series (regime-switching random walk).
     Synth(SynthArgs),
     /// Screen every combination of the grid (or one shard) and keep the best K.
@@ -111,6 +113,16 @@ pub struct Common {
     /// Say more (notices, timings) on stderr.
     #[arg(long, short = 'v')]
     pub verbose: bool,
+}
+
+#[derive(Args)]
+pub struct StrategiesArgs {
+    /// Describe this config's strategy instead of listing the built-ins.
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Override any config key (as for the other commands).
+    #[arg(long = "option", short = 'O', value_name = "KEY=VALUE")]
+    pub options: Vec<String>,
 }
 
 #[derive(Args)]

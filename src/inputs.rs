@@ -77,6 +77,27 @@ pub fn overrides(common: &Common, flags: &[(&str, Option<String>)]) -> Vec<Strin
     options
 }
 
+/// Whether the config (file and `-O` overrides) defines rules: its
+/// `[strategy]` has an `entry` or `exit`.
+pub fn has_rules(common: &Common) -> Result<bool> {
+    let in_file = match &common.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            text.parse::<toml::Table>()
+                .ok()
+                .and_then(|t| t.get("strategy").and_then(|s| s.as_table()).cloned())
+                .is_some_and(|s| s.contains_key("entry") || s.contains_key("exit"))
+        }
+        None => false,
+    };
+    let in_options = common
+        .options
+        .iter()
+        .any(|o| o.starts_with("strategy.entry=") || o.starts_with("strategy.exit="));
+    Ok(in_file || in_options)
+}
+
 /// Loads the data of an already checked config.
 pub fn with_config(common: &Common, config: Config) -> Result<Inputs> {
     let (bars, data_label) = match &config.data {

@@ -11,8 +11,35 @@ use crate::output::{human, table};
 
 pub fn run(a: BacktestArgs) -> Result<()> {
     // The study checks the config and warns about unreliable settings.
-    let study = crate::inputs::load(&a.common, &[])?.into_study()?;
+    // A rule strategy's parameters are its `[strategy.params]` keys, so a
+    // `--set` becomes that key's fixed value (it may have no grid at all).
+    let fixed: Vec<(String, Option<String>)> = if crate::inputs::has_rules(&a.common)? {
+        a.set
+            .iter()
+            .filter_map(|item| item.split_once('='))
+            .map(|(name, value)| {
+                (
+                    format!("strategy.params.{}", name.trim()),
+                    Some(value.trim().to_string()),
+                )
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let flags: Vec<(&str, Option<String>)> =
+        fixed.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    let study = crate::inputs::load(&a.common, &flags)?.into_study()?;
     let strategy = study.strategy;
+    if study.config.rules.is_some() {
+        for axis in study.space.axes.iter().filter(|x| x.values.len() > 1) {
+            eprintln!(
+                "note: {} is not --set; using {}, the first value of its grid",
+                axis.name,
+                float(axis.values[0])
+            );
+        }
+    }
     for out in [&a.trades, &a.equity].into_iter().flatten() {
         sieve_run::files::check_output(out, &crate::inputs::input_paths(&a.common, &study.config))?;
     }

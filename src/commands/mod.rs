@@ -18,7 +18,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Walkforward(a) => walkforward::run(a),
         Command::Report(a) => report::run(a),
         Command::Backtest(a) => backtest::run(a),
-        Command::Strategies => strategies::run(),
+        Command::Strategies(a) => strategies::run(a),
         Command::Synth(a) => synth::run(a),
         Command::Sweep(a) => sweep::run(a),
         Command::Merge(a) => merge::run(a),

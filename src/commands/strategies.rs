@@ -1,12 +1,37 @@
 use std::io::Write;
 
 use anyhow::Result;
+use sieve_core::config::Config;
 use sieve_core::format::float;
+use sieve_core::grid::ParamSpace;
 use sieve_core::strategy::{registry, ParamKind};
 
-pub fn run() -> Result<()> {
+use crate::args::StrategiesArgs;
+
+pub fn run(a: StrategiesArgs) -> Result<()> {
     let mut out = String::new();
-    for s in registry() {
+    let only = match &a.config {
+        Some(path) => {
+            let config = Config::load(Some(path), &a.options)?;
+            let strategy = config.strategy()?;
+            if let Some(rules) = config.rules {
+                let space = ParamSpace::from_config(
+                    strategy,
+                    config.params.as_ref(),
+                    config.constraints.as_deref(),
+                )?;
+                out.push_str(&rules.describe(&space));
+                std::io::stdout().write_all(out.as_bytes())?;
+                return Ok(());
+            }
+            Some(strategy.name())
+        }
+        None => None,
+    };
+    for s in registry()
+        .iter()
+        .filter(|s| only.is_none_or(|n| n == s.name()))
+    {
         out.push_str(&format!("{}\n    {}\n", s.name(), s.summary()));
         if !s.default_constraints().is_empty() {
             out.push_str(&format!(

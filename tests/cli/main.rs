@@ -4,6 +4,7 @@ mod backtest;
 mod corpus;
 mod optimize;
 mod robust;
+mod rules;
 mod sweep;
 mod trust;
 mod verify;

@@ -100,3 +100,12 @@ fn sweep_meta() {
     }
     assert_eq!(accepted, 1);
 }
+
+#[test]
+fn rule_parser() {
+    for (_, bytes) in inputs("rule_parser") {
+        if let Ok(text) = std::str::from_utf8(&bytes) {
+            sieve_core::rules::fuzz_one(text);
+        }
+    }
+}

@@ -196,6 +196,9 @@ pub struct Node {
     pub series: bool,
     /// Bit i: reads parameter i.
     pub deps: u64,
+    /// A whole number by construction: integers, parameters, and `+ - *`
+    /// (or unary `-`) of those — what a window may be.
+    pub whole: bool,
 }
 
 /// Every node of a strategy, children before parents.
@@ -210,6 +213,15 @@ impl Graph {
         if let Some(&id) = self.index.get(&op) {
             return id;
         }
+        let whole = match &op {
+            Op::Number(bits) => f64::from_bits(*bits).fract() == 0.0,
+            Op::Param(_) => true,
+            Op::Bin(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => {
+                self.nodes[*a].whole && self.nodes[*b].whole
+            }
+            Op::Neg(a) => self.nodes[*a].whole,
+            _ => false,
+        };
         let id = self.nodes.len();
         self.index.insert(op.clone(), id);
         self.nodes.push(Node {
@@ -217,6 +229,7 @@ impl Graph {
             ty,
             series,
             deps,
+            whole,
         });
         id
     }
@@ -465,8 +478,9 @@ impl Checker {
 
     /// A window argument: whole numbers only (integers, parameters, `+ - *`).
     fn window(&mut self, id: Id, arg: &Expr, func: Func, min: i64) -> Result<(), RuleError> {
-        let mut params = Vec::new();
-        if !self.whole(id, &mut params) {
+        let node = self.node(id);
+        let params: Vec<usize> = (0..64).filter(|i| node.deps >> i & 1 == 1).collect();
+        if !node.whole {
             return Err(err(
                 arg.span.start,
                 format!(
@@ -498,21 +512,6 @@ impl Checker {
             }
         }
         Ok(())
-    }
-
-    fn whole(&self, id: Id, params: &mut Vec<usize>) -> bool {
-        match &self.node(id).op {
-            Op::Number(bits) => f64::from_bits(*bits).fract() == 0.0,
-            Op::Param(i) => {
-                params.push(*i);
-                true
-            }
-            Op::Bin(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => {
-                self.whole(*a, params) && self.whole(*b, params)
-            }
-            Op::Neg(a) => self.whole(*a, params),
-            _ => false,
-        }
     }
 
     /// The value of a node that reads no parameter and no column.

@@ -335,20 +335,29 @@ impl RuleStrategy {
             .any(|n| matches!(n.op, Op::Col(Col::Volume)))
     }
 
-    /// The bar from which `id` can be defined (lengths add up along a chain).
-    fn node_warmup(&self, id: Id, scalars: &[f64]) -> usize {
+    /// Per node, the bar from which it can be defined (lengths add up along
+    /// a chain); one pass, children first.
+    fn warmups(&self, scalars: &[f64]) -> Vec<usize> {
+        let mut w = vec![0usize; self.graph.nodes.len()];
+        for id in 0..w.len() {
+            w[id] = self.node_warmup(id, scalars, &w);
+        }
+        w
+    }
+
+    fn node_warmup(&self, id: Id, scalars: &[f64], done: &[usize]) -> usize {
         let node = &self.graph.nodes[id];
         let below = node
             .op
             .children()
             .iter()
-            .map(|&c| self.node_warmup(c, scalars))
+            .map(|&c| done[c])
             .max()
             .unwrap_or(0);
         let window = |i: Id| {
             let v = scalars[i];
             if v.is_finite() && v >= 0.0 {
-                v as usize
+                v.min(1e9) as usize
             } else {
                 0
             }
@@ -430,6 +439,14 @@ impl RuleStrategy {
 
     /// A node as text (definitions by name).
     fn show(&self, id: Id) -> String {
+        self.show_within(id, 8)
+    }
+
+    fn show_within(&self, id: Id, depth: usize) -> String {
+        if depth == 0 {
+            return "…".to_string();
+        }
+        let show = |i: Id| self.show_within(i, depth - 1);
         if let Some((name, _)) = self.defines.iter().find(|(_, d)| *d == id) {
             return name.clone();
         }
@@ -442,15 +459,44 @@ impl RuleStrategy {
                 .find(|(_, k)| k == c)
                 .map_or("?", |(n, _)| n)
                 .to_string(),
-            Op::Neg(a) => format!("-{}", self.show(*a)),
-            Op::Not(a) => format!("not {}", self.show(*a)),
-            Op::Bin(op, a, b) => format!("({} {} {})", self.show(*a), op.symbol(), self.show(*b)),
+            Op::Neg(a) => format!("-{}", show(*a)),
+            Op::Not(a) => format!("not {}", show(*a)),
+            Op::Bin(op, a, b) => format!("({} {} {})", show(*a), op.symbol(), show(*b)),
             Op::Call(f, args) => {
-                let a: Vec<String> = args.iter().map(|&i| self.show(i)).collect();
+                let a: Vec<String> = args.iter().map(|&i| show(i)).collect();
                 format!("{}({})", f.name(), a.join(", "))
             }
         }
     }
+}
+
+/// The fuzz target's body: `text` as an entry rule (first line) and an
+/// exit rule (the rest) compiles or is refused; what compiles runs on a
+/// small series, both directions, without a panic.
+#[doc(hidden)]
+pub fn fuzz_one(text: &str) {
+    let (entry, exit) = text.split_once('\n').unwrap_or((text, "false"));
+    let source = RuleSource {
+        name: "fuzz".to_string(),
+        entry: entry.to_string(),
+        exit: exit.to_string(),
+        ..RuleSource::default()
+    };
+    let Ok(strategy) = RuleStrategy::compile(source) else {
+        return;
+    };
+    let bars = crate::data::synth(300, 1);
+    if strategy.check_data(&bars).is_err() {
+        return;
+    }
+    let keys = crate::strategy::indicators_for(&strategy, &[]);
+    let set = IndicatorSet::build_for(&bars, &strategy, keys);
+    let mut out = vec![0i8; bars.len()];
+    for direction in [Direction::Long, Direction::LongShort] {
+        strategy.positions(&bars, &set, &[], direction, &mut out);
+        assert!(out.iter().all(|p| (-1..=1).contains(p)));
+    }
+    let _ = strategy.warmup(&[]);
 }
 
 fn compile_text(checker: &mut Checker, key: &str, text: &str, want: Option<Ty>) -> Result<Id> {
@@ -616,11 +662,11 @@ impl Strategy for RuleStrategy {
 
     fn warmup(&self, params: &[f64]) -> usize {
         let scalars = eval::scalar_values(&self.graph, params, self.graph.nodes.len());
-        let mut w = self.node_warmup(self.roots.entry, &scalars);
-        if let Some((short, _)) = self.roots.short {
-            w = w.min(self.node_warmup(short, &scalars));
+        let w = self.warmups(&scalars);
+        match self.roots.short {
+            Some((short, _)) => w[self.roots.entry].min(w[short]),
+            None => w[self.roots.entry],
         }
-        w
     }
 
     fn space_indicators(&self, space: &ParamSpace) -> Vec<Indicator> {

@@ -207,10 +207,22 @@ fn lex(text: &str) -> Result<Vec<Token>, RuleError> {
 /// Parses one rule or definition.
 pub fn parse(text: &str) -> Result<Expr, RuleError> {
     let tokens = lex(text)?;
+    if tokens.len() > MAX_TOKENS {
+        return Err(err(
+            tokens[MAX_TOKENS].span.start,
+            format!(
+                "the rule is too long (over {MAX_TOKENS} tokens); split it with [strategy.define]"
+            ),
+        ));
+    }
     if matches!(tokens[0].tok, Tok::End) {
         return Err(err(0, "the rule is empty"));
     }
-    let mut p = Parser { tokens, pos: 0 };
+    let mut p = Parser {
+        tokens,
+        pos: 0,
+        depth: 0,
+    };
     let e = p.or_expr()?;
     match &p.peek().tok {
         Tok::End => Ok(e),
@@ -228,7 +240,13 @@ pub fn parse(text: &str) -> Result<Expr, RuleError> {
 struct Parser {
     tokens: Vec<Token>,
     pos: usize,
+    /// Nesting so far: refused past [`MAX_DEPTH`] (no stack overflow).
+    depth: usize,
 }
+
+const MAX_DEPTH: usize = 200;
+/// Longest rule: bounds the depth of a long `a + b + …` chain too.
+const MAX_TOKENS: usize = 2000;
 
 impl Parser {
     fn peek(&self) -> &Token {
@@ -270,6 +288,16 @@ impl Parser {
     }
 
     fn or_expr(&mut self) -> Result<Expr, RuleError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(err(self.peek().span.start, "the rule is nested too deeply"));
+        }
+        let e = self.or_chain();
+        self.depth -= 1;
+        e
+    }
+
+    fn or_chain(&mut self) -> Result<Expr, RuleError> {
         let mut e = self.and_expr()?;
         while self.is_word("or") {
             self.next();
@@ -291,8 +319,13 @@ impl Parser {
 
     fn not_expr(&mut self) -> Result<Expr, RuleError> {
         if self.is_word("not") {
+            self.depth += 1;
+            if self.depth > MAX_DEPTH {
+                return Err(err(self.peek().span.start, "the rule is nested too deeply"));
+            }
             let start = self.next().span.start;
             let inner = self.not_expr()?;
+            self.depth -= 1;
             let end = inner.span.end;
             return Ok(Expr {
                 kind: ExprKind::Not(Box::new(inner)),
@@ -351,8 +384,13 @@ impl Parser {
 
     fn unary(&mut self) -> Result<Expr, RuleError> {
         if matches!(self.peek().tok, Tok::Minus) {
+            self.depth += 1;
+            if self.depth > MAX_DEPTH {
+                return Err(err(self.peek().span.start, "the rule is nested too deeply"));
+            }
             let start = self.next().span.start;
             let inner = self.unary()?;
+            self.depth -= 1;
             let end = inner.span.end;
             return Ok(Expr {
                 kind: ExprKind::Neg(Box::new(inner)),

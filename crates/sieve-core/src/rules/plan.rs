@@ -5,7 +5,7 @@
 //! once per combination. Everything else is evaluated per combination in
 //! blocks, fused with the position state machine.
 
-use super::check::{Func, Graph, Id, Op};
+use super::check::{Func, Graph, Id, Op, Ty};
 use crate::indicators::RULE_SETTING_LEN;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -52,6 +52,21 @@ impl Plan {
         for (id, node) in graph.nodes.iter().enumerate() {
             if matches!(&node.op, Op::Call(f, _) if f.is_windowed()) {
                 materialized[id] = true;
+            }
+        }
+        // A series of whole-number parameters only, read by a node that
+        // also reads a real-valued one (e.g. a term weighted by `w`): a
+        // column per setting, not per combination.
+        for node in graph.nodes.iter().filter(|n| n.deps & !int_params != 0) {
+            for c in node.op.children() {
+                let child = &graph.nodes[c];
+                if child.series
+                    && child.ty == Ty::Num
+                    && child.deps & !int_params == 0
+                    && !matches!(child.op, Op::Col(_))
+                {
+                    materialized[c] = true;
+                }
             }
         }
         let shared: Vec<Option<Vec<usize>>> = graph

@@ -4,6 +4,7 @@ mod engine;
 mod loader;
 mod metrics;
 mod robust;
+mod rules;
 mod strategies;
 
 use sieve_core::data::Bars;

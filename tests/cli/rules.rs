@@ -1,0 +1,313 @@
+//! Rule strategies end to end: the rule versions of built-ins sweep exactly
+//! like them, every class of mistake is one clear error (status 2, the key
+//! and the column), and `strategies` / `backtest` know rule parameters.
+
+use std::path::Path;
+
+use crate::{repo_file, run_err, run_ok, sieve, stderr};
+
+/// The built-in `name` over the example's grid and constraints.
+fn builtin_twin(example: &Path, name: &str, dir: &Path) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(example).unwrap();
+    let table: toml::Table = text.parse().unwrap();
+    let rules = table["strategy"].as_table().unwrap();
+    let mut strategy = toml::Table::new();
+    strategy.insert("name".into(), name.into());
+    for key in ["params", "constraints"] {
+        if let Some(v) = rules.get(key) {
+            strategy.insert(key.into(), v.clone());
+        }
+    }
+    let mut out = toml::Table::new();
+    out.insert("strategy".into(), strategy.into());
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, toml::to_string(&out).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn rule_versions_of_builtins_sweep_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    for (example, name) in [
+        ("sma_cross", "sma_cross"),
+        ("ema_cross", "ema_cross"),
+        ("rsi_reversion", "rsi_reversion"),
+    ] {
+        let rules = repo_file(&format!("examples/strategies/{example}.toml"));
+        let builtin = builtin_twin(&rules, name, dir.path());
+        for direction in ["long", "long_short"] {
+            let sweep = |config: &Path, out: &str| {
+                let out = dir.path().join(out);
+                let o = format!("backtest.direction=\"{direction}\"");
+                run_ok(&[
+                    "sweep",
+                    "-c",
+                    config.to_str().unwrap(),
+                    "-O",
+                    &o,
+                    "--top",
+                    "1000000",
+                    "--out",
+                    out.to_str().unwrap(),
+                ]);
+                std::fs::read_to_string(out).unwrap()
+            };
+            let (a, b) = (sweep(&rules, "rules.csv"), sweep(&builtin, "builtin.csv"));
+            assert!(
+                a.lines().count() > 900,
+                "{example}: {} rows",
+                a.lines().count()
+            );
+            assert!(a == b, "{example} {direction}: the sweep files differ");
+        }
+    }
+}
+
+/// Writes a config whose `[strategy]` holds `keys`, runs `sweep`, and
+/// checks the one clear error: status 2, the key, the column, the words.
+fn refused(keys: &str, params: &str, key: &str, column: Option<usize>, words: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(
+        &path,
+        format!("[strategy]\nname = \"mine\"\n{keys}\n[strategy.params]\n{params}\n"),
+    )
+    .unwrap();
+    let out_csv = dir.path().join("out.csv");
+    let out = run_err(&[
+        "sweep",
+        "-c",
+        path.to_str().unwrap(),
+        "--out",
+        out_csv.to_str().unwrap(),
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{keys}: {err}");
+    let at = match column {
+        Some(c) => format!("{key}, column {c}"),
+        None => key.to_string(),
+    };
+    assert!(err.contains(&at), "{keys}: wanted '{at}' in: {err}");
+    assert!(err.contains(words), "{keys}: wanted '{words}' in: {err}");
+    assert!(!out_csv.exists(), "{keys}: nothing is written");
+}
+
+#[test]
+fn every_mistake_is_one_clear_error_with_key_and_column() {
+    let exit = "exit = \"false\"";
+    let cases: &[(&str, &str, &str, Option<usize>, &str)] = &[
+        (
+            &format!("entry = \"smaa(close, n) > 1\"\n{exit}"),
+            "n = 5",
+            "strategy.entry",
+            Some(1),
+            "unknown function 'smaa' (did you mean 'sma'?)",
+        ),
+        (
+            &format!("entry = \"close > clsoe\"\n{exit}"),
+            "",
+            "strategy.entry",
+            Some(9),
+            "unknown name 'clsoe' (did you mean 'close'?)",
+        ),
+        (
+            &format!("entry = \"close > sma(close)\"\n{exit}"),
+            "",
+            "strategy.entry",
+            Some(9),
+            "sma takes 2 arguments, got 1",
+        ),
+        (
+            &format!("entry = \"close > 1 and 2\"\n{exit}"),
+            "",
+            "strategy.entry",
+            Some(15),
+            "needs true/false",
+        ),
+        (
+            &format!("entry = \"sma(close > 1, 3) > 1\"\n{exit}"),
+            "",
+            "strategy.entry",
+            Some(5),
+            "needs a number",
+        ),
+        (
+            &format!("entry = \"sma(close, 3)\"\n{exit}"),
+            "",
+            "strategy.entry",
+            Some(1),
+            "must be true/false",
+        ),
+        (
+            &format!("entry = \"close > shift(close, -1)\"\n{exit}"),
+            "",
+            "strategy.entry",
+            Some(22),
+            "look-ahead",
+        ),
+        (
+            &format!("entry = \"close > shift(close, n)\"\n{exit}"),
+            "n = { values = [1, -2] }",
+            "strategy.params.n",
+            None,
+            "look-ahead",
+        ),
+        (
+            &format!("entry = \"close > sma(close, n)\"\n{exit}"),
+            "n = { values = [5, 7.5] }",
+            "strategy.params.n",
+            None,
+            "whole numbers, but the grid has 7.5",
+        ),
+        (
+            &format!("entry = \"close > sma(close, n / 2)\"\n{exit}"),
+            "n = 10",
+            "strategy.entry",
+            Some(20),
+            "must be a whole number",
+        ),
+        (
+            &format!("entry = \"(close > sma(close, 3)\"\n{exit}"),
+            "",
+            "strategy.entry",
+            Some(1),
+            "unclosed '('",
+        ),
+        (
+            &format!("entry = \"close > sma(close, 3))\"\n{exit}"),
+            "",
+            "strategy.entry",
+            Some(22),
+            "unmatched ')'",
+        ),
+        (
+            &format!("entry = \"\"\n{exit}"),
+            "",
+            "strategy.entry",
+            Some(1),
+            "the rule is empty",
+        ),
+        (
+            &format!("entry = \"  \"\n{exit}"),
+            "",
+            "strategy.entry",
+            Some(1),
+            "the rule is empty",
+        ),
+        (
+            &format!("entry = \"x > 1\"\n{exit}\ndefine = {{ x = \"x + 1\" }}"),
+            "",
+            "strategy.define.x",
+            Some(1),
+            "refers to itself",
+        ),
+        (
+            &format!("entry = \"x > 1\"\n{exit}\ndefine = {{ x = \"y + 1\", y = \"close\" }}"),
+            "",
+            "strategy.define.x",
+            Some(1),
+            "defined after",
+        ),
+        (
+            &format!("entry = \"close > 1 > 0\"\n{exit}"),
+            "",
+            "strategy.entry",
+            Some(11),
+            "cannot be chained",
+        ),
+        (
+            "entry = \"close > 1\"",
+            "",
+            "strategy.exit",
+            None,
+            "missing",
+        ),
+        (
+            &format!("entry = \"close > 1\"\n{exit}"),
+            "n = 3",
+            "strategy.params.n",
+            None,
+            "not used",
+        ),
+    ];
+    for (keys, params, key, column, words) in cases {
+        refused(keys, params, key, *column, words);
+    }
+    // A built-in's name is not free for rules.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("named.toml");
+    std::fs::write(
+        &path,
+        "[strategy]\nname = \"sma_cross\"\nentry = \"close > 1\"\nexit = \"false\"\n",
+    )
+    .unwrap();
+    let out = run_err(&["strategies", "-c", path.to_str().unwrap()]);
+    assert!(stderr(&out).contains("built-in"), "{}", stderr(&out));
+}
+
+#[test]
+fn strategies_describes_a_rule_strategy_and_its_shared_settings() {
+    let text = run_ok(&[
+        "strategies",
+        "-c",
+        repo_file("examples/strategies/macd.toml").to_str().unwrap(),
+    ]);
+    for want in [
+        "macd_trend",
+        "macd = ema(close, fast) - ema(close, slow)",
+        "fast         int (a window length), 14 values",
+        "trend        int (a window length), 3 values",
+        // fast 4..30 by 2 and slow 20..80 by 5 with fast < slow: slow 20
+        // allows 8 fasts, 25 allows 11, 30 allows 13, the ten from 35 all 14.
+        "macd                                     172 settings (fast × slow)",
+        "signal                                   516 settings (fast × slow × sig)",
+    ] {
+        assert!(text.contains(want), "missing '{want}' in:\n{text}");
+    }
+}
+
+#[test]
+fn backtest_sets_a_rule_parameter_without_a_grid() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.toml");
+    std::fs::write(
+        &path,
+        "[strategy]\nname = \"dip\"\nentry = \"close < sma(close, n) * (1 - d)\"\nexit = \"close > sma(close, n)\"\n[strategy.params]\nd = { values = [0.01, 0.02] }\n",
+    )
+    .unwrap();
+    let config = path.to_str().unwrap();
+    // Without a value for n: the error names it.
+    let out = run_err(&["backtest", "-c", config]);
+    assert!(
+        stderr(&out).contains("unknown name 'n'"),
+        "{}",
+        stderr(&out)
+    );
+    // With --set: the same as giving n a fixed value in the config.
+    let set = run_ok(&[
+        "backtest", "-c", config, "--set", "n=20", "--set", "d=0.02", "--json",
+    ]);
+    let fixed = run_ok(&[
+        "backtest",
+        "-c",
+        config,
+        "-O",
+        "strategy.params.n=20",
+        "-O",
+        "strategy.params.d=0.02",
+        "--json",
+    ]);
+    assert_eq!(set, fixed);
+    assert!(set.contains("\"n\": 20.0"), "{set}");
+    // A parameter left unset takes its grid's first value, and says so.
+    let out = sieve()
+        .args(["backtest", "-c", config, "--set", "n=20"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(
+        stderr(&out).contains("d is not --set; using 0.01"),
+        "{}",
+        stderr(&out)
+    );
+}
