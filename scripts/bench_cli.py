@@ -41,6 +41,33 @@ slow = { start = 2, stop = 500, step = 1 }
 score_start = "2019-01-01"
 """
 
+SMA_RULES = SMA_ALL.replace(
+    'name = "sma_cross"',
+    'name = "sma_rules"\n'
+    'entry = "cross_above(sma(close, fast), sma(close, slow))"\n'
+    'exit = "cross_below(sma(close, fast), sma(close, slow))"',
+)
+
+# examples/strategies/macd.toml's strategy on a grid of 113,400 combinations.
+MACD_BIG = """
+[strategy]
+name = "macd_trend"
+entry = "cross_above(macd, signal) and close > sma(close, trend)"
+exit = "cross_below(macd, signal)"
+constraints = ["fast < slow"]
+[strategy.define]
+macd = "ema(close, fast) - ema(close, slow)"
+signal = "ema(macd, sig)"
+[strategy.params]
+fast = { start = 4, stop = 30, step = 2 }
+slow = { start = 20, stop = 80, step = 5 }
+sig = { values = [5, 9, 13] }
+trend = { start = 50, stop = 400, step = 5 }
+[score]
+score_start = "40%"
+holdout_start = "80%"
+"""
+
 DEFAULT_GRID = """
 [strategy]
 name = "activation"
@@ -79,17 +106,22 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="skip the 1M-combination sweeps")
+    ap.add_argument("--rules-only", action="store_true", help="only the rule-strategy section")
     a = ap.parse_args()
     subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
     d = tempfile.mkdtemp(prefix="sieve-bench-")
     p = lambda name: os.path.join(d, name)
-    for name, text in [("act1m.toml", ACTIVATION_1M), ("sma.toml", SMA_ALL), ("default.toml", DEFAULT_GRID)]:
+    for name, text in [("act1m.toml", ACTIVATION_1M), ("sma.toml", SMA_ALL), ("default.toml", DEFAULT_GRID),
+                       ("sma_rules.toml", SMA_RULES), ("macd_big.toml", MACD_BIG)]:
         with open(p(name), "w") as f:
             f.write(text)
     run(["synth", "--bars", "4000", "--seed", "42", "--out", p("bars.csv")])
     common = ["--data", p("bars.csv")]
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs, {platform.platform()}")
     print(f"runs per median: {a.runs}\n")
+    if a.rules_only:
+        rules(p, common, a.runs)
+        return
 
     # Candidates: the top 50,000 of a real sweep of the default activation grid.
     run(["sweep", "--config", p("default.toml")] + common + ["--out", p("cands.csv"), "--top", "50000"])
@@ -133,6 +165,33 @@ def main():
             k1.append(run(["sweep", "--config", p("act1m.toml")] + common + ["--out", p("k1.csv"), "--top", "1000"]))
         a5, a1 = statistics.median(k5), statistics.median(k1)
         print(f"  K=5000 {a5:.2f} s vs K=1000 {a1:.2f} s: difference {100 * (a5 - a1) / a1:+.1f}%")
+
+    rules(p, common, a.runs)
+
+
+def rules(p, common, runs):
+    print("\n== rule strategies")
+    # The built-in and its rule version interleaved, so noise hits both.
+    walls = {"builtin": [], "rules": []}
+    screen = {"builtin": [], "rules": []}
+    for _ in range(2 * runs):
+        for kind, cfg in [("builtin", "sma.toml"), ("rules", "sma_rules.toml")]:
+            walls[kind].append(run(["sweep", "--config", p(cfg)] + common + ["--out", p(kind + ".csv")]))
+            screen[kind].append(meta(p(kind + ".meta.json"))["timings"]["screen_s"])
+    same = open(p("builtin.csv")).read().split("\n", 1)[1] == open(p("rules.csv")).read().split("\n", 1)[1]
+    wb, wr = statistics.median(walls["builtin"]), statistics.median(walls["rules"])
+    sb, sr = statistics.median(screen["builtin"]), statistics.median(screen["rules"])
+    print(f"sma_cross all 2 <= fast < slow <= 500, 4,000 bars: built-in wall {wb:.3f} s (screen {sb:.3f} s), "
+          f"rules wall {wr:.3f} s (screen {sr:.3f} s): rules / built-in = {wr / wb:.2f}x wall, {sr / sb:.2f}x screen; "
+          f"sweep rows identical: {same}")
+    for cfg, label in [(os.path.join(ROOT, "examples", "strategies", "macd.toml"), "MACD example grid"),
+                       (p("macd_big.toml"), "MACD, 113,400-combination grid")]:
+        rates, walls = [], []
+        for _ in range(runs):
+            walls.append(run(["sweep", "--config", cfg] + common + ["--out", p("macd.csv")]))
+            rates.append(meta(p("macd.meta.json"))["timings"]["bar_combinations_per_s"])
+        n = meta(p("macd.meta.json"))["objective_stats"]["combinations_evaluated"]
+        print(f"{label} ({n:,} combinations): median {statistics.median(rates):.3e} bar-combinations/s, wall {statistics.median(walls):.3f} s")
 
 
 if __name__ == "__main__":
