@@ -256,7 +256,7 @@ fn strategies_describes_a_rule_strategy_and_its_shared_settings() {
         "macd_trend",
         "macd = ema(close, fast) - ema(close, slow)",
         "fast         int (a window length), 14 values",
-        "trend        int (a window length), 3 values",
+        "trend        int (a window length), 26 values",
         // fast 4..30 by 2 and slow 20..80 by 5 with fast < slow: slow 20
         // allows 8 fasts, 25 allows 11, 30 allows 13, the ten from 35 all 14.
         "macd                                     172 settings (fast × slow)",

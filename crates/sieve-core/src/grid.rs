@@ -414,6 +414,83 @@ fn parse_axis(strategy: &dyn Strategy, name: &str, spec: &toml::Value) -> Result
     })
 }
 
+/// The values of one `[strategy.params]` entry (`{ start, stop, step }`,
+/// `{ values = [...] }` or a number), and whether all were written as
+/// integers; errors name `key`.
+pub fn axis_values(key: &str, name: &str, spec: &toml::Value) -> Result<(Vec<f64>, bool)> {
+    let number = |v: &toml::Value, what: &str| -> Result<(f64, bool)> {
+        match v {
+            toml::Value::Integer(i) => Ok((*i as f64, true)),
+            toml::Value::Float(f) => Ok((*f, false)),
+            other => Err(Error::config(
+                key,
+                format!("{what} must be a number, got {other}"),
+            )),
+        }
+    };
+    Ok(match spec {
+        toml::Value::Table(t) => {
+            if let Some(list) = t.get("values") {
+                if let Some(extra) = t.keys().find(|k| *k != "values") {
+                    return Err(Error::config(
+                        key,
+                        format!("unknown key '{extra}' beside 'values'"),
+                    ));
+                }
+                let list = list
+                    .as_array()
+                    .ok_or_else(|| Error::config(key, "values must be a list of numbers"))?;
+                if list.is_empty() {
+                    return Err(Error::config(key, "values is empty"));
+                }
+                let parsed = list
+                    .iter()
+                    .map(|v| number(v, "each value"))
+                    .collect::<Result<Vec<_>>>()?;
+                let all_int = parsed.iter().all(|p| p.1);
+                (
+                    parsed
+                        .into_iter()
+                        .map(|p| round_sig(p.0))
+                        .collect::<Vec<_>>(),
+                    all_int,
+                )
+            } else {
+                if let Some(extra) = t
+                    .keys()
+                    .find(|k| !["start", "stop", "step"].contains(&k.as_str()))
+                {
+                    return Err(Error::config(
+                        key,
+                        format!("unknown key '{extra}'; expected {{ start, stop, step }} or {{ values = [...] }}"),
+                    ));
+                }
+                let get = |k: &str| {
+                    t.get(k)
+                        .ok_or_else(|| Error::config(key, format!("missing '{k}'; expected {{ start, stop, step }} or {{ values = [...] }}")))
+                        .and_then(|v| number(v, k))
+                };
+                let (start, a) = get("start")?;
+                let (stop, b) = get("stop")?;
+                let (step, c) = get("step")?;
+                (range_values(name, start, stop, step)?, a && b && c)
+            }
+        }
+        v @ (toml::Value::Integer(_) | toml::Value::Float(_)) => {
+            let (x, is_int) = number(v, "value")?;
+            (vec![x], is_int)
+        }
+        other => {
+            return Err(Error::config(
+                key,
+                format!(
+                "expected {{ start, stop, step }}, {{ values = [...] }} or a number, got {other}"
+            ),
+            ))
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -524,81 +601,4 @@ mod tests {
             .to_string();
         assert!(e.contains("2^64"), "{e}");
     }
-}
-
-/// The values of one `[strategy.params]` entry (`{ start, stop, step }`,
-/// `{ values = [...] }` or a number), and whether all were written as
-/// integers; errors name `key`.
-pub fn axis_values(key: &str, name: &str, spec: &toml::Value) -> Result<(Vec<f64>, bool)> {
-    let number = |v: &toml::Value, what: &str| -> Result<(f64, bool)> {
-        match v {
-            toml::Value::Integer(i) => Ok((*i as f64, true)),
-            toml::Value::Float(f) => Ok((*f, false)),
-            other => Err(Error::config(
-                key,
-                format!("{what} must be a number, got {other}"),
-            )),
-        }
-    };
-    Ok(match spec {
-        toml::Value::Table(t) => {
-            if let Some(list) = t.get("values") {
-                if let Some(extra) = t.keys().find(|k| *k != "values") {
-                    return Err(Error::config(
-                        key,
-                        format!("unknown key '{extra}' beside 'values'"),
-                    ));
-                }
-                let list = list
-                    .as_array()
-                    .ok_or_else(|| Error::config(key, "values must be a list of numbers"))?;
-                if list.is_empty() {
-                    return Err(Error::config(key, "values is empty"));
-                }
-                let parsed = list
-                    .iter()
-                    .map(|v| number(v, "each value"))
-                    .collect::<Result<Vec<_>>>()?;
-                let all_int = parsed.iter().all(|p| p.1);
-                (
-                    parsed
-                        .into_iter()
-                        .map(|p| round_sig(p.0))
-                        .collect::<Vec<_>>(),
-                    all_int,
-                )
-            } else {
-                if let Some(extra) = t
-                    .keys()
-                    .find(|k| !["start", "stop", "step"].contains(&k.as_str()))
-                {
-                    return Err(Error::config(
-                        key,
-                        format!("unknown key '{extra}'; expected {{ start, stop, step }} or {{ values = [...] }}"),
-                    ));
-                }
-                let get = |k: &str| {
-                    t.get(k)
-                        .ok_or_else(|| Error::config(key, format!("missing '{k}'; expected {{ start, stop, step }} or {{ values = [...] }}")))
-                        .and_then(|v| number(v, k))
-                };
-                let (start, a) = get("start")?;
-                let (stop, b) = get("stop")?;
-                let (step, c) = get("step")?;
-                (range_values(name, start, stop, step)?, a && b && c)
-            }
-        }
-        v @ (toml::Value::Integer(_) | toml::Value::Float(_)) => {
-            let (x, is_int) = number(v, "value")?;
-            (vec![x], is_int)
-        }
-        other => {
-            return Err(Error::config(
-                key,
-                format!(
-                "expected {{ start, stop, step }}, {{ values = [...] }} or a number, got {other}"
-            ),
-            ))
-        }
-    })
 }

@@ -77,9 +77,24 @@ fn compare(op: BinOp, a: f64, b: f64) -> bool {
         BinOp::Ge => a >= b,
         BinOp::Eq => a == b,
         // Not IEEE's `!=`: with an undefined side every comparison is false.
-        BinOp::Ne => a < b || a > b,
+        BinOp::Ne => differ(a, b),
         _ => false,
     }
+}
+
+/// a ≠ b with both defined: IEEE's `!=` is true when either is NaN, and a
+/// comparison with an undefined value must be false.
+#[inline(always)]
+#[allow(clippy::double_comparisons)]
+fn differ(a: f64, b: f64) -> bool {
+    a < b || a > b
+}
+
+/// Not a ≥ b: a below b, or either undefined.
+#[inline(always)]
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
+fn below_or_undefined(a: f64, b: f64) -> bool {
+    !(a >= b)
 }
 
 #[inline(always)]
@@ -293,7 +308,7 @@ impl Frame {
                         BinOp::Gt => zip2(out, a, b, |x, y| u8::from(x > y)),
                         BinOp::Ge => zip2(out, a, b, |x, y| u8::from(x >= y)),
                         BinOp::Eq => zip2(out, a, b, |x, y| u8::from(x == y)),
-                        _ => zip2(out, a, b, |x, y| u8::from(x < y || x > y)),
+                        _ => zip2(out, a, b, |x, y| u8::from(differ(x, y))),
                     }
                 }
                 (Op::Bin(op, a, b), _) => {
@@ -510,9 +525,9 @@ fn quiet(a: &[f64], b: &[f64], memory: i8) -> bool {
     };
     let mut bad = 0u8;
     match memory {
-        1 => (0..SUB).for_each(|i| bad |= u8::from(!(a[i] >= b[i]))),
-        -1 => (0..SUB).for_each(|i| bad |= u8::from(!(a[i] <= b[i]))),
-        _ => (0..SUB).for_each(|i| bad |= u8::from(a[i] < b[i] || a[i] > b[i])),
+        1 => (0..SUB).for_each(|i| bad |= u8::from(below_or_undefined(a[i], b[i]))),
+        -1 => (0..SUB).for_each(|i| bad |= u8::from(below_or_undefined(b[i], a[i]))),
+        _ => (0..SUB).for_each(|i| bad |= u8::from(differ(a[i], b[i]))),
     }
     bad == 0
 }

@@ -53,10 +53,10 @@ fn rsi(x: &[f64], n: usize) -> Vec<f64> {
         }
     };
     out[n] = value(gain, loss);
-    for t in n + 1..x.len() {
+    for (t, o) in out.iter_mut().enumerate().skip(n + 1) {
         gain = (gain * (n - 1) as f64 + change(t).max(0.0)) / n as f64;
         loss = (loss * (n - 1) as f64 + (-change(t)).max(0.0)) / n as f64;
-        out[t] = value(gain, loss);
+        *o = value(gain, loss);
     }
     out
 }
