@@ -795,3 +795,142 @@ impl Strategy for RuleStrategy {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    /// Pieces of rules, valid and not, glued at random.
+    const PIECES: &[&str] = &[
+        "close",
+        "open",
+        "high",
+        "low",
+        "volume",
+        "sma(",
+        "ema(",
+        "rsi(",
+        "atr(",
+        "highest(",
+        "lowest(",
+        "stdev(",
+        "roc(",
+        "shift(",
+        "abs(",
+        "min(",
+        "max(",
+        "clamp(",
+        "if(",
+        "cross_above(",
+        "cross_below(",
+        ")",
+        ",",
+        "+",
+        "-",
+        "*",
+        "/",
+        "<",
+        "<=",
+        ">",
+        ">=",
+        "==",
+        "!=",
+        "and",
+        "or",
+        "not",
+        "true",
+        "false",
+        "0",
+        "1",
+        "3",
+        "2.5",
+        "-1",
+        "1e9",
+        "(",
+        "x",
+        "=",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// Any sequence of pieces compiles or is refused; what compiles runs.
+        #[test]
+        fn random_rules_never_panic(entry in prop::collection::vec(0..PIECES.len(), 0..24),
+                                    exit in prop::collection::vec(0..PIECES.len(), 0..12)) {
+            let text = |ix: &[usize]| ix.iter().map(|&i| PIECES[i]).collect::<Vec<_>>().join(" ");
+            super::fuzz_one(&format!("{}\n{}", text(&entry), text(&exit)));
+        }
+    }
+
+    /// Well-typed numeric expressions (windows may still be out of range).
+    fn number() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            prop::sample::select(vec!["close", "open", "high", "low", "volume", "2.5", "0"])
+                .prop_map(str::to_string),
+            (-3i32..40).prop_map(|v| v.to_string()),
+        ];
+        leaf.prop_recursive(4, 32, 3, |inner| {
+            let windowed = [
+                "sma", "ema", "rsi", "highest", "lowest", "stdev", "roc", "shift",
+            ];
+            prop_oneof![
+                (
+                    inner.clone(),
+                    inner.clone(),
+                    prop::sample::select(vec!["+", "-", "*", "/"])
+                )
+                    .prop_map(|(a, b, op)| format!("({a} {op} {b})")),
+                (
+                    prop::sample::select(windowed.to_vec()),
+                    inner.clone(),
+                    0i32..30
+                )
+                    .prop_map(|(f, x, n)| format!("{f}({x}, {n})")),
+                (1i32..20).prop_map(|n| format!("atr({n})")),
+                inner.clone().prop_map(|x| format!("abs(-{x})")),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("min({a}, max({b}, 1))")),
+                (inner.clone(), inner.clone(), inner.clone())
+                    .prop_map(|(a, b, c)| format!("if({a} > {b}, {c}, clamp({a}, 0, {b}))")),
+            ]
+        })
+    }
+
+    fn rule() -> impl Strategy<Value = String> {
+        let cmp = prop::sample::select(vec!["<", "<=", ">", ">=", "==", "!="]);
+        let leaf = prop_oneof![
+            (number(), cmp, number()).prop_map(|(a, op, b)| format!("{a} {op} {b}")),
+            (number(), number(), any::<bool>()).prop_map(|(a, b, up)| {
+                format!("cross_{}({a}, {b})", if up { "above" } else { "below" })
+            }),
+        ];
+        leaf.prop_recursive(2, 8, 2, |inner| {
+            prop_oneof![
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a}) and ({b})")),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a}) or not ({b})")),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// Well-typed rules reach the evaluator: it never panics, and every
+        /// position is −1, 0 or +1 (checked inside).
+        #[test]
+        fn random_well_typed_rules_run(entry in rule(), exit in rule()) {
+            super::fuzz_one(&format!("{entry}\n{exit}"));
+        }
+    }
+
+    #[test]
+    fn a_valid_random_shape_compiles_and_runs() {
+        // The generator above must reach the evaluator, not only errors.
+        let source = super::RuleSource {
+            name: "t".into(),
+            entry: "cross_above(ema(close - open, 3), 0) and not (rsi(close, 3) > 70)".into(),
+            exit: "if(close > open, highest(high, 5), lowest(low, 5)) < shift(close, 2)".into(),
+            ..Default::default()
+        };
+        assert!(super::RuleStrategy::compile(source).is_ok());
+        super::fuzz_one("cross_above(ema(close - open, 3), 0)\nclose < shift(close, 2)");
+    }
+}
