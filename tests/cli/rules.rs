@@ -311,3 +311,32 @@ fn backtest_sets_a_rule_parameter_without_a_grid() {
         stderr(&out)
     );
 }
+
+#[test]
+fn over_the_series_budget_the_sweep_is_grouped_and_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let macd = repo_file("examples/strategies/macd.toml");
+    let sweep = |extra: &[&str], out: &str| {
+        let out = dir.path().join(out);
+        let mut args = vec![
+            "sweep",
+            "-c",
+            macd.to_str().unwrap(),
+            "-v",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        let o = sieve().args(&args).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        (std::fs::read_to_string(out).unwrap(), stderr(&o))
+    };
+    let (whole, note) = sweep(&[], "whole.csv");
+    assert!(note.contains("computed once for the whole grid"), "{note}");
+    let (grouped, note) = sweep(&["-O", "sweep.series_memory_mb=1"], "grouped.csv");
+    assert!(
+        note.contains("computed per batch of combinations"),
+        "{note}"
+    );
+    assert!(whole == grouped, "grouped shared series change the sweep");
+}

@@ -75,13 +75,21 @@ struct Roots {
     stop: Option<Id>,
 }
 
-/// A compiled rule strategy.
+/// A compiled rule strategy: the [`Rules`] plus the names the
+/// [`Strategy`] trait hands out for the life of the process.
 #[derive(Debug)]
 pub struct RuleStrategy {
-    source: RuleSource,
+    rules: Rules,
     name: &'static str,
     summary: &'static str,
     params: &'static [ParamSpec],
+}
+
+/// The compiled rules themselves (nothing leaked: what the fuzz target runs).
+#[derive(Debug)]
+struct Rules {
+    source: RuleSource,
+    n_params: usize,
     graph: Graph,
     roots: Roots,
     plan: Plan,
@@ -97,7 +105,7 @@ static COMPILED: Mutex<Vec<&'static RuleStrategy>> = Mutex::new(Vec::new());
 /// Compiles `source`, or returns the strategy already compiled from it.
 pub fn resolve(source: &RuleSource) -> Result<&'static RuleStrategy> {
     let mut compiled = COMPILED.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(s) = compiled.iter().find(|s| s.source == *source) {
+    if let Some(s) = compiled.iter().find(|s| s.rules.source == *source) {
         return Ok(s);
     }
     let s: &'static RuleStrategy = Box::leak(Box::new(RuleStrategy::compile(source.clone())?));
@@ -107,7 +115,7 @@ pub fn resolve(source: &RuleSource) -> Result<&'static RuleStrategy> {
 
 impl PartialEq for RuleStrategy {
     fn eq(&self, other: &Self) -> bool {
-        self.source == other.source
+        self.rules.source == other.rules.source
     }
 }
 
@@ -124,6 +132,30 @@ fn reserved(name: &str) -> bool {
 
 impl RuleStrategy {
     fn compile(source: RuleSource) -> Result<RuleStrategy> {
+        let (rules, params) = Rules::compile(source)?;
+        let summary = format!(
+            "rule strategy: entry \"{}\", exit \"{}\"",
+            rules.source.entry, rules.source.exit
+        );
+        let params: Vec<ParamSpec> = params
+            .into_iter()
+            .map(|(name, spec)| ParamSpec {
+                name: leak(name),
+                ..spec
+            })
+            .collect();
+        Ok(RuleStrategy {
+            name: leak(rules.source.name.clone()),
+            summary: leak(summary),
+            params: Box::leak(params.into_boxed_slice()),
+            rules,
+        })
+    }
+}
+
+impl Rules {
+    /// The rules and each parameter's name and spec (`spec.name` unset).
+    fn compile(source: RuleSource) -> Result<(Rules, Vec<(String, ParamSpec)>)> {
         if crate::strategy::registry()
             .iter()
             .any(|s| s.name() == source.name)
@@ -193,20 +225,14 @@ impl RuleStrategy {
         let int_params = params
             .iter()
             .enumerate()
-            .filter(|(_, p)| p.kind == ParamKind::Int)
+            .filter(|(_, (_, p))| p.kind == ParamKind::Int)
             .fold(0u64, |m, (i, _)| m | 1 << i);
         let mut root_list = vec![entry, exit];
         root_list.extend(short.iter().flat_map(|&(a, b)| [a, b]));
         root_list.extend(stop);
         let plan = Plan::new(&checker.graph, &root_list, int_params);
-        let summary = format!(
-            "rule strategy: entry \"{}\", exit \"{}\"",
-            source.entry, source.exit
-        );
-        Ok(RuleStrategy {
-            name: leak(source.name.clone()),
-            summary: leak(summary),
-            params: Box::leak(params.into_boxed_slice()),
+        let rules = Rules {
+            n_params: params.len(),
             graph: checker.graph,
             roots: Roots {
                 entry,
@@ -217,7 +243,8 @@ impl RuleStrategy {
             plan,
             defines: checker.defines,
             source,
-        })
+        };
+        Ok((rules, params))
     }
 
     /// The key of shared node `id` at the parameters `params`.
@@ -236,7 +263,7 @@ impl RuleStrategy {
 
     /// The parameters of a shared key (NaN for those it does not read).
     fn params_of(&self, key: RuleSeries) -> Vec<f64> {
-        let mut params = vec![f64::NAN; self.params.len()];
+        let mut params = vec![f64::NAN; self.n_params];
         if let Some(ps) = self
             .plan
             .shared
@@ -374,12 +401,14 @@ impl RuleStrategy {
             _ => below,
         }
     }
+}
 
+impl RuleStrategy {
     /// The rules as written, the definitions and the parameters, for
     /// `sieve strategies --config`.
     pub fn describe(&self, space: &ParamSpace) -> String {
         let mut out = format!("{}\n    {}\n", self.name, self.summary);
-        let s = &self.source;
+        let s = &self.rules.source;
         for (key, text) in [
             ("short_entry", &s.short_entry),
             ("short_exit", &s.short_exit),
@@ -407,18 +436,18 @@ impl RuleStrategy {
             );
             out.push_str(&format!("        {:<12} {kind}, {values}\n", p.name));
         }
-        let keys = self.space_indicators(space);
+        let keys = self.rules.space_indicators(space);
         out.push_str(&format!(
             "    shared series the grid computes: {} (each once, {} bytes per bar)\n",
             keys.len(),
             keys.len() * 8
         ));
-        for &id in &self.plan.shared_nodes {
+        for &id in &self.rules.plan.shared_nodes {
             let count = keys
                 .iter()
                 .filter(|k| matches!(k, Indicator::Rule(r) if r.node as usize == id))
                 .count();
-            let params: Vec<&str> = self.plan.shared[id]
+            let params: Vec<&str> = self.rules.plan.shared[id]
                 .iter()
                 .flatten()
                 .map(|&p| self.params[p].name)
@@ -447,10 +476,10 @@ impl RuleStrategy {
             return "…".to_string();
         }
         let show = |i: Id| self.show_within(i, depth - 1);
-        if let Some((name, _)) = self.defines.iter().find(|(_, d)| *d == id) {
+        if let Some((name, _)) = self.rules.defines.iter().find(|(_, d)| *d == id) {
             return name.clone();
         }
-        match &self.graph.nodes[id].op {
+        match &self.rules.graph.nodes[id].op {
             Op::Number(bits) => crate::format::float(f64::from_bits(*bits)),
             Op::Bool(b) => b.to_string(),
             Op::Param(i) => self.params[*i].name.to_string(),
@@ -482,21 +511,22 @@ pub fn fuzz_one(text: &str) {
         exit: exit.to_string(),
         ..RuleSource::default()
     };
-    let Ok(strategy) = RuleStrategy::compile(source) else {
+    let Ok((rules, _)) = Rules::compile(source) else {
         return;
     };
     let bars = crate::data::synth(300, 1);
-    if strategy.check_data(&bars).is_err() {
+    if rules.check_data(&bars).is_err() {
         return;
     }
-    let keys = crate::strategy::indicators_for(&strategy, &[]);
-    let set = IndicatorSet::build_for(&bars, &strategy, keys);
+    let mut keys = Vec::new();
+    rules.indicators(&[], &mut keys);
+    let set = IndicatorSet::build_for(&bars, &rules, keys);
     let mut out = vec![0i8; bars.len()];
     for direction in [Direction::Long, Direction::LongShort] {
-        strategy.positions(&bars, &set, &[], direction, &mut out);
+        rules.positions(&bars, &set, &[], direction, &mut out);
         assert!(out.iter().all(|p| (-1..=1).contains(p)));
     }
-    let _ = strategy.warmup(&[]);
+    let _ = rules.warmup(&[]);
 }
 
 fn compile_text(checker: &mut Checker, key: &str, text: &str, want: Option<Ty>) -> Result<Id> {
@@ -509,7 +539,7 @@ fn compile_text(checker: &mut Checker, key: &str, text: &str, want: Option<Ty>) 
 /// The parameters' specs: whole-number kinds for windows (every grid value
 /// checked), any real value for the rest; the default is the fixed value
 /// or the grid's first.
-fn param_specs(checker: &Checker, table: &toml::Table) -> Result<Vec<ParamSpec>> {
+fn param_specs(checker: &Checker, table: &toml::Table) -> Result<Vec<(String, ParamSpec)>> {
     let mut specs = Vec::new();
     for (u, (name, spec)) in checker.params.iter().zip(table) {
         let key = format!("strategy.params.{name}");
@@ -554,8 +584,8 @@ fn param_specs(checker: &Checker, table: &toml::Table) -> Result<Vec<ParamSpec>>
         };
         let first = values.first().copied().unwrap_or(0.0);
         let last = values.last().copied().unwrap_or(first);
-        specs.push(ParamSpec {
-            name: leak(name.clone()),
+        let spec = ParamSpec {
+            name: "",
             kind,
             default: first,
             min,
@@ -566,7 +596,8 @@ fn param_specs(checker: &Checker, table: &toml::Table) -> Result<Vec<ParamSpec>>
             } else {
                 "rule parameter"
             },
-        });
+        };
+        specs.push((name.clone(), spec));
     }
     Ok(specs)
 }
@@ -585,7 +616,7 @@ thread_local! {
 /// Signals that never fire (the short side of a long-only strategy).
 static NEVER: [u8; BLOCK] = [0; BLOCK];
 
-impl SeriesSource for RuleStrategy {
+impl SeriesSource for Rules {
     fn inputs(&self, key: Indicator) -> Vec<Indicator> {
         match key {
             Indicator::Rule(r) => {
@@ -621,20 +652,8 @@ impl SeriesSource for RuleStrategy {
     }
 }
 
-impl Strategy for RuleStrategy {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn summary(&self) -> &'static str {
-        self.summary
-    }
-
-    fn params(&self) -> &'static [ParamSpec] {
-        self.params
-    }
-
-    fn indicators(&self, params: &[f64], out: &mut Vec<Indicator>) {
+impl Rules {
+    pub fn indicators(&self, params: &[f64], out: &mut Vec<Indicator>) {
         out.extend(
             self.plan
                 .shared_nodes
@@ -643,17 +662,13 @@ impl Strategy for RuleStrategy {
         );
     }
 
-    fn series(&self) -> &dyn SeriesSource {
-        self
-    }
-
     fn check_data(&self, bars: &Bars) -> Result<()> {
         if self.reads_volume() && bars.volume.is_none() {
             return Err(Error::config(
                 "strategy",
                 format!(
                     "the rules of '{}' read volume, but the data has no volume column",
-                    self.name
+                    self.source.name
                 ),
             ));
         }
@@ -796,6 +811,52 @@ impl Strategy for RuleStrategy {
     }
 }
 
+impl Strategy for RuleStrategy {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn summary(&self) -> &'static str {
+        self.summary
+    }
+
+    fn params(&self) -> &'static [ParamSpec] {
+        self.params
+    }
+
+    fn indicators(&self, params: &[f64], out: &mut Vec<Indicator>) {
+        self.rules.indicators(params, out);
+    }
+
+    fn series(&self) -> &dyn SeriesSource {
+        &self.rules
+    }
+
+    fn check_data(&self, bars: &Bars) -> Result<()> {
+        self.rules.check_data(bars)
+    }
+
+    fn warmup(&self, params: &[f64]) -> usize {
+        self.rules.warmup(params)
+    }
+
+    fn space_indicators(&self, space: &ParamSpace) -> Vec<Indicator> {
+        self.rules.space_indicators(space)
+    }
+
+    fn positions(
+        &self,
+        bars: &Bars,
+        indicators: &IndicatorSet,
+        params: &[f64],
+        direction: Direction,
+        out: &mut [i8],
+    ) {
+        self.rules
+            .positions(bars, indicators, params, direction, out);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -930,7 +991,7 @@ mod tests {
             exit: "if(close > open, highest(high, 5), lowest(low, 5)) < shift(close, 2)".into(),
             ..Default::default()
         };
-        assert!(super::RuleStrategy::compile(source).is_ok());
+        assert!(super::Rules::compile(source).is_ok());
         super::fuzz_one("cross_above(ema(close - open, 3), 0)\nclose < shift(close, 2)");
     }
 }
