@@ -132,6 +132,7 @@ pub fn with_config(common: &Common, config: Config) -> Result<Inputs> {
 pub fn load_bars(path: &Path, config: &Config) -> Result<data::Loaded> {
     let options = LoadOptions {
         adjust: config.adjust,
+        columns: config.columns.clone(),
     };
     Ok(data::load_csv_with(path, &options)?)
 }

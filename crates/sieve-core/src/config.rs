@@ -23,6 +23,8 @@ pub struct Config {
     pub data: Option<PathBuf>,
     /// `data.adjust`: scale prices by adj_close / close.
     pub adjust: bool,
+    /// `data.columns`: the names of a header-less file's columns.
+    pub columns: Option<Vec<String>>,
     pub strategy: String,
     /// The compiled rule strategy, when `[strategy]` has rules.
     pub rules: Option<&'static RuleStrategy>,
@@ -96,6 +98,7 @@ struct RawConfig {
 struct RawData {
     path: Option<PathBuf>,
     adjust: Option<bool>,
+    columns: Option<Vec<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -335,6 +338,7 @@ impl Config {
         Ok(Config {
             source: table,
             adjust: raw.data.adjust.unwrap_or(false),
+            columns: raw.data.columns,
             data: raw.data.path.map(|p| match base {
                 Some(dir) if p.is_relative() && !dir.as_os_str().is_empty() => dir.join(p),
                 _ => p,

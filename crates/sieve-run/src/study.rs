@@ -23,7 +23,7 @@ pub struct Study {
     /// SHA-256 of the bars' values: the same data loaded from anywhere.
     pub data_hash: String,
     /// SHA-256 of the config: the run's identity. Left out: `data.path`
-    /// (the data hash covers the data) and the stop rules
+    /// and `data.columns` (the data hash covers the data) and the stop rules
     /// `optimize.iterations` / `optimize.time_budget_s`, which a user may
     /// raise to continue a run.
     pub config_hash: String,
@@ -91,7 +91,9 @@ pub fn data_hash(bars: &Bars) -> String {
 pub fn config_hash(config: &Config) -> String {
     let mut source = config.source.clone();
     if let Some(toml::Value::Table(data)) = source.get_mut("data") {
+        // How the file is read; the data hash covers the bars it gives.
         data.remove("path");
+        data.remove("columns");
     }
     if let Some(toml::Value::Table(optimize)) = source.get_mut("optimize") {
         optimize.remove("iterations");

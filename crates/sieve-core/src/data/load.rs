@@ -22,10 +22,38 @@ const ADJ_CLOSE_NAMES: [&str; 5] = [
 ];
 
 /// How to read the bars (`[data]` keys that change the values).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LoadOptions {
     /// Scale open/high/low/close by adj_close / close per bar.
     pub adjust: bool,
+    /// `data.columns`: the file has no header; these name its columns.
+    pub columns: Option<Vec<String>>,
+}
+
+/// Names of a volume column, preferred first (MetaTrader writes `<TICKVOL>`
+/// and `<VOL>`, the latter often all zero for currencies).
+const VOLUME_NAMES: [&str; 4] = ["volume", "tickvol", "tick_volume", "vol"];
+
+/// The field separator: `,` unless the header has no comma and exactly one
+/// of `;` and tab (semicolon CSVs, MetaTrader's tab-separated exports).
+fn separator(bytes: &[u8]) -> u8 {
+    let header = bytes.split(|&b| b == b'\n').next().unwrap_or(bytes);
+    let count = |c: u8| header.iter().filter(|&&b| b == c).count();
+    match (count(b','), count(b';'), count(b'\t')) {
+        (0, s, 0) if s > 0 => b';',
+        (0, 0, t) if t > 0 => b'\t',
+        _ => b',',
+    }
+}
+
+/// A header name as compared: trimmed, lower case, MetaTrader's `<…>` dropped.
+fn column_name(h: &str) -> String {
+    let h = h.trim();
+    let h = h
+        .strip_prefix('<')
+        .and_then(|x| x.strip_suffix('>'))
+        .unwrap_or(h);
+    h.to_lowercase()
 }
 
 /// Validated bars plus notices worth one line each to the user.
@@ -51,13 +79,15 @@ pub fn load_csv_with(path: &Path, options: &LoadOptions) -> Result<Loaded> {
 
 struct Columns {
     time: usize,
+    /// A separate clock-time column joined to a `date` column (MetaTrader).
+    clock: Option<usize>,
     price: [usize; 4],
     volume: Option<usize>,
     adj_close: Option<usize>,
 }
 
 fn find_columns(header: &csv::StringRecord) -> Result<Columns, String> {
-    let names: Vec<String> = header.iter().map(|h| h.trim().to_lowercase()).collect();
+    let names: Vec<String> = header.iter().map(column_name).collect();
     for (i, n) in names.iter().enumerate() {
         let wanted =
             TIME_NAMES.contains(&n.as_str()) || PRICE_NAMES.contains(&n.as_str()) || n == "volume";
@@ -97,10 +127,13 @@ fn find_columns(header: &csv::StringRecord) -> Result<Columns, String> {
             missing.join(", ")
         ));
     }
+    let time = time.unwrap_or_default();
+    let clock = find("time").filter(|&c| names[time] == "date" && c != time);
     Ok(Columns {
-        time: time.unwrap_or_default(),
+        time,
+        clock,
         price,
-        volume: find("volume"),
+        volume: VOLUME_NAMES.iter().find_map(|n| find(n)),
         adj_close,
     })
 }
@@ -150,11 +183,18 @@ pub fn parse_csv_with(bytes: &[u8], options: &LoadOptions) -> Result<Loaded, Str
         return Err("line 1: the file contains NUL bytes; is it a binary file, not a CSV?".into());
     }
     let mut reader = csv::ReaderBuilder::new()
-        .has_headers(true)
+        .has_headers(options.columns.is_none())
+        .delimiter(separator(bytes))
         .trim(csv::Trim::All)
         .from_reader(bytes);
-    let header = reader.headers().map_err(csv_error)?.clone();
-    let cols = find_columns(&header)?;
+    let header = match &options.columns {
+        Some(names) => csv::StringRecord::from(names.clone()),
+        None => reader.headers().map_err(csv_error)?.clone(),
+    };
+    let cols = find_columns(&header).map_err(|e| match options.columns {
+        Some(_) => e.replacen("line 1: ", "data.columns: ", 1),
+        None => e,
+    })?;
     if options.adjust && cols.adj_close.is_none() {
         return Err(format!(
             "line 1: data.adjust = true needs an adjusted-close column (Adj Close, adj_close, adjclose or adjusted_close); found: {}",
@@ -198,11 +238,26 @@ pub fn parse_csv_with(bytes: &[u8], options: &LoadOptions) -> Result<Loaded, Str
             );
             continue;
         }
-        let time = match parse_time(&record[cols.time]) {
+        if record.len() < header.len() {
+            problems.add(
+                line,
+                format!(
+                    "{} fields where the header has {}",
+                    record.len(),
+                    header.len()
+                ),
+            );
+            continue;
+        }
+        let written = match cols.clock {
+            Some(c) => format!("{} {}", &record[cols.time], &record[c]),
+            None => record[cols.time].to_string(),
+        };
+        let time = match parse_time(&written) {
             Ok(t) => t,
             Err(e) => {
-                let e = if record[cols.time].chars().count() > 40 {
-                    format!("cannot parse time {}", quote(&record[cols.time]))
+                let e = if written.chars().count() > 40 {
+                    format!("cannot parse time {}", quote(&written))
                 } else {
                     e
                 };
@@ -210,14 +265,14 @@ pub fn parse_csv_with(bytes: &[u8], options: &LoadOptions) -> Result<Loaded, Str
                 continue;
             }
         };
-        let form = TimeForm::of(&record[cols.time]);
+        let form = TimeForm::of(&written);
         match &first_form {
-            None => first_form = Some((form, line, record[cols.time].to_string())),
+            None => first_form = Some((form, line, written.clone())),
             Some((f, first_line, first_text)) if *f != form => problems.add(
                 line,
                 format!(
                     "time {} is written differently from line {first_line} ({}); mixed time formats are ambiguous",
-                    quote(&record[cols.time]),
+                    quote(&written),
                     quote(first_text)
                 ),
             ),

@@ -63,7 +63,10 @@ fn parse_any_time(s: &str) -> Result<i64, String> {
             .filter(|&ms| DateTime::from_timestamp_millis(ms).is_some())
             .ok_or_else(|| format!("time \"{s}\" is out of range"));
     }
-    if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+    // MetaTrader writes dates as 2024.01.02.
+    if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .or_else(|_| NaiveDate::parse_from_str(s, "%Y.%m.%d"))
+    {
         return Ok(d
             .and_hms_opt(0, 0, 0)
             .map(|t| t.and_utc().timestamp_millis())
@@ -74,6 +77,8 @@ fn parse_any_time(s: &str) -> Result<i64, String> {
         "%Y-%m-%dT%H:%M:%S%.f",
         "%Y-%m-%d %H:%M",
         "%Y-%m-%dT%H:%M",
+        "%Y.%m.%d %H:%M:%S",
+        "%Y.%m.%d %H:%M",
     ] {
         if let Ok(t) = NaiveDateTime::parse_from_str(s, fmt) {
             return Ok(t.and_utc().timestamp_millis());
@@ -81,6 +86,12 @@ fn parse_any_time(s: &str) -> Result<i64, String> {
     }
     if let Ok(t) = DateTime::parse_from_rfc3339(s) {
         return Ok(t.timestamp_millis());
+    }
+    // pandas writes tz-aware times with a space: 2020-01-01 00:00:00+00:00.
+    for fmt in ["%Y-%m-%d %H:%M:%S%.f%:z", "%Y-%m-%d %H:%M:%S%.f%z"] {
+        if let Ok(t) = DateTime::parse_from_str(s, fmt) {
+            return Ok(t.timestamp_millis());
+        }
     }
     Err(format!(
         "cannot parse time \"{s}\" (expected YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS], RFC 3339, or unix seconds/ms/µs/ns)"
@@ -109,6 +120,15 @@ mod tests {
             Ok(day + 123),
             "µs floor to ms"
         );
+        assert_eq!(parse_time("2019.01.01"), Ok(day), "MetaTrader date");
+        assert_eq!(parse_time("2019.01.01 02:30:00"), Ok(day + 9_000_000));
+        assert_eq!(parse_time("2019.01.01 02:30"), Ok(day + 9_000_000));
+        assert_eq!(
+            parse_time("2019-01-01 02:00:00+02:00"),
+            Ok(day),
+            "pandas tz-aware"
+        );
+        assert_eq!(parse_time("2018-12-31 19:00:00-0500"), Ok(day));
         assert!(parse_time("01/02/2019").is_err());
         assert!(parse_time("2019-13-01").is_err());
     }

@@ -232,7 +232,14 @@ fn adjusted_close_is_noticed_and_applied_on_request() {
         plain.notices
     );
     // adjust: factor adj/close = 0.5 on bar 0, 1 on bar 1, by hand.
-    let adjusted = parse_csv_with(text.as_bytes(), &LoadOptions { adjust: true }).unwrap();
+    let adjusted = parse_csv_with(
+        text.as_bytes(),
+        &LoadOptions {
+            adjust: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert!(adjusted.notices.is_empty());
     let b = adjusted.bars;
     assert_eq!(
@@ -244,10 +251,158 @@ fn adjusted_close_is_noticed_and_applied_on_request() {
         (20.0, 22.0, 18.0, 20.0)
     );
     // adjust without the column names what is missing.
-    let e = parse_csv_with(GOOD.as_bytes(), &LoadOptions { adjust: true }).unwrap_err();
+    let e = parse_csv_with(
+        GOOD.as_bytes(),
+        &LoadOptions {
+            adjust: true,
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
     assert!(e.contains("data.adjust") && e.contains("Adj Close"), "{e}");
     // A bad adjusted close names its line.
     let bad = "date,open,high,low,close,adj_close\n2020-01-01,10,12,8,10,x\n";
-    let e = parse_csv_with(bad.as_bytes(), &LoadOptions { adjust: true }).unwrap_err();
+    let e = parse_csv_with(
+        bad.as_bytes(),
+        &LoadOptions {
+            adjust: true,
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
     assert!(e.contains("line 2") && e.contains("adj_close"), "{e}");
+}
+
+/// The same bars written the ways users' files come: comma CSV (the
+/// reference), semicolon CSV, a MetaTrader 5 tab export, a pandas CSV with
+/// tz-aware times, and a header-less kline file named by `data.columns`.
+#[test]
+fn every_dialect_of_the_same_prices_gives_the_same_bars() {
+    use sieve_core::data::{parse_csv_with, synth, LoadOptions};
+    use sieve_core::format::time;
+    let bars = synth(60, 4);
+    // Hourly times, so the clock matters.
+    let t0 = 1_704_067_200_000i64; // 2024-01-01T00:00:00Z
+    let times: Vec<i64> = (0..bars.len() as i64).map(|i| t0 + i * 3_600_000).collect();
+    let volume = bars.volume.clone().unwrap();
+    let row = |i: usize, sep: &str| {
+        [
+            bars.open[i],
+            bars.high[i],
+            bars.low[i],
+            bars.close[i],
+            volume[i],
+        ]
+        .iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join(sep)
+    };
+    let hms = |ms: i64| {
+        let s = (ms / 1000).rem_euclid(86_400);
+        format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    };
+    let (mut comma, mut semi, mut mt5, mut pandas, mut klines) = (
+        String::from("time,open,high,low,close,volume\n"),
+        String::from("Date;Open;High;Low;Close;Volume\n"),
+        String::from(
+            "<DATE>\t<TIME>\t<OPEN>\t<HIGH>\t<LOW>\t<CLOSE>\t<TICKVOL>\t<VOL>\t<SPREAD>\n",
+        ),
+        String::from(",open,high,low,close,volume\n"),
+        String::new(),
+    );
+    for (i, &t) in times.iter().enumerate() {
+        let day = time(t - t.rem_euclid(86_400_000));
+        comma.push_str(&format!("{},{}\n", t, row(i, ",")));
+        semi.push_str(&format!("{day} {};{}\n", hms(t), row(i, ";")));
+        mt5.push_str(&format!(
+            "{}\t{}\t{}\t0\t2\n",
+            day.replace('-', "."),
+            hms(t),
+            row(i, "\t")
+        ));
+        // Written in New York time (UTC−5) with its offset.
+        let local = t - 5 * 3_600_000;
+        let local_day = time(local - local.rem_euclid(86_400_000));
+        pandas.push_str(&format!(
+            "{local_day} {}-05:00,{}\n",
+            hms(local),
+            row(i, ",")
+        ));
+        klines.push_str(&format!(
+            "{t},{},{},{},{},{},{},0\n",
+            bars.open[i],
+            bars.high[i],
+            bars.low[i],
+            bars.close[i],
+            volume[i],
+            t + 3_599_999
+        ));
+    }
+    let read = |text: &str, columns: Option<&[&str]>| {
+        let options = LoadOptions {
+            columns: columns.map(|c| c.iter().map(|s| s.to_string()).collect()),
+            ..Default::default()
+        };
+        parse_csv_with(text.as_bytes(), &options)
+            .unwrap_or_else(|e| panic!("{e}\n{}", &text[..200.min(text.len())]))
+            .bars
+    };
+    let reference = read(&comma, None);
+    assert_eq!(reference.time, times);
+    assert_eq!(read(&semi, None), reference, "semicolon");
+    assert_eq!(read(&mt5, None), reference, "MetaTrader 5 export");
+    assert_eq!(read(&pandas, None), reference, "pandas tz-aware");
+    let kline_columns = [
+        "open_time",
+        "open",
+        "high",
+        "low",
+        "close",
+        "volume",
+        "close_time",
+        "trades",
+    ];
+    assert_eq!(
+        read(&klines, Some(&kline_columns)),
+        reference,
+        "header-less klines"
+    );
+
+    // A decimal comma stays a clear error, naming the line.
+    let e = parse_csv_with(
+        b"date;open;high;low;close\n2024-01-01;1,5;2;1;1,5\n",
+        &LoadOptions::default(),
+    )
+    .unwrap_err();
+    assert!(e.contains("line 2") && e.contains("decimal commas"), "{e}");
+    // Too few names for a header-less file's rows is an error, not a panic.
+    let e = parse_csv_with(
+        b"1704067200000,1,2,1,1.5\n",
+        &LoadOptions {
+            columns: Some(
+                ["time", "open", "high", "low", "close", "volume", "x"]
+                    .map(String::from)
+                    .to_vec(),
+            ),
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("line 1") && e.contains("5 fields where the header has 7"),
+        "{e}"
+    );
+    let e = parse_csv_with(
+        b"1704067200000,1,2,1,1.5\n",
+        &LoadOptions {
+            columns: Some(["time", "open", "high", "low"].map(String::from).to_vec()),
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        e.starts_with("data.columns: missing column(s) close"),
+        "{e}"
+    );
 }
