@@ -19,18 +19,20 @@ const CASES: &[(&str, Kind, i32, &[&str])] = &[
     ("data_timezone_offsets.csv", Kind::Data, 0, &[]),
     ("data_gaps.csv", Kind::Data, 0, &[]),
     ("data_pandas_index.csv", Kind::Data, 0, &[]),
+    ("data_semicolon.csv", Kind::Data, 0, &[]),
     (
-        "data_semicolon.csv",
+        "data_decimal_comma.csv",
+        Kind::Data,
+        2,
+        &["line 2", "decimal commas"],
+    ),
+    (
+        "data_mixed_separators.csv",
         Kind::Data,
         2,
         &["line 1", "comma-separated"],
     ),
-    (
-        "data_tab.csv",
-        Kind::Data,
-        2,
-        &["line 1", "comma-separated"],
-    ),
+    ("data_tab.csv", Kind::Data, 0, &[]),
     (
         "data_thousands_separator.csv",
         Kind::Data,
