@@ -229,6 +229,27 @@ fn every_mistake_is_one_clear_error_with_key_and_column() {
             None,
             "not used",
         ),
+        (
+            &format!("entry = \"close > 1\"\n{exit}\ndefine = {{ u = \"sma(close, q)\" }}"),
+            "q = { values = [2, 3] }",
+            "strategy.define.u",
+            None,
+            "not used by any rule",
+        ),
+        (
+            &format!("entry = \"close > 1\"\n{exit}\ndefine = {{ \"x-y\" = \"close\" }}"),
+            "",
+            "strategy.define.x-y",
+            None,
+            "not a name a rule can use",
+        ),
+        (
+            &format!("entry = \"close > 1\"\n{exit}"),
+            "close = 3",
+            "strategy.params.close",
+            None,
+            "already a column",
+        ),
     ];
     for (keys, params, key, column, words) in cases {
         refused(keys, params, key, *column, words);
@@ -339,4 +360,36 @@ fn over_the_series_budget_the_sweep_is_grouped_and_identical() {
         "{note}"
     );
     assert!(whole == grouped, "grouped shared series change the sweep");
+}
+
+#[test]
+fn short_rules_with_a_long_direction_are_flagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.toml");
+    std::fs::write(
+        &path,
+        "[strategy]\nname = \"s\"\nentry = \"close > sma(close, 20)\"\nexit = \"close < sma(close, 20)\"\nshort_entry = \"close < sma(close, 20)\"\nshort_exit = \"close > sma(close, 20)\"\n",
+    )
+    .unwrap();
+    let out = sieve()
+        .args(["backtest", "-c", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("short_entry and short_exit are ignored"),
+        "{}",
+        stderr(&out)
+    );
+    let out = sieve()
+        .args([
+            "backtest",
+            "-c",
+            path.to_str().unwrap(),
+            "-O",
+            "backtest.direction=\"long_short\"",
+        ])
+        .output()
+        .unwrap();
+    assert!(!stderr(&out).contains("are ignored"), "{}", stderr(&out));
 }

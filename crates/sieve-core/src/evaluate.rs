@@ -58,11 +58,14 @@ impl<'a> Evaluator<'a> {
         sets: impl IntoIterator<Item = &'p [f64]>,
     ) -> Vec<Indicator> {
         let mut keys = Vec::new();
+        // Deduplicated whenever it doubles: linear however many are distinct.
+        let mut limit = 4096;
         for p in sets {
             strategy.indicators(p, &mut keys);
-            if keys.len() > 4096 {
+            if keys.len() > limit {
                 keys.sort_unstable();
                 keys.dedup();
+                limit = limit.max(2 * keys.len());
             }
         }
         keys.sort_unstable();
@@ -249,15 +252,17 @@ pub fn indicators_for_space(
         .collect();
     let mut params = space.params_of(0);
     let mut keys = Vec::new();
+    let mut limit = 4096;
     let mut digits = vec![0usize; int_axes.len()];
     loop {
         for (axis, &d) in int_axes.iter().zip(&digits) {
             params[axis.param] = axis.values[d];
         }
         strategy.indicators(&params, &mut keys);
-        if keys.len() > 4096 {
+        if keys.len() > limit {
             keys.sort_unstable();
             keys.dedup();
+            limit = limit.max(2 * keys.len());
         }
         // Odometer over the int axes.
         let mut i = int_axes.len();

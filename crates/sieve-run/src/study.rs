@@ -147,5 +147,12 @@ pub fn warnings(config: &Config, scoring: &Scoring) -> Vec<String> {
             ));
         }
     }
+    if let Some(rules) = config.rules {
+        if rules.has_short_rules() && config.direction == sieve_core::strategy::Direction::Long {
+            out.push(
+                "short_entry and short_exit are ignored with backtest.direction = \"long\"; set it to \"long_short\" to trade them".to_string(),
+            );
+        }
+    }
     out
 }

@@ -133,19 +133,10 @@ fn screen_in_pool(
 
 /// The shared series of the allowed combinations in `range` only.
 fn batch_series(job: &ScreenJob<'_>, range: std::ops::Range<u64>) -> IndicatorSet {
-    let mut params = vec![0.0; job.strategy.params().len()];
-    let mut keys = Vec::new();
-    for index in range {
-        job.space.params_at(index, &mut params);
-        if job.space.allowed(&params) {
-            job.strategy.indicators(&params, &mut keys);
-            if keys.len() > 4096 {
-                keys.sort_unstable();
-                keys.dedup();
-            }
-        }
-    }
-    keys.sort_unstable();
-    keys.dedup();
+    let sets: Vec<Vec<f64>> = range
+        .map(|index| job.space.params_of(index))
+        .filter(|p| job.space.allowed(p))
+        .collect();
+    let keys = Evaluator::indicators_for(job.strategy, sets.iter().map(Vec::as_slice));
     IndicatorSet::build_for(job.bars, job.strategy.series(), keys)
 }

@@ -123,6 +123,29 @@ fn leak(s: String) -> &'static str {
     Box::leak(s.into_boxed_str())
 }
 
+/// A parameter or definition name must be one a rule can write, and not a
+/// column, function or keyword.
+fn check_name(key: &str, name: &str) -> Result<()> {
+    let mut chars = name.chars();
+    let identifier = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !identifier {
+        return Err(Error::config(
+            key,
+            format!("'{name}' is not a name a rule can use: letters, digits and _, not starting with a digit"),
+        ));
+    }
+    if reserved(name) {
+        return Err(Error::config(
+            key,
+            format!("'{name}' is already a column, function or keyword"),
+        ));
+    }
+    Ok(())
+}
+
 /// Names a definition may not take.
 fn reserved(name: &str) -> bool {
     Col::ALL.iter().any(|(n, _)| *n == name)
@@ -176,13 +199,17 @@ impl Rules {
             ));
         }
         let define_names: Vec<String> = source.define.iter().map(|(n, _)| n.clone()).collect();
+        for name in &names {
+            check_name(&format!("strategy.params.{name}"), name)?;
+        }
         let mut checker = Checker::new(names.clone(), define_names);
         for (name, text) in &source.define {
             let key = format!("strategy.define.{name}");
-            if reserved(name) || names.contains(name) {
+            check_name(&key, name)?;
+            if names.contains(name) {
                 return Err(Error::config(
                     key,
-                    format!("'{name}' is already a column, function or parameter name"),
+                    format!("'{name}' is already a parameter name"),
                 ));
             }
             let id = compile_text(&mut checker, &key, text, None)?;
@@ -221,6 +248,32 @@ impl Rules {
             )?),
             None => None,
         };
+        // What the rules reach: a definition or parameter nothing reaches
+        // would only enlarge the grid (and the trial count) for nothing.
+        let mut roots_all = vec![entry, exit];
+        roots_all.extend(short.iter().flat_map(|&(a, b)| [a, b]));
+        roots_all.extend(stop);
+        let mut reached = vec![false; checker.graph.nodes.len()];
+        let mut stack = roots_all;
+        while let Some(id) = stack.pop() {
+            if !std::mem::replace(&mut reached[id], true) {
+                stack.extend(checker.graph.nodes[id].op.children());
+            }
+        }
+        if let Some((name, _)) = checker.defines.iter().find(|(_, id)| !reached[*id]) {
+            return Err(Error::config(
+                format!("strategy.define.{name}"),
+                "is not used by any rule (remove it, or use it)",
+            ));
+        }
+        for (i, u) in checker.params.iter_mut().enumerate() {
+            u.used = checker
+                .graph
+                .nodes
+                .iter()
+                .zip(&reached)
+                .any(|(n, &r)| r && n.op == Op::Param(i));
+        }
         let params = param_specs(&checker, &source.params)?;
         let int_params = params
             .iter()
@@ -396,14 +449,23 @@ impl Rules {
                 }
                 Func::Rsi | Func::Shift | Func::Roc => below + window(args[1]),
                 Func::Atr => window(args[0]),
+                // Either branch may decide.
+                Func::If => done[args[0]].max(done[args[1]].min(done[args[2]])),
                 _ => below,
             },
+            // Either side can make it true.
+            Op::Bin(parse::BinOp::Or, a, b) => done[*a].min(done[*b]),
             _ => below,
         }
     }
 }
 
 impl RuleStrategy {
+    /// Whether `short_entry` / `short_exit` are given.
+    pub fn has_short_rules(&self) -> bool {
+        self.rules.roots.short.is_some()
+    }
+
     /// The rules as written, the definitions and the parameters, for
     /// `sieve strategies --config`.
     pub fn describe(&self, space: &ParamSpace) -> String {
@@ -476,7 +538,17 @@ impl RuleStrategy {
             return "…".to_string();
         }
         let show = |i: Id| self.show_within(i, depth - 1);
-        if let Some((name, _)) = self.rules.defines.iter().find(|(_, d)| *d == id) {
+        let compound = !matches!(
+            self.rules.graph.nodes[id].op,
+            Op::Col(_) | Op::Param(_) | Op::Number(_) | Op::Bool(_)
+        );
+        if let Some((name, _)) = self
+            .rules
+            .defines
+            .iter()
+            .find(|(_, d)| *d == id)
+            .filter(|_| compound)
+        {
             return name.clone();
         }
         match &self.rules.graph.nodes[id].op {
@@ -667,7 +739,7 @@ impl Rules {
             return Err(Error::config(
                 "strategy",
                 format!(
-                    "the rules of '{}' read volume, but the data has no volume column",
+                    "the rules of '{}' read `volume`, but the data has no volume column (name one `volume`, or remove `volume` from the rules)",
                     self.source.name
                 ),
             ));
@@ -678,10 +750,11 @@ impl Rules {
     fn warmup(&self, params: &[f64]) -> usize {
         let scalars = eval::scalar_values(&self.graph, params, self.graph.nodes.len());
         let w = self.warmups(&scalars);
-        match self.roots.short {
-            Some((short, _)) => w[self.roots.entry].min(w[short]),
-            None => w[self.roots.entry],
-        }
+        // Any rule that can open a position (the exit opens a short in
+        // long_short without short rules; the direction is not known here).
+        let r = self.roots;
+        let first = w[r.entry].min(w[r.exit]);
+        r.short.map_or(first, |(short, _)| first.min(w[short]))
     }
 
     fn space_indicators(&self, space: &ParamSpace) -> Vec<Indicator> {

@@ -189,3 +189,42 @@ fn undefined_values_never_trade_and_crossings_need_an_earlier_side() {
     // below (bar 5) and back above (bar 6).
     assert_eq!(out, [0, 0, 0, 0, 0, 0, 1]);
 }
+
+fn positions_of(rules: &str, close: &[f64], direction: &str) -> Vec<i8> {
+    let config = Config::parse(&format!(
+        "[strategy]\nname = \"h\"\n{rules}\n[backtest]\ndirection = \"{direction}\"\n"
+    ))
+    .unwrap();
+    let strategy = config.strategy().unwrap();
+    let bars = crate::bars(close, close);
+    let set = IndicatorSet::build_for(&bars, strategy.series(), indicators_for(strategy, &[]));
+    let mut out = vec![9i8; close.len()];
+    strategy.positions(&bars, &set, &[], config.direction, &mut out);
+    out
+}
+
+#[test]
+fn trailing_stop_by_hand() {
+    // Enter above 10; the stop trails the highest close since entry by 2:
+    // highest 13 → out when close < 11 (bar 4), back in at bar 5.
+    let rules = "entry = \"close > 10\"\nexit = \"false\"\ntrailing_stop = \"2\"";
+    let close = [9.0, 11.0, 13.0, 12.0, 10.5, 12.0];
+    assert_eq!(positions_of(rules, &close, "long"), [0, 1, 1, 1, 0, 1]);
+}
+
+#[test]
+fn short_rules_and_a_mirrored_stop_by_hand() {
+    let rules = "entry = \"close > 12\"\nexit = \"close < 11\"\nshort_entry = \"close < 8\"\nshort_exit = \"close > 9\"\ntrailing_stop = \"1\"";
+    let close = [10.0, 7.5, 7.0, 7.8, 8.2, 9.5, 13.0, 12.5, 11.5, 7.0];
+    // Short at 7.5 (lowest 7): stopped when close > 8 (bar 4). Long at 13:
+    // stopped when close < 12 (bar 8). Short again below 8 (bar 9).
+    assert_eq!(
+        positions_of(rules, &close, "long_short"),
+        [0, -1, -1, -1, 0, 0, 1, 1, 0, -1]
+    );
+    // Long only: the short rules do nothing.
+    assert_eq!(
+        positions_of(rules, &close, "long"),
+        [0, 0, 0, 0, 0, 0, 1, 1, 0, 0]
+    );
+}
