@@ -64,8 +64,10 @@ fn missing_column_is_named() {
 }
 
 #[test]
-fn semicolon_file_gets_a_hint() {
-    let e = err("date;open;high;low;close\n2020-01-01;1;2;1;1.5\n");
+fn ambiguous_separators_get_a_hint() {
+    // Semicolons alone load; a header with both `;` and tabs is ambiguous.
+    assert!(parse_csv(b"date;open;high;low;close\n2020-01-01;1;2;1;1.5\n").is_ok());
+    let e = err("date;open\thigh;low;close\n2020-01-01;1\t2;1;1.5\n");
     assert!(e.contains("line 1") && e.contains("comma"), "{e}");
 }
 
