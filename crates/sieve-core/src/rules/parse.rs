@@ -135,7 +135,9 @@ fn lex(text: &str) -> Result<Vec<Token>, RuleError> {
                 let s = &text[start..i];
                 let v: f64 = s
                     .parse()
-                    .map_err(|_| err(start, format!("'{s}' is not a number")))?;
+                    .ok()
+                    .filter(|v: &f64| v.is_finite())
+                    .ok_or_else(|| err(start, format!("'{s}' is not a finite number")))?;
                 out.push(Token {
                     tok: Tok::Number(v),
                     span: Span { start, end: i },
@@ -431,6 +433,12 @@ impl Parser {
                         match self.peek().tok {
                             Tok::Comma => {
                                 self.next();
+                                if matches!(self.peek().tok, Tok::RParen) {
+                                    return Err(err(
+                                        self.peek().span.start,
+                                        "an argument is missing after ','",
+                                    ));
+                                }
                             }
                             Tok::RParen => break,
                             Tok::End => return Err(err(open, "unclosed '('")),
@@ -525,5 +533,11 @@ mod tests {
         assert_eq!(at("   "), 0);
         assert_eq!(at("a >"), 3);
         assert!(parse("").unwrap_err().message.contains("empty"));
+        assert_eq!(at("sma(close, 3,)"), 13);
+        assert!(parse("sma(close, 3,)")
+            .unwrap_err()
+            .message
+            .contains("missing after ','"));
+        assert_eq!(at("close > 1e400"), 8);
     }
 }
