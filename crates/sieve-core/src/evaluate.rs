@@ -57,20 +57,11 @@ impl<'a> Evaluator<'a> {
         strategy: &dyn Strategy,
         sets: impl IntoIterator<Item = &'p [f64]>,
     ) -> Vec<Indicator> {
-        let mut keys = Vec::new();
-        // Deduplicated whenever it doubles: linear however many are distinct.
-        let mut limit = 4096;
+        let mut keys = Keys::default();
         for p in sets {
-            strategy.indicators(p, &mut keys);
-            if keys.len() > limit {
-                keys.sort_unstable();
-                keys.dedup();
-                limit = limit.max(2 * keys.len());
-            }
+            keys.add(strategy, p);
         }
-        keys.sort_unstable();
-        keys.dedup();
-        keys
+        keys.finish()
     }
 
     pub fn positions(&self, params: &[f64], out: &mut Vec<i8>) {
@@ -240,45 +231,47 @@ pub struct ScreenScore {
 /// Every indicator setting any combination of `space` needs.
 ///
 /// Strategies derive indicators from their whole-number (length) parameters
+/// Every indicator setting any combination of `space` needs.
+///
+/// Strategies derive indicators from their whole-number (length) parameters
 /// only, so this walks the product of the int axes, not the whole grid.
 pub fn indicators_for_space(
     strategy: &(impl Strategy + ?Sized),
     space: &ParamSpace,
 ) -> Vec<Indicator> {
-    let int_axes: Vec<&crate::grid::Axis> = space
+    let int_params: Vec<usize> = space
         .axes
         .iter()
-        .filter(|a| strategy.params()[a.param].kind == ParamKind::Int)
+        .map(|a| a.param)
+        .filter(|&p| strategy.params()[p].kind == ParamKind::Int)
         .collect();
-    let mut params = space.params_of(0);
-    let mut keys = Vec::new();
-    let mut limit = 4096;
-    let mut digits = vec![0usize; int_axes.len()];
-    loop {
-        for (axis, &d) in int_axes.iter().zip(&digits) {
-            params[axis.param] = axis.values[d];
+    let mut keys = Keys::default();
+    space.for_each_setting(&int_params, |params| keys.add(strategy, params));
+    keys.finish()
+}
+
+/// Indicator keys gathered from many parameter sets, deduplicated whenever
+/// they double: linear however many are distinct.
+#[derive(Default)]
+struct Keys {
+    keys: Vec<Indicator>,
+    limit: usize,
+}
+
+impl Keys {
+    fn add(&mut self, strategy: &(impl Strategy + ?Sized), params: &[f64]) {
+        strategy.indicators(params, &mut self.keys);
+        if self.keys.len() > self.limit.max(4096) {
+            self.keys.sort_unstable();
+            self.keys.dedup();
+            self.limit = 2 * self.keys.len();
         }
-        strategy.indicators(&params, &mut keys);
-        if keys.len() > limit {
-            keys.sort_unstable();
-            keys.dedup();
-            limit = limit.max(2 * keys.len());
-        }
-        // Odometer over the int axes.
-        let mut i = int_axes.len();
-        loop {
-            if i == 0 {
-                keys.sort_unstable();
-                keys.dedup();
-                return keys;
-            }
-            i -= 1;
-            digits[i] += 1;
-            if digits[i] < int_axes[i].values.len() {
-                break;
-            }
-            digits[i] = 0;
-        }
+    }
+
+    fn finish(mut self) -> Vec<Indicator> {
+        self.keys.sort_unstable();
+        self.keys.dedup();
+        self.keys
     }
 }
 

@@ -239,6 +239,43 @@ impl ParamSpace {
         Some(index)
     }
 
+    /// Calls `f` with every setting of the parameters `params` (strategy
+    /// indices; swept ones take their axis values, fixed ones their value),
+    /// every other parameter at its value in combination 0. The last listed
+    /// parameter varies fastest.
+    pub fn for_each_setting(&self, params: &[usize], mut f: impl FnMut(&[f64])) {
+        let mut current = self.params_of(0);
+        let values: Vec<Vec<f64>> = params
+            .iter()
+            .map(|&p| {
+                self.axes
+                    .iter()
+                    .find(|a| a.param == p)
+                    .map_or_else(|| vec![current[p]], |a| a.values.clone())
+            })
+            .collect();
+        let mut digits = vec![0usize; params.len()];
+        loop {
+            for ((&p, v), &d) in params.iter().zip(&values).zip(&digits) {
+                current[p] = v[d];
+            }
+            f(&current);
+            // Odometer, last digit fastest.
+            let mut i = digits.len();
+            loop {
+                if i == 0 {
+                    return;
+                }
+                i -= 1;
+                digits[i] += 1;
+                if digits[i] < values[i].len() {
+                    break;
+                }
+                digits[i] = 0;
+            }
+        }
+    }
+
     /// Whether `params` satisfies every constraint.
     #[inline]
     pub fn allowed(&self, params: &[f64]) -> bool {

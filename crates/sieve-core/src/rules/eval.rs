@@ -242,10 +242,7 @@ impl Frame {
         start: usize,
         len: usize,
     ) -> &'a [f64] {
-        match full[id] {
-            Some(col) => &col[start..start + len],
-            None => &self.num[id * BLOCK..id * BLOCK + len],
-        }
+        fetch(&self.num, full, id, start, len)
     }
 
     /// The booleans of `id` over the current block.

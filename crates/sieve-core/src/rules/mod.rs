@@ -385,10 +385,8 @@ impl Rules {
 
     /// Points every column node at its data.
     fn fill_columns<'a>(&self, bars: &'a Bars, full: &mut [Option<&'a [f64]>]) {
-        for (id, node) in self.graph.nodes.iter().enumerate() {
-            if let Op::Col(c) = node.op {
-                full[id] = eval::column(bars, c);
-            }
+        for &(id, c) in &self.plan.columns {
+            full[id] = eval::column(bars, c);
         }
     }
 
@@ -400,19 +398,14 @@ impl Rules {
         for &i in &self.plan.splat {
             frame.splat(&self.graph, i, scalars[i]);
         }
-        for (id, node) in self.graph.nodes.iter().enumerate() {
-            if matches!(node.op, Op::Col(Col::Volume)) {
-                frame.splat(&self.graph, id, f64::NAN);
-            }
+        for &(id, _) in self.plan.columns.iter().filter(|(_, c)| *c == Col::Volume) {
+            frame.splat(&self.graph, id, f64::NAN);
         }
     }
 
     /// Whether any rule reads the volume column.
     fn reads_volume(&self) -> bool {
-        self.graph
-            .nodes
-            .iter()
-            .any(|n| matches!(n.op, Op::Col(Col::Volume)))
+        self.plan.columns.iter().any(|(_, c)| *c == Col::Volume)
     }
 
     /// Per node, the bar from which it can be defined (lengths add up along
@@ -758,48 +751,20 @@ impl Rules {
     }
 
     fn space_indicators(&self, space: &ParamSpace) -> Vec<Indicator> {
-        let base = space.params_of(0);
         let mut keys = Vec::new();
         for &id in &self.plan.shared_nodes {
-            let ps = self.plan.shared[id].clone().unwrap_or_default();
-            let axes: Vec<Vec<f64>> = ps
-                .iter()
-                .map(|&p| {
-                    space
-                        .axes
-                        .iter()
-                        .find(|a| a.param == p)
-                        .map_or_else(|| vec![base[p]], |a| a.values.clone())
-                })
-                .collect();
+            let ps = self.plan.shared[id].as_deref().unwrap_or_default();
             // Constraints among these parameters alone prune settings.
             let local: Vec<&crate::grid::Constraint> = space
                 .constraints
                 .iter()
                 .filter(|c| c.params().iter().all(|p| ps.contains(p)))
                 .collect();
-            let mut params = base.clone();
-            let mut digits = vec![0usize; axes.len()];
-            'walk: loop {
-                for ((&p, values), &d) in ps.iter().zip(&axes).zip(&digits) {
-                    params[p] = values[d];
+            space.for_each_setting(ps, |params| {
+                if local.iter().all(|c| c.holds(params)) {
+                    keys.push(self.key(id, params));
                 }
-                if local.iter().all(|c| c.holds(&params)) {
-                    keys.push(self.key(id, &params));
-                }
-                let mut i = axes.len();
-                loop {
-                    if i == 0 {
-                        break 'walk;
-                    }
-                    i -= 1;
-                    digits[i] += 1;
-                    if digits[i] < axes[i].len() {
-                        break;
-                    }
-                    digits[i] = 0;
-                }
-            }
+            });
         }
         keys.sort_unstable();
         keys.dedup();

@@ -5,7 +5,7 @@
 //! once per combination. Everything else is evaluated per combination in
 //! blocks, fused with the position state machine.
 
-use super::check::{Func, Graph, Id, Op, Ty};
+use super::check::{Col, Func, Graph, Id, Op, Ty};
 use crate::indicators::RULE_SETTING_LEN;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -30,6 +30,8 @@ pub struct Plan {
     pub shared_nodes: Vec<Id>,
     /// Per crossing node: its mirror on the same pair (computed together).
     pub twins: Vec<Option<Id>>,
+    /// The nodes that are data columns.
+    pub columns: Vec<(Id, Col)>,
 }
 
 impl Plan {
@@ -151,7 +153,17 @@ impl Plan {
             .enumerate()
             .map(|(id, t)| t.filter(|&t| member[t] == member[id]))
             .collect();
+        let columns = graph
+            .nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(id, n)| match n.op {
+                Op::Col(c) => Some((id, c)),
+                _ => None,
+            })
+            .collect();
         Plan {
+            columns,
             twins,
             materialized,
             shared,
