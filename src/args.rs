@@ -101,7 +101,7 @@ pub struct Common {
     /// TOML config file (every key: docs/config.md); flags override it.
     #[arg(long, short = 'c', value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Price CSV; overrides `data.path`. Without either, 4,000 synthetic daily bars.
+    /// Price data (CSV, Parquet or Feather); overrides `data.path`. Without either, 4,000 synthetic daily bars.
     #[arg(long, value_name = "FILE")]
     pub data: Option<PathBuf>,
     /// Strategy name; overrides `strategy.name`.
@@ -151,7 +151,7 @@ pub struct SynthArgs {
     /// Random seed.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
-    /// Output CSV.
+    /// Output file: CSV, or Parquet (`.parquet`) or Arrow/Feather (`.feather`, `.arrow`) by its extension.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
 }

@@ -134,7 +134,7 @@ pub fn load_bars(path: &Path, config: &Config) -> Result<data::Loaded> {
         adjust: config.adjust,
         columns: config.columns.clone(),
     };
-    Ok(data::load_csv_with(path, &options)?)
+    Ok(data::load(path, &options)?)
 }
 
 /// Files a command reads (config, data), which no output may overwrite.

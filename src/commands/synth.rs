@@ -9,7 +9,7 @@ pub fn run(a: SynthArgs) -> Result<()> {
     }
     sieve_run::files::check_output(&a.out, &[])?;
     let bars = data::synth(a.bars, a.seed);
-    data::write_csv(&bars, &a.out)?;
+    data::write_bars(&bars, &a.out)?;
     eprintln!(
         "wrote {} bars (seed {}) to {}",
         a.bars,

@@ -1,5 +1,4 @@
 use sieve_core::config::Config;
-use sieve_core::data::load_csv;
 use sieve_core::evaluate::{Evaluator, Scoring};
 use sieve_core::indicators::IndicatorSet;
 use sieve_core::metrics::Metrics;
@@ -98,7 +97,9 @@ fn output_matches_the_engine_for_every_window() {
         "[strategy]\nname = \"ema_cross\"\n[score]\nscore_start = \"2021-01-05\"\nholdout_start = \"2021-01-10\"\n[backtest]\nfee = 0.001\ndirection = \"long_short\"\n",
     )
     .unwrap();
-    let bars = load_csv(&data).unwrap();
+    let bars = sieve_core::data::load(&data, &Default::default())
+        .unwrap()
+        .bars;
     let s = strategy::lookup("ema_cross").unwrap();
     let params = [2.0, 4.0];
     let scoring = Scoring::new(&config, &bars).unwrap();
@@ -198,5 +199,10 @@ fn synth_writes_what_the_library_generates() {
         "--out",
         path.to_str().unwrap(),
     ]);
-    assert_eq!(load_csv(&path).unwrap(), sieve_core::data::synth(250, 3));
+    assert_eq!(
+        sieve_core::data::load(&path, &Default::default())
+            .unwrap()
+            .bars,
+        sieve_core::data::synth(250, 3)
+    );
 }

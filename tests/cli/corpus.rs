@@ -1,4 +1,5 @@
-//! The bad-input corpus (`tests/data/bad/`): every file, the exit code it
+//! The bad-input corpus (`tests/data/bad/`; its Parquet and Feather files are
+//! written by `scripts/make_columnar_fixtures.py`): every file, the exit code it
 //! must give and the words its message must contain. Unusual but honest
 //! exports (BOM, CRLF, quoted numbers, offsets, gaps, pandas' index) load.
 
@@ -120,6 +121,45 @@ const CASES: &[(&str, Kind, i32, &[&str])] = &[
         Kind::Data,
         2,
         &["line 3", "volume"],
+    ),
+    (
+        "data_parquet_missing_close.parquet",
+        Kind::Data,
+        2,
+        &[
+            "missing column(s) close",
+            "found: open, high, low, volume, date",
+        ],
+    ),
+    (
+        "data_parquet_null_price.parquet",
+        Kind::Data,
+        2,
+        &["row 3", "column 'close'", "empty (null)"],
+    ),
+    (
+        "data_parquet_decreasing_time.parquet",
+        Kind::Data,
+        2,
+        &["row 4", "backwards", "row 3"],
+    ),
+    (
+        "data_parquet_text_prices.parquet",
+        Kind::Data,
+        2,
+        &["column 'close'", "expected numbers"],
+    ),
+    (
+        "data_parquet_truncated.parquet",
+        Kind::Data,
+        2,
+        &["not a readable Parquet file"],
+    ),
+    (
+        "data_feather_duplicate_time.feather",
+        Kind::Data,
+        2,
+        &["row 5", "duplicate time (same as row 4)"],
     ),
     (
         "config_unknown_key.toml",
@@ -343,8 +383,11 @@ fn outputs_never_overwrite_inputs_and_bad_folders_fail_before_work() {
 /// The accepted files load to the values written in them, by hand.
 #[test]
 fn accepted_corpus_files_load_their_values() {
-    use sieve_core::data::load_csv;
-    let load = |name: &str| load_csv(&repo_file("tests/data/bad").join(name)).unwrap();
+    let load = |name: &str| {
+        sieve_core::data::load(&repo_file("tests/data/bad").join(name), &Default::default())
+            .unwrap()
+            .bars
+    };
     let day = |d: i64| 1_609_459_200_000 + d * 86_400_000; // 2021-01-01 + d days
     for name in ["data_bom.csv", "data_crlf.csv", "data_quoted_numbers.csv"] {
         let b = load(name);

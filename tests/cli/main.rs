@@ -2,6 +2,7 @@
 
 mod backtest;
 mod corpus;
+mod formats;
 mod optimize;
 mod robust;
 mod rules;

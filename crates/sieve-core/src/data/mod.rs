@@ -1,11 +1,23 @@
-//! Bars: loading (CSV), validation, and the synthetic series.
+//! Bars: loading (CSV, Parquet, Arrow IPC/Feather), validation, writing, and
+//! the synthetic series.
 
 mod bars;
+mod columnar;
+mod columns;
+mod csv;
+mod ipc;
 mod load;
+mod parquet;
 mod synth;
 mod time;
+mod validate;
+mod write;
 
 pub use bars::Bars;
-pub use load::{load_csv, load_csv_with, parse_csv, parse_csv_with, LoadOptions, Loaded};
-pub use synth::{synth, write_csv};
+pub use csv::{parse_csv, parse_csv_with};
+pub use ipc::parse_arrow;
+pub use load::{load, parse, Format, LoadOptions, Loaded};
+pub use parquet::parse_parquet;
+pub use synth::synth;
 pub use time::{parse_time, EARLIEST_MS, LATEST_MS, MS_PER_DAY};
+pub use write::write_bars;

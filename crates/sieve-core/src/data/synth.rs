@@ -12,11 +12,7 @@
 //! The random numbers come from SplitMix64 (written here rather than taken
 //! from a crate so the series can never change under a dependency update).
 
-use std::path::Path;
-
 use crate::data::{Bars, MS_PER_DAY};
-use crate::error::Result;
-use crate::format;
 
 /// 2015-01-01T00:00:00Z in unix milliseconds.
 const START_MS: i64 = 1_420_070_400_000;
@@ -84,31 +80,6 @@ pub fn synth(n: usize, seed: u64) -> Bars {
     bars
 }
 
-/// Writes bars as `date,open,high,low,close[,volume]` (floats in shortest
-/// round-trip form, so loading the file gives back exactly these bars).
-pub fn write_csv(bars: &Bars, path: &Path) -> Result<()> {
-    let mut out = String::with_capacity(bars.len() * 96);
-    out.push_str("date,open,high,low,close");
-    out.push_str(if bars.volume.is_some() {
-        ",volume\n"
-    } else {
-        "\n"
-    });
-    for i in 0..bars.len() {
-        out.push_str(&format::time(bars.time[i]));
-        for v in [bars.open[i], bars.high[i], bars.low[i], bars.close[i]] {
-            out.push(',');
-            format::push_float(&mut out, v);
-        }
-        if let Some(v) = &bars.volume {
-            out.push(',');
-            format::push_float(&mut out, v[i]);
-        }
-        out.push('\n');
-    }
-    crate::format::write_atomic(path, out.as_bytes())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,8 +110,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("sieve-synth-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("s.csv");
-        write_csv(&b, &path).unwrap();
-        assert_eq!(crate::data::load_csv(&path).unwrap(), b);
+        crate::data::write_bars(&b, &path).unwrap();
+        assert_eq!(
+            crate::data::load(&path, &Default::default()).unwrap().bars,
+            b
+        );
         std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -26,12 +26,24 @@ pub const LATEST_MS: i64 = 7_258_118_400_000;
 
 /// Parses one time value into unix milliseconds, or says what it expected.
 pub fn parse_time(s: &str) -> Result<i64, String> {
-    let ms = parse_any_time(s)?;
+    in_span(parse_any_time(s)?, s.trim())
+}
+
+/// An integer unix time (its unit told by magnitude) in milliseconds, as a
+/// typed column of a Parquet or Arrow file holds it.
+pub fn unix_time(n: i64) -> Result<i64, String> {
+    let ms = unix_ms(n)
+        .filter(|&ms| DateTime::from_timestamp_millis(ms).is_some())
+        .ok_or_else(|| format!("time \"{n}\" is out of range"))?;
+    in_span(ms, &n.to_string())
+}
+
+/// `ms` if it lies in 1900..2200; else an error quoting the time as `written`.
+pub fn in_span(ms: i64, written: &str) -> Result<i64, String> {
     if !(EARLIEST_MS..LATEST_MS).contains(&ms) {
         let shown = crate::format::time(ms);
         return Err(format!(
-            "time \"{}\" is {shown}, outside 1900..2200 (is the unit or the format wrong?)",
-            s.trim()
+            "time \"{written}\" is {shown}, outside 1900..2200 (is the unit or the format wrong?)"
         ));
     }
     Ok(ms)

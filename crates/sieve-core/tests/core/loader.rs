@@ -179,9 +179,11 @@ fn file_errors_name_the_file() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("prices.csv");
     std::fs::write(&path, GOOD.replace("abc", "x").replace("10.5,12", "zz,12")).unwrap();
-    let e = sieve_core::data::load_csv(&path).unwrap_err().to_string();
+    let e = sieve_core::data::load(&path, &Default::default())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("prices.csv") && e.contains("line 3"), "{e}");
-    let e = sieve_core::data::load_csv(&dir.join("missing.csv"))
+    let e = sieve_core::data::load(&dir.join("missing.csv"), &Default::default())
         .unwrap_err()
         .to_string();
     assert!(e.contains("missing.csv"), "{e}");

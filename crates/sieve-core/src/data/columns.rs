@@ -1,0 +1,135 @@
+//! Which column is which: names in any case, with the aliases exporters use.
+//! The same rules for every file format.
+
+use crate::data::validate::{Validator, PRICE_NAMES};
+use crate::data::LoadOptions;
+
+const TIME_NAMES: [&str; 5] = ["date", "datetime", "time", "timestamp", "open_time"];
+/// Names of an adjusted-close column (Yahoo's `Adj Close` and its kin).
+const ADJ_CLOSE_NAMES: [&str; 5] = [
+    "adj close",
+    "adj_close",
+    "adjclose",
+    "adjusted_close",
+    "adjusted close",
+];
+/// Names of a volume column, preferred first (MetaTrader writes `<TICKVOL>`
+/// and `<VOL>`, the latter often all zero for currencies).
+const VOLUME_NAMES: [&str; 4] = ["volume", "tickvol", "tick_volume", "vol"];
+/// pandas' name for an unnamed index written to Parquet or Feather.
+const PANDAS_INDEX: &str = "__index_level_0__";
+
+/// A column name as compared: trimmed, lower case, MetaTrader's `<…>` dropped.
+fn column_name(h: &str) -> String {
+    let h = h.trim();
+    let h = h
+        .strip_prefix('<')
+        .and_then(|x| x.strip_suffix('>'))
+        .unwrap_or(h);
+    h.to_lowercase()
+}
+
+/// Positions of the columns the loader reads.
+#[derive(Debug, Clone)]
+pub(crate) struct Columns {
+    pub time: usize,
+    /// A separate clock-time column joined to a `date` column (MetaTrader).
+    pub clock: Option<usize>,
+    pub price: [usize; 4],
+    pub volume: Option<usize>,
+    pub adj_close: Option<usize>,
+}
+
+impl Columns {
+    /// Every position read, in no particular order.
+    pub fn all(&self) -> Vec<usize> {
+        let mut all = vec![self.time];
+        all.extend(self.clock);
+        all.extend(self.price);
+        all.extend(self.volume);
+        all.extend(self.adj_close);
+        all
+    }
+}
+
+impl Columns {
+    /// Checks `data.adjust` against the columns found, and says when an
+    /// adjusted close is present but unused. `names` as written.
+    pub fn notices(&self, names: &[&str], options: &LoadOptions) -> Result<Vec<String>, String> {
+        if options.adjust && self.adj_close.is_none() {
+            return Err(format!(
+                "data.adjust = true needs an adjusted-close column (Adj Close, adj_close, adjclose or adjusted_close); found: {}",
+                names.join(", ")
+            ));
+        }
+        Ok(match (self.adj_close, options.adjust) {
+            (Some(col), false) => vec![format!(
+                "note: column '{}' (adjusted close) is ignored: prices are used as written; set data.adjust = true to scale open/high/low/close by adj_close/close",
+                names[col].trim()
+            )],
+            _ => Vec::new(),
+        })
+    }
+
+    /// A validator for rows of these columns; `place` names a row in messages.
+    pub fn validator(
+        &self,
+        place: &'static str,
+        names: &[&str],
+        options: &LoadOptions,
+    ) -> Validator {
+        let adj_name = self.adj_close.map_or("", |c| names[c].trim());
+        Validator::new(place, options.adjust, adj_name, self.volume.is_some())
+    }
+}
+
+/// Finds the columns among `header` (names as written). The error says what
+/// is missing or ambiguous and lists what was found.
+pub(crate) fn find_columns<S: AsRef<str>>(header: &[S]) -> Result<Columns, String> {
+    let names: Vec<String> = header.iter().map(|h| column_name(h.as_ref())).collect();
+    for (i, n) in names.iter().enumerate() {
+        let wanted =
+            TIME_NAMES.contains(&n.as_str()) || PRICE_NAMES.contains(&n.as_str()) || n == "volume";
+        if wanted && names[..i].contains(n) {
+            return Err(format!(
+                "column '{n}' appears twice; which one is meant is ambiguous"
+            ));
+        }
+    }
+    let find = |want: &str| names.iter().position(|n| n == want);
+    let adj_close = ADJ_CLOSE_NAMES.iter().find_map(|n| find(n));
+    let time = TIME_NAMES
+        .iter()
+        .find_map(|n| find(n))
+        .or_else(|| find(PANDAS_INDEX))
+        // pandas writes its index to CSV as an unnamed first column.
+        .or_else(|| (names.first().map(String::as_str) == Some("")).then_some(0));
+    let mut missing: Vec<&str> = Vec::new();
+    if time.is_none() {
+        missing.push("a time column (date, datetime, time, timestamp or open_time)");
+    }
+    let mut price = [0; 4];
+    for (slot, name) in price.iter_mut().zip(PRICE_NAMES) {
+        match find(name) {
+            Some(i) => *slot = i,
+            None => missing.push(name),
+        }
+    }
+    if !missing.is_empty() {
+        let found: Vec<&str> = header.iter().map(AsRef::as_ref).collect();
+        return Err(format!(
+            "missing column(s) {}; found: {}",
+            missing.join(", "),
+            found.join(", ")
+        ));
+    }
+    let time = time.unwrap_or_default();
+    let clock = find("time").filter(|&c| names[time] == "date" && c != time);
+    Ok(Columns {
+        time,
+        clock,
+        price,
+        volume: VOLUME_NAMES.iter().find_map(|n| find(n)),
+        adj_close,
+    })
+}

@@ -1,0 +1,27 @@
+//! Parquet → rows, reading only the needed columns.
+
+use bytes::Bytes;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ProjectionMask;
+
+use crate::data::columnar::{self, Plan};
+use crate::data::{LoadOptions, Loaded};
+
+/// Rows per record batch: large enough to amortise decoding, small enough
+/// that a batch's cells stay in cache.
+const BATCH_ROWS: usize = 8192;
+
+/// Reads Parquet bytes into bars; messages name rows but not the file.
+pub fn parse_parquet(bytes: Bytes, options: &LoadOptions) -> Result<Loaded, String> {
+    let unreadable = |e: parquet::errors::ParquetError| format!("not a readable Parquet file: {e}");
+    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(unreadable)?;
+    let plan = Plan::new(builder.schema(), options, "Parquet")?;
+    let mask = ProjectionMask::roots(builder.parquet_schema(), plan.projection());
+    let reader = builder
+        .with_projection(mask)
+        .with_batch_size(BATCH_ROWS)
+        .build()
+        .map_err(unreadable)?;
+    let batches = reader.map(|b| b.map_err(|e| format!("not a readable Parquet file: {e}")));
+    columnar::read(plan, options, batches)
+}
