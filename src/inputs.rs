@@ -4,7 +4,7 @@
 //! `--backend`) become `-O` overrides applied after the user's own, so every
 //! command validates them the same way, in one place.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use sieve_core::config::Config;
@@ -20,9 +20,14 @@ impl Inputs {
     /// The checked study (strategy, grid, windows, hashes).
     /// Also prints the settings that make results unreliable.
     pub fn into_study(self) -> Result<sieve_run::Study> {
-        let study = sieve_run::Study::new(self.config, self.bars, self.data_label)?;
-        for w in sieve_run::study::warnings(&study.config, &study.scoring) {
-            eprintln!("warning: {w}");
+        let study = sieve_run::Study::of_instruments(self.config, self.data, self.data_label)?;
+        for i in &study.market.instruments {
+            for w in sieve_run::study::warnings(&study.config, &i.scoring) {
+                match study.market.is_several() {
+                    true => eprintln!("warning: {}: {w}", i.name),
+                    false => eprintln!("warning: {w}"),
+                }
+            }
         }
         Ok(study)
     }
@@ -30,7 +35,8 @@ impl Inputs {
 
 pub struct Inputs {
     pub config: Config,
-    pub bars: Bars,
+    /// Each instrument's name and bars (one unnamed for `data.path`).
+    pub data: Vec<(String, Bars)>,
     /// Where the bars came from, for messages and run files.
     pub data_label: String,
 }
@@ -99,7 +105,27 @@ pub fn has_rules(common: &Common) -> Result<bool> {
 }
 
 /// Loads the data of an already checked config.
-pub fn with_config(common: &Common, config: Config) -> Result<Inputs> {
+pub fn with_config(common: &Common, mut config: Config) -> Result<Inputs> {
+    if !config.paths.is_empty() {
+        let files = instrument_files(&config)?;
+        let mut data = Vec::with_capacity(files.len());
+        for (name, path) in &files {
+            let loaded = load_bars(path, &config)?;
+            for n in &loaded.notices {
+                eprintln!("{name}: {n}");
+            }
+            data.push((name.clone(), loaded.bars));
+        }
+        let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+        let data_label = format!("{} instruments ({})", names.len(), names.join(", "));
+        // From here on the files, not the patterns: run folders record them.
+        config.paths = files.into_iter().map(|(_, p)| p).collect();
+        return Ok(Inputs {
+            config,
+            data,
+            data_label,
+        });
+    }
     let (bars, data_label) = match &config.data {
         Some(path) => {
             let loaded = load_bars(path, &config)?;
@@ -123,9 +149,66 @@ pub fn with_config(common: &Common, config: Config) -> Result<Inputs> {
     };
     Ok(Inputs {
         config,
-        bars,
+        data: vec![(String::new(), bars)],
         data_label,
     })
+}
+
+/// `data.paths` expanded (glob patterns, each pattern's matches sorted) and
+/// named (`data.names`, else the file stems).
+pub fn instrument_files(config: &Config) -> Result<Vec<(String, PathBuf)>> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    for pattern in &config.paths {
+        let text = pattern.to_string_lossy();
+        if !text.contains(['*', '?', '[']) {
+            files.push(pattern.clone());
+            continue;
+        }
+        let matches = glob::glob(&text)
+            .map_err(|e| anyhow::anyhow!("config: data.paths: bad pattern \"{text}\": {e}"))?;
+        let mut found: Vec<PathBuf> = matches
+            .filter_map(|m| m.ok())
+            .filter(|p| p.is_file())
+            .collect();
+        if found.is_empty() {
+            anyhow::bail!("config: data.paths: \"{text}\" matches no file");
+        }
+        found.sort();
+        files.extend(found);
+    }
+    let names: Vec<String> = match &config.names {
+        Some(names) if names.len() != files.len() => anyhow::bail!(
+            "config: data.names: {} name(s) for {} file(s) of data.paths ({})",
+            names.len(),
+            files.len(),
+            files
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Some(names) => names.clone(),
+        None => files
+            .iter()
+            .map(|p| sieve_core::market::name_of(p))
+            .collect(),
+    };
+    for (i, name) in names.iter().enumerate() {
+        if !sieve_core::market::is_instrument_name(name) {
+            anyhow::bail!(
+                "config: data.paths: the file stem \"{name}\" ({}) cannot name an instrument; set data.names",
+                files[i].display()
+            );
+        }
+        if let Some(j) = names[..i].iter().position(|n| n == name) {
+            anyhow::bail!(
+                "config: data.names: instrument '{name}' names both {} and {}; instruments must not repeat (set data.names)",
+                files[j].display(),
+                files[i].display()
+            );
+        }
+    }
+    Ok(names.into_iter().zip(files).collect())
 }
 
 /// Reads a data file the way `config` says (`data.adjust`).
@@ -142,5 +225,6 @@ pub fn input_paths<'a>(common: &'a Common, config: &'a Config) -> Vec<&'a Path> 
     [common.config.as_deref(), config.data.as_deref()]
         .into_iter()
         .flatten()
+        .chain(config.paths.iter().map(PathBuf::as_path))
         .collect()
 }

@@ -3,16 +3,11 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
+#[path = "valid_bars.rs"]
+mod valid_bars;
+
 fuzz_target!(|data: &[u8]| {
     if let Ok(bars) = sieve_core::data::parse_csv(data) {
-        assert!(!bars.is_empty());
-        for i in 0..bars.len() {
-            assert!(bars.low[i] > 0.0 && bars.close[i].is_finite());
-            assert!(bars.high[i] >= bars.open[i].max(bars.close[i]));
-            assert!(bars.low[i] <= bars.open[i].min(bars.close[i]));
-            if i > 0 {
-                assert!(bars.time[i] > bars.time[i - 1]);
-            }
-        }
+        valid_bars::assert_valid(&bars);
     }
 });

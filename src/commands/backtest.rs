@@ -46,13 +46,13 @@ pub fn run(a: BacktestArgs) -> Result<()> {
     let params = parse_sets(strategy, &a.set)?;
     check_constraints(&study, &params)?;
     let warmup = strategy.warmup(&params);
-    if warmup >= study.bars.len() {
+    if warmup >= study.bars().len() {
         eprintln!(
             "warning: these parameters need {warmup} bars before their indicators are defined, and the data has {}: no position is ever taken",
-            study.bars.len()
+            study.bars().len()
         );
     }
-    let (scoring, bars) = (&study.scoring, &study.bars);
+    let (scoring, bars) = (&study.scoring(), &study.bars());
     let style = TimeStyle::for_times(&bars.time);
     let windows: Vec<Window> = scoring.windows.all().collect();
     let (bt, metrics, objectives) = study.with_evaluator([params.as_slice()], |eval| {

@@ -246,7 +246,7 @@ pub(crate) fn prepare(
         eprintln!("backend: {}", backend.describe());
         let budget = study.settings.series_budget;
         let series =
-            sieve_screen::SeriesPlan::of(study.strategy, &study.space, &study.bars, budget);
+            sieve_screen::SeriesPlan::of(study.strategy, &study.space, &study.market, budget);
         eprintln!("{}", series.describe(budget));
     }
     Ok(backend)

@@ -31,7 +31,7 @@ pub fn run(a: SweepArgs) -> Result<()> {
         eprintln!("backend: {}", backend.describe());
         let budget = study.settings.series_budget;
         let series =
-            sieve_screen::SeriesPlan::of(study.strategy, &study.space, &study.bars, budget);
+            sieve_screen::SeriesPlan::of(study.strategy, &study.space, &study.market, budget);
         eprintln!("{}", series.describe(budget));
     }
     let shard_note = if shard == Shard::WHOLE {
@@ -70,7 +70,7 @@ pub fn run(a: SweepArgs) -> Result<()> {
         .map(|s| {
             format!(
                 "best {} {} at grid index {}",
-                study.scoring.objective,
+                study.scoring().objective,
                 human(s.score),
                 s.index
             )

@@ -52,12 +52,12 @@ pub fn summary(study: &sieve_run::Study, v: &verify::Verification) -> String {
         "verified {} candidates of {} on the score window ({} = objective)\n",
         ag.candidates,
         study.strategy.name(),
-        study.scoring.objective
+        study.scoring().objective
     );
     if let Some(best) = v.rows.first().filter(|r| !r.score.is_nan()) {
         s.push_str(&format!(
             "best: {} = {} (screen rank {}, grid index {})\n",
-            study.scoring.objective,
+            study.scoring().objective,
             human(best.score),
             best.candidate.screen_rank,
             best.candidate.grid_index

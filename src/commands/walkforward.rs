@@ -58,7 +58,7 @@ pub fn run(a: WalkforwardArgs) -> Result<()> {
         out,
         "walk-forward efficiency {} (mean test / mean train {}); {:.0}% of folds with a positive test score",
         opt(s.efficiency),
-        study.scoring.objective,
+        study.scoring().objective,
         100.0 * s.positive_share
     )?;
     writeln!(

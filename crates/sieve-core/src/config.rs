@@ -10,7 +10,7 @@ use serde::Deserialize;
 use crate::data::parse_time;
 use crate::engine::{EngineConfig, Fill};
 use crate::error::{Error, Result};
-use crate::metrics::{Boundary, Objective};
+use crate::metrics::{Aggregate, Aggregation, Boundary, Objective};
 use crate::rules::{RuleSource, RuleStrategy};
 use crate::strategy::{Direction, Strategy};
 
@@ -25,6 +25,11 @@ pub struct Config {
     pub adjust: bool,
     /// `data.columns`: the names of a header-less file's columns.
     pub columns: Option<Vec<String>>,
+    /// `data.paths`: several instruments' files or glob patterns, resolved
+    /// against the config file's folder (empty: one instrument, `data`).
+    pub paths: Vec<PathBuf>,
+    /// `data.names`: the instruments' names (default: the file stems).
+    pub names: Option<Vec<String>>,
     pub strategy: String,
     /// The compiled rule strategy, when `[strategy]` has rules.
     pub rules: Option<&'static RuleStrategy>,
@@ -40,6 +45,8 @@ pub struct Config {
     pub holdout_start: Option<Boundary>,
     pub screen_window: ScreenWindow,
     pub min_trades: u64,
+    /// `score.aggregate` and `score.aggregate_skip_undefined`.
+    pub aggregation: Aggregation,
 }
 
 /// P in the annualised ratios.
@@ -97,8 +104,18 @@ struct RawConfig {
 #[serde(deny_unknown_fields)]
 struct RawData {
     path: Option<PathBuf>,
+    paths: Option<RawPaths>,
+    names: Option<Vec<String>>,
     adjust: Option<bool>,
     columns: Option<Vec<String>>,
+}
+
+/// `data.paths`: a list of files or patterns, or one pattern.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawPaths {
+    One(PathBuf),
+    Many(Vec<PathBuf>),
 }
 
 #[derive(Deserialize, Default)]
@@ -194,6 +211,8 @@ struct RawScore {
     holdout_start: Option<toml::Value>,
     screen_window: Option<ScreenWindow>,
     min_trades: Option<u64>,
+    aggregate: Option<String>,
+    aggregate_skip_undefined: Option<bool>,
 }
 
 /// The strategy of the built-in example (`sieve optimize` with no config).
@@ -320,6 +339,49 @@ impl Config {
                 "must be before score.holdout_start",
             ));
         }
+        let aggregation = Aggregation {
+            how: match &s.aggregate {
+                Some(a) => a.parse().map_err(|m| Error::config("score.aggregate", m))?,
+                None => Aggregate::default(),
+            },
+            skip_undefined: s.aggregate_skip_undefined.unwrap_or(false),
+        };
+        let resolve = |p: PathBuf| match base {
+            Some(dir) if p.is_relative() && !dir.as_os_str().is_empty() => dir.join(p),
+            _ => p,
+        };
+        let paths_given = raw.data.paths.is_some();
+        let paths: Vec<PathBuf> = match raw.data.paths {
+            None => Vec::new(),
+            Some(RawPaths::One(p)) => vec![resolve(p)],
+            Some(RawPaths::Many(v)) => v.into_iter().map(resolve).collect(),
+        };
+        if raw.data.path.is_some() && !paths.is_empty() {
+            return Err(Error::config(
+                "data.paths",
+                "data.path and data.paths are both set; use data.path for one file, data.paths for several",
+            ));
+        }
+        if paths_given && paths.is_empty() {
+            return Err(Error::config(
+                "data.paths",
+                "is empty; list at least one file",
+            ));
+        }
+        if let Some(names) = &raw.data.names {
+            if paths.is_empty() {
+                return Err(Error::config(
+                    "data.names",
+                    "names the files of data.paths, which is not set",
+                ));
+            }
+            if let Some(bad) = names.iter().find(|n| !crate::market::is_instrument_name(n)) {
+                return Err(Error::config(
+                    "data.names",
+                    format!("\"{bad}\" is not a usable name: use letters, digits, '_', '-' or '.', starting with a letter or digit"),
+                ));
+            }
+        }
         let rules = match raw.strategy.rules()? {
             Some(source) => Some(crate::rules::resolve(&source)?),
             None => None,
@@ -339,10 +401,9 @@ impl Config {
             source: table,
             adjust: raw.data.adjust.unwrap_or(false),
             columns: raw.data.columns,
-            data: raw.data.path.map(|p| match base {
-                Some(dir) if p.is_relative() && !dir.as_os_str().is_empty() => dir.join(p),
-                _ => p,
-            }),
+            data: raw.data.path.map(resolve),
+            paths,
+            names: raw.data.names,
             strategy,
             rules,
             constraints: raw.strategy.constraints,
@@ -367,6 +428,7 @@ impl Config {
             holdout_start,
             screen_window: s.screen_window.unwrap_or_default(),
             min_trades: s.min_trades.unwrap_or(1),
+            aggregation,
         })
     }
 

@@ -9,7 +9,7 @@ use crate::engine::{self, Backtest, EngineConfig};
 use crate::error::Result;
 use crate::grid::ParamSpace;
 use crate::indicators::{Indicator, IndicatorSet};
-use crate::metrics::{self, Metrics, Objective, Window, WindowStats, Windows};
+use crate::metrics::{self, Aggregation, Metrics, Objective, Window, WindowStats, Windows};
 use crate::strategy::{Direction, ParamKind, Strategy};
 
 /// Everything about scoring that comes from the config and the data.
@@ -218,6 +218,35 @@ impl<'a> Evaluator<'a> {
     }
 }
 
+/// Screens one parameter set on every instrument (`evals`, one each, in
+/// instrument order): the objective is their aggregate, trades are summed,
+/// and the Sharpe is their mean. One instrument gives exactly
+/// [`Evaluator::screen`]. `objectives` is scratch space.
+pub fn screen_all(
+    evals: &[Evaluator<'_>],
+    aggregation: &Aggregation,
+    params: &[f64],
+    scratch: &mut Vec<i8>,
+    objectives: &mut Vec<f64>,
+) -> ScreenScore {
+    if let [eval] = evals {
+        return eval.screen(params, scratch);
+    }
+    objectives.clear();
+    let (mut trades, mut sharpe) = (0, 0.0);
+    for eval in evals {
+        let s = eval.screen(params, scratch);
+        objectives.push(s.objective);
+        trades += s.trades;
+        sharpe += s.sharpe;
+    }
+    ScreenScore {
+        objective: aggregation.of(objectives),
+        trades,
+        sharpe: sharpe / evals.len() as f64,
+    }
+}
+
 /// What the screen keeps of one combination.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ScreenScore {
@@ -228,9 +257,6 @@ pub struct ScreenScore {
     pub sharpe: f64,
 }
 
-/// Every indicator setting any combination of `space` needs.
-///
-/// Strategies derive indicators from their whole-number (length) parameters
 /// Every indicator setting any combination of `space` needs.
 ///
 /// Strategies derive indicators from their whole-number (length) parameters

@@ -23,6 +23,7 @@ pub mod evaluate;
 pub mod format;
 pub mod grid;
 pub mod indicators;
+pub mod market;
 pub mod metrics;
 pub mod robust;
 pub mod rules;

@@ -4,7 +4,7 @@
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use sieve_core::format::TimeStyle;
-use sieve_core::metrics::Metrics;
+use sieve_core::metrics::{mean_metrics, Metrics};
 use sieve_core::Result;
 
 use crate::rundir::{BestRecord, IterationRecord, RunDir, RunState};
@@ -23,8 +23,13 @@ pub struct Best {
     pub params: IndexMap<String, f64>,
     /// The verified objective on the score window.
     pub score: Option<f64>,
-    /// `full`, `score` and (when configured) `holdout`.
+    /// `full`, `score` and (when configured) `holdout`. With several
+    /// instruments: each window's objective is the aggregate of theirs, its
+    /// metrics their means (trades summed), its span the union of theirs.
     pub windows: IndexMap<String, WindowResult>,
+    /// With several instruments, each one's windows, by name.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub instruments: IndexMap<String, IndexMap<String, WindowResult>>,
     pub agreement: AgreementRecord,
     /// Iterations recorded in the run.
     pub iterations: usize,
@@ -70,33 +75,114 @@ impl Best {
     }
 }
 
-/// Every window's result for `params` of the study (one simulation).
-pub fn window_results(study: &Study, params: &[f64]) -> IndexMap<String, WindowResult> {
-    let all: Vec<_> = study.scoring.windows.all().collect();
-    let style = TimeStyle::for_times(&study.bars.time);
-    study.with_evaluator([params], |eval| {
-        let (_, metrics) = eval.backtest_with_metrics(params, &all);
-        all.iter()
-            .zip(&metrics)
-            .map(|(w, m)| {
-                let mut values: IndexMap<String, Option<f64>> = Metrics::NAMES
-                    .iter()
-                    .zip(m.values())
-                    .map(|(n, v)| (n.to_string(), finite_or_none(v)))
-                    .collect();
-                values.insert(
-                    "objective".into(),
-                    finite_or_none(eval.window_objective(w, m)),
-                );
-                let result = WindowResult {
-                    start: style.format(study.bars.time[w.start]),
-                    end: style.format(study.bars.time[w.end - 1]),
-                    metrics: values,
-                };
-                (w.kind.to_string(), result)
+/// One window of one instrument: its first and last bar times, metrics
+/// and objective.
+struct Measured {
+    kind: String,
+    span: (i64, i64),
+    metrics: Metrics,
+    objective: f64,
+}
+
+impl Measured {
+    fn result(&self, style: &TimeStyle) -> WindowResult {
+        let mut values: IndexMap<String, Option<f64>> = Metrics::NAMES
+            .iter()
+            .zip(self.metrics.values())
+            .map(|(n, v)| (n.to_string(), finite_or_none(v)))
+            .collect();
+        values.insert("objective".into(), finite_or_none(self.objective));
+        WindowResult {
+            start: style.format(self.span.0),
+            end: style.format(self.span.1),
+            metrics: values,
+        }
+    }
+}
+
+/// Every window of every instrument for `params` (one simulation each).
+fn measure(study: &Study, params: &[f64]) -> Vec<Vec<Measured>> {
+    study.with_evaluators([params], |evals| {
+        evals
+            .iter()
+            .map(|eval| {
+                let all: Vec<_> = eval.scoring.windows.all().collect();
+                let (_, metrics) = eval.backtest_with_metrics(params, &all);
+                all.iter()
+                    .zip(&metrics)
+                    .map(|(w, m)| Measured {
+                        kind: w.kind.to_string(),
+                        span: (eval.bars.time[w.start], eval.bars.time[w.end - 1]),
+                        metrics: *m,
+                        objective: eval.window_objective(w, m),
+                    })
+                    .collect()
             })
             .collect()
     })
+}
+
+/// Every window's result for `params` of the study: the instrument's, or
+/// with several the aggregate (see [`Best::windows`]).
+pub fn window_results(study: &Study, params: &[f64]) -> IndexMap<String, WindowResult> {
+    aggregate_results(study, &measure(study, params))
+}
+
+/// Each instrument's windows for `params`, by name; empty with one.
+pub fn instrument_results(
+    study: &Study,
+    params: &[f64],
+) -> IndexMap<String, IndexMap<String, WindowResult>> {
+    if !study.market.is_several() {
+        return IndexMap::new();
+    }
+    let style = time_style(study);
+    study
+        .market
+        .names()
+        .into_iter()
+        .zip(measure(study, params))
+        .map(|(name, windows)| {
+            let results = windows
+                .iter()
+                .map(|m| (m.kind.clone(), m.result(&style)))
+                .collect();
+            (name.to_string(), results)
+        })
+        .collect()
+}
+
+/// One way of writing times across every instrument.
+fn time_style(study: &Study) -> TimeStyle {
+    let times: Vec<i64> = study
+        .market
+        .instruments
+        .iter()
+        .flat_map(|i| i.bars.time.iter().copied())
+        .collect();
+    TimeStyle::for_times(&times)
+}
+
+fn aggregate_results(study: &Study, measured: &[Vec<Measured>]) -> IndexMap<String, WindowResult> {
+    let style = time_style(study);
+    let aggregation = &study.market.aggregation;
+    (0..measured[0].len())
+        .map(|k| {
+            let of: Vec<&Measured> = measured.iter().map(|windows| &windows[k]).collect();
+            let metrics: Vec<Metrics> = of.iter().map(|m| m.metrics).collect();
+            let objectives: Vec<f64> = of.iter().map(|m| m.objective).collect();
+            let joined = Measured {
+                kind: of[0].kind.clone(),
+                span: (
+                    of.iter().map(|m| m.span.0).min().unwrap_or_default(),
+                    of.iter().map(|m| m.span.1).max().unwrap_or_default(),
+                ),
+                metrics: mean_metrics(&metrics),
+                objective: aggregation.of(&objectives),
+            };
+            (joined.kind.clone(), joined.result(&style))
+        })
+        .collect()
 }
 
 /// JSON has no NaN or infinity: both are written as null.
@@ -132,7 +218,17 @@ pub(crate) fn best_json(
     let Some((rec, b)) = best_record(state) else {
         return Ok(None);
     };
-    let robustness = if robust {
+    let robustness = if robust && study.market.is_several() {
+        // Both rank one return series per candidate; several instruments
+        // have several, and no agreed way to pool them.
+        Some(crate::robust::Robustness {
+            dsr: None,
+            pbo: None,
+            pbo_skipped: Some(
+                "the Deflated Sharpe and the PBO are computed for one instrument; this run has several".into(),
+            ),
+        })
+    } else if robust {
         let verified = dir
             .root
             .join(format!("iter-{:03}", rec.iteration))
@@ -149,7 +245,7 @@ pub(crate) fn best_json(
     };
     Ok(Some(Best {
         strategy: study.strategy.name().to_string(),
-        objective: study.scoring.objective.name().to_string(),
+        objective: study.scoring().objective.name().to_string(),
         iteration: rec.iteration,
         grid_index: b.grid_index,
         screen_rank: b.screen_rank,
@@ -161,6 +257,7 @@ pub(crate) fn best_json(
             .collect(),
         score: b.score,
         windows: crate::best::window_results(study, &b.params),
+        instruments: crate::best::instrument_results(study, &b.params),
         agreement: AgreementRecord {
             spearman: rec.spearman,
             top_screen_ranks: rec.top_screen_ranks.clone(),

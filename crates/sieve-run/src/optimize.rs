@@ -382,23 +382,23 @@ fn next_grid(
 
 /// Why no combination had a finite objective, in the user's terms.
 pub fn no_finite_objective(study: &Study) -> String {
-    let w = study.scoring.windows.score;
-    let style = sieve_core::format::TimeStyle::for_times(&study.bars.time);
+    let w = study.scoring().windows.score;
+    let style = sieve_core::format::TimeStyle::for_times(&study.bars().time);
     let window = format!(
         "the score window {}..{}",
-        style.format(study.bars.time[w.start]),
-        style.format(study.bars.time[w.end - 1])
+        style.format(study.bars().time[w.start]),
+        style.format(study.bars().time[w.end - 1])
     );
-    let min = study.scoring.min_trades;
+    let min = study.scoring().min_trades;
     if min > 1 {
         format!(
             "no combination had ≥ {min} trades in {window} with a finite {}: there is no best to report (lower score.min_trades, widen the grid, or move the windows)",
-            study.scoring.objective
+            study.scoring().objective
         )
     } else {
         format!(
             "no combination had a finite {} in {window}: there is no best to report (widen the grid, try another objective, or move the windows)",
-            study.scoring.objective
+            study.scoring().objective
         )
     }
 }
@@ -422,7 +422,7 @@ fn iteration_line(study: &Study, rec: &IterationRecord) -> String {
             rec.iteration,
             rec.combinations_evaluated.unwrap_or(0),
             rec.candidates_verified.unwrap_or(0),
-            study.scoring.objective,
+            study.scoring().objective,
             b.score.map_or("NaN".to_string(), float),
             b.screen_rank,
             rec.spearman.map_or("NaN".to_string(), |s| format!("{s:.3}")),

@@ -72,14 +72,14 @@ pub struct Histogram {
 
 /// The score-window returns of `params` (exact engine).
 pub fn score_returns(study: &Study, params: &[f64]) -> Vec<f64> {
-    let w = study.scoring.windows.score;
+    let w = study.scoring().windows.score;
     study.with_evaluator([params], |eval| {
         let bt = eval.backtest(params);
         window_returns(
             &bt.equity,
             w.start,
             w.end,
-            study.scoring.engine.initial_cash,
+            study.scoring().engine.initial_cash,
         )
     })
 }
@@ -137,14 +137,14 @@ pub fn overfitting(
     // Grid-index order: an in-sample tie goes to the lower index.
     candidates.sort_by_key(|c| c.0);
     let blocks = study.settings.pbo_blocks;
-    let w = study.scoring.windows.score;
+    let w = study.scoring().windows.score;
     if w.end - w.start < 2 * blocks {
         return Err(format!(
             "the score window has {} bars, fewer than 2 per block (robust.pbo_blocks = {blocks})",
             w.end - w.start
         ));
     }
-    let cash = study.scoring.engine.initial_cash;
+    let cash = study.scoring().engine.initial_cash;
     let sums: Vec<Vec<pbo::BlockSums>> =
         study.with_evaluator(candidates.iter().map(|c| c.1.as_slice()), |eval| {
             candidates

@@ -5,6 +5,7 @@ use sieve_core::evaluate::{Evaluator, Scoring};
 use sieve_core::format::float;
 use sieve_core::grid::ParamSpace;
 use sieve_core::indicators::IndicatorSet;
+use sieve_core::market::Market;
 use sieve_core::strategy::Strategy;
 use sieve_core::Result;
 
@@ -14,13 +15,15 @@ pub struct Study {
     pub config: Config,
     /// The run sections of the config, checked.
     pub settings: crate::settings::RunSettings,
-    pub bars: Bars,
+    /// The instruments (one, or several with `data.paths`) and how their
+    /// objectives combine.
+    pub market: Market,
     pub strategy: &'static dyn Strategy,
     pub space: ParamSpace,
-    pub scoring: Scoring,
     /// Where the bars came from (a path, or a note on synthetic data).
     pub data_label: String,
-    /// SHA-256 of the bars' values: the same data loaded from anywhere.
+    /// SHA-256 of the bars' values (and, with several instruments, their
+    /// names): the same data loaded from anywhere.
     pub data_hash: String,
     /// SHA-256 of the config: the run's identity. Left out: `data.path`
     /// and `data.columns` (the data hash covers the data) and the stop rules
@@ -30,26 +33,44 @@ pub struct Study {
 }
 
 impl Study {
+    /// A study of one instrument, `bars`.
     pub fn new(config: Config, bars: Bars, data_label: String) -> Result<Study> {
+        Study::of_instruments(config, vec![(String::new(), bars)], data_label)
+    }
+
+    /// A study of the named instruments' bars, in order.
+    pub fn of_instruments(
+        config: Config,
+        data: Vec<(String, Bars)>,
+        data_label: String,
+    ) -> Result<Study> {
         let strategy = config.strategy()?;
-        strategy.check_data(&bars)?;
         let space = ParamSpace::from_config(
             strategy,
             config.params.as_ref(),
             config.constraints.as_deref(),
         )?;
-        let scoring = Scoring::new(&config, &bars)?;
+        let market = Market::new(&config, data, strategy)?;
         Ok(Study {
             settings: crate::settings::RunSettings::of(&config)?,
-            data_hash: data_hash(&bars),
+            data_hash: market_hash(&market),
             config_hash: config_hash(&config),
             config,
-            bars,
+            market,
             strategy,
             space,
-            scoring,
             data_label,
         })
+    }
+
+    /// The first instrument's bars (the only one's, with one instrument).
+    pub fn bars(&self) -> &Bars {
+        &self.market.primary().bars
+    }
+
+    /// The first instrument's scoring: windows, engine, objective.
+    pub fn scoring(&self) -> &Scoring {
+        &self.market.primary().scoring
     }
 
     /// Runs `f` with an evaluator whose indicators cover every parameter set
@@ -59,14 +80,36 @@ impl Study {
         sets: impl IntoIterator<Item = &'p [f64]>,
         f: impl FnOnce(&Evaluator<'_>) -> R,
     ) -> R {
+        self.with_evaluators(sets, |evals| f(&evals[0]))
+    }
+
+    /// [`Study::with_evaluator`] for every instrument: one evaluator each,
+    /// in instrument order.
+    pub fn with_evaluators<'p, R>(
+        &self,
+        sets: impl IntoIterator<Item = &'p [f64]>,
+        f: impl FnOnce(&[Evaluator<'_>]) -> R,
+    ) -> R {
         let keys = Evaluator::indicators_for(self.strategy, sets);
-        let indicators = IndicatorSet::build_for(&self.bars, self.strategy.series(), keys);
-        f(&Evaluator {
-            bars: &self.bars,
-            strategy: self.strategy,
-            indicators: &indicators,
-            scoring: &self.scoring,
-        })
+        let sets: Vec<IndicatorSet> = self
+            .market
+            .instruments
+            .iter()
+            .map(|i| IndicatorSet::build_for(&i.bars, self.strategy.series(), keys.clone()))
+            .collect();
+        let evals: Vec<Evaluator<'_>> = self
+            .market
+            .instruments
+            .iter()
+            .zip(&sets)
+            .map(|(i, indicators)| Evaluator {
+                bars: &i.bars,
+                strategy: self.strategy,
+                indicators,
+                scoring: &i.scoring,
+            })
+            .collect();
+        f(&evals)
     }
 
     /// Parameter names in strategy order (the CSV columns).
@@ -88,11 +131,25 @@ pub fn data_hash(bars: &Bars) -> String {
     hex(&h.finalize())
 }
 
+/// The data hash of a market: one instrument's is [`data_hash`] of its bars
+/// (so its run folders stay valid); several hash every name and bars hash.
+pub fn market_hash(market: &Market) -> String {
+    match market.instruments.as_slice() {
+        [one] => data_hash(&one.bars),
+        all => hash_text(
+            &all.iter()
+                .map(|i| format!("{}={}\n", i.name, data_hash(&i.bars)))
+                .collect::<String>(),
+        ),
+    }
+}
+
 pub fn config_hash(config: &Config) -> String {
     let mut source = config.source.clone();
     if let Some(toml::Value::Table(data)) = source.get_mut("data") {
         // How the file is read; the data hash covers the bars it gives.
         data.remove("path");
+        data.remove("paths");
         data.remove("columns");
     }
     if let Some(toml::Value::Table(optimize)) = source.get_mut("optimize") {

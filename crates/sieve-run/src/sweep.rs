@@ -113,10 +113,9 @@ pub fn run(
     study.space.check_satisfiable()?;
     let range = plan.shard.range(study.space.size());
     let job = ScreenJob {
-        bars: &study.bars,
+        market: &study.market,
         strategy: study.strategy,
         space: &study.space,
-        scoring: &study.scoring,
         range: range.clone(),
         top: plan.top,
         threads: plan.threads,
@@ -127,7 +126,7 @@ pub fn run(
     let screen = plan.backend.screen(&job, on_batch)?;
     let secs = started.elapsed().as_secs_f64();
     let evaluated = screen.stats.evaluated as f64;
-    let bars = study.scoring.screen.end as f64;
+    let bars = study.scoring().screen.end as f64;
     let meta = SweepMeta {
         sieve_version: env!("CARGO_PKG_VERSION").to_string(),
         strategy: study.strategy.name().to_string(),
@@ -135,10 +134,10 @@ pub fn run(
         config_hash: study.config_hash.clone(),
         data_hash: study.data_hash.clone(),
         data: study.data_label.clone(),
-        objective: study.scoring.objective.name().to_string(),
-        screen_window: study.scoring.screen.kind.to_string(),
+        objective: study.scoring().objective.name().to_string(),
+        screen_window: study.scoring().screen.kind.to_string(),
         grid_size: study.space.size(),
-        bars_per_combination: study.scoring.screen.end as u64,
+        bars_per_combination: study.scoring().screen.end as u64,
         top: plan.top,
         backend: plan.backend.name().to_string(),
         shard: ShardMeta {

@@ -8,9 +8,10 @@ use std::path::Path;
 use rayon::prelude::*;
 use std::fmt::Write as _;
 
+use sieve_core::evaluate::Evaluator;
 use sieve_core::format::push_float;
 use sieve_core::format::write_atomic;
-use sieve_core::metrics::{rank_order, Metrics};
+use sieve_core::metrics::{mean_metrics, rank_order, Metrics};
 use sieve_core::Result;
 
 use crate::candidates::Candidate;
@@ -19,14 +20,19 @@ use crate::Study;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verified {
     pub candidate: Candidate,
-    /// Score-window metrics.
+    /// Score-window metrics (with several instruments, each metric's mean
+    /// over them and the trades summed).
     pub metrics: Metrics,
-    /// The objective of `metrics` (NaN below `min_trades`).
+    /// The objective on the score window (NaN below `min_trades`); with
+    /// several instruments, the aggregate of `scores`.
     pub score: f64,
-    /// The objective over the full window.
+    /// The objective over the full window (aggregated likewise).
     pub full_score: f64,
     /// The objective over the holdout (NaN without one).
     pub holdout_score: f64,
+    /// Each instrument's score-window objective, in instrument order (empty
+    /// with one instrument).
+    pub scores: Vec<f64>,
 }
 
 /// How well the screen ranking predicted the verified one.
@@ -61,27 +67,13 @@ pub fn verify(
     let pool = sieve_screen::thread_pool(threads)?;
     let (rows, csv) = pool.install(|| {
         let sets = candidates.iter().map(|c| c.params.as_slice());
-        study.with_evaluator(sets, |eval| {
-            let w = study.scoring.windows;
-            // One simulation scores every window: score first.
-            let windows: Vec<_> = [Some(w.score), Some(w.full), w.holdout]
-                .into_iter()
-                .flatten()
-                .collect();
+        study.with_evaluators(sets, |evals| {
             let mut rows: Vec<Verified> = candidates
                 .par_iter()
                 .map_init(Vec::new, |scratch, candidate| {
-                    let m = eval.window_metrics(&candidate.params, &windows, scratch);
+                    let v = verify_one(study, evals, candidate, scratch);
                     tick();
-                    Verified {
-                        score: eval.objective(&m[0]),
-                        full_score: eval.window_objective(&windows[1], &m[1]),
-                        holdout_score: m
-                            .get(2)
-                            .map_or(f64::NAN, |h| eval.window_objective(&windows[2], h)),
-                        metrics: m[0],
-                        candidate: candidate.clone(),
-                    }
+                    v
                 })
                 .collect();
             rows.par_sort_by(|a, b| {
@@ -102,6 +94,49 @@ pub fn verify(
         agreement,
         csv,
     })
+}
+
+/// One parameter set on every instrument: each instrument's score, full and
+/// holdout objectives from one simulation, then aggregated.
+fn verify_one(
+    study: &Study,
+    evals: &[Evaluator<'_>],
+    candidate: &Candidate,
+    scratch: &mut Vec<i8>,
+) -> Verified {
+    let params = &candidate.params;
+    let n = evals.len();
+    let (mut metrics, mut scores, mut full, mut holdout) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    for eval in evals {
+        let w = eval.scoring.windows;
+        // One simulation scores every window: score first.
+        let windows: Vec<_> = [Some(w.score), Some(w.full), w.holdout]
+            .into_iter()
+            .flatten()
+            .collect();
+        let m = eval.window_metrics(params, &windows, scratch);
+        scores.push(eval.objective(&m[0]));
+        full.push(eval.window_objective(&windows[1], &m[1]));
+        holdout.push(
+            m.get(2)
+                .map_or(f64::NAN, |h| eval.window_objective(&windows[2], h)),
+        );
+        metrics.push(m[0]);
+    }
+    let aggregation = &study.market.aggregation;
+    Verified {
+        candidate: candidate.clone(),
+        metrics: mean_metrics(&metrics),
+        score: aggregation.of(&scores),
+        full_score: aggregation.of(&full),
+        holdout_score: aggregation.of(&holdout),
+        scores: if n > 1 { scores } else { Vec::new() },
+    }
 }
 
 fn agreement(rows: &[Verified]) -> Agreement {
@@ -175,6 +210,12 @@ fn csv_text(study: &Study, rows: &[Verified]) -> String {
         out.push_str(name);
     }
     out.push_str(",screen_rank,score,full_score,holdout_score");
+    if study.market.is_several() {
+        for name in study.market.names() {
+            out.push_str(",score_");
+            out.push_str(name);
+        }
+    }
     for name in Metrics::NAMES {
         out.push(',');
         out.push_str(name);
@@ -196,6 +237,10 @@ fn csv_text(study: &Study, rows: &[Verified]) -> String {
             push_float(&mut line, r.full_score);
             line.push(',');
             push_float(&mut line, r.holdout_score);
+            for &v in &r.scores {
+                line.push(',');
+                push_float(&mut line, v);
+            }
             for (name, v) in Metrics::NAMES.iter().zip(r.metrics.values()) {
                 line.push(',');
                 // `trades` is a count: no ".0".

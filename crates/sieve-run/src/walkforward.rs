@@ -235,11 +235,13 @@ fn fold_study(study: &Study, fold: &Fold) -> Study {
             end: fold.test.end,
         }),
     };
-    s.scoring.screen = match study.config.screen_window {
+    // Walk-forward studies one instrument (checked when it starts).
+    let scoring = &mut s.market.instruments[0].scoring;
+    scoring.screen = match study.config.screen_window {
         sieve_core::config::ScreenWindow::Score => windows.score,
         sieve_core::config::ScreenWindow::Full => windows.full,
     };
-    s.scoring.windows = windows;
+    scoring.windows = windows;
     // A fold's identity: the run's config and data, and its own windows.
     s.config_hash = crate::study::hash_text(&format!(
         "{}\nfold train {:?} test {:?}",
@@ -271,12 +273,18 @@ pub fn walkforward(
             "sieve walkforward needs a [walkforward] section (train, test)",
         )
     })?;
+    if study.market.is_several() {
+        return Err(Error::Invalid(format!(
+            "sieve walkforward studies one instrument; this config has {} (data.paths). Run it once per instrument with --data",
+            study.market.instruments.len()
+        )));
+    }
     let limit = study
-        .scoring
+        .scoring()
         .windows
         .holdout
-        .map_or(study.bars.len(), |h| h.start);
-    let folds = folds(&study.bars, &wf, limit)?;
+        .map_or(study.bars().len(), |h| h.start);
+    let folds = folds(&study.bars(), &wf, limit)?;
     std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
     obs.note(&format!(
         "walk-forward: {} folds (train {}, test {}, step {}{})",
@@ -340,7 +348,7 @@ fn stitch(
     folds: &[Fold],
     bests: &[Option<Best>],
 ) -> (Vec<FoldResult>, Vec<(usize, f64)>, TestTrades) {
-    let cash = study.scoring.engine.initial_cash;
+    let cash = study.scoring().engine.initial_cash;
     let mut equity = Vec::new();
     let mut value = cash;
     let mut trades = TestTrades::default();
@@ -408,7 +416,7 @@ fn summarize(
     equity: &[(usize, f64)],
     trades: TestTrades,
 ) -> Summary {
-    let cash = study.scoring.engine.initial_cash;
+    let cash = study.scoring().engine.initial_cash;
     let mut moments = ReturnMoments::default();
     let mut drawdown = Drawdown::new(cash);
     let mut prev = cash;
@@ -418,18 +426,18 @@ fn summarize(
         prev = e;
     }
     let daily = study
-        .bars
+        .bars()
         .time
         .iter()
         .all(|t| t.rem_euclid(MS_PER_DAY) == 0);
     let (first, last) = (equity.first().map(|e| e.0), equity.last().map(|e| e.0));
     let (start, end, years) = match (first, last) {
         (Some(a), Some(b)) => {
-            let from = study.bars.time[a.saturating_sub(1)];
-            let years = (study.bars.time[b] - from) as f64 / MS_PER_DAY as f64 / 365.25;
+            let from = study.bars().time[a.saturating_sub(1)];
+            let years = (study.bars().time[b] - from) as f64 / MS_PER_DAY as f64 / 365.25;
             (
-                boundary(study.bars.time[a], daily),
-                boundary(study.bars.time[b], daily),
+                boundary(study.bars().time[a], daily),
+                boundary(study.bars().time[b], daily),
                 years,
             )
         }
@@ -437,7 +445,7 @@ fn summarize(
     };
     let cagr = sieve_core::metrics::cagr(cash, prev, years);
     let mdd = drawdown.max_drawdown();
-    let p = study.scoring.periods_per_year;
+    let p = study.scoring().periods_per_year;
     let mean = |f: &dyn Fn(&FoldResult) -> f64| {
         let v: Vec<f64> = results.iter().map(f).filter(|x| x.is_finite()).collect();
         v.iter().sum::<f64>() / v.len() as f64
@@ -487,7 +495,7 @@ fn write_csv(
     bests: &[Option<Best>],
 ) -> Result<()> {
     let daily = study
-        .bars
+        .bars()
         .time
         .iter()
         .all(|t| t.rem_euclid(MS_PER_DAY) == 0);

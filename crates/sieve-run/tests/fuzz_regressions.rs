@@ -34,6 +34,18 @@ fn csv_loader() {
     }
 }
 
+/// Corrupt Parquet/Arrow files: an error naming the format, never a panic
+/// (arrow-ipc panicked on the first one kept).
+#[test]
+fn columnar_reader() {
+    for (path, bytes) in inputs("columnar_reader") {
+        match sieve_core::data::parse(bytes, &Default::default()) {
+            Ok(loaded) => assert!(!loaded.bars.is_empty(), "{}", path.display()),
+            Err(e) => assert!(e.contains("not a readable"), "{}: {e}", path.display()),
+        }
+    }
+}
+
 #[test]
 fn config_parser() {
     for (_, bytes) in inputs("config_parser") {

@@ -1,19 +1,19 @@
 use std::ops::Range;
 
-use sieve_core::data::Bars;
-use sieve_core::evaluate::Scoring;
 use sieve_core::grid::{GridIndex, ParamSpace};
+use sieve_core::market::Market;
 use sieve_core::strategy::Strategy;
 use sieve_core::{Error, Result};
 
 use crate::{ObjectiveStats, Scored, Screen, TopK};
 
-/// One screening task: a slice of a grid, scored on one data set.
+/// One screening task: a slice of a grid, scored on the instruments of a market.
 pub struct ScreenJob<'a> {
-    pub bars: &'a Bars,
+    /// The instruments, each with its bars and scoring, and how their
+    /// objectives combine.
+    pub market: &'a Market,
     pub strategy: &'a dyn Strategy,
     pub space: &'a ParamSpace,
-    pub scoring: &'a Scoring,
     /// Grid indices to screen (a shard, or the whole grid).
     pub range: Range<GridIndex>,
     /// K: how many of the best to keep.
@@ -41,9 +41,11 @@ pub struct SeriesPlan {
 }
 
 impl SeriesPlan {
-    pub fn of(strategy: &dyn Strategy, space: &ParamSpace, bars: &Bars, budget: u64) -> Self {
+    /// Every instrument holds its own copy of each series.
+    pub fn of(strategy: &dyn Strategy, space: &ParamSpace, market: &Market, budget: u64) -> Self {
         let series = strategy.space_indicators(space).len();
-        let bytes = series as u64 * bars.len() as u64 * 8;
+        let bars: u64 = market.instruments.iter().map(|i| i.bars.len() as u64).sum();
+        let bytes = series as u64 * bars * 8;
         SeriesPlan {
             series,
             bytes,

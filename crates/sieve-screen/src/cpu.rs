@@ -7,7 +7,7 @@
 //! which is always a chunk boundary — gives identical results.
 
 use rayon::prelude::*;
-use sieve_core::evaluate::Evaluator;
+use sieve_core::evaluate::{screen_all, Evaluator};
 use sieve_core::indicators::IndicatorSet;
 use sieve_core::Result;
 
@@ -42,16 +42,18 @@ fn screen_in_pool(
     job: &ScreenJob<'_>,
     on_batch: &mut dyn FnMut(&Checkpoint) -> Result<()>,
 ) -> Result<Screen> {
-    let grouped = SeriesPlan::of(job.strategy, job.space, job.bars, job.series_budget).grouped;
-    let whole = (!grouped).then(|| {
+    let grouped = SeriesPlan::of(job.strategy, job.space, job.market, job.series_budget).grouped;
+    let instruments = &job.market.instruments;
+    let whole: Option<Vec<IndicatorSet>> = (!grouped).then(|| {
+        let keys = job.strategy.space_indicators(job.space);
         pool.install(|| {
-            IndicatorSet::build_for(
-                job.bars,
-                job.strategy.series(),
-                job.strategy.space_indicators(job.space),
-            )
+            instruments
+                .iter()
+                .map(|i| IndicatorSet::build_for(&i.bars, job.strategy.series(), keys.clone()))
+                .collect()
         })
     });
+    let longest = instruments.iter().map(|i| i.bars.len()).max().unwrap_or(0);
     let (mut next, mut top, mut stats, mut sharpe) = job.start();
     let end = job.range.end;
     let batch = CHUNK * CHUNKS_PER_THREAD * pool.current_num_threads() as u64;
@@ -66,26 +68,34 @@ fn screen_in_pool(
             chunks.push(lo..hi);
             lo = hi;
         }
-        let batch_set;
-        let indicators = match &whole {
-            Some(set) => set,
+        let batch_sets;
+        let sets = match &whole {
+            Some(sets) => sets,
             None => {
-                batch_set = pool.install(|| batch_series(job, next..batch_end));
-                &batch_set
+                batch_sets = pool.install(|| batch_series(job, next..batch_end));
+                &batch_sets
             }
         };
-        let eval = Evaluator {
-            bars: job.bars,
-            strategy: job.strategy,
-            indicators,
-            scoring: job.scoring,
-        };
+        let evals: Vec<Evaluator<'_>> = instruments
+            .iter()
+            .zip(sets)
+            .map(|(i, indicators)| Evaluator {
+                bars: &i.bars,
+                strategy: job.strategy,
+                indicators,
+                scoring: &i.scoring,
+            })
+            .collect();
+        let aggregation = &job.market.aggregation;
         let results: Vec<(ObjectiveStats, ObjectiveStats, TopK)> = pool.install(|| {
             chunks
                 .into_par_iter()
                 .map_init(
-                    || (vec![0.0; n_params], Vec::with_capacity(job.bars.len())),
-                    |(params, scratch), range| {
+                    || {
+                        let scratch = Vec::with_capacity(longest);
+                        (vec![0.0; n_params], scratch, Vec::new())
+                    },
+                    |(params, scratch, objectives), range| {
                         let mut chunk_stats = ObjectiveStats::default();
                         let mut chunk_sharpe = ObjectiveStats::default();
                         let mut chunk_top = TopK::new(job.top);
@@ -94,7 +104,7 @@ fn screen_in_pool(
                             if !job.space.allowed(params) {
                                 continue;
                             }
-                            let s = eval.screen(params, scratch);
+                            let s = screen_all(&evals, aggregation, params, scratch, objectives);
                             let (score, trades) = (s.objective, s.trades);
                             chunk_stats.push(score);
                             chunk_sharpe.push(s.sharpe);
@@ -131,12 +141,17 @@ fn screen_in_pool(
     })
 }
 
-/// The shared series of the allowed combinations in `range` only.
-fn batch_series(job: &ScreenJob<'_>, range: std::ops::Range<u64>) -> IndicatorSet {
+/// The shared series of the allowed combinations in `range` only, for each
+/// instrument.
+fn batch_series(job: &ScreenJob<'_>, range: std::ops::Range<u64>) -> Vec<IndicatorSet> {
     let sets: Vec<Vec<f64>> = range
         .map(|index| job.space.params_of(index))
         .filter(|p| job.space.allowed(p))
         .collect();
     let keys = Evaluator::indicators_for(job.strategy, sets.iter().map(Vec::as_slice));
-    IndicatorSet::build_for(job.bars, job.strategy.series(), keys)
+    job.market
+        .instruments
+        .iter()
+        .map(|i| IndicatorSet::build_for(&i.bars, job.strategy.series(), keys.clone()))
+        .collect()
 }

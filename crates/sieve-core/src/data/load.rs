@@ -92,8 +92,27 @@ pub fn parse(bytes: Vec<u8>, options: &LoadOptions) -> std::result::Result<Loade
         return Err("this is a Feather version 1 file, which is not supported; write it again as Feather v2 (pandas ≥ 1.1 and pyarrow do by default) or Parquet".into());
     }
     match Format::of_content(&bytes) {
-        Format::Parquet => parse_parquet(bytes.into(), options),
-        Format::Arrow => parse_arrow(&bytes, options),
+        Format::Parquet => guarded("Parquet", || parse_parquet(bytes.into(), options)),
+        Format::Arrow => guarded("Arrow", || parse_arrow(&bytes, options)),
         Format::Csv => parse_csv_with(&bytes, options),
     }
+}
+
+/// Runs a binary format's decoder, turning a panic into an error: the
+/// Arrow and Parquet crates can panic on corrupt bytes (fuzzing found an
+/// out-of-bounds buffer slice in arrow-ipc), and no panic may reach the
+/// user. The panic message is silenced while the decoder runs.
+fn guarded(
+    format: &str,
+    decode: impl FnOnce() -> std::result::Result<Loaded, String>,
+) -> std::result::Result<Loaded, String> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode));
+    std::panic::set_hook(hook);
+    outcome.unwrap_or_else(|_| {
+        Err(format!(
+            "not a readable {format} file: its contents are corrupt (the decoder failed)"
+        ))
+    })
 }

@@ -5,6 +5,7 @@
 //! equity curve into it; the screen feeds it live from the engine. Same code,
 //! same order of operations: the screen score equals the exact score.
 
+mod aggregate;
 mod drawdown;
 mod objective;
 mod ratios;
@@ -12,6 +13,7 @@ mod returns;
 mod trades;
 mod window;
 
+pub use aggregate::{mean_metrics, Aggregate, Aggregation};
 pub use drawdown::Drawdown;
 pub use objective::{rank_order, Objective};
 pub use ratios::ReturnMoments;

@@ -1,5 +1,6 @@
 //! Integration tests of sieve-core against hand-computed facts.
 
+mod columnar;
 mod engine;
 mod loader;
 mod metrics;

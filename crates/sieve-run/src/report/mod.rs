@@ -55,7 +55,7 @@ pub fn write(study: &Study, dir: &Path, axes: &HeatmapAxes) -> Result<()> {
     push_settings(&mut html, study);
     let bt = best_backtest(study, &best)?;
     push_equity(&mut html, study, &bt)?;
-    push_trades(&mut html, &bt.trades, &study.bars.time);
+    push_trades(&mut html, &bt.trades, &study.bars().time);
     push_heatmap(&mut html, dir, axes)?;
     push_ranks(&mut html, dir, &state)?;
     push_history(&mut html, &state)?;
@@ -157,9 +157,9 @@ fn push_settings(html: &mut String, study: &Study) {
 
 /// What the numbers of this report depend on, as (name, value) rows.
 fn run_settings(study: &Study) -> Vec<(&'static str, String)> {
-    let times = &study.bars.time;
+    let times = &study.bars().time;
     let tf = TimeFormat::of(times);
-    let s = &study.scoring;
+    let s = &study.scoring();
     let e = &s.engine;
     let mut rows = vec![
         ("data", study.data_label.clone()),
@@ -227,7 +227,7 @@ fn direction_name(direction: Direction) -> &'static str {
 }
 
 fn periods_per_year(study: &Study) -> String {
-    let p = study.scoring.periods_per_year;
+    let p = study.scoring().periods_per_year;
     match study.config.annualization {
         Annualization::Auto => format!("{} (auto: measured from the bar times)", round_sig(p, 6)),
         Annualization::Periods(_) => format!("{} (set by backtest.annualization)", float(p)),
@@ -499,7 +499,7 @@ enum Swatch {
 /// Shaded windows: the score and holdout windows (the full one is not shaded).
 fn shaded_windows(study: &Study) -> Vec<(Window, RGBColor)> {
     study
-        .scoring
+        .scoring()
         .windows
         .all()
         .filter(|w| w.kind != WindowKind::Full)
@@ -531,13 +531,13 @@ fn equity_legend(study: &Study, markers: &[(usize, Marker)]) -> Vec<(Swatch, Str
 }
 
 fn equity_svg(study: &Study, bt: &Backtest) -> Chart {
-    let hold = buy_and_hold(&study.bars.close, study.scoring.engine.initial_cash);
+    let hold = buy_and_hold(&study.bars().close, study.scoring().engine.initial_cash);
     let markers = if bt.trades.len() <= MAX_MARKED_TRADES {
         trade_markers(&bt.trades)
     } else {
         Vec::new()
     };
-    let axis = TimeAxis::new(&study.bars.time);
+    let axis = TimeAxis::new(&study.bars().time);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (960, 580)).into_drawing_area();

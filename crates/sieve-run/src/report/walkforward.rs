@@ -38,7 +38,7 @@ pub fn write(study: &Study, dir: &Path, o: &Outcome) -> Result<()> {
         s.folds_with_a_best,
         opt(s.efficiency),
         100.0 * s.positive_share,
-        obj = esc(study.scoring.objective.name()),
+        obj = esc(study.scoring().objective.name()),
     );
     html.push_str("<h2>Stitched out-of-sample result</h2>\n<p>The test windows' returns, each from its own fold's parameters, concatenated.</p>\n<table><tr><th>metric</th><th>value</th></tr>\n");
     let st = &s.stitched;
@@ -70,12 +70,12 @@ pub fn write(study: &Study, dir: &Path, o: &Outcome) -> Result<()> {
         let _ = write!(html, "<th>{}</th>", esc(n));
     }
     html.push_str("<th>train score</th><th>test score</th></tr>\n");
-    let style = format::TimeStyle::for_times(&study.bars.time);
+    let style = format::TimeStyle::for_times(&study.bars().time);
     let span = |r: &std::ops::Range<usize>| {
         format!(
             "{} to {}",
-            style.format(study.bars.time[r.start]),
-            style.format(study.bars.time[r.end - 1])
+            style.format(study.bars().time[r.start]),
+            style.format(study.bars().time[r.end - 1])
         )
     };
     for (f, r) in o.folds.iter().zip(&o.results) {
@@ -106,9 +106,9 @@ pub fn write(study: &Study, dir: &Path, o: &Outcome) -> Result<()> {
 
 /// Stitched equity and buy-and-hold over the test bars, folds marked.
 fn equity_svg(study: &Study, o: &Outcome) -> Chart {
-    let cash = study.scoring.engine.initial_cash;
+    let cash = study.scoring().engine.initial_cash;
     let first = o.equity[0].0;
-    let close = &study.bars.close;
+    let close = &study.bars().close;
     let base = close[first.saturating_sub(1)];
     let hold: Vec<(f64, f64)> = o
         .equity
@@ -118,7 +118,7 @@ fn equity_svg(study: &Study, o: &Outcome) -> Chart {
     let strat: Vec<(f64, f64)> = o.equity.iter().map(|&(i, e)| (i as f64, e)).collect();
     let (x0, x1) = (first as f64, o.equity[o.equity.len() - 1].0 as f64);
     let (lo, hi) = bounds(strat.iter().chain(&hold).map(|p| p.1));
-    let times = &study.bars.time;
+    let times = &study.bars().time;
     let style = format::TimeStyle::for_times(times);
     let mut svg = String::new();
     {

@@ -264,8 +264,15 @@ impl ScreenBackend for GpuBackend {
             );
             return CpuBackend.screen(job, on_batch);
         };
-        let scoring = job.scoring;
-        let bars = job.bars;
+        if job.market.is_several() {
+            eprintln!(
+                "note: the GPU kernels screen one instrument at a time; screening {} instruments on the CPU",
+                job.market.instruments.len()
+            );
+            return CpuBackend.screen(job, on_batch);
+        }
+        let scoring = &job.market.primary().scoring;
+        let bars = &job.market.primary().bars;
 
         // Indicators: computed once on the host, uploaded once.
         let set = IndicatorSet::build(bars, indicators_for_space(job.strategy, job.space));
@@ -324,7 +331,7 @@ impl ScreenBackend for GpuBackend {
 
         // The kernels' Sharpe is over the screen window: the trials' Sharpe
         // (score window) only when the two are one.
-        let sharpe_known = job.scoring.screen == job.scoring.windows.score;
+        let sharpe_known = scoring.screen == scoring.windows.score;
         let (mut next, mut top, mut stats, mut sharpe) = job.start();
         let chunk = self.chunk_len((n_params + n_offs) as u64);
         while next < job.range.end {
