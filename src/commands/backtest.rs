@@ -52,25 +52,49 @@ pub fn run(a: BacktestArgs) -> Result<()> {
             study.bars().len()
         );
     }
-    let (scoring, bars) = (&study.scoring(), &study.bars());
-    let style = TimeStyle::for_times(&bars.time);
-    let windows: Vec<Window> = scoring.windows.all().collect();
-    let (bt, metrics, objectives) = study.with_evaluator([params.as_slice()], |eval| {
-        let (bt, metrics) = eval.backtest_with_metrics(&params, &windows);
-        let objectives: Vec<f64> = windows
+    let several = study.market.is_several();
+    if several && (a.trades.is_some() || a.equity.is_some()) {
+        anyhow::bail!(
+            "--trades and --equity write one instrument's record; this config has {} instruments (data.paths): run the backtest with --data on one file",
+            study.market.instruments.len()
+        );
+    }
+    // Every instrument's windows, metrics and objectives: one simulation each.
+    let runs: Vec<InstrumentRun> = study.with_evaluators([params.as_slice()], |evals| {
+        evals
             .iter()
-            .zip(&metrics)
-            .map(|(w, m)| eval.window_objective(w, m))
-            .collect();
-        (bt, metrics, objectives)
+            .map(|eval| {
+                let windows: Vec<Window> = eval.scoring.windows.all().collect();
+                let (bt, metrics) = eval.backtest_with_metrics(&params, &windows);
+                let objectives = windows
+                    .iter()
+                    .zip(&metrics)
+                    .map(|(w, m)| eval.window_objective(w, m))
+                    .collect();
+                InstrumentRun {
+                    windows,
+                    bt,
+                    metrics,
+                    objectives,
+                }
+            })
+            .collect()
     });
-
+    let bars = study.bars();
     if let Some(path) = &a.trades {
-        format::write_atomic(path, trades_csv(&bars.time, &bt).as_bytes())?;
+        format::write_atomic(path, trades_csv(&bars.time, &runs[0].bt).as_bytes())?;
     }
     if let Some(path) = &a.equity {
-        format::write_atomic(path, equity_csv(&bars.time, &bt).as_bytes())?;
+        format::write_atomic(path, equity_csv(&bars.time, &runs[0].bt).as_bytes())?;
     }
+    let aggregation = study.market.aggregation;
+    // The combined objective per window (the instrument's own with one).
+    let combined: Vec<f64> = (0..runs[0].windows.len())
+        .map(|k| {
+            let values: Vec<f64> = runs.iter().map(|r| r.objectives[k]).collect();
+            aggregation.of(&values)
+        })
+        .collect();
 
     let named: Vec<String> = strategy
         .params()
@@ -78,9 +102,88 @@ pub fn run(a: BacktestArgs) -> Result<()> {
         .zip(&params)
         .map(|(p, v)| format!("{}={}", p.name, float(*v)))
         .collect();
+    let objective = study.scoring().objective;
     let text = if a.json {
+        let params_json: serde_json::Map<String, serde_json::Value> = strategy
+            .params()
+            .iter()
+            .zip(&params)
+            .map(|(p, v)| (p.name.to_string(), serde_json::json!(v)))
+            .collect();
+        let mut doc = serde_json::json!({
+            "strategy": strategy.name(),
+            "params": params_json,
+            "objective": objective.name(),
+        });
+        if several {
+            let mut aggregate = serde_json::Map::new();
+            for (w, v) in runs[0].windows.iter().zip(&combined) {
+                aggregate.insert(w.kind.to_string(), serde_json::json!({ "objective": v }));
+            }
+            doc["aggregate"] = serde_json::json!(aggregation.how.name());
+            doc["windows"] = aggregate.into();
+            let instruments: serde_json::Map<String, serde_json::Value> = study
+                .market
+                .names()
+                .into_iter()
+                .zip(&runs)
+                .map(|(name, run)| (name.to_string(), serde_json::json!({ "windows": run.windows_json() })))
+                .collect();
+            doc["instruments"] = instruments.into();
+        } else {
+            doc["windows"] = runs[0].windows_json();
+        }
+        format!("{}\n", serde_json::to_string_pretty(&doc)?)
+    } else {
+        let mut text = String::new();
+        for (instrument, run) in study.market.instruments.iter().zip(&runs) {
+            let bars = &instrument.bars;
+            let on = match several {
+                true => instrument.name.clone(),
+                false => study.data_label.clone(),
+            };
+            let style = TimeStyle::for_times(&bars.time);
+            text.push_str(&format!(
+                "{} {} on {on} ({} bars, {} .. {})\n\n",
+                strategy.name(),
+                named.join(" "),
+                bars.len(),
+                style.format(bars.time[0]),
+                style.format(bars.time[bars.len() - 1]),
+            ));
+            text.push_str(&run.table(bars, &style, objective));
+            if several {
+                text.push('\n');
+            }
+        }
+        if several {
+            let mut header = vec![format!("{} over {} instruments", aggregation.how, runs.len())];
+            header.extend(runs[0].windows.iter().map(|w| w.kind.to_string()));
+            let mut row = vec![format!("objective ({objective})")];
+            row.extend(combined.iter().map(|o| human(*o)));
+            text.push_str(&table(&header, &[row]));
+        }
+        text
+    };
+    std::io::stdout().write_all(text.as_bytes())?;
+    Ok(())
+}
+
+/// `--set name=value` pairs over the strategy's defaults, each checked.
+
+/// One instrument's backtest of the parameters.
+struct InstrumentRun {
+    windows: Vec<Window>,
+    bt: Backtest,
+    metrics: Vec<Metrics>,
+    objectives: Vec<f64>,
+}
+
+impl InstrumentRun {
+    /// `{window: {metric: value, …, objective}}`.
+    fn windows_json(&self) -> serde_json::Value {
         let mut windows_json = serde_json::Map::new();
-        for ((w, m), objective) in windows.iter().zip(&metrics).zip(&objectives) {
+        for ((w, m), objective) in self.windows.iter().zip(&self.metrics).zip(&self.objectives) {
             let mut obj = serde_json::Map::new();
             for (name, v) in Metrics::NAMES.iter().zip(m.values()) {
                 obj.insert(name.to_string(), serde_json::json!(v));
@@ -88,31 +191,13 @@ pub fn run(a: BacktestArgs) -> Result<()> {
             obj.insert("objective".into(), serde_json::json!(objective));
             windows_json.insert(w.kind.to_string(), obj.into());
         }
-        let params_json: serde_json::Map<String, serde_json::Value> = strategy
-            .params()
-            .iter()
-            .zip(&params)
-            .map(|(p, v)| (p.name.to_string(), serde_json::json!(v)))
-            .collect();
-        let doc = serde_json::json!({
-            "strategy": strategy.name(),
-            "params": params_json,
-            "objective": scoring.objective.name(),
-            "windows": windows_json,
-        });
-        format!("{}\n", serde_json::to_string_pretty(&doc)?)
-    } else {
-        let mut text = format!(
-            "{} {} on {} ({} bars, {} .. {})\n\n",
-            strategy.name(),
-            named.join(" "),
-            study.data_label,
-            bars.len(),
-            style.format(bars.time[0]),
-            style.format(bars.time[bars.len() - 1]),
-        );
+        windows_json.into()
+    }
+
+    /// The metrics table: one column per window.
+    fn table(&self, bars: &sieve_core::data::Bars, style: &TimeStyle, objective: sieve_core::metrics::Objective) -> String {
         let mut header = vec!["metric".to_string()];
-        header.extend(windows.iter().map(|w| {
+        header.extend(self.windows.iter().map(|w| {
             format!(
                 "{} {}..{}",
                 w.kind,
@@ -125,21 +210,17 @@ pub fn run(a: BacktestArgs) -> Result<()> {
             .enumerate()
             .map(|(i, name)| {
                 let mut row = vec![name.to_string()];
-                row.extend(metrics.iter().map(|m| human(m.values()[i])));
+                row.extend(self.metrics.iter().map(|m| human(m.values()[i])));
                 row
             })
             .collect();
-        let mut objective_row = vec![format!("objective ({})", scoring.objective)];
-        objective_row.extend(objectives.iter().map(|o| human(*o)));
+        let mut objective_row = vec![format!("objective ({objective})")];
+        objective_row.extend(self.objectives.iter().map(|o| human(*o)));
         rows.push(objective_row);
-        text.push_str(&table(&header, &rows));
-        text
-    };
-    std::io::stdout().write_all(text.as_bytes())?;
-    Ok(())
+        table(&header, &rows)
+    }
 }
 
-/// `--set name=value` pairs over the strategy's defaults, each checked.
 fn parse_sets(strategy: &dyn Strategy, sets: &[String]) -> Result<Vec<f64>> {
     let mut params = strategy::default_params(strategy);
     for item in sets {

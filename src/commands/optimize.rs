@@ -190,6 +190,22 @@ fn print_best(out: &mut impl Write, best: &Best) -> Result<()> {
     })
     .collect();
     write!(out, "{}", table(&header, &rows))?;
+    if !best.instruments.is_empty() {
+        // Each instrument's objective per window: what the aggregate hides.
+        let mut header = vec!["instrument".to_string()];
+        header.extend(best.windows.keys().cloned());
+        let rows: Vec<Vec<String>> = best
+            .instruments
+            .iter()
+            .map(|(name, windows)| {
+                let mut row = vec![name.clone()];
+                row.extend(windows.values().map(|w| human(w.get("objective"))));
+                row
+            })
+            .collect();
+        writeln!(out, "objective per instrument (the aggregate above is their {}):", best.aggregate.as_deref().unwrap_or("mean"))?;
+        write!(out, "{}", table(&header, &rows))?;
+    }
     if let Some(r) = &best.robustness {
         if let Some(d) = &r.dsr {
             let dsr = d

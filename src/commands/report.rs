@@ -15,17 +15,21 @@ pub fn run(a: ReportArgs) -> Result<()> {
         )
     })?;
     let config = Config::parse(&state.config)?;
-    let (bars, label) = match &state.data_path {
-        Some(p) => (
-            crate::inputs::load_bars(p, &config)?.bars,
-            p.display().to_string(),
-        ),
-        None => (
+    let data = match &state.data_path {
+        Some(p) => vec![(String::new(), crate::inputs::load_bars(p, &config)?.bars)],
+        None if !state.instruments.is_empty() => {
+            let mut data = Vec::new();
+            for (name, p) in &state.instruments {
+                data.push((name.clone(), crate::inputs::load_bars(p, &config)?.bars));
+            }
+            data
+        }
+        None => vec![(
+            String::new(),
             data::synth(crate::inputs::EXAMPLE_BARS, crate::inputs::EXAMPLE_SEED),
-            state.data.clone(),
-        ),
+        )],
     };
-    let study = sieve_run::Study::new(config, bars, label)?;
+    let study = sieve_run::Study::of_instruments(config, data, state.data.clone())?;
     if study.data_hash != state.data_hash {
         anyhow::bail!(
             "the data of this run has changed since it ran ({}); the report would not match it",

@@ -27,6 +27,10 @@ pub struct Best {
     /// instruments: each window's objective is the aggregate of theirs, its
     /// metrics their means (trades summed), its span the union of theirs.
     pub windows: IndexMap<String, WindowResult>,
+    /// With several instruments, how their objectives combine
+    /// (`score.aggregate`, with `", skipping undefined"` when set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggregate: Option<String>,
     /// With several instruments, each one's windows, by name.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub instruments: IndexMap<String, IndexMap<String, WindowResult>>,
@@ -258,6 +262,13 @@ pub(crate) fn best_json(
         score: b.score,
         windows: crate::best::window_results(study, &b.params),
         instruments: crate::best::instrument_results(study, &b.params),
+        aggregate: study.market.is_several().then(|| {
+            let a = study.market.aggregation;
+            match a.skip_undefined {
+                true => format!("{}, skipping undefined", a.how),
+                false => a.how.to_string(),
+            }
+        }),
         agreement: AgreementRecord {
             spearman: rec.spearman,
             top_screen_ranks: rec.top_screen_ranks.clone(),

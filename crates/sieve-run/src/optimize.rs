@@ -147,6 +147,19 @@ fn open_run(study: &Study, opts: &OptimizeOptions<'_>, obs: &mut dyn Observer) -
                     .data
                     .as_ref()
                     .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())),
+                instruments: match study.market.is_several() {
+                    true => study
+                        .market
+                        .names()
+                        .into_iter()
+                        .zip(&study.config.paths)
+                        .map(|(n, p)| {
+                            let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+                            (n.to_string(), p)
+                        })
+                        .collect(),
+                    false => Vec::new(),
+                },
                 config: study.config.canonical_toml(),
                 status: "running".into(),
                 stop_reason: None,

@@ -31,8 +31,12 @@ pub struct RunState {
     pub config_hash: String,
     pub data_hash: String,
     pub data: String,
-    /// The data file (None: the built-in synthetic series).
+    /// The data file (None: the built-in synthetic series, or several
+    /// instruments).
     pub data_path: Option<PathBuf>,
+    /// With several instruments (`data.paths`), each one's name and file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instruments: Vec<(String, PathBuf)>,
     /// The config that ran (TOML).
     pub config: String,
     /// "running" or "done".

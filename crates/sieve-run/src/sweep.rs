@@ -126,7 +126,14 @@ pub fn run(
     let screen = plan.backend.screen(&job, on_batch)?;
     let secs = started.elapsed().as_secs_f64();
     let evaluated = screen.stats.evaluated as f64;
-    let bars = study.scoring().screen.end as f64;
+    // Every instrument is simulated up to its screen window's end.
+    let bars_per_combination: u64 = study
+        .market
+        .instruments
+        .iter()
+        .map(|i| i.scoring.screen.end as u64)
+        .sum();
+    let bars = bars_per_combination as f64;
     let meta = SweepMeta {
         sieve_version: env!("CARGO_PKG_VERSION").to_string(),
         strategy: study.strategy.name().to_string(),
@@ -137,7 +144,7 @@ pub fn run(
         objective: study.scoring().objective.name().to_string(),
         screen_window: study.scoring().screen.kind.to_string(),
         grid_size: study.space.size(),
-        bars_per_combination: study.scoring().screen.end as u64,
+        bars_per_combination,
         top: plan.top,
         backend: plan.backend.name().to_string(),
         shard: ShardMeta {

@@ -13,7 +13,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use sieve_core::config::Annualization;
 use sieve_core::engine::{Backtest, Fill, Side, Trade};
+use indexmap::IndexMap;
 use sieve_core::format::{self, float};
+use sieve_core::market::Instrument;
 use sieve_core::metrics::{Window, WindowKind};
 use sieve_core::strategy::{self, Direction};
 use sieve_core::{Error, Result};
@@ -51,11 +53,25 @@ pub fn write(study: &Study, dir: &Path, axes: &HeatmapAxes) -> Result<()> {
     push_head(&mut html, &state, &best);
     robust::push_robustness(&mut html, &best, dir)?;
     push_best(&mut html, &best);
-    push_metrics(&mut html, &best);
+    if study.market.is_several() {
+        let how = best.aggregate.as_deref().unwrap_or("mean");
+        let _ = writeln!(
+            html,
+            "<p>Over {} instruments: each window's objective is the {how} of theirs; the other metrics are their means (trades summed). Each instrument follows.</p>",
+            study.market.instruments.len()
+        );
+    }
+    push_metrics(&mut html, "Metrics", &best.windows);
     push_settings(&mut html, study);
-    let bt = best_backtest(study, &best)?;
-    push_equity(&mut html, study, &bt)?;
-    push_trades(&mut html, &bt.trades, &study.bars().time);
+    let backtests = best_backtests(study, &best)?;
+    for (instrument, bt) in study.market.instruments.iter().zip(&backtests) {
+        if let Some(windows) = best.instruments.get(&instrument.name) {
+            let _ = writeln!(html, "<h2>Instrument {}</h2>", esc(&instrument.name));
+            push_metrics(&mut html, "Metrics", windows);
+        }
+        push_equity(&mut html, instrument, bt)?;
+        push_trades(&mut html, &bt.trades, &instrument.bars.time);
+    }
     push_heatmap(&mut html, dir, axes)?;
     push_ranks(&mut html, dir, &state)?;
     push_history(&mut html, &state)?;
@@ -114,9 +130,9 @@ fn push_best(html: &mut String, best: &Best) {
     html.push_str("</table>\n");
 }
 
-fn push_metrics(html: &mut String, best: &Best) {
-    let windows: Vec<(&String, &WindowResult)> = best.windows.iter().collect();
-    html.push_str("<h2>Metrics</h2>\n<table><tr><th>metric</th>");
+fn push_metrics(html: &mut String, title: &str, windows: &IndexMap<String, WindowResult>) {
+    let windows: Vec<(&String, &WindowResult)> = windows.iter().collect();
+    let _ = write!(html, "<h2>{title}</h2>\n<table><tr><th>metric</th>");
     for (name, w) in &windows {
         let _ = write!(
             html,
@@ -410,19 +426,22 @@ const LABEL_FONT: (&str, u32) = ("sans-serif", 16);
 /// More trades than this and the equity curve gets no trade markers.
 const MAX_MARKED_TRADES: usize = 500;
 
-fn best_backtest(study: &Study, best: &Best) -> Result<Backtest> {
+/// The best candidate's backtest on each instrument, in order.
+fn best_backtests(study: &Study, best: &Best) -> Result<Vec<Backtest>> {
     let params: Vec<f64> = study
         .param_names()
         .iter()
         .map(|n| best.params.get(*n).copied().unwrap_or(f64::NAN))
         .collect();
     strategy::check_params(study.strategy, &params)?;
-    Ok(study.with_evaluator([params.as_slice()], |eval| eval.backtest(&params)))
+    Ok(study.with_evaluators([params.as_slice()], |evals| {
+        evals.iter().map(|eval| eval.backtest(&params)).collect()
+    }))
 }
 
-fn push_equity(html: &mut String, study: &Study, bt: &Backtest) -> Result<()> {
+fn push_equity(html: &mut String, instrument: &Instrument, bt: &Backtest) -> Result<()> {
     html.push_str("<h2>Equity and drawdown of the best candidate</h2>\n");
-    html.push_str(&equity_svg(study, bt).map_err(chart_error)?);
+    html.push_str(&equity_svg(instrument, bt).map_err(chart_error)?);
     if bt.trades.len() > MAX_MARKED_TRADES {
         let _ = writeln!(
             html,
@@ -497,9 +516,9 @@ enum Swatch {
 }
 
 /// Shaded windows: the score and holdout windows (the full one is not shaded).
-fn shaded_windows(study: &Study) -> Vec<(Window, RGBColor)> {
-    study
-        .scoring()
+fn shaded_windows(instrument: &Instrument) -> Vec<(Window, RGBColor)> {
+    instrument
+        .scoring
         .windows
         .all()
         .filter(|w| w.kind != WindowKind::Full)
@@ -514,12 +533,12 @@ fn shaded_windows(study: &Study) -> Vec<(Window, RGBColor)> {
         .collect()
 }
 
-fn equity_legend(study: &Study, markers: &[(usize, Marker)]) -> Vec<(Swatch, String)> {
+fn equity_legend(instrument: &Instrument, markers: &[(usize, Marker)]) -> Vec<(Swatch, String)> {
     let mut items = vec![
         (Swatch::Line(EQUITY_COLOR), "strategy equity".to_string()),
         (Swatch::Line(HOLD_COLOR), "buy and hold".to_string()),
     ];
-    for (w, color) in shaded_windows(study) {
+    for (w, color) in shaded_windows(instrument) {
         items.push((Swatch::Band(color), format!("{} window", w.kind)));
     }
     for kind in Marker::ALL {
@@ -530,14 +549,14 @@ fn equity_legend(study: &Study, markers: &[(usize, Marker)]) -> Vec<(Swatch, Str
     items
 }
 
-fn equity_svg(study: &Study, bt: &Backtest) -> Chart {
-    let hold = buy_and_hold(&study.bars().close, study.scoring().engine.initial_cash);
+fn equity_svg(instrument: &Instrument, bt: &Backtest) -> Chart {
+    let hold = buy_and_hold(&instrument.bars.close, instrument.scoring.engine.initial_cash);
     let markers = if bt.trades.len() <= MAX_MARKED_TRADES {
         trade_markers(&bt.trades)
     } else {
         Vec::new()
     };
-    let axis = TimeAxis::new(&study.bars().time);
+    let axis = TimeAxis::new(&instrument.bars.time);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (960, 580)).into_drawing_area();
@@ -545,8 +564,8 @@ fn equity_svg(study: &Study, bt: &Backtest) -> Chart {
         let (top, bottom) = root.split_vertically(370);
         let (top_plot, top_legend) = top.split_horizontally(PLOT_WIDTH);
         let (bottom_plot, _) = bottom.split_horizontally(PLOT_WIDTH);
-        draw_equity(&top_plot, study, &bt.equity, &hold, &markers, &axis)?;
-        draw_legend(&top_legend, &equity_legend(study, &markers))?;
+        draw_equity(&top_plot, instrument, &bt.equity, &hold, &markers, &axis)?;
+        draw_legend(&top_legend, &equity_legend(instrument, &markers))?;
         draw_drawdown(&bottom_plot, &bt.equity, &axis)?;
         root.present()?;
     }
@@ -572,7 +591,7 @@ fn padded_range<'a>(series: impl IntoIterator<Item = &'a [f64]>) -> (f64, f64) {
 
 fn draw_equity(
     area: &Area,
-    study: &Study,
+    instrument: &Instrument,
     equity: &[f64],
     hold: &[f64],
     markers: &[(usize, Marker)],
@@ -594,7 +613,7 @@ fn draw_equity(
         .y_label_formatter(&|y| axis_label(*y, hi - lo))
         .x_labels(8)
         .draw()?;
-    for (w, color) in shaded_windows(study) {
+    for (w, color) in shaded_windows(instrument) {
         chart.draw_series(std::iter::once(Rectangle::new(
             [(w.start as f64, lo), (w.end as f64, hi)],
             color.mix(0.5).filled(),
