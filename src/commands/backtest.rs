@@ -127,7 +127,12 @@ pub fn run(a: BacktestArgs) -> Result<()> {
                 .names()
                 .into_iter()
                 .zip(&runs)
-                .map(|(name, run)| (name.to_string(), serde_json::json!({ "windows": run.windows_json() })))
+                .map(|(name, run)| {
+                    (
+                        name.to_string(),
+                        serde_json::json!({ "windows": run.windows_json() }),
+                    )
+                })
                 .collect();
             doc["instruments"] = instruments.into();
         } else {
@@ -157,7 +162,11 @@ pub fn run(a: BacktestArgs) -> Result<()> {
             }
         }
         if several {
-            let mut header = vec![format!("{} over {} instruments", aggregation.how, runs.len())];
+            let mut header = vec![format!(
+                "{} over {} instruments",
+                aggregation.how,
+                runs.len()
+            )];
             header.extend(runs[0].windows.iter().map(|w| w.kind.to_string()));
             let mut row = vec![format!("objective ({objective})")];
             row.extend(combined.iter().map(|o| human(*o)));
@@ -195,7 +204,12 @@ impl InstrumentRun {
     }
 
     /// The metrics table: one column per window.
-    fn table(&self, bars: &sieve_core::data::Bars, style: &TimeStyle, objective: sieve_core::metrics::Objective) -> String {
+    fn table(
+        &self,
+        bars: &sieve_core::data::Bars,
+        style: &TimeStyle,
+        objective: sieve_core::metrics::Objective,
+    ) -> String {
         let mut header = vec!["metric".to_string()];
         header.extend(self.windows.iter().map(|w| {
             format!(

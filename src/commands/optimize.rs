@@ -203,7 +203,11 @@ fn print_best(out: &mut impl Write, best: &Best) -> Result<()> {
                 row
             })
             .collect();
-        writeln!(out, "objective per instrument (the aggregate above is their {}):", best.aggregate.as_deref().unwrap_or("mean"))?;
+        writeln!(
+            out,
+            "objective per instrument (the aggregate above is their {}):",
+            best.aggregate.as_deref().unwrap_or("mean")
+        )?;
         write!(out, "{}", table(&header, &rows))?;
     }
     if let Some(r) = &best.robustness {

@@ -8,12 +8,12 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use indexmap::IndexMap;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use sieve_core::config::Annualization;
 use sieve_core::engine::{Backtest, Fill, Side, Trade};
-use indexmap::IndexMap;
 use sieve_core::format::{self, float};
 use sieve_core::market::Instrument;
 use sieve_core::metrics::{Window, WindowKind};
@@ -550,7 +550,10 @@ fn equity_legend(instrument: &Instrument, markers: &[(usize, Marker)]) -> Vec<(S
 }
 
 fn equity_svg(instrument: &Instrument, bt: &Backtest) -> Chart {
-    let hold = buy_and_hold(&instrument.bars.close, instrument.scoring.engine.initial_cash);
+    let hold = buy_and_hold(
+        &instrument.bars.close,
+        instrument.scoring.engine.initial_cash,
+    );
     let markers = if bt.trades.len() <= MAX_MARKED_TRADES {
         trade_markers(&bt.trades)
     } else {
