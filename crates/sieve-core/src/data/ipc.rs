@@ -13,8 +13,15 @@ pub(crate) const FILE_MAGIC: &[u8] = b"ARROW1";
 /// The first bytes of an Arrow IPC stream (a continuation marker).
 pub(crate) const STREAM_MAGIC: &[u8] = &[0xff, 0xff, 0xff, 0xff];
 
+/// The most bytes one compressed buffer may claim to hold uncompressed.
+/// arrow-ipc allocates what a buffer claims before decompressing it, so a
+/// corrupt length could abort the process; no honest bar file has a single
+/// column buffer this large in one record batch (134 million f64 values).
+const MAX_BUFFER_BYTES: i64 = 1 << 30;
+
 /// Reads Arrow IPC bytes into bars; messages name rows but not the file.
 pub fn parse_arrow(bytes: &[u8], options: &LoadOptions) -> Result<Loaded, String> {
+    check_buffer_lengths(bytes)?;
     let unreadable = |e: arrow_schema::ArrowError| format!("not a readable Arrow file: {e}");
     if bytes.starts_with(FILE_MAGIC) {
         let schema = FileReader::try_new(Cursor::new(bytes), None)
@@ -33,4 +40,115 @@ pub fn parse_arrow(bytes: &[u8], options: &LoadOptions) -> Result<Loaded, String
             .map_err(unreadable)?;
         columnar::read(plan, options, reader.map(|b| b.map_err(unreadable)))
     }
+}
+
+/// Refuses a file whose compressed buffers claim more than
+/// [`MAX_BUFFER_BYTES`] uncompressed. Walks the record batches the reader
+/// will decode: the footer's blocks of a file, the messages of a stream.
+/// Structure it cannot follow is left for the reader to report.
+fn check_buffer_lengths(bytes: &[u8]) -> Result<(), String> {
+    for (meta, body) in messages(bytes) {
+        let Ok(message) = arrow_ipc::root_as_message(meta) else {
+            continue;
+        };
+        let batch = message
+            .header_as_record_batch()
+            .or_else(|| message.header_as_dictionary_batch().and_then(|d| d.data()));
+        let Some(batch) = batch.filter(|b| b.compression().is_some()) else {
+            continue;
+        };
+        for buffer in batch.buffers().iter().flatten() {
+            let at = usize::try_from(buffer.offset()).ok();
+            let claimed = at
+                .and_then(|at| body.get(at..at.checked_add(8)?))
+                .and_then(|b| b.try_into().ok())
+                .map(i64::from_le_bytes);
+            if let Some(claimed) = claimed.filter(|&c| c > MAX_BUFFER_BYTES) {
+                return Err(format!(
+                    "not a readable Arrow file: a compressed buffer claims {claimed} bytes uncompressed (more than {MAX_BUFFER_BYTES}); the file is corrupt"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// (metadata flatbuffer, body) of each message the reader will decode.
+fn messages(bytes: &[u8]) -> Vec<(&[u8], &[u8])> {
+    let mut out = Vec::new();
+    if bytes.starts_with(FILE_MAGIC) {
+        let Some(tail) = bytes.len().checked_sub(10).and_then(|at| bytes.get(at..)) else {
+            return out;
+        };
+        let Ok(tail) = <[u8; 10]>::try_from(tail) else {
+            return out;
+        };
+        let Ok(footer_len) = arrow_ipc::reader::read_footer_length(tail) else {
+            return out;
+        };
+        let Some(footer) = bytes
+            .len()
+            .checked_sub(10 + footer_len)
+            .and_then(|start| bytes.get(start..start + footer_len))
+        else {
+            return out;
+        };
+        let Ok(footer) = arrow_ipc::root_as_footer(footer) else {
+            return out;
+        };
+        let blocks = footer.recordBatches().into_iter().chain(footer.dictionaries());
+        for block in blocks.flat_map(|b| b.iter()) {
+            let (Ok(offset), Ok(meta_len), Ok(body_len)) = (
+                usize::try_from(block.offset()),
+                usize::try_from(block.metaDataLength()),
+                usize::try_from(block.bodyLength()),
+            ) else {
+                continue;
+            };
+            let meta = bytes.get(offset..offset.saturating_add(meta_len));
+            let body_start = offset.saturating_add(meta_len);
+            let body = bytes.get(body_start..body_start.saturating_add(body_len));
+            if let (Some(meta), Some(body)) = (meta, body) {
+                // A block's metadata starts with the continuation marker and
+                // its length.
+                let skip = if meta.starts_with(STREAM_MAGIC) { 8 } else { 4 };
+                if let Some(meta) = meta.get(skip..) {
+                    out.push((meta, body));
+                }
+            }
+        }
+    } else {
+        let mut at = 0usize;
+        loop {
+            let word = |at: usize| -> Option<u32> {
+                Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+            };
+            let Some(mut len) = word(at) else { break };
+            at += 4;
+            if len == u32::MAX {
+                let Some(l) = word(at) else { break };
+                len = l;
+                at += 4;
+            }
+            if len == 0 || len > i32::MAX as u32 {
+                break;
+            }
+            let Some(meta) = bytes.get(at..at + len as usize) else {
+                break;
+            };
+            at += len as usize;
+            let Ok(message) = arrow_ipc::root_as_message(meta) else {
+                break;
+            };
+            let Ok(body_len) = usize::try_from(message.bodyLength()) else {
+                break;
+            };
+            let Some(body) = bytes.get(at..at.saturating_add(body_len)) else {
+                break;
+            };
+            at += body_len;
+            out.push((meta, body));
+        }
+    }
+    out
 }
