@@ -178,8 +178,6 @@ pub fn run(a: BacktestArgs) -> Result<()> {
     Ok(())
 }
 
-/// `--set name=value` pairs over the strategy's defaults, each checked.
-
 /// One instrument's backtest of the parameters.
 struct InstrumentRun {
     windows: Vec<Window>,
@@ -235,6 +233,7 @@ impl InstrumentRun {
     }
 }
 
+/// `--set name=value` pairs over the strategy's defaults, each checked.
 fn parse_sets(strategy: &dyn Strategy, sets: &[String]) -> Result<Vec<f64>> {
     let mut params = strategy::default_params(strategy);
     for item in sets {

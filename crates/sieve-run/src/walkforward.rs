@@ -284,7 +284,7 @@ pub fn walkforward(
         .windows
         .holdout
         .map_or(study.bars().len(), |h| h.start);
-    let folds = folds(&study.bars(), &wf, limit)?;
+    let folds = folds(study.bars(), &wf, limit)?;
     std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
     obs.note(&format!(
         "walk-forward: {} folds (train {}, test {}, step {}{})",

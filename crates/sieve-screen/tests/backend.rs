@@ -3,17 +3,18 @@
 
 use sieve_core::config::Config;
 use sieve_core::data::{synth, Bars};
-use sieve_core::evaluate::{Evaluator, Scoring};
+use sieve_core::evaluate::Evaluator;
 use sieve_core::grid::ParamSpace;
 use sieve_core::indicators::IndicatorSet;
+use sieve_core::market::Market;
 use sieve_core::strategy::Strategy;
 use sieve_screen::{Checkpoint, CpuBackend, Scored, ScreenBackend, ScreenJob};
 
 struct Case {
-    bars: Bars,
+    /// One instrument, or several.
+    market: Market,
     strategy: &'static dyn Strategy,
     space: ParamSpace,
-    scoring: Scoring,
     /// [`ScreenJob::series_budget`]: 0 forces per-batch shared series.
     series_budget: u64,
 }
@@ -24,11 +25,20 @@ fn case(strategy: &str, grid: &str, extra: &str) -> Case {
 
 /// A case from `[strategy]` keys (a built-in's name, or rules).
 fn case_of(strategy: &str, grid: &str, extra: &str) -> Case {
+    case_on(
+        strategy,
+        grid,
+        extra,
+        vec![(String::new(), synth(2500, 11))],
+    )
+}
+
+/// A case on the named instruments' bars.
+fn case_on(strategy: &str, grid: &str, extra: &str, data: Vec<(String, Bars)>) -> Case {
     let config = Config::parse(&format!(
         "[strategy]\n{strategy}\n[strategy.params]\n{grid}\n[score]\nscore_start = \"2019-01-01\"\n{extra}"
     ))
     .unwrap();
-    let bars = synth(2500, 11);
     let strategy = config.strategy().unwrap();
     let space = ParamSpace::from_config(
         strategy,
@@ -36,12 +46,11 @@ fn case_of(strategy: &str, grid: &str, extra: &str) -> Case {
         config.constraints.as_deref(),
     )
     .unwrap();
-    let scoring = Scoring::new(&config, &bars).unwrap();
+    let market = Market::new(&config, data, strategy).unwrap();
     Case {
-        bars,
+        market,
         strategy,
         space,
-        scoring,
         series_budget: sieve_screen::SERIES_BUDGET,
     }
 }
@@ -95,7 +104,28 @@ fn cases() -> Vec<Case> {
     ]
     .into_iter()
     .chain(rule_cases())
+    .chain(market_cases())
     .collect()
+}
+
+/// Three instruments of different lengths and starts, each aggregate.
+fn market_cases() -> Vec<Case> {
+    let data = || {
+        vec![
+            ("a".to_string(), synth(2500, 11)),
+            ("b".to_string(), synth(2200, 12)),
+            ("c".to_string(), synth(2600, 13)),
+        ]
+    };
+    let grid =
+        "fast = { start = 2, stop = 40, step = 3 }\nslow = { start = 10, stop = 120, step = 10 }";
+    ["mean", "median", "min"]
+        .into_iter()
+        .map(|how| {
+            let extra = format!("aggregate = \"{how}\"\nobjective = \"sharpe\"");
+            case_on("name = \"sma_cross\"", grid, &extra, data())
+        })
+        .collect()
 }
 
 fn screen(
@@ -106,10 +136,9 @@ fn screen(
     range: Option<std::ops::Range<u64>>,
 ) -> Vec<Scored> {
     let job = ScreenJob {
-        bars: &c.bars,
+        market: &c.market,
         strategy: c.strategy,
         space: &c.space,
-        scoring: &c.scoring,
         range: range.unwrap_or(0..c.space.size()),
         top,
         threads,
@@ -126,18 +155,34 @@ fn exact_scores(c: &Case) -> Vec<(u64, f64)> {
         .filter(|(_, p)| c.space.allowed(p))
         .collect();
     let keys = Evaluator::indicators_for(c.strategy, params.iter().map(|(_, p)| p.as_slice()));
-    let ind = IndicatorSet::build_for(&c.bars, c.strategy.series(), keys);
-    let eval = Evaluator {
-        bars: &c.bars,
-        strategy: c.strategy,
-        indicators: &ind,
-        scoring: &c.scoring,
-    };
+    // Each instrument's exact objective, then the aggregate over them.
+    let per_instrument: Vec<Vec<f64>> = c
+        .market
+        .instruments
+        .iter()
+        .map(|inst| {
+            let ind = IndicatorSet::build_for(&inst.bars, c.strategy.series(), keys.clone());
+            let eval = Evaluator {
+                bars: &inst.bars,
+                strategy: c.strategy,
+                indicators: &ind,
+                scoring: &inst.scoring,
+            };
+            params
+                .iter()
+                .map(|(_, p)| {
+                    let bt = eval.backtest(p);
+                    eval.objective(&eval.metrics(&bt, &inst.scoring.screen))
+                })
+                .collect()
+        })
+        .collect();
     params
         .iter()
-        .map(|(i, p)| {
-            let bt = eval.backtest(p);
-            (*i, eval.objective(&eval.metrics(&bt, &c.scoring.screen)))
+        .enumerate()
+        .map(|(k, (i, _))| {
+            let values: Vec<f64> = per_instrument.iter().map(|o| o[k]).collect();
+            (*i, c.market.aggregation.of(&values))
         })
         .collect()
 }
@@ -236,10 +281,9 @@ fn resume_from_any_checkpoint_matches(backend: &dyn ScreenBackend) {
 
 fn resume_matches(backend: &dyn ScreenBackend, c: &Case) {
     let job = ScreenJob {
-        bars: &c.bars,
+        market: &c.market,
         strategy: c.strategy,
         space: &c.space,
-        scoring: &c.scoring,
         range: 0..c.space.size(),
         top: 10,
         threads: 1,
@@ -274,10 +318,9 @@ fn resume_matches(backend: &dyn ScreenBackend, c: &Case) {
 
 fn job_clone<'a>(j: &ScreenJob<'a>) -> ScreenJob<'a> {
     ScreenJob {
-        bars: j.bars,
+        market: j.market,
         strategy: j.strategy,
         space: j.space,
-        scoring: j.scoring,
         range: j.range.clone(),
         top: j.top,
         threads: j.threads,

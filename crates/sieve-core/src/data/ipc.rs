@@ -96,7 +96,10 @@ fn messages(bytes: &[u8]) -> Vec<(&[u8], &[u8])> {
         let Ok(footer) = arrow_ipc::root_as_footer(footer) else {
             return out;
         };
-        let blocks = footer.recordBatches().into_iter().chain(footer.dictionaries());
+        let blocks = footer
+            .recordBatches()
+            .into_iter()
+            .chain(footer.dictionaries());
         for block in blocks.flat_map(|b| b.iter()) {
             let (Ok(offset), Ok(meta_len), Ok(body_len)) = (
                 usize::try_from(block.offset()),
