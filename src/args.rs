@@ -151,6 +151,9 @@ pub struct SynthArgs {
     /// Random seed.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Seconds between bars (86400: daily; 3600: hourly; 60: one-minute).
+    #[arg(long, default_value_t = 86_400, value_name = "SECONDS")]
+    pub bar_seconds: u64,
     /// Output file: CSV, or Parquet (`.parquet`) or Arrow/Feather (`.feather`, `.arrow`) by its extension.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,

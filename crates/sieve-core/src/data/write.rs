@@ -36,8 +36,10 @@ fn to_csv(bars: &Bars) -> String {
     } else {
         "\n"
     });
+    // One style for the whole column: a reader refuses a mix of dates and date-times.
+    let style = format::TimeStyle::for_times(&bars.time);
     for i in 0..bars.len() {
-        out.push_str(&format::time(bars.time[i]));
+        out.push_str(&style.format(bars.time[i]));
         for v in [bars.open[i], bars.high[i], bars.low[i], bars.close[i]] {
             out.push(',');
             format::push_float(&mut out, v);

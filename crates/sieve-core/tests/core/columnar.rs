@@ -279,12 +279,26 @@ fn a_file_named_parquet_that_is_not_is_named_as_such() {
 /// What `write_bars` writes loads back to the same bars in every format.
 #[test]
 fn written_files_load_back_identically_in_every_format() {
-    let bars = sieve_core::data::synth(500, 9);
+    let daily = sieve_core::data::synth(500, 9);
+    // Minute bars starting at a midnight, and bars with milliseconds: the CSV
+    // column must use one style throughout.
+    let mut minutes = daily.clone();
+    let mut millis = daily.clone();
+    for i in 0..daily.len() {
+        minutes.time[i] = daily.time[0] + i as i64 * 60_000;
+        millis.time[i] = daily.time[0] + i as i64 * 60_000 + (i as i64 % 3) * 250;
+    }
     let dir = tempfile::tempdir().unwrap();
-    for name in ["b.csv", "b.parquet", "b.feather", "b.arrow"] {
-        let path = dir.path().join(name);
-        sieve_core::data::write_bars(&bars, &path).unwrap();
-        let back = sieve_core::data::load(&path, &LoadOptions::default()).unwrap();
-        assert_eq!(back.bars, bars, "{name}");
+    for (kind, bars) in [
+        ("daily", &daily),
+        ("minutes", &minutes),
+        ("millis", &millis),
+    ] {
+        for name in ["b.csv", "b.parquet", "b.feather", "b.arrow"] {
+            let path = dir.path().join(name);
+            sieve_core::data::write_bars(bars, &path).unwrap();
+            let back = sieve_core::data::load(&path, &LoadOptions::default()).unwrap();
+            assert_eq!(&back.bars, bars, "{kind} {name}");
+        }
     }
 }
