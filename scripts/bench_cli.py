@@ -107,6 +107,7 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="skip the 1M-combination sweeps")
     ap.add_argument("--rules-only", action="store_true", help="only the rule-strategy section")
+    ap.add_argument("--data-only", action="store_true", help="only the data section (formats, instruments)")
     a = ap.parse_args()
     subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
     d = tempfile.mkdtemp(prefix="sieve-bench-")
@@ -121,6 +122,9 @@ def main():
     print(f"runs per median: {a.runs}\n")
     if a.rules_only:
         rules(p, common, a.runs)
+        return
+    if a.data_only:
+        data(p, a.runs)
         return
 
     # Candidates: the top 50,000 of a real sweep of the default activation grid.
@@ -167,6 +171,41 @@ def main():
         print(f"  K=5000 {a5:.2f} s vs K=1000 {a1:.2f} s: difference {100 * (a5 - a1) / a1:+.1f}%")
 
     rules(p, common, a.runs)
+    data(p, a.runs)
+
+
+def data(p, runs):
+    print("\n== data: 1,000,000 one-minute bars through `sieve backtest` (load + one backtest)")
+    files = {ext: p("minute." + ext) for ext in ["csv", "parquet", "feather"]}
+    for path in files.values():
+        run(["synth", "--bars", "1000000", "--bar-seconds", "60", "--out", path])
+    bt = ["backtest", "--strategy", "sma_cross", "--set", "fast=10", "--set", "slow=50", "--json", "--data"]
+    outs = {ext: subprocess.run([SIEVE] + bt + [path], check=True, capture_output=True).stdout for ext, path in files.items()}
+    times = {ext: [] for ext in files}
+    for _ in range(runs):  # interleaved, so noise hits every format alike
+        for ext, path in files.items():
+            times[ext].append(run(bt + [path]))
+    csv_t = statistics.median(times["csv"])
+    for ext, path in files.items():
+        t = statistics.median(times[ext])
+        print(f"{ext:8} {os.path.getsize(path) / 1e6:6.1f} MB: median {t:.3f} s ({csv_t / t:.2f}x CSV's speed)")
+    print(f"backtests identical across formats: {len(set(outs.values())) == 1}")
+
+    print("\n== one grid over 3 instruments (4,000 daily bars each) vs 3 single sweeps")
+    for seed in (1, 2, 3):
+        run(["synth", "--bars", "4000", "--seed", str(seed), "--out", p(f"inst{seed}.csv")])
+    with open(p("multi.toml"), "w") as f:
+        f.write(SMA_ALL + '[data]\npaths = ["inst1.csv", "inst2.csv", "inst3.csv"]\n')
+    multi, singles = [], []
+    for _ in range(runs):
+        multi.append(run(["sweep", "--config", p("multi.toml"), "--out", p("multi.csv")]))
+        singles.append(sum(run(["sweep", "--config", p("sma.toml"), "--data", p(f"inst{seed}.csv"), "--out", p("single.csv")])
+                           for seed in (1, 2, 3)))
+    tm, ts = statistics.median(multi), statistics.median(singles)
+    m = meta(p("multi.meta.json"))
+    print(f"sma_cross all 2 <= fast < slow <= 500 ({m['objective_stats']['combinations_evaluated']:,} combinations): "
+          f"3 instruments in one sweep {tm:.3f} s vs 3 single sweeps {ts:.3f} s: ratio {tm / ts:.2f}; "
+          f"{m['timings']['bar_combinations_per_s']:.3e} bar-combinations/s")
 
 
 def rules(p, common, runs):

@@ -166,10 +166,13 @@ pub fn instrument_files(config: &Config) -> Result<Vec<(String, PathBuf)>> {
         }
         let matches = glob::glob(&text)
             .map_err(|e| anyhow::anyhow!("config: data.paths: bad pattern \"{text}\": {e}"))?;
-        let mut found: Vec<PathBuf> = matches
-            .filter_map(|m| m.ok())
-            .filter(|p| p.is_file())
-            .collect();
+        let mut found: Vec<PathBuf> = Vec::new();
+        for m in matches {
+            let path = m.map_err(|e| anyhow::anyhow!("config: data.paths: \"{text}\": {e}"))?;
+            if path.is_file() {
+                found.push(path);
+            }
+        }
         if found.is_empty() {
             anyhow::bail!("config: data.paths: \"{text}\" matches no file");
         }
@@ -201,8 +204,12 @@ pub fn instrument_files(config: &Config) -> Result<Vec<(String, PathBuf)>> {
             );
         }
         if let Some(j) = names[..i].iter().position(|n| n == name) {
+            let hint = match config.names {
+                Some(_) => "",
+                None => " (name them with data.names)",
+            };
             anyhow::bail!(
-                "config: data.names: instrument '{name}' names both {} and {}; instruments must not repeat (set data.names)",
+                "config: data.names: instrument '{name}' names both {} and {}; instruments must not repeat{hint}",
                 files[j].display(),
                 files[i].display()
             );

@@ -292,6 +292,7 @@ fn an_undefined_instrument_undefines_the_aggregate_unless_skipped() {
         "10",
     ]));
     assert!(e.contains("no combination had a finite calmar"), "{e}");
+    assert!(e.contains("score.aggregate_skip_undefined"), "{e}");
     assert!(rows(&out).iter().all(|r| num(&r["score"]).is_nan()));
 
     let skip = config(
@@ -396,6 +397,11 @@ fn instrument_mistakes_are_clear_errors() {
         ),
         (format!("paths = {glob}"), "", vec!["matches no file"]),
         (
+            "paths = [\"a.csv\", 3]".to_string(),
+            "",
+            vec!["data.paths", "a file path or a list of file paths"],
+        ),
+        (
             format!("path = {:?}\n{}", a.to_str().unwrap(), paths_key(&[a, b])),
             "",
             vec!["data.path and data.paths are both set"],
@@ -451,4 +457,41 @@ fn instrument_mistakes_are_clear_errors() {
         dir.path().join("wf").to_str().unwrap(),
     ]));
     assert!(e.contains("studies one instrument"), "{e}");
+}
+
+/// `--data FILE` on a config with `data.paths` studies that file alone (the
+/// way out the multi-instrument errors point to), exactly as without the list.
+#[test]
+fn data_flag_replaces_the_config_instruments() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = instruments(dir.path());
+    let (a, b) = (files[0].1.as_path(), files[1].1.as_path());
+    let two = config(dir.path(), "two.toml", &paths_key(&[a, b]), "");
+    let none = config(dir.path(), "none.toml", "", "");
+    let args = |cfg: &str, trades: &Path| -> Vec<String> {
+        [
+            "backtest",
+            "-c",
+            cfg,
+            "--data",
+            a.to_str().unwrap(),
+            "--set",
+            "fast=4",
+            "--set",
+            "slow=20",
+            "--json",
+            "--trades",
+            trades.to_str().unwrap(),
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let (t1, t2) = (dir.path().join("t1.csv"), dir.path().join("t2.csv"));
+    let with_list = args(&two, &t1);
+    let without = args(&none, &t2);
+    let out1 = run_ok(&with_list.iter().map(String::as_str).collect::<Vec<_>>());
+    let out2 = run_ok(&without.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(out1, out2);
+    assert!(!out1.contains("instruments"), "{out1}");
+    assert_eq!(std::fs::read(&t1).unwrap(), std::fs::read(&t2).unwrap());
 }

@@ -112,7 +112,7 @@ struct RawData {
 
 /// `data.paths`: a list of files or patterns, or one pattern.
 #[derive(Deserialize)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "a file path or a list of file paths (strings)")]
 enum RawPaths {
     One(PathBuf),
     Many(Vec<PathBuf>),
@@ -524,6 +524,18 @@ fn apply_override(table: &mut toml::Table, item: &str) -> Result<()> {
         cur = entry
             .as_table_mut()
             .ok_or_else(|| Error::config(path, format!("'{k}' is not a table")))?;
+    }
+    // One data source: `data.path` given on the command line replaces the
+    // file's `data.paths` (and its names), and `data.paths` its `data.path`.
+    match path {
+        "data.path" => {
+            cur.remove("paths");
+            cur.remove("names");
+        }
+        "data.paths" => {
+            cur.remove("path");
+        }
+        _ => {}
     }
     cur.insert(last.to_string(), parsed);
     Ok(())

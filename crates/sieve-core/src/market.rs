@@ -10,6 +10,7 @@ use crate::data::Bars;
 use crate::error::{Error, Result};
 use crate::evaluate::Scoring;
 use crate::metrics::Aggregation;
+use crate::metrics::Boundary;
 use crate::strategy::Strategy;
 
 /// One instrument: a name, its bars and how they are scored.
@@ -51,6 +52,8 @@ impl Market {
             }
             (_, e) => e,
         };
+        let dated = several.then(|| on_common_dates(config, &data));
+        let config = dated.as_ref().unwrap_or(config);
         let mut instruments = Vec::with_capacity(data.len());
         for (name, bars) in data {
             if instruments.iter().any(|i: &Instrument| i.name == name) {
@@ -112,4 +115,84 @@ pub fn name_of(path: &Path) -> String {
     path.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string())
+}
+
+/// `config` with its share boundaries ("40%") turned into dates on the
+/// instruments' combined timeline (every time any of them has a bar), so that
+/// every instrument's windows start on the same dates.
+fn on_common_dates(config: &Config, data: &[(String, Bars)]) -> Config {
+    let is_share = |b: Option<Boundary>| matches!(b, Some(Boundary::Share(_)));
+    let mut config = config.clone();
+    if !is_share(config.score_start) && !is_share(config.holdout_start) {
+        return config;
+    }
+    let mut times: Vec<i64> = data
+        .iter()
+        .flat_map(|(_, b)| b.time.iter().copied())
+        .collect();
+    times.sort_unstable();
+    times.dedup();
+    let date = |b: Option<Boundary>| match b {
+        Some(Boundary::Share(f)) => {
+            let i = ((f * times.len() as f64).floor() as usize).min(times.len());
+            // Past the last bar: a time after every instrument's data.
+            let t = times.get(i).copied().unwrap_or(times[times.len() - 1] + 1);
+            Some(Boundary::Time(t))
+        }
+        other => other,
+    };
+    config.score_start = date(config.score_start);
+    config.holdout_start = date(config.holdout_start);
+    config
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::synth;
+
+    /// Share boundaries fall on the same dates for every instrument, on the
+    /// combined timeline, even when the instruments cover different spans.
+    #[test]
+    fn share_windows_start_on_the_same_dates_for_every_instrument() {
+        let config = Config::parse(
+            "[strategy]\nname = \"sma_cross\"\n[score]\nscore_start = \"40%\"\nholdout_start = \"80%\"\n",
+        )
+        .unwrap();
+        let long = synth(1000, 1);
+        // The second half of the same days, other prices.
+        let mut short = synth(500, 2);
+        short.time.copy_from_slice(&long.time[500..]);
+        let strategy = config.strategy().unwrap();
+        let market = Market::new(
+            &config,
+            vec![
+                ("long".into(), long.clone()),
+                ("short".into(), short.clone()),
+            ],
+            strategy,
+        )
+        .unwrap();
+        // Combined timeline = the long series' 1,000 days: 40% → day 400, 80% → day 800.
+        let starts = |i: &Instrument| {
+            let w = &i.scoring.windows;
+            (
+                i.bars.time[w.score.start],
+                i.bars.time[w.holdout.unwrap().start],
+            )
+        };
+        assert_eq!(
+            starts(&market.instruments[0]),
+            (long.time[400], long.time[800])
+        );
+        // The short series starts after day 400: its score window starts at its first bar.
+        assert_eq!(market.instruments[1].scoring.windows.score.start, 0);
+        assert_eq!(starts(&market.instruments[1]).1, long.time[800]);
+        // One instrument keeps the plain share of its own bars.
+        let alone = Market::new(&config, vec![("short".into(), short)], strategy).unwrap();
+        assert_eq!(
+            alone.instruments[0].scoring.windows.holdout.unwrap().start,
+            400
+        );
+    }
 }

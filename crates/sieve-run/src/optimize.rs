@@ -403,17 +403,25 @@ pub fn no_finite_objective(study: &Study) -> String {
         style.format(study.bars().time[w.end - 1])
     );
     let min = study.scoring().min_trades;
-    if min > 1 {
+    let objective = study.scoring().objective;
+    let mut message = if min > 1 {
         format!(
-            "no combination had ≥ {min} trades in {window} with a finite {}: there is no best to report (lower score.min_trades, widen the grid, or move the windows)",
-            study.scoring().objective
+            "no combination had ≥ {min} trades in {window} with a finite {objective}: there is no best to report (lower score.min_trades, widen the grid, or move the windows)"
         )
     } else {
         format!(
-            "no combination had a finite {} in {window}: there is no best to report (widen the grid, try another objective, or move the windows)",
-            study.scoring().objective
+            "no combination had a finite {objective} in {window}: there is no best to report (widen the grid, try another objective, or move the windows)"
         )
+    };
+    let market = &study.market;
+    if market.is_several() && !market.aggregation.skip_undefined {
+        message.push_str(&format!(
+            "; with {} instruments the {} is undefined when it is on any one of them: check each with `sieve backtest --data FILE`, or set score.aggregate_skip_undefined = true",
+            market.instruments.len(),
+            market.aggregation.how
+        ));
     }
+    message
 }
 
 fn axes_of(study: &Study, grid: &[AxisRecord]) -> Result<Vec<Axis>> {

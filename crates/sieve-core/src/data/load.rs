@@ -35,6 +35,7 @@ pub enum Format {
 }
 
 const PARQUET_MAGIC: &[u8] = b"PAR1";
+const FEATHER_V1_MAGIC: &[u8] = b"FEA1";
 
 impl Format {
     /// The format `path`'s extension names, if it names one.
@@ -73,11 +74,17 @@ impl Format {
 pub fn load(path: &Path, options: &LoadOptions) -> Result<Loaded> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let in_format = |bytes: Vec<u8>| match Format::of_extension(path) {
-        Some(named) if named != Format::Csv && named != Format::of_content(&bytes) => Err(format!(
-            "the name says {} but the content does not start like a {} file",
-            named.name(),
-            named.name()
-        )),
+        Some(named)
+            if named != Format::Csv
+                && named != Format::of_content(&bytes)
+                && !bytes.starts_with(FEATHER_V1_MAGIC) =>
+        {
+            Err(format!(
+                "the name says {} but the content does not start like {} data",
+                named.name(),
+                named.name()
+            ))
+        }
         _ => parse(bytes, options),
     };
     in_format(bytes).map_err(|message| Error::Data {
@@ -88,7 +95,12 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<Loaded> {
 
 /// Parses a whole file's bytes; messages name rows or lines, not the file.
 pub fn parse(bytes: Vec<u8>, options: &LoadOptions) -> std::result::Result<Loaded, String> {
-    if bytes.starts_with(b"FEA1") {
+    if bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF") {
+        return Err(
+            "this is UTF-16 text (as some Windows programs export); save it as UTF-8".into(),
+        );
+    }
+    if bytes.starts_with(FEATHER_V1_MAGIC) {
         return Err("this is a Feather version 1 file, which is not supported; write it again as Feather v2 (pandas ≥ 1.1 and pyarrow do by default) or Parquet".into());
     }
     match Format::of_content(&bytes) {
@@ -101,18 +113,38 @@ pub fn parse(bytes: Vec<u8>, options: &LoadOptions) -> std::result::Result<Loade
 /// Runs a binary format's decoder, turning a panic into an error: the
 /// Arrow and Parquet crates can panic on corrupt bytes (fuzzing found an
 /// out-of-bounds buffer slice in arrow-ipc), and no panic may reach the
-/// user. The panic message is silenced while the decoder runs.
+/// user. The panic message is silenced on this thread while the decoder runs.
 fn guarded(
     format: &str,
     decode: impl FnOnce() -> std::result::Result<Loaded, String>,
 ) -> std::result::Result<Loaded, String> {
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
+    silence_decoder_panics();
+    SILENT.with(|s| s.set(true));
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode));
-    std::panic::set_hook(hook);
+    SILENT.with(|s| s.set(false));
     outcome.unwrap_or_else(|_| {
         Err(format!(
             "not a readable {format} file: its contents are corrupt (the decoder failed)"
         ))
     })
+}
+
+thread_local! {
+    /// Whether this thread is inside [`guarded`].
+    static SILENT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Installs, once, a panic hook that stays quiet on threads inside
+/// [`guarded`] and defers to the previous hook everywhere else (swapping
+/// hooks per call would race between threads loading at once).
+fn silence_decoder_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !SILENT.with(|s| s.get()) {
+                previous(info);
+            }
+        }));
+    });
 }

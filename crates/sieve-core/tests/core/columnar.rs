@@ -265,15 +265,28 @@ fn bad_columnar_files_name_the_row_or_the_column() {
 #[test]
 fn a_file_named_parquet_that_is_not_is_named_as_such() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("prices.parquet");
-    std::fs::write(&path, "date,open,high,low,close\n2024-01-01,1,1,1,1\n").unwrap();
-    let e = sieve_core::data::load(&path, &LoadOptions::default())
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("prices.parquet") && e.contains("does not start like a Parquet file"),
-        "{e}"
-    );
+    let load_err = |name: &str, bytes: &[u8]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let e = sieve_core::data::load(&path, &LoadOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(name), "{e}");
+        e
+    };
+    let csv = b"date,open,high,low,close\n2024-01-01,1,1,1,1\n";
+    let e = load_err("prices.parquet", csv);
+    assert!(e.contains("does not start like Parquet data"), "{e}");
+    // A Feather v1 file gets its own message whatever its name says.
+    let e = load_err("old.feather", b"FEA1\0\0\0\0garbage");
+    assert!(e.contains("Feather version 1"), "{e}");
+    // UTF-16 text (a byte-order mark, then two bytes per character).
+    let utf16: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain(csv.iter().flat_map(|&b| [b, 0]))
+        .collect();
+    let e = load_err("export.csv", &utf16);
+    assert!(e.contains("UTF-16") && e.contains("UTF-8"), "{e}");
 }
 
 /// What `write_bars` writes loads back to the same bars in every format.
