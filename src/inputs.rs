@@ -8,13 +8,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use sieve_core::config::Config;
-use sieve_core::data::{self, Bars, LoadOptions};
+use sieve_core::data::Bars;
 
 use crate::args::Common;
 
-/// Bars of the built-in example data (`sieve synth` defaults).
-pub const EXAMPLE_BARS: usize = 4000;
-pub const EXAMPLE_SEED: u64 = 42;
+pub use sieve_run::inputs::{EXAMPLE_BARS, EXAMPLE_SEED};
 
 impl Inputs {
     /// The checked study (strategy, grid, windows, hashes).
@@ -104,127 +102,23 @@ pub fn has_rules(common: &Common) -> Result<bool> {
     Ok(in_file || in_options)
 }
 
-/// Loads the data of an already checked config.
+/// Loads the data of an already checked config, printing what the loaders
+/// noticed.
 pub fn with_config(common: &Common, mut config: Config) -> Result<Inputs> {
-    if !config.paths.is_empty() {
-        let files = instrument_files(&config)?;
-        let mut data = Vec::with_capacity(files.len());
-        for (name, path) in &files {
-            let loaded = load_bars(path, &config)?;
-            for n in &loaded.notices {
-                eprintln!("{name}: {n}");
-            }
-            data.push((name.clone(), loaded.bars));
-        }
-        let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
-        let data_label = format!("{} instruments ({})", names.len(), names.join(", "));
-        // From here on the files, not the patterns: run folders record them.
-        config.paths = files.into_iter().map(|(_, p)| p).collect();
-        return Ok(Inputs {
-            config,
-            data,
-            data_label,
-        });
+    if common.verbose && config.data.is_none() && config.paths.is_empty() {
+        eprintln!(
+            "note: no data file given; using the built-in synthetic series ({EXAMPLE_BARS} daily bars, seed {EXAMPLE_SEED})"
+        );
     }
-    let (bars, data_label) = match &config.data {
-        Some(path) => {
-            let loaded = load_bars(path, &config)?;
-            for n in &loaded.notices {
-                eprintln!("{n}");
-            }
-            let label = common.data.as_deref().unwrap_or(path);
-            (loaded.bars, label.display().to_string())
-        }
-        None => {
-            if common.verbose {
-                eprintln!(
-                    "note: no data file given; using the built-in synthetic series ({EXAMPLE_BARS} daily bars, seed {EXAMPLE_SEED})"
-                );
-            }
-            (
-                data::synth(EXAMPLE_BARS, EXAMPLE_SEED),
-                format!("the synthetic series (seed {EXAMPLE_SEED})"),
-            )
-        }
-    };
+    let data = sieve_run::inputs::load_data(&mut config, common.data.as_deref())?;
+    for n in &data.notices {
+        eprintln!("{n}");
+    }
     Ok(Inputs {
         config,
-        data: vec![(String::new(), bars)],
-        data_label,
+        data: data.instruments,
+        data_label: data.label,
     })
-}
-
-/// `data.paths` expanded (glob patterns, each pattern's matches sorted) and
-/// named (`data.names`, else the file stems).
-pub fn instrument_files(config: &Config) -> Result<Vec<(String, PathBuf)>> {
-    let mut files: Vec<PathBuf> = Vec::new();
-    for pattern in &config.paths {
-        let text = pattern.to_string_lossy();
-        if !text.contains(['*', '?', '[']) {
-            files.push(pattern.clone());
-            continue;
-        }
-        let matches = glob::glob(&text)
-            .map_err(|e| anyhow::anyhow!("config: data.paths: bad pattern \"{text}\": {e}"))?;
-        let mut found: Vec<PathBuf> = Vec::new();
-        for m in matches {
-            let path = m.map_err(|e| anyhow::anyhow!("config: data.paths: \"{text}\": {e}"))?;
-            if path.is_file() {
-                found.push(path);
-            }
-        }
-        if found.is_empty() {
-            anyhow::bail!("config: data.paths: \"{text}\" matches no file");
-        }
-        found.sort();
-        files.extend(found);
-    }
-    let names: Vec<String> = match &config.names {
-        Some(names) if names.len() != files.len() => anyhow::bail!(
-            "config: data.names: {} name(s) for {} file(s) of data.paths ({})",
-            names.len(),
-            files.len(),
-            files
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        Some(names) => names.clone(),
-        None => files
-            .iter()
-            .map(|p| sieve_core::market::name_of(p))
-            .collect(),
-    };
-    for (i, name) in names.iter().enumerate() {
-        if !sieve_core::market::is_instrument_name(name) {
-            anyhow::bail!(
-                "config: data.paths: the file stem \"{name}\" ({}) cannot name an instrument; set data.names",
-                files[i].display()
-            );
-        }
-        if let Some(j) = names[..i].iter().position(|n| n == name) {
-            let hint = match config.names {
-                Some(_) => "",
-                None => " (name them with data.names)",
-            };
-            anyhow::bail!(
-                "config: data.names: instrument '{name}' names both {} and {}; instruments must not repeat{hint}",
-                files[j].display(),
-                files[i].display()
-            );
-        }
-    }
-    Ok(names.into_iter().zip(files).collect())
-}
-
-/// Reads a data file the way `config` says (`data.adjust`).
-pub fn load_bars(path: &Path, config: &Config) -> Result<data::Loaded> {
-    let options = LoadOptions {
-        adjust: config.adjust,
-        columns: config.columns.clone(),
-    };
-    Ok(data::load(path, &options)?)
 }
 
 /// Files a command reads (config, data), which no output may overwrite.

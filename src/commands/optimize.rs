@@ -255,12 +255,7 @@ pub(crate) fn prepare(
     study: &sieve_run::Study,
     verbose: bool,
 ) -> Result<Box<dyn sieve_screen::ScreenBackend>> {
-    if out.exists() && !out.is_dir() {
-        anyhow::bail!("{}: exists and is not a folder", out.display());
-    }
-    std::fs::create_dir_all(out)
-        .map_err(|e| anyhow::anyhow!("{}: cannot create the folder ({e})", out.display()))?;
-    sieve_run::files::check_writable_dir(out)?;
+    sieve_run::files::create_run_folder(out)?;
     let backend = sieve_screen::backend_by_name(&study.settings.backend)?;
     if verbose {
         eprintln!("backend: {}", backend.describe());

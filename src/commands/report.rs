@@ -16,11 +16,14 @@ pub fn run(a: ReportArgs) -> Result<()> {
     })?;
     let config = Config::parse(&state.config)?;
     let data = match &state.data_path {
-        Some(p) => vec![(String::new(), crate::inputs::load_bars(p, &config)?.bars)],
+        Some(p) => vec![(
+            String::new(),
+            sieve_run::inputs::load_bars(p, &config)?.bars,
+        )],
         None if !state.instruments.is_empty() => {
             let mut data = Vec::new();
             for (name, p) in &state.instruments {
-                data.push((name.clone(), crate::inputs::load_bars(p, &config)?.bars));
+                data.push((name.clone(), sieve_run::inputs::load_bars(p, &config)?.bars));
             }
             data
         }

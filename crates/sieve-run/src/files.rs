@@ -31,8 +31,27 @@ pub fn meta_path(csv: &Path) -> PathBuf {
     csv.with_file_name(format!("{stem}.meta.json"))
 }
 
-/// `rank,grid_index,<params…>,score,trades`, best first.
+/// Creates a run folder (or checks an existing one) and checks it is writable.
+pub fn create_run_folder(out: &Path) -> Result<()> {
+    if out.exists() && !out.is_dir() {
+        return Err(Error::Invalid(format!(
+            "{}: exists and is not a folder",
+            out.display()
+        )));
+    }
+    std::fs::create_dir_all(out).map_err(|e| {
+        Error::Invalid(format!("{}: cannot create the folder ({e})", out.display()))
+    })?;
+    check_writable_dir(out)
+}
+
+/// Writes [`sweep_csv`] to `path`.
 pub fn write_sweep_csv(path: &Path, param_names: &[&str], rows: &[SweepRow]) -> Result<()> {
+    write_atomic(path, sweep_csv(param_names, rows).as_bytes())
+}
+
+/// The text of `sweep.csv`: `rank,grid_index,<params…>,score,trades`, best first.
+pub fn sweep_csv(param_names: &[&str], rows: &[SweepRow]) -> String {
     let mut out = String::with_capacity(64 + rows.len() * 16 * (param_names.len() + 4));
     out.push_str("rank,grid_index");
     for name in param_names {
@@ -50,7 +69,7 @@ pub fn write_sweep_csv(path: &Path, param_names: &[&str], rows: &[SweepRow]) -> 
         push_float(&mut out, row.score);
         let _ = writeln!(out, ",{}", row.trades);
     }
-    write_atomic(path, out.as_bytes())
+    out
 }
 
 /// Reads a `sweep.csv` written by [`write_sweep_csv`]: (parameter names, rows).

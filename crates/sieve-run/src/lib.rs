@@ -9,11 +9,14 @@
 //!
 //! Every file is written to a temporary name and renamed.
 
+pub mod backtest;
 pub mod best;
 pub mod candidates;
 pub mod files;
+pub mod inputs;
 pub mod merge;
 pub mod optimize;
+pub mod progress;
 pub mod refine;
 pub mod report;
 pub mod robust;
@@ -23,6 +26,7 @@ pub mod shard;
 mod stages;
 pub mod study;
 pub mod sweep;
+pub mod text;
 pub mod verify;
 pub mod walkforward;
 

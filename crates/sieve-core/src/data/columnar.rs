@@ -74,6 +74,17 @@ pub(crate) fn read(
     })
 }
 
+/// Validates one in-memory record batch (a pandas DataFrame's columns, say)
+/// by the rules of every file format; `kind` names it in messages.
+pub fn parse_batch(
+    batch: RecordBatch,
+    options: &LoadOptions,
+    kind: &str,
+) -> Result<Loaded, String> {
+    let plan = Plan::new(&batch.schema(), options, kind)?;
+    read(plan, options, std::iter::once(Ok(batch)))
+}
+
 fn add_batch(
     plan: &Plan,
     batch: &RecordBatch,

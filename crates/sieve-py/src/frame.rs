@@ -1,0 +1,112 @@
+//! A pandas DataFrame's columns → an Arrow record batch → bars, validated by
+//! the same code as a Parquet file (column names, aliases, every row rule).
+//!
+//! `sieve/__init__.py` hands each column over as one of:
+//! * `("f64" | "i64", address, length)`: a C-contiguous, aligned float64 /
+//!   int64 numpy array, read straight from numpy's memory;
+//! * `("time_ns", address, length, nulls)`: datetime64[ns] as int64 UTC
+//!   nanoseconds, with the positions of NaT;
+//! * `("str", values)`: text (`None` for missing).
+
+use std::sync::Arc;
+
+use arrow_array::{
+    ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray, TimestampNanosecondArray,
+};
+use arrow_schema::{Field, Schema};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use sieve_core::data::{Bars, LoadOptions};
+use sieve_core::Error;
+
+/// Where a DataFrame's rows come from, in messages.
+const KIND: &str = "DataFrame";
+
+/// The columns of a DataFrame, copied out of numpy while the GIL is held.
+pub(crate) struct Frame {
+    names: Vec<String>,
+    columns: Vec<ArrayRef>,
+}
+
+impl Frame {
+    /// Reads `[(name, kind, ...), ...]` as described in the module docs.
+    pub(crate) fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Frame> {
+        let mut names = Vec::new();
+        let mut columns: Vec<ArrayRef> = Vec::new();
+        for item in obj.try_iter()? {
+            let item = item?;
+            let item = item.cast::<PyTuple>()?;
+            let name: String = item.get_item(0)?.extract()?;
+            let kind: String = item.get_item(1)?.extract()?;
+            let column: ArrayRef = match kind.as_str() {
+                "f64" => Arc::new(Float64Array::from(numpy_copy::<f64>(item)?)),
+                "i64" => Arc::new(Int64Array::from(numpy_copy::<i64>(item)?)),
+                "time_ns" => {
+                    let values = numpy_copy::<i64>(item)?;
+                    let nulls: Vec<usize> = item.get_item(4)?.extract()?;
+                    let mut cells: Vec<Option<i64>> = values.iter().copied().map(Some).collect();
+                    for i in nulls {
+                        if let Some(c) = cells.get_mut(i) {
+                            *c = None;
+                        }
+                    }
+                    Arc::new(TimestampNanosecondArray::from(cells).with_timezone("UTC"))
+                }
+                "str" => {
+                    let values: Vec<Option<String>> = item.get_item(2)?.extract()?;
+                    Arc::new(StringArray::from(values))
+                }
+                other => {
+                    return Err(crate::SieveError::new_err(format!(
+                        "column '{name}': unsupported column kind \"{other}\""
+                    )))
+                }
+            };
+            names.push(name);
+            columns.push(column);
+        }
+        Ok(Frame { names, columns })
+    }
+
+    /// Validated bars, by the rules of every file format.
+    pub(crate) fn bars(&self, options: &LoadOptions) -> Result<Bars, Error> {
+        let fields: Vec<Field> = self
+            .names
+            .iter()
+            .zip(&self.columns)
+            .map(|(n, c)| Field::new(n, c.data_type().clone(), true))
+            .collect();
+        let schema = Arc::new(Schema::new(fields));
+        let data = |message: String| Error::Data {
+            path: KIND.into(),
+            message,
+        };
+        if self.columns.is_empty() {
+            return Err(data("the DataFrame has no columns".into()));
+        }
+        let batch =
+            RecordBatch::try_new(schema, self.columns.clone()).map_err(|e| data(e.to_string()))?;
+        let loaded = sieve_core::data::parse_batch(batch, options, KIND).map_err(data)?;
+        Ok(loaded.bars)
+    }
+}
+
+/// A copy of the numpy array of a `(name, kind, address, length, ...)` column.
+fn numpy_copy<T: Copy>(item: &Bound<'_, PyTuple>) -> PyResult<Vec<T>> {
+    let address: usize = item.get_item(2)?.extract()?;
+    let length: usize = item.get_item(3)?.extract()?;
+    if length == 0 {
+        return Ok(Vec::new());
+    }
+    if address == 0 || address % std::mem::align_of::<T>() != 0 {
+        return Err(crate::SieveError::new_err(
+            "internal error: a column's memory is not an aligned array",
+        ));
+    }
+    // SAFETY: `sieve/__init__.py` passes the address and length of a
+    // C-contiguous, aligned numpy array of this element type and keeps the
+    // array referenced for the whole call; the slice is copied before the
+    // GIL is released, so no Python code can change or free it meanwhile.
+    let values = unsafe { std::slice::from_raw_parts(address as *const T, length) };
+    Ok(values.to_vec())
+}

@@ -1,0 +1,281 @@
+//! The functions of `sieve._native`, one per CLI command. Each builds the
+//! study the command would build and calls the same library function;
+//! results come back as the text the command writes (CSV, JSON), which
+//! `sieve/__init__.py` parses with exact floats.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use sieve_core::Error;
+use sieve_run::optimize::{Observer, OptimizeOptions, Stop};
+use sieve_run::progress::Progress;
+use sieve_run::rundir::Stage;
+use sieve_run::shard::Shard;
+use sieve_run::sweep::SweepPlan;
+use sieve_run::{candidates, files};
+
+use crate::{interruptible, sieve_err, ConfigSpec, DataSpec};
+
+/// A progress bar on stderr when asked for (none otherwise).
+fn bar(show: bool, len: u64, label: &str, unit: &str) -> Option<Progress> {
+    show.then(|| Progress::new(len, label, unit, false))
+}
+
+/// `sieve backtest --json`'s document (as JSON text), and with `equity`
+/// each instrument's `(name, times in ms, equity)`.
+#[pyfunction]
+#[pyo3(signature = (data, config, overrides, sets, equity))]
+#[allow(clippy::type_complexity)]
+pub fn backtest(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    config: (String, String),
+    overrides: Vec<String>,
+    sets: Vec<String>,
+    equity: bool,
+) -> PyResult<(String, Vec<(String, Vec<i64>, Vec<f64>)>)> {
+    let data = DataSpec::from_py(data)?;
+    let mut overrides = overrides;
+    overrides.extend(data.overrides());
+    let spec = ConfigSpec(config.0, config.1);
+    let mut checked = spec.load(&overrides).map_err(sieve_err)?;
+    if checked.rules.is_some() {
+        // A rule strategy's parameters are its `[strategy.params]` keys: a
+        // set value becomes that key's fixed value, as `--set` does.
+        for (name, value) in sets.iter().filter_map(|s| s.split_once('=')) {
+            overrides.push(format!("strategy.params.{}={}", name.trim(), value.trim()));
+        }
+        checked = spec.load(&overrides).map_err(sieve_err)?;
+    }
+    let study = data.study(py, checked)?;
+    let done = py
+        .detach(|| sieve_run::backtest::backtest(&study, &sets))
+        .map_err(sieve_err)?;
+    let json = serde_json::to_string(&done.json(&study)).map_err(sieve_err)?;
+    let curves = match equity {
+        true => study
+            .market
+            .instruments
+            .iter()
+            .zip(&done.runs)
+            .map(|(i, run)| (i.name.clone(), i.bars.time.clone(), run.bt.equity.clone()))
+            .collect(),
+        false => Vec::new(),
+    };
+    Ok((json, curves))
+}
+
+/// The text of `sweep.csv` (the top K of the whole grid).
+#[pyfunction]
+#[pyo3(signature = (data, config, overrides, threads, progress))]
+pub fn sweep(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    config: (String, String),
+    overrides: Vec<String>,
+    threads: usize,
+    progress: bool,
+) -> PyResult<String> {
+    let data = DataSpec::from_py(data)?;
+    let study = study(py, &data, config, overrides)?;
+    let outcome = interruptible(py, |stop| -> Result<String, Error> {
+        let backend = sieve_screen::backend_by_name(&study.settings.backend)?;
+        let total = study.space.size();
+        let bar = bar(progress, total, "sweep", "comb");
+        let plan = SweepPlan {
+            backend: backend.as_ref(),
+            shard: Shard::WHOLE,
+            top: study.settings.sweep_top,
+            threads,
+            resume: None,
+        };
+        let (screen, _meta) = sieve_run::sweep::run(&study, &plan, &mut |c| {
+            if let Some(b) = &bar {
+                b.set(c.next);
+            }
+            match stop.load(Ordering::Relaxed) {
+                true => Err(Error::Interrupted("KeyboardInterrupt".into())),
+                false => Ok(()),
+            }
+        })?;
+        if let Some(b) = bar {
+            b.finish();
+        }
+        Ok(files::sweep_csv(
+            &study.param_names(),
+            &sieve_run::sweep::rows(&study, &screen),
+        ))
+    })?;
+    outcome.map_err(sieve_err)
+}
+
+/// The text of `verified.csv` for the candidates (CSV text with the
+/// parameter columns, e.g. a sweep's).
+#[pyfunction]
+#[pyo3(signature = (data, config, overrides, candidates_csv, threads))]
+pub fn verify(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    config: (String, String),
+    overrides: Vec<String>,
+    candidates_csv: String,
+    threads: usize,
+) -> PyResult<String> {
+    let data = DataSpec::from_py(data)?;
+    let study = study(py, &data, config, overrides)?;
+    let top = study.settings.verify_top;
+    let list = candidates::parse(candidates_csv.as_bytes(), study.strategy, Some(top)).map_err(
+        |message| {
+            sieve_err(Error::Data {
+                path: "candidates".into(),
+                message,
+            })
+        },
+    )?;
+    let result = py
+        .detach(|| sieve_run::verify::verify(&study, list, threads, &|| {}))
+        .map_err(sieve_err)?;
+    Ok(result.csv)
+}
+
+/// Runs (or resumes) the optimize loop in the run folder `out`; returns
+/// `best.json`'s text. Ctrl-C stops it at a checkpoint, resumable.
+#[pyfunction]
+#[pyo3(signature = (data, config, overrides, out, threads, progress))]
+pub fn optimize(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    config: (String, String),
+    overrides: Vec<String>,
+    out: PathBuf,
+    threads: usize,
+    progress: bool,
+) -> PyResult<String> {
+    let data = DataSpec::from_py(data)?;
+    let mut study = study(py, &data, config, overrides)?;
+    files::create_run_folder(&out).map_err(sieve_err)?;
+    if let DataSpec::Frame(_) = data {
+        // The run folder keeps the DataFrame's bars, so that `sieve report`
+        // (and the run file) can name the data the run used.
+        let path = out.join("data.parquet");
+        sieve_core::data::write_bars(study.bars(), &path).map_err(sieve_err)?;
+        study.config.data = Some(path);
+    }
+    let outcome = interruptible(py, |stop| -> Result<_, Error> {
+        let backend = sieve_screen::backend_by_name(&study.settings.backend)?;
+        let opts = OptimizeOptions {
+            out: out.clone(),
+            backend: backend.as_ref(),
+            threads,
+            restart: false,
+            checkpoint_every: Duration::from_secs(10),
+            interrupt: Some(stop),
+        };
+        let mut observer = Bars {
+            show: progress,
+            bar: None,
+        };
+        sieve_run::optimize::optimize(&study, &opts, &mut observer)
+    })?
+    .map_err(sieve_err)?;
+    if outcome.best.is_none() {
+        let message = match outcome.stop {
+            Stop::Interrupted => "interrupted; run the same call again to resume".to_string(),
+            Stop::TimeBudget { .. } => format!(
+                "no iteration has finished yet, so there is no best; call again to continue, or raise optimize.time_budget_s (now {} s)",
+                study.settings.time_budget_s
+            ),
+            _ => sieve_run::optimize::no_finite_objective(&study),
+        };
+        return Err(crate::SieveError::new_err(message));
+    }
+    let best = out.join("best.json");
+    std::fs::read_to_string(&best).map_err(|e| sieve_err(Error::io(&best, e)))
+}
+
+/// Progress bars for the optimize loop's steps.
+struct Bars {
+    show: bool,
+    bar: Option<Progress>,
+}
+
+impl Observer for Bars {
+    fn start(&mut self, iteration: u32, stage: Stage, total: u64) {
+        let unit = if stage == Stage::Sweep {
+            "comb"
+        } else {
+            "cand"
+        };
+        self.bar = bar(
+            self.show,
+            total,
+            &format!("{iteration}:{}", stage.name()),
+            unit,
+        );
+    }
+    fn progress(&mut self, done: u64) {
+        if let Some(b) = &self.bar {
+            b.set(done);
+        }
+    }
+    fn finish(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish();
+        }
+    }
+    fn note(&mut self, message: &str) {
+        if self.show {
+            eprintln!("{message}");
+        }
+    }
+}
+
+/// The built-in strategies and their parameters, as JSON text.
+#[pyfunction]
+pub fn strategies() -> String {
+    let list: Vec<serde_json::Value> = sieve_core::strategy::registry()
+        .iter()
+        .map(|s| {
+            let params: Vec<serde_json::Value> = s
+                .params()
+                .iter()
+                .map(|p| {
+                    let (start, stop, step) = p.grid;
+                    serde_json::json!({
+                        "name": p.name,
+                        "kind": match p.kind {
+                            sieve_core::strategy::ParamKind::Int => "int",
+                            sieve_core::strategy::ParamKind::Float => "float",
+                        },
+                        "default": p.default,
+                        "grid": { "start": start, "stop": stop, "step": step },
+                        "about": p.doc,
+                    })
+                })
+                .collect();
+            serde_json::json!({
+                "name": s.name(),
+                "summary": s.summary(),
+                "default_constraints": s.default_constraints(),
+                "params": params,
+            })
+        })
+        .collect();
+    serde_json::Value::Array(list).to_string()
+}
+
+/// The checked config (with `overrides`) and the study on `data`.
+fn study(
+    py: Python<'_>,
+    data: &DataSpec,
+    config: (String, String),
+    mut overrides: Vec<String>,
+) -> PyResult<sieve_run::Study> {
+    overrides.extend(data.overrides());
+    let config = ConfigSpec(config.0, config.1)
+        .load(&overrides)
+        .map_err(sieve_err)?;
+    data.study(py, config)
+}

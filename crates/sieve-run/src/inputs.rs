@@ -1,0 +1,147 @@
+//! A checked config's data: one file (`data.path`), several instruments
+//! (`data.paths`, with `data.names`), or the built-in synthetic series.
+//! The CLI and the Python package load data through here.
+
+use std::path::{Path, PathBuf};
+
+use sieve_core::config::Config;
+use sieve_core::data::{self, Bars, LoadOptions};
+use sieve_core::{Error, Result};
+
+/// Bars of the built-in example data (`sieve synth` defaults).
+pub const EXAMPLE_BARS: usize = 4000;
+pub const EXAMPLE_SEED: u64 = 42;
+
+/// The bars a study runs on.
+pub struct Data {
+    /// Each instrument's name and bars (one unnamed for `data.path`).
+    pub instruments: Vec<(String, Bars)>,
+    /// Where the bars came from, for messages and run files.
+    pub label: String,
+    /// What the loaders noticed (prefixed by the instrument's name).
+    pub notices: Vec<String>,
+}
+
+/// Loads the data `config` names. With `data.paths`, the config's paths
+/// become the expanded files (run folders record them, not the patterns).
+/// `label` names a single file as the user wrote it.
+pub fn load_data(config: &mut Config, label: Option<&Path>) -> Result<Data> {
+    let mut notices = Vec::new();
+    if !config.paths.is_empty() {
+        let files = instrument_files(config)?;
+        let mut instruments = Vec::with_capacity(files.len());
+        for (name, path) in &files {
+            let loaded = load_bars(path, config)?;
+            notices.extend(loaded.notices.iter().map(|n| format!("{name}: {n}")));
+            instruments.push((name.clone(), loaded.bars));
+        }
+        let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+        let label = format!("{} instruments ({})", names.len(), names.join(", "));
+        config.paths = files.into_iter().map(|(_, p)| p).collect();
+        return Ok(Data {
+            instruments,
+            label,
+            notices,
+        });
+    }
+    let (bars, label) = match &config.data {
+        Some(path) => {
+            let loaded = load_bars(path, config)?;
+            notices = loaded.notices;
+            (loaded.bars, label.unwrap_or(path).display().to_string())
+        }
+        None => (
+            data::synth(EXAMPLE_BARS, EXAMPLE_SEED),
+            format!("the synthetic series (seed {EXAMPLE_SEED})"),
+        ),
+    };
+    Ok(Data {
+        instruments: vec![(String::new(), bars)],
+        label,
+        notices,
+    })
+}
+
+/// `data.paths` expanded (glob patterns, each pattern's matches sorted) and
+/// named (`data.names`, else the file stems).
+pub fn instrument_files(config: &Config) -> Result<Vec<(String, PathBuf)>> {
+    let bad = |message: String| Error::config("data.paths", message);
+    let mut files: Vec<PathBuf> = Vec::new();
+    for pattern in &config.paths {
+        let text = pattern.to_string_lossy();
+        if !text.contains(['*', '?', '[']) {
+            files.push(pattern.clone());
+            continue;
+        }
+        let matches = glob::glob(&text).map_err(|e| bad(format!("bad pattern \"{text}\": {e}")))?;
+        let mut found: Vec<PathBuf> = Vec::new();
+        for m in matches {
+            let path = m.map_err(|e| bad(format!("\"{text}\": {e}")))?;
+            if path.is_file() {
+                found.push(path);
+            }
+        }
+        if found.is_empty() {
+            return Err(bad(format!("\"{text}\" matches no file")));
+        }
+        found.sort();
+        files.extend(found);
+    }
+    let list = |files: &[PathBuf]| {
+        files
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let names: Vec<String> = match &config.names {
+        Some(names) if names.len() != files.len() => {
+            return Err(Error::config(
+                "data.names",
+                format!(
+                    "{} name(s) for {} file(s) of data.paths ({})",
+                    names.len(),
+                    files.len(),
+                    list(&files)
+                ),
+            ))
+        }
+        Some(names) => names.clone(),
+        None => files
+            .iter()
+            .map(|p| sieve_core::market::name_of(p))
+            .collect(),
+    };
+    for (i, name) in names.iter().enumerate() {
+        if !sieve_core::market::is_instrument_name(name) {
+            return Err(bad(format!(
+                "the file stem \"{name}\" ({}) cannot name an instrument; set data.names",
+                files[i].display()
+            )));
+        }
+        if let Some(j) = names[..i].iter().position(|n| n == name) {
+            let hint = match config.names {
+                Some(_) => "",
+                None => " (name them with data.names)",
+            };
+            return Err(Error::config(
+                "data.names",
+                format!(
+                    "instrument '{name}' names both {} and {}; instruments must not repeat{hint}",
+                    files[j].display(),
+                    files[i].display()
+                ),
+            ));
+        }
+    }
+    Ok(names.into_iter().zip(files).collect())
+}
+
+/// Reads a data file the way `config` says (`data.adjust`, `data.columns`).
+pub fn load_bars(path: &Path, config: &Config) -> Result<data::Loaded> {
+    let options = LoadOptions {
+        adjust: config.adjust,
+        columns: config.columns.clone(),
+    };
+    data::load(path, &options)
+}

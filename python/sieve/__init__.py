@@ -1,0 +1,219 @@
+"""sieve from Python: screen huge trading-strategy parameter grids, verify the
+best exactly, and optimize, with the same numbers as the ``sieve`` CLI.
+
+Every function takes ``data`` as a pandas DataFrame (a DatetimeIndex, naive =
+UTC, tz-aware converted; or a time column; open/high/low/close in any case) or
+a path to a file the CLI reads (CSV, Parquet, Feather), and ``config`` as a
+dict with the TOML config's structure, TOML text, or a path to a TOML file.
+
+Errors raise :class:`SieveError` (a ``ValueError``) with the CLI's message.
+Long calls release the GIL; Ctrl-C stops a sweep or optimize between chunks
+(an optimize run folder stays resumable).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import numpy as np
+import pandas as pd
+
+from . import _native
+from ._native import SieveError, SieveWarning
+
+__all__ = [
+    "SieveError",
+    "SieveWarning",
+    "backtest",
+    "optimize",
+    "strategies",
+    "sweep",
+    "verify",
+    "__version__",
+]
+
+__version__ = _native.__version__
+
+# The names the loaders take for the time column (any case).
+_TIME_NAMES = ("date", "datetime", "time", "timestamp", "open_time")
+
+
+def backtest(data, strategy, params, config=None, equity=False):
+    """Runs one parameter set through the exact engine.
+
+    Returns the structure of ``sieve backtest --json``: ``strategy``,
+    ``params``, ``objective`` and ``windows`` (each window's metrics and
+    objective; with several instruments also ``aggregate`` and
+    ``instruments``). With ``equity=True`` also ``"equity"``: a pandas Series
+    of the equity curve indexed by time (UTC); with several instruments a dict
+    of them by instrument name.
+    """
+    overrides = []
+    if strategy is not None:
+        overrides.append("strategy.name=" + _toml_string(strategy))
+    sets = ["%s=%s" % (name, _number(value)) for name, value in dict(params or {}).items()]
+    with _Data(data) as d:
+        text, curves = _native.backtest(d.arg, _config(config), overrides, sets, bool(equity))
+    result = json.loads(text)
+    if equity:
+        series = {
+            name: pd.Series(values, index=pd.to_datetime(times, unit="ms", utc=True), name="equity")
+            for name, times, values in curves
+        }
+        result["equity"] = series[""] if "" in series else series
+    return result
+
+
+def sweep(data, config, top=None, threads=0, progress=False):
+    """Screens the config's whole grid and returns the best ``top`` rows
+    (default ``sweep.top``): the columns and values of ``sweep.csv``."""
+    overrides = [] if top is None else ["sweep.top=%d" % _count(top, "top")]
+    with _Data(data) as d:
+        text = _native.sweep(d.arg, _config(config), overrides, _count(threads, "threads"), bool(progress))
+    return _csv(text)
+
+
+def verify(data, config, candidates, top=None, threads=0):
+    """Re-runs candidates through the exact engine on the score window and
+    returns the columns and values of ``verified.csv``, best first.
+
+    ``candidates``: a DataFrame with the strategy's parameter columns (a
+    sweep's result, say; ``rank`` and ``grid_index`` are used when present),
+    or a path to such a CSV file. ``top`` (default ``verify.top``) keeps the
+    first rows.
+    """
+    if isinstance(candidates, pd.DataFrame):
+        text = candidates.to_csv(index=False)
+    elif isinstance(candidates, (str, os.PathLike)):
+        with open(candidates, encoding="utf-8") as f:
+            text = f.read()
+    else:
+        raise TypeError("candidates: expected a DataFrame or a path, got %s" % type(candidates).__name__)
+    overrides = [] if top is None else ["verify.top=%d" % _count(top, "top")]
+    with _Data(data) as d:
+        out = _native.verify(d.arg, _config(config), overrides, text, _count(threads, "threads"))
+    return _csv(out)
+
+
+def optimize(data, config, out, threads=0, progress=False):
+    """Runs (or resumes) the optimize loop in the run folder ``out`` — the
+    same files as ``sieve optimize --out``, report.html included — and
+    returns ``best.json``'s content. Ctrl-C stops at a checkpoint; calling
+    again with the same arguments resumes. A DataFrame's bars are kept in the
+    folder as ``data.parquet``."""
+    with _Data(data) as d:
+        text = _native.optimize(
+            d.arg, _config(config), [], os.fspath(out), _count(threads, "threads"), bool(progress)
+        )
+    return json.loads(text)
+
+
+def strategies():
+    """The built-in strategies: name, summary, default constraints and
+    parameters (name, kind, default, default grid, about)."""
+    return json.loads(_native.strategies())
+
+
+# --- conversions -----------------------------------------------------------
+
+
+# The CLI writes floats in shortest round-trip form; pandas < 3 reads them
+# exactly only with the round-trip parser (pandas 3 always does).
+_EXACT = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+
+
+def _csv(text):
+    return pd.read_csv(io.StringIO(text), **_EXACT)
+
+
+def _toml_string(s):
+    if not isinstance(s, str):
+        raise TypeError("expected a string, got %s" % type(s).__name__)
+    return json.dumps(s)  # a JSON string is a TOML basic string
+
+
+def _number(v):
+    if isinstance(v, (bool, np.bool_)):
+        raise TypeError("parameter values are numbers, got %r" % (v,))
+    return repr(float(v)) if isinstance(v, (float, np.floating)) else str(int(v))
+
+
+def _count(v, name):
+    if isinstance(v, bool) or int(v) != v or v < 0:
+        raise ValueError("%s: expected a whole number >= 0, got %r" % (name, v))
+    return int(v)
+
+
+def _config(config):
+    """(kind, value) for the native side."""
+    if config is None:
+        return ("none", "")
+    if isinstance(config, dict):
+        return ("json", json.dumps(config, allow_nan=False))
+    if isinstance(config, os.PathLike):
+        return ("path", os.fspath(config))
+    if isinstance(config, str):
+        if "\n" not in config and (config.endswith(".toml") or os.path.isfile(config)):
+            return ("path", config)
+        return ("toml", config)
+    raise TypeError("config: expected a dict, TOML text or a path, got %s" % type(config).__name__)
+
+
+class _Data:
+    """The ``data`` argument for the native side: a path as is, or a
+    DataFrame's columns. The numpy arrays handed over by address stay
+    referenced here until the call returns."""
+
+    def __init__(self, data):
+        self._keep = []
+        if isinstance(data, (str, os.PathLike)):
+            self.arg = os.fspath(data)
+        elif isinstance(data, pd.DataFrame):
+            self.arg = self._columns(data)
+        else:
+            raise TypeError("data: expected a pandas DataFrame or a path, got %s" % type(data).__name__)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._keep.clear()
+        return False
+
+    def _columns(self, df):
+        columns = []
+        names = [str(c) for c in df.columns]
+        has_time = any(n.strip().lower() in _TIME_NAMES for n in names)
+        index = df.index
+        if isinstance(index, pd.DatetimeIndex) and not has_time:
+            columns.append(self._column(str(index.name or "time"), index))
+        elif index.name is not None and str(index.name).strip().lower() in _TIME_NAMES and not has_time:
+            columns.append(self._column(str(index.name), index))
+        for name, (_, series) in zip(names, df.items()):
+            columns.append(self._column(name, series))
+        return columns
+
+    def _column(self, name, values):
+        dtype = values.dtype
+        if isinstance(dtype, pd.DatetimeTZDtype) or (isinstance(dtype, np.dtype) and dtype.kind == "M"):
+            times = pd.DatetimeIndex(values)
+            if times.tz is not None:
+                times = times.tz_convert("UTC").tz_localize(None)
+            ns = np.ascontiguousarray(times.as_unit("ns").asi8 if hasattr(times, "as_unit") else times.asi8)
+            nulls = np.flatnonzero(times.isna()).tolist()
+            return self._buffer(name, "time_ns", ns) + (nulls,)
+        if isinstance(dtype, np.dtype) and dtype == np.float64:
+            return self._buffer(name, "f64", np.ascontiguousarray(np.asarray(values)))
+        if isinstance(dtype, np.dtype) and dtype.kind in "iub":
+            return self._buffer(name, "i64", np.ascontiguousarray(np.asarray(values), dtype=np.int64))
+        if pd.api.types.is_numeric_dtype(dtype):
+            # float32, nullable Int64/Float64 (missing → NaN, refused by row).
+            floats = pd.Series(values).to_numpy(dtype=np.float64, na_value=np.nan)
+            return self._buffer(name, "f64", np.ascontiguousarray(floats))
+        text = [None if pd.isna(v) else str(v) for v in values]
+        return (name, "str", text)
+
+    def _buffer(self, name, kind, array):
+        self._keep.append(array)
+        return (name, kind, int(array.ctypes.data), int(array.shape[0]))

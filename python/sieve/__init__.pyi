@@ -1,0 +1,57 @@
+"""Type stubs of the sieve package (see the docstrings in __init__.py)."""
+
+import os
+from typing import Any, Dict, List, Mapping, Optional, Union
+
+import pandas as pd
+
+__version__: str
+
+Data = Union[pd.DataFrame, str, os.PathLike[str]]
+Config = Union[Mapping[str, Any], str, os.PathLike[str]]
+
+class SieveError(ValueError):
+    """A problem with the input (data, config, parameters), with the CLI's message."""
+
+class SieveWarning(UserWarning):
+    """A setting that makes results unreliable (the CLI prints these as warnings)."""
+
+def backtest(
+    data: Data,
+    strategy: Optional[str],
+    params: Mapping[str, float],
+    config: Optional[Config] = None,
+    equity: bool = False,
+) -> Dict[str, Any]:
+    """`sieve backtest --json`'s structure; with equity=True also "equity"
+    (a Series indexed by time, or a dict of them by instrument)."""
+
+def sweep(
+    data: Data,
+    config: Config,
+    top: Optional[int] = None,
+    threads: int = 0,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """The columns and values of sweep.csv."""
+
+def verify(
+    data: Data,
+    config: Config,
+    candidates: Union[pd.DataFrame, str, os.PathLike[str]],
+    top: Optional[int] = None,
+    threads: int = 0,
+) -> pd.DataFrame:
+    """The columns and values of verified.csv, best first."""
+
+def optimize(
+    data: Data,
+    config: Config,
+    out: Union[str, os.PathLike[str]],
+    threads: int = 0,
+    progress: bool = False,
+) -> Dict[str, Any]:
+    """Runs or resumes the run folder `out`; best.json's content."""
+
+def strategies() -> List[Dict[str, Any]]:
+    """The built-in strategies and their parameters."""

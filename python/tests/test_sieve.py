@@ -1,0 +1,287 @@
+"""The Python package gives the CLI's numbers exactly, from a path or a
+DataFrame in any of its forms; errors, threads and Ctrl-C behave.
+
+The CLI binary is found at $SIEVE_BIN, else target/release/sieve (build it
+with `cargo build --release`): the tests fail, not skip, without it.
+"""
+
+import _thread
+import json
+import os
+import subprocess
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import pandas.testing as pdt
+import pytest
+
+import sieve
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SIEVE = os.environ.get("SIEVE_BIN") or os.path.join(
+    os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "release", "sieve"
+)
+
+CONFIG = {
+    "strategy": {
+        "name": "sma_cross",
+        "params": {
+            "fast": {"start": 2, "stop": 40, "step": 2},
+            "slow": {"start": 20, "stop": 200, "step": 10},
+        },
+    },
+    "backtest": {"fee": 0.001},
+    "score": {"objective": "sharpe", "score_start": "2016-01-01", "holdout_start": "2018-06-01"},
+    "sweep": {"top": 200},
+    "verify": {"top": 50},
+    "optimize": {"iterations": 2, "refine_top": 2},
+}
+
+# Long enough (several seconds on 2 cores) to be interrupted mid-run.
+SLOW_CONFIG = {
+    "strategy": {
+        "name": "activation",
+        "params": {
+            "trend_len": {"start": 20, "stop": 200, "step": 20},
+            "dc_len": {"start": 10, "stop": 60, "step": 10},
+            "entry": {"start": 0.1, "stop": 0.7, "step": 0.1},
+            "exit": {"start": -0.3, "stop": 0.3, "step": 0.1},
+            "stop_atr": {"start": 0, "stop": 5, "step": 1},
+            "w_rsi": {"values": [0.0, 0.5, 1.0]},
+            "rsi_len": {"values": [7, 14, 21]},
+            "w_dc": {"values": [0.5, 1.0]},
+        },
+    },
+    "score": {"objective": "calmar", "score_start": "2019-01-01", "holdout_start": "2024-01-01"},
+    "optimize": {"iterations": 3, "refine_top": 3},
+}
+
+
+def cli(*args, cwd=None):
+    if not os.path.isfile(SIEVE):
+        pytest.fail("the sieve CLI is not built at %s (cargo build --release)" % SIEVE)
+    out = subprocess.run([SIEVE, *map(str, args)], capture_output=True, text=True, cwd=cwd)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def write_toml(path, config):
+    """The config as TOML for the CLI: one table per section, nested
+    tables (strategy.params) as their own, grids as inline tables."""
+
+    def value(v):
+        if isinstance(v, dict):
+            return "{ " + ", ".join("%s = %s" % (k, value(x)) for k, x in v.items()) + " }"
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        if isinstance(v, str):
+            return json.dumps(v)
+        return repr(v)
+
+    lines = []
+    for name, section in config.items():
+        lines.append("[%s]" % name)
+        lines += ["%s = %s" % (k, value(v)) for k, v in section.items() if k != "params"]
+        if "params" in section:
+            lines.append("[%s.params]" % name)
+            lines += ["%s = %s" % (k, value(v)) for k, v in section["params"].items()]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+# Exact floats: pandas < 3 needs the round-trip parser asked for.
+EXACT = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+
+
+def read_csv(path, **kw):
+    return pd.read_csv(path, **EXACT, **kw)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("data")
+    prices = d / "prices.csv"
+    cli("synth", "--bars", "1500", "--seed", "7", "--out", prices)
+    return {"dir": d, "prices": prices, "config": write_toml(d / "config.toml", CONFIG)}
+
+
+@pytest.fixture(scope="module")
+def frame(files):
+    """The prices as a DataFrame with a naive DatetimeIndex (= UTC)."""
+    return read_csv(files["prices"], parse_dates=["date"]).set_index("date")
+
+
+@pytest.fixture(scope="module")
+def long_frame(files):
+    """4,000 daily bars: long enough for a sweep of several seconds."""
+    path = files["dir"] / "long.csv"
+    cli("synth", "--bars", "4000", "--seed", "3", "--out", path)
+    return read_csv(path, parse_dates=["date"]).set_index("date")
+
+
+def test_backtest_equals_the_cli(files, frame):
+    want = json.loads(
+        cli("backtest", "-c", files["config"], "--data", files["prices"], "--set", "fast=6", "--set", "slow=50", "--json")
+    )
+    assert want["windows"]["score"]["trades"] > 0
+    for data in (files["prices"], str(files["prices"]), frame):
+        got = sieve.backtest(data, None, {"fast": 6, "slow": 50}, config=CONFIG)
+        assert got == want
+    # A TOML file or TOML text as the config, and the strategy named here.
+    assert sieve.backtest(frame, "sma_cross", {"fast": 6, "slow": 50}, config=files["config"]) == want
+    text = open(files["config"]).read()
+    assert sieve.backtest(frame, "sma_cross", {"fast": 6, "slow": 50}, config=text) == want
+
+
+def test_equity_is_a_series_indexed_by_time(files, frame):
+    got = sieve.backtest(frame, "sma_cross", {"fast": 6, "slow": 50}, config=CONFIG, equity=True)
+    eq = got["equity"]
+    assert isinstance(eq, pd.Series) and len(eq) == len(frame)
+    assert (eq.index == frame.index.tz_localize("UTC")).all()
+    cli("backtest", "-c", files["config"], "--data", files["prices"], "--set", "fast=6", "--set", "slow=50",
+        "--equity", files["dir"] / "equity.csv")
+    want = read_csv(files["dir"] / "equity.csv")
+    assert eq.to_numpy().tolist() == want["equity"].tolist()
+
+
+def test_every_dataframe_form_equals_the_path(files, frame):
+    want = sieve.backtest(files["prices"], "sma_cross", {"fast": 6, "slow": 50}, config=CONFIG)
+    forms = {
+        "tz-aware index": frame.tz_localize("UTC").tz_convert("America/New_York"),
+        "time column": frame.reset_index(),
+        "upper-case names": frame.rename(columns=str.upper),
+        "text time column": frame.reset_index().assign(date=lambda d: d["date"].dt.strftime("%Y-%m-%d")),
+        "float32 volume, extra columns": frame.assign(volume=frame["volume"].astype("float32"), symbol="X"),
+        "columns reordered": frame[["close", "low", "high", "open", "volume"]],
+    }
+    for name, df in forms.items():
+        assert sieve.backtest(df, "sma_cross", {"fast": 6, "slow": 50}, config=CONFIG) == want, name
+
+
+def test_sweep_equals_the_cli(files, frame):
+    cli("sweep", "-c", files["config"], "--data", files["prices"], "--out", files["dir"] / "sweep.csv")
+    want = read_csv(files["dir"] / "sweep.csv")
+    assert len(want) == 200
+    for data in (frame, files["prices"]):
+        pdt.assert_frame_equal(sieve.sweep(data, CONFIG), want, check_exact=True)
+    # Threads do not change a byte.
+    pdt.assert_frame_equal(sieve.sweep(frame, CONFIG, threads=1), want, check_exact=True)
+    pdt.assert_frame_equal(sieve.sweep(frame, CONFIG, top=10), want.head(10), check_exact=True)
+
+
+def test_verify_equals_the_cli(files, frame):
+    sweep_csv = files["dir"] / "sweep_for_verify.csv"
+    cli("sweep", "-c", files["config"], "--data", files["prices"], "--out", sweep_csv)
+    cli("verify", "-c", files["config"], "--data", files["prices"], "--candidates", sweep_csv,
+        "--out", files["dir"] / "verified.csv")
+    want = read_csv(files["dir"] / "verified.csv")
+    assert len(want) == 50
+    candidates = sieve.sweep(frame, CONFIG)
+    pdt.assert_frame_equal(sieve.verify(frame, CONFIG, candidates), want, check_exact=True)
+    pdt.assert_frame_equal(sieve.verify(files["prices"], CONFIG, sweep_csv), want, check_exact=True)
+    pdt.assert_frame_equal(sieve.verify(frame, CONFIG, candidates, top=5), want.head(5), check_exact=True)
+
+
+def test_optimize_equals_the_cli(files, frame, tmp_path):
+    cli("optimize", "-c", files["config"], "--data", files["prices"], "--out", tmp_path / "cli")
+    with open(tmp_path / "cli" / "best.json") as f:
+        want = json.load(f)
+    got = sieve.optimize(frame, CONFIG, out=tmp_path / "py")
+    assert got == want
+    assert (tmp_path / "py" / "report.html").is_file()
+    # The run folder keeps the DataFrame's bars; `sieve report` reads them.
+    assert (tmp_path / "py" / "data.parquet").is_file()
+    cli("report", tmp_path / "py")
+    # A second call resumes the finished run: the same best.
+    assert sieve.optimize(frame, CONFIG, out=tmp_path / "py") == got
+
+
+def test_nan_close_raises_naming_the_row(frame):
+    bad = frame.copy()
+    bad.iloc[10, bad.columns.get_loc("close")] = np.nan
+    with pytest.raises(sieve.SieveError) as e:
+        sieve.sweep(bad, CONFIG)
+    message = str(e.value)
+    assert "row 11" in message and "close" in message, message
+    assert isinstance(e.value, ValueError)
+
+
+def test_errors_carry_the_cli_message(files, frame, tmp_path):
+    cases = [
+        (dict(CONFIG, score={"objective": "sharp"}), "score.objective"),
+        (dict(CONFIG, sweep={"topp": 5}), "topp"),
+        ({"strategy": {"name": "nope"}}, "nope"),
+    ]
+    for i, (config, word) in enumerate(cases):
+        path = write_toml(tmp_path / ("bad%d.toml" % i), config)
+        out = subprocess.run([SIEVE, "sweep", "-c", path, "--data", files["prices"], "--out", tmp_path / "x.csv"],
+                             capture_output=True, text=True)
+        assert out.returncode != 0
+        with pytest.raises(sieve.SieveError) as e:
+            sieve.sweep(files["prices"], path)
+        assert word in str(e.value)
+        assert out.stderr.strip().splitlines()[-1] == "error: " + str(e.value)
+        # The same mistake in a dict names the key the same way.
+        with pytest.raises(sieve.SieveError) as e:
+            sieve.sweep(frame, config)
+        assert word in str(e.value)
+    with pytest.raises(sieve.SieveError) as e:
+        sieve.backtest(frame, "sma_cross", {"fast": 60, "slow": 50}, config=CONFIG)
+    assert "constraint" in str(e.value), str(e.value)
+    with pytest.raises(sieve.SieveError) as e:
+        sieve.sweep(files["dir"] / "missing.csv", CONFIG)
+    assert "missing.csv" in str(e.value)
+    with pytest.raises(TypeError):
+        sieve.sweep([1, 2, 3], CONFIG)
+
+
+def test_a_sweep_in_a_thread_leaves_the_main_thread_running(long_frame):
+    frame = long_frame
+    want = sieve.sweep(frame, SLOW_CONFIG, top=20)
+    result = {}
+    worker = threading.Thread(target=lambda: result.update(df=sieve.sweep(frame, SLOW_CONFIG, top=20)))
+    start = time.perf_counter()
+    worker.start()
+    ticks = 0
+    while worker.is_alive():
+        ticks += 1
+        time.sleep(0.001)
+    elapsed = time.perf_counter() - start
+    worker.join()
+    # With the GIL held for the whole sweep, this loop could not run at all.
+    assert elapsed > 0.3, "the sweep was too short to tell (%.2f s)" % elapsed
+    assert ticks > 100, "the main thread ran %d times in %.2f s" % (ticks, elapsed)
+    pdt.assert_frame_equal(result["df"], want, check_exact=True)
+
+
+def test_keyboard_interrupt_then_resume_gives_the_uninterrupted_result(long_frame, tmp_path):
+    frame = long_frame
+    whole = sieve.optimize(frame, SLOW_CONFIG, out=tmp_path / "whole")
+    start = time.perf_counter()
+    timer = threading.Timer(1.5, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sieve.optimize(frame, SLOW_CONFIG, out=tmp_path / "cut")
+    finally:
+        timer.cancel()
+    assert time.perf_counter() - start < 30
+    with open(tmp_path / "cut" / "run.json") as f:
+        state = json.load(f)
+    assert state["status"] != "done" and "interrupted" in state["stop_reason"], state
+    resumed = sieve.optimize(frame, SLOW_CONFIG, out=tmp_path / "cut")
+    assert resumed == whole
+
+
+def test_strategies_lists_the_cli_strategies():
+    listed = sieve.strategies()
+    names = [s["name"] for s in listed]
+    text = cli("strategies")
+    for name in names:
+        assert name in text
+    sma = next(s for s in listed if s["name"] == "sma_cross")
+    assert [p["name"] for p in sma["params"]] == ["fast", "slow"]
+    assert all(p["kind"] in ("int", "float") for p in sma["params"])
