@@ -2,9 +2,12 @@
 best exactly, and optimize, with the same numbers as the ``sieve`` CLI.
 
 Every function takes ``data`` as a pandas DataFrame (a DatetimeIndex, naive =
-UTC, tz-aware converted; or a time column; open/high/low/close in any case) or
-a path to a file the CLI reads (CSV, Parquet, Feather), and ``config`` as a
-dict with the TOML config's structure, TOML text, or a path to a TOML file.
+UTC, tz-aware converted; or a time column; open/high/low/close in any case), a
+path to a file the CLI reads (CSV, Parquet, Feather), or ``None`` for the
+config's own ``data.path`` / ``data.paths`` (several instruments); and
+``config`` as a dict with the TOML config's structure, TOML text, or a path to
+a TOML file. Float64 and int64 columns are read straight from numpy's memory
+(no conversion through Python objects).
 
 Errors raise :class:`SieveError` (a ``ValueError``) with the CLI's message.
 Long calls release the GIL; Ctrl-C stops a sweep or optimize between chunks
@@ -167,7 +170,9 @@ class _Data:
 
     def __init__(self, data):
         self._keep = []
-        if isinstance(data, (str, os.PathLike)):
+        if data is None:
+            self.arg = None  # the config's data.path / data.paths
+        elif isinstance(data, (str, os.PathLike)):
             self.arg = os.fspath(data)
         elif isinstance(data, pd.DataFrame):
             self.arg = self._columns(data)

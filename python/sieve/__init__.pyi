@@ -7,7 +7,7 @@ import pandas as pd
 
 __version__: str
 
-Data = Union[pd.DataFrame, str, os.PathLike[str]]
+Data = Union[pd.DataFrame, str, os.PathLike[str], None]
 Config = Union[Mapping[str, Any], str, os.PathLike[str]]
 
 class SieveError(ValueError):

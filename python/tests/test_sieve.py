@@ -285,3 +285,22 @@ def test_strategies_lists_the_cli_strategies():
     sma = next(s for s in listed if s["name"] == "sma_cross")
     assert [p["name"] for p in sma["params"]] == ["fast", "slow"]
     assert all(p["kind"] in ("int", "float") for p in sma["params"])
+
+
+def test_several_instruments_from_the_config(files, tmp_path):
+    paths = []
+    for seed in (11, 12):
+        path = tmp_path / ("inst%d.csv" % seed)
+        cli("synth", "--bars", "1500", "--seed", seed, "--out", path)
+        paths.append(str(path))
+    config = dict(CONFIG, data={"paths": paths}, score=dict(CONFIG["score"], aggregate="min"))
+    toml_path = write_toml(tmp_path / "multi.toml", config)
+    cli("sweep", "-c", toml_path, "--out", tmp_path / "multi.csv")
+    pdt.assert_frame_equal(sieve.sweep(None, config), read_csv(tmp_path / "multi.csv"), check_exact=True)
+    got = sieve.backtest(None, None, {"fast": 6, "slow": 50}, config=config, equity=True)
+    assert sorted(got["equity"]) == ["inst11", "inst12"]
+    want = json.loads(cli("backtest", "-c", toml_path, "--set", "fast=6", "--set", "slow=50", "--json"))
+    del got["equity"]
+    assert got == want
+    objectives = [want["instruments"][n]["windows"]["score"]["objective"] for n in ("inst11", "inst12")]
+    assert want["windows"]["score"]["objective"] == min(objectives)

@@ -65,18 +65,21 @@ impl ConfigSpec {
     }
 }
 
-/// Where the bars come from: a file (the CLI's `--data`) or a DataFrame's
-/// columns.
+/// Where the bars come from: a file (the CLI's `--data`), the config's own
+/// `data.path` / `data.paths` (`None`), or a DataFrame's columns.
 pub(crate) enum DataSpec {
-    Path(PathBuf),
+    Path(Option<PathBuf>),
     Frame(frame::Frame),
 }
 
 impl DataSpec {
     /// A path (`str` or `os.PathLike`), else a frame's columns.
     pub(crate) fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<DataSpec> {
+        if obj.is_none() {
+            return Ok(DataSpec::Path(None));
+        }
         if let Ok(path) = obj.extract::<PathBuf>() {
-            return Ok(DataSpec::Path(path));
+            return Ok(DataSpec::Path(Some(path)));
         }
         Ok(DataSpec::Frame(frame::Frame::from_py(obj)?))
     }
@@ -85,7 +88,8 @@ impl DataSpec {
     /// Python runs, not to the config's folder), as `--data` does.
     pub(crate) fn overrides(&self) -> Vec<String> {
         match self {
-            DataSpec::Path(p) => {
+            DataSpec::Path(None) => Vec::new(),
+            DataSpec::Path(Some(p)) => {
                 let p = std::path::absolute(p).unwrap_or_else(|_| p.clone());
                 let quoted = toml::Value::String(p.to_string_lossy().into_owned()).to_string();
                 vec![format!("data.path={quoted}")]
