@@ -1,6 +1,6 @@
-//! GPU vs CPU screening on a 100,000-combination grid (`--features gpu`):
-//! the GPU top 1,000 overlaps the CPU's by at least 99 %, and verifying
-//! either gives the same best candidate. Skipped without an adapter unless
+//! GPU vs CPU screening (`--features gpu`) on grids of 50,000–100,000+
+//! combinations, built-ins and rule strategies: the GPU top 1,000 overlaps
+//! the CPU's by at least 99 %, and verifying either gives the same best. Skipped without an adapter unless
 //! `SIEVE_REQUIRE_GPU` is set (CI installs lavapipe and sets it).
 #![cfg(feature = "gpu")]
 
@@ -50,23 +50,56 @@ fn best_verified(study: &Study, screen: &Screen) -> Vec<f64> {
     v.rows[0].candidate.params.clone()
 }
 
+/// Sweeps of at least `least` combinations: the built-ins' hand-written
+/// kernels and rule strategies' generated ones.
+const CASES: [(&str, &str, &str, u64); 5] = [
+    (
+        "sma_cross",
+        "name = \"sma_cross\"",
+        "fast = { start = 2, stop = 400, step = 1 }\nslow = { start = 10, stop = 600, step = 1 }",
+        100_000,
+    ),
+    (
+        "activation",
+        "name = \"activation\"",
+        "trend_len = { start = 20, stop = 200, step = 20 }\nrsi_len = 14\ndc_len = { values = [20, 30, 40] }\natr_len = 14\nw_trend = 1.0\nw_rsi = { start = 0, stop = 1, step = 0.25 }\nw_dc = 1.0\nentry = { start = 0.1, stop = 0.7, step = 0.05 }\nexit = { start = -0.3, stop = 0.3, step = 0.05 }\nstop_atr = { start = 0, stop = 4, step = 1 }",
+        100_000,
+    ),
+    (
+        "rule cross",
+        "name = \"sma_rules\"\nentry = \"cross_above(sma(close, fast), sma(close, slow))\"\nexit = \"cross_below(sma(close, fast), sma(close, slow))\"",
+        "fast = { start = 2, stop = 250, step = 1 }\nslow = { start = 10, stop = 260, step = 1 }",
+        50_000,
+    ),
+    (
+        "rule MACD with defines",
+        "name = \"macd_rules\"\nentry = \"cross_above(macd, signal) and close > sma(close, trend)\"\nexit = \"cross_below(macd, signal)\"\nconstraints = [\"fast < slow\"]\ndefine = { macd = \"ema(close, fast) - ema(close, slow)\", signal = \"ema(macd, sig)\" }",
+        "fast = { start = 4, stop = 30, step = 1 }\nslow = { start = 20, stop = 80, step = 2 }\nsig = { values = [5, 7, 9, 13] }\ntrend = { start = 50, stop = 390, step = 20 }",
+        50_000,
+    ),
+    (
+        "rule threshold with if and clamp",
+        "name = \"threshold_rules\"\nentry = \"clamp(rsi(close, n), 0, 100) < lo and close > if(lo > 30, sma(close, 50), lowest(close, 20))\"\nexit = \"rsi(close, n) > lo + band or cross_below(close, sma(close, 50))\"",
+        "n = { start = 5, stop = 30, step = 1 }\nlo = { start = 20, stop = 45, step = 0.5 }\nband = { start = 10, stop = 50, step = 1 }",
+        50_000,
+    ),
+];
+
 #[test]
 fn gpu_top_1000_overlaps_cpu_and_verifies_to_the_same_best() {
     let Some(gpu) = gpu() else { return };
-    for (name, grid) in [
-        ("sma_cross", "fast = { start = 2, stop = 400, step = 1 }\nslow = { start = 10, stop = 600, step = 1 }"),
-        (
-            "activation",
-            "trend_len = { start = 20, stop = 200, step = 20 }\nrsi_len = 14\ndc_len = { values = [20, 30, 40] }\natr_len = 14\nw_trend = 1.0\nw_rsi = { start = 0, stop = 1, step = 0.25 }\nw_dc = 1.0\nentry = { start = 0.1, stop = 0.7, step = 0.05 }\nexit = { start = -0.3, stop = 0.3, step = 0.05 }\nstop_atr = { start = 0, stop = 4, step = 1 }",
-        ),
-    ] {
+    for (name, strategy, grid, least) in CASES {
         let config = Config::parse(&format!(
-            "[strategy]\nname = \"{name}\"\n[strategy.params]\n{grid}\n[score]\nscore_start = \"2019-01-01\"\n"
+            "[strategy]\n{strategy}\n[strategy.params]\n{grid}\n[score]\nscore_start = \"2019-01-01\"\n"
         ))
         .unwrap();
         let study = Study::new(config, synth(4000, 42), "synthetic".into()).unwrap();
+        if study.strategy.as_rules().is_some() {
+            // The generated kernel runs these (no CPU fallback).
+            assert!(sieve_screen::wgsl::strategy_module(study.strategy).is_ok(), "{name}");
+        }
         let cpu = screen(&study, &CpuBackend, 1000);
-        assert!(cpu.stats.evaluated >= 100_000, "{name}: {} combinations", cpu.stats.evaluated);
+        assert!(cpu.stats.evaluated >= least, "{name}: {} combinations", cpu.stats.evaluated);
         let gpu_screen = screen(&study, &gpu, 1000);
         assert_eq!(gpu_screen.stats.evaluated, cpu.stats.evaluated);
         let cpu_set: std::collections::HashSet<u64> = cpu.top.iter().map(|s| s.index).collect();

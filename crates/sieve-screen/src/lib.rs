@@ -22,6 +22,7 @@ mod gpu;
 mod gpu;
 mod stats;
 mod topk;
+pub mod wgsl;
 
 pub use backend::{
     backend_by_name, Checkpoint, ScreenBackend, ScreenJob, SeriesPlan, SERIES_BUDGET,

@@ -76,6 +76,15 @@ trailing_stop = "k * atr(14)"
 const BAND_GRID: &str =
     "n = { values = [10, 20, 40] }\nk = { start = 0.5, stop = 2.0, step = 0.5 }";
 
+/// A threshold rule with real-valued parameters read per bar (not inside a
+/// window), `if` on a scalar condition, `clamp`, a crossing and a stop.
+const THRESHOLD_RULES: &str = r#"name = "threshold_rules"
+entry = "clamp(rsi(close, n), 0, 100) < lo and close > if(lo > 30, sma(close, 50), lowest(close, 20))"
+exit = "rsi(close, n) > lo + band or cross_below(close, sma(close, 50))"
+trailing_stop = "2 * atr(14)"
+"#;
+const THRESHOLD_GRID: &str = "n = { values = [7, 14] }\nlo = { start = 25, stop = 40, step = 2.5 }\nband = { values = [20, 30.5, 40] }";
+
 fn rule_cases() -> Vec<Case> {
     let mut grouped = case_of(MACD_RULES, MACD_GRID, "");
     grouped.series_budget = 0;
@@ -87,6 +96,7 @@ fn rule_cases() -> Vec<Case> {
             BAND_GRID,
             "[backtest]\ndirection = \"long_short\"",
         ),
+        case_of(THRESHOLD_RULES, THRESHOLD_GRID, "objective = \"total_return\"\nmin_trades = 0"),
     ]
 }
 

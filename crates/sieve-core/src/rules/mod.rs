@@ -10,11 +10,12 @@ mod check;
 mod eval;
 mod parse;
 mod plan;
+mod wgsl;
 
 use std::cell::RefCell;
 use std::sync::Mutex;
 
-use check::{Checker, Col, Func, Graph, Id, Op, Ty};
+use check::{Checker, Func, Graph, Id, Op, Ty};
 use eval::{Frame, Machine, Signals, BLOCK};
 use plan::Plan;
 
@@ -25,6 +26,9 @@ use crate::indicators::{Indicator, IndicatorSet, RuleSeries, SeriesSource, RULE_
 use crate::strategy::{Direction, ParamKind, ParamSpec, Strategy};
 
 pub use check::suggest;
+pub use check::Col;
+pub use eval::column;
+pub use wgsl::{RuleKernel, BAR_COLUMNS, ENTRY_POINT, NAN_BITS};
 
 /// A syntax or meaning error at byte `at` of a rule's text.
 #[derive(Debug, Clone, PartialEq)]
@@ -852,6 +856,10 @@ impl Rules {
 impl Strategy for RuleStrategy {
     fn name(&self) -> &'static str {
         self.name
+    }
+
+    fn as_rules(&self) -> Option<&RuleStrategy> {
+        Some(self)
     }
 
     fn summary(&self) -> &'static str {

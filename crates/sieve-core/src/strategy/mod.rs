@@ -146,6 +146,11 @@ pub trait Strategy: Send + Sync {
         crate::evaluate::indicators_for_space(self, space)
     }
 
+    /// The compiled rules, for a strategy defined by rules in the config.
+    fn as_rules(&self) -> Option<&crate::rules::RuleStrategy> {
+        None
+    }
+
     /// Writes the target position of each of the first `out.len()` bars
     /// (at most all of them) into `out`. Holds 0 until every indicator it
     /// reads is defined.

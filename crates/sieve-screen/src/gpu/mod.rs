@@ -13,7 +13,6 @@
 use std::collections::HashMap;
 
 use rayon::prelude::*;
-use sieve_core::evaluate::indicators_for_space;
 use sieve_core::grid::GridIndex;
 use sieve_core::indicators::{Indicator, IndicatorSet};
 use sieve_core::metrics::Objective;
@@ -24,7 +23,7 @@ use wgpu::util::DeviceExt;
 use crate::backend::{Checkpoint, ScreenBackend, ScreenJob};
 use crate::{CpuBackend, Scored, Screen};
 
-const SHADER: &str = include_str!("screen.wgsl");
+const SHADER: &str = crate::wgsl::ENGINE;
 const WORKGROUP: u32 = 64;
 /// Grid indices decoded per parallel host task.
 const DECODE_BLOCK: u64 = 4096;
@@ -50,7 +49,8 @@ struct Uniforms {
     long_short: u32,
     objective: u32,
     min_trades: u32,
-    _pad: [u32; 3],
+    n_bars: u32,
+    _pad: [u32; 2],
     fee: f32,
     slippage: f32,
     lot_size: f32,
@@ -69,6 +69,8 @@ pub struct GpuBackend {
     info: wgpu::AdapterInfo,
     limits: wgpu::Limits,
     max_chunk: u64,
+    /// Generated rule kernels, by their WGSL: built once per strategy per run.
+    rule_pipelines: std::sync::Mutex<HashMap<String, std::sync::Arc<wgpu::ComputePipeline>>>,
     /// The first device error wgpu reported, if any.
     failure: std::sync::Arc<std::sync::Mutex<Option<String>>>,
 }
@@ -166,6 +168,7 @@ impl GpuBackend {
             info,
             limits,
             max_chunk: 1 << 20,
+            rule_pipelines: Default::default(),
             failure,
         };
         backend.check()?;
@@ -181,6 +184,60 @@ impl GpuBackend {
             ))),
             None => Ok(()),
         }
+    }
+
+    /// The pipeline of a generated rule kernel: validated with naga first
+    /// (a generator bug is a clear error, not a driver crash), then built
+    /// once and cached.
+    fn rule_pipeline(&self, source: &str) -> Result<std::sync::Arc<wgpu::ComputePipeline>> {
+        let mut cache = self
+            .rule_pipelines
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = cache.get(source) {
+            return Ok(p.clone());
+        }
+        use wgpu::naga;
+        let invalid = |what: &str, detail: String| {
+            Error::Invalid(format!(
+                "internal error: the generated GPU kernel {what} (use --emit-wgsl to inspect it, or --backend cpu):\n{detail}"
+            ))
+        };
+        let module = naga::front::wgsl::parse_str(source)
+            .map_err(|e| invalid("does not parse", e.emit_to_string(source)))?;
+        naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::default(),
+        )
+        .validate(&module)
+        .map_err(|e| invalid("does not validate", e.emit_to_string(source)))?;
+        let shader = self
+            .device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("rules.wgsl"),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            });
+        let pipeline_layout = self
+            .device
+            .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("rules"),
+                bind_group_layouts: &[Some(&self.layout)],
+                immediate_size: 0,
+            });
+        let pipeline = self
+            .device
+            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(sieve_core::rules::ENTRY_POINT),
+                layout: Some(&pipeline_layout),
+                module: &shader,
+                entry_point: Some(sieve_core::rules::ENTRY_POINT),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+        self.check()?;
+        let pipeline = std::sync::Arc::new(pipeline);
+        cache.insert(source.to_string(), pipeline.clone());
+        Ok(pipeline)
     }
 
     /// Caps the combinations per dispatch (default 2^20); results do not
@@ -217,13 +274,18 @@ impl GpuBackend {
 }
 
 /// Which kernel runs a strategy, and how its indicator offsets are laid out.
-#[derive(Clone, Copy)]
-enum Kernel {
+enum Kernel<'a> {
     Cross,
     Activation,
+    /// A rule strategy's generated kernel.
+    Rules(
+        &'a sieve_core::rules::RuleStrategy,
+        sieve_core::rules::RuleKernel,
+        std::sync::Arc<wgpu::ComputePipeline>,
+    ),
 }
 
-fn kernel_for(name: &str) -> Option<Kernel> {
+fn kernel_for(name: &str) -> Option<Kernel<'static>> {
     match name {
         "sma_cross" | "ema_cross" => Some(Kernel::Cross),
         "activation" => Some(Kernel::Activation),
@@ -257,12 +319,28 @@ impl ScreenBackend for GpuBackend {
         job: &ScreenJob<'_>,
         on_batch: &mut dyn FnMut(&Checkpoint) -> Result<()>,
     ) -> Result<Screen> {
-        let Some(kernel) = kernel_for(job.strategy.name()) else {
-            eprintln!(
-                "note: no GPU kernel for '{}'; screening on the CPU",
-                job.strategy.name()
-            );
-            return CpuBackend.screen(job, on_batch);
+        let kernel = match (job.strategy.as_rules(), kernel_for(job.strategy.name())) {
+            (Some(rules), _) => match rules.gpu_kernel() {
+                Ok(k) => {
+                    let pipeline = self.rule_pipeline(&crate::wgsl::rule_module(&k))?;
+                    Kernel::Rules(rules, k, pipeline)
+                }
+                Err(construct) => {
+                    eprintln!(
+                        "note: the rules of '{}' use {construct}, which the GPU kernel cannot run; screening on the CPU",
+                        job.strategy.name()
+                    );
+                    return CpuBackend.screen(job, on_batch);
+                }
+            },
+            (None, Some(k)) => k,
+            (None, None) => {
+                eprintln!(
+                    "note: no GPU kernel for '{}'; screening on the CPU",
+                    job.strategy.name()
+                );
+                return CpuBackend.screen(job, on_batch);
+            }
         };
         if job.market.is_several() {
             eprintln!(
@@ -274,22 +352,38 @@ impl ScreenBackend for GpuBackend {
         let scoring = &job.market.primary().scoring;
         let bars = &job.market.primary().bars;
 
-        // Indicators: computed once on the host, uploaded once.
-        let set = IndicatorSet::build(bars, indicators_for_space(job.strategy, job.space));
+        // Indicators (rules: shared columns): computed once on the host,
+        // uploaded once; undefined values as one NaN bit pattern.
+        let wanted = job.strategy.space_indicators(job.space);
+        let set = IndicatorSet::build_for(bars, job.strategy.series(), wanted.clone());
         let mut flat: Vec<f32> = Vec::new();
         let mut offset: HashMap<Indicator, u32> = HashMap::new();
-        for key in indicators_for_space(job.strategy, job.space) {
+        for key in wanted {
             offset.insert(key, flat.len() as u32);
-            flat.extend(set.get(key).iter().map(|&v| v as f32));
+            flat.extend(set.get(key).iter().map(|&v| device_f32(v)));
         }
+        drop(set);
         if (flat.len() as u64) * 4 > self.limits.max_storage_buffer_binding_size {
             return Err(Error::Invalid(format!(
                 "the indicators of this grid ({} MB) exceed the GPU's largest buffer; narrow the int ranges or use --backend cpu",
                 flat.len() * 4 / 1_000_000
             )));
         }
-        let mut bar_data: Vec<f32> = bars.open.iter().map(|&v| v as f32).collect();
-        bar_data.extend(bars.close.iter().map(|&v| v as f32));
+        let columns: Vec<&[f64]> = match &kernel {
+            Kernel::Rules(..) => sieve_core::rules::BAR_COLUMNS
+                .iter()
+                .map(|&c| sieve_core::rules::column(bars, c).unwrap_or(&[]))
+                .collect(),
+            _ => vec![&bars.open, &bars.close],
+        };
+        let mut bar_data: Vec<f32> = Vec::with_capacity(bars.len() * columns.len());
+        for c in columns {
+            match c.is_empty() {
+                // No volume in the data: the rules do not read it (checked).
+                true => bar_data.extend(std::iter::repeat_n(0.0, bars.len())),
+                false => bar_data.extend(c.iter().map(|&v| v as f32)),
+            }
+        }
         let bars_buf = self.storage("bars", bytemuck::cast_slice(&bar_data));
         let ind_buf = self.storage("indicators", bytemuck::cast_slice(&flat));
 
@@ -298,10 +392,14 @@ impl ScreenBackend for GpuBackend {
         let years = (bars.time[window.end - 1] as f64 - from)
             / sieve_core::data::MS_PER_DAY as f64
             / 365.25;
-        let n_params = job.strategy.params().len();
-        let mut keys = Vec::new();
-        job.strategy.indicators(&job.space.params_of(0), &mut keys);
-        let n_offs = keys.len() + 1;
+        let (n_params, n_offs) = match &kernel {
+            Kernel::Rules(_, k, _) => (k.n_values(), k.n_columns()),
+            _ => {
+                let mut keys = Vec::new();
+                job.strategy.indicators(&job.space.params_of(0), &mut keys);
+                (job.strategy.params().len(), keys.len() + 1)
+            }
+        };
         let base = Uniforms {
             count: 0,
             n_params: n_params as u32,
@@ -315,7 +413,8 @@ impl ScreenBackend for GpuBackend {
                 .position(|o| *o == scoring.objective)
                 .unwrap_or(0) as u32,
             min_trades: scoring.min_trades.min(u64::from(u32::MAX)) as u32,
-            _pad: [0; 3],
+            n_bars: bars.len() as u32,
+            _pad: [0; 2],
             fee: scoring.engine.fee as f32,
             slippage: scoring.engine.slippage as f32,
             lot_size: scoring.engine.lot_size as f32,
@@ -324,9 +423,10 @@ impl ScreenBackend for GpuBackend {
             sqrt_periods: scoring.periods_per_year.sqrt() as f32,
             _pad2: [0.0; 2],
         };
-        let pipeline = match kernel {
+        let pipeline: &wgpu::ComputePipeline = match &kernel {
             Kernel::Cross => &self.cross,
             Kernel::Activation => &self.activation,
+            Kernel::Rules(_, _, p) => p,
         };
 
         // The kernels' Sharpe is over the screen window: the trials' Sharpe
@@ -336,7 +436,6 @@ impl ScreenBackend for GpuBackend {
         let chunk = self.chunk_len((n_params + n_offs) as u64);
         while next < job.range.end {
             let end = job.range.end.min(next + chunk);
-            // Decode the chunk on the host, in parallel, in index order.
             // Decode the chunk on the host, in parallel blocks, in index
             // order, straight into the flat arrays the device reads.
             let blocks: Vec<Decoded> = (next..end)
@@ -345,17 +444,26 @@ impl ScreenBackend for GpuBackend {
                 .into_par_iter()
                 .map(|lo| {
                     let mut d = Decoded::default();
-                    let (mut p, mut keys) = (vec![0.0; n_params], Vec::new());
+                    let mut p = vec![0.0; job.strategy.params().len()];
+                    let (mut keys, mut scalars) = (Vec::new(), Vec::new());
                     for index in lo..end.min(lo + DECODE_BLOCK) {
                         job.space.params_at(index, &mut p);
                         if !job.space.allowed(&p) {
                             continue;
                         }
                         keys.clear();
-                        job.strategy.indicators(&p, &mut keys);
                         d.index.push(index);
-                        d.params.extend(p.iter().map(|&v| v as f32));
-                        d.offs.extend(kernel_offsets(&keys, &offset));
+                        match &kernel {
+                            Kernel::Rules(rules, k, _) => {
+                                rules.gpu_inputs(k, &p, &mut scalars, &mut d.params, &mut keys);
+                                d.offs.extend(keys.iter().map(|key| offset[key]));
+                            }
+                            _ => {
+                                job.strategy.indicators(&p, &mut keys);
+                                d.params.extend(p.iter().map(|&v| v as f32));
+                                d.offs.extend(kernel_offsets(&keys, &offset));
+                            }
+                        }
                     }
                     d
                 })
@@ -395,6 +503,15 @@ impl ScreenBackend for GpuBackend {
             stats,
             sharpe,
         })
+    }
+}
+
+/// A value as the device reads it: undefined (NaN) as one bit pattern.
+fn device_f32(v: f64) -> f32 {
+    if v.is_nan() {
+        f32::from_bits(sieve_core::rules::NAN_BITS)
+    } else {
+        v as f32
     }
 }
 

@@ -18,7 +18,7 @@ struct Uniforms {
     long_short: u32,
     objective: u32,    // 0 calmar 1 sharpe 2 sortino 3 cagr 4 total_return 5 profit_factor
     min_trades: u32,
-    _pad0: u32,
+    n_bars: u32,       // bars in each column of `bars`
     _pad1: u32,
     _pad2: u32,
     fee: f32,
@@ -32,7 +32,7 @@ struct Uniforms {
 }
 
 @group(0) @binding(0) var<uniform> u: Uniforms;
-@group(0) @binding(1) var<storage, read> bars: array<f32>;   // open[0..n], close[0..n]
+@group(0) @binding(1) var<storage, read> bars: array<f32>;   // open[0..n], close[0..n] (rules: then high, low, volume)
 @group(0) @binding(2) var<storage, read> ind: array<f32>;
 @group(0) @binding(3) var<storage, read> params: array<f32>;
 @group(0) @binding(4) var<storage, read> offs: array<u32>;
@@ -174,7 +174,7 @@ fn finish(s: ptr<function, Sim>, i: u32) {
     out_info[i] = min((*s).trades, 0x3fffffffu) | select(0u, 1u << 30u, !sharpe_ok) | select(0u, 1u << 31u, nan);
 }
 
-fn n_bars_total() -> u32 { return arrayLength(&bars) / 2u; }
+fn n_bars_total() -> u32 { return u.n_bars; }
 
 // sma_cross / ema_cross: offs = [fast, slow, start].
 @compute @workgroup_size(64)
