@@ -65,6 +65,10 @@ pub struct SweepArgs {
     /// Worker threads (0 = all cores).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
+    /// Also write the WGSL of the GPU kernel generated for a rule strategy
+    /// (to inspect it; any backend).
+    #[arg(long, value_name = "FILE")]
+    pub emit_wgsl: Option<PathBuf>,
 }
 
 #[derive(Args)]

@@ -129,3 +129,16 @@ pub fn input_paths<'a>(common: &'a Common, config: &'a Config) -> Vec<&'a Path> 
         .chain(config.paths.iter().map(PathBuf::as_path))
         .collect()
 }
+
+/// What `-v` says of the GPU kernel a strategy gets.
+pub fn gpu_kernel_note(strategy: &dyn sieve_core::strategy::Strategy) -> String {
+    match (strategy.as_rules(), sieve_screen::wgsl::strategy_module(strategy)) {
+        (Some(_), Ok(wgsl)) => format!(
+            "gpu kernel: generated from the rules of '{}' ({} bytes of WGSL; --emit-wgsl FILE writes it)",
+            strategy.name(),
+            wgsl.len()
+        ),
+        (Some(_), Err(why)) => format!("gpu kernel: none; the rules use {why}: the CPU screens them"),
+        (None, _) => format!("gpu kernel: the hand-written one for '{}' where there is one", strategy.name()),
+    }
+}

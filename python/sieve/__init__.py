@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import io
 import json
+import math
+import numbers
 import os
+from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
@@ -55,22 +58,28 @@ def backtest(data, strategy, params, config=None, equity=False):
     overrides = []
     if strategy is not None:
         overrides.append("strategy.name=" + _toml_string(strategy))
-    sets = ["%s=%s" % (name, _number(value)) for name, value in dict(params or {}).items()]
+    if params is None:
+        params = {}
+    if not hasattr(params, "items"):
+        raise TypeError("params: expected a mapping of parameter names to numbers, got %s" % type(params).__name__)
+    sets = ["%s=%s" % (name, _number(value, name)) for name, value in params.items()]
     with _Data(data) as d:
-        text, curves = _native.backtest(d.arg, _config(config), overrides, sets, bool(equity))
+        text, curves, warned = _native.backtest(d.arg, _config(config), overrides, sets, bool(equity))
+        tz = d.tz
+    for w in warned:
+        _warn(w)
     result = json.loads(text)
     if equity:
-        series = {
-            name: pd.Series(values, index=pd.to_datetime(times, unit="ms", utc=True), name="equity")
-            for name, times, values in curves
-        }
+        series = {name: _equity(times, values, tz) for name, times, values in curves}
         result["equity"] = series[""] if "" in series else series
     return result
 
 
 def sweep(data, config, top=None, threads=0, progress=False):
     """Screens the config's whole grid and returns the best ``top`` rows
-    (default ``sweep.top``): the columns and values of ``sweep.csv``."""
+    (default ``sweep.top``): the columns and values of ``sweep.csv``.
+    ``progress=True`` draws a bar on stderr (a line every 5 s when stderr is
+    not a terminal)."""
     overrides = [] if top is None else ["sweep.top=%d" % _count(top, "top")]
     with _Data(data) as d:
         text = _native.sweep(d.arg, _config(config), overrides, _count(threads, "threads"), bool(progress))
@@ -89,8 +98,11 @@ def verify(data, config, candidates, top=None, threads=0):
     if isinstance(candidates, pd.DataFrame):
         text = candidates.to_csv(index=False)
     elif isinstance(candidates, (str, os.PathLike)):
-        with open(candidates, encoding="utf-8") as f:
-            text = f.read()
+        try:
+            with open(candidates, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            raise SieveError("%s: %s" % (os.fspath(candidates), e.strerror or e)) from None
     else:
         raise TypeError("candidates: expected a DataFrame or a path, got %s" % type(candidates).__name__)
     overrides = [] if top is None else ["verify.top=%d" % _count(top, "top")]
@@ -99,15 +111,16 @@ def verify(data, config, candidates, top=None, threads=0):
     return _csv(out)
 
 
-def optimize(data, config, out, threads=0, progress=False):
+def optimize(data, config, out, threads=0, progress=False, restart=False):
     """Runs (or resumes) the optimize loop in the run folder ``out`` — the
     same files as ``sieve optimize --out``, report.html included — and
     returns ``best.json``'s content. Ctrl-C stops at a checkpoint; calling
-    again with the same arguments resumes. A DataFrame's bars are kept in the
-    folder as ``data.parquet``."""
+    again with the same arguments resumes. A folder holding a run of another
+    config or data is refused unless ``restart=True``. A DataFrame's bars are
+    kept in the folder as ``data.parquet``."""
     with _Data(data) as d:
         text = _native.optimize(
-            d.arg, _config(config), [], os.fspath(out), _count(threads, "threads"), bool(progress)
+            d.arg, _config(config), [], os.fspath(out), _count(threads, "threads"), bool(progress), bool(restart)
         )
     return json.loads(text)
 
@@ -130,34 +143,68 @@ def _csv(text):
     return pd.read_csv(io.StringIO(text), **_EXACT)
 
 
+def _warn(message):
+    import warnings
+
+    warnings.warn(message, SieveWarning, stacklevel=3)
+
+
+def _equity(times, values, tz):
+    """The equity curve indexed like the input: naive UTC times for naive
+    input (and files), the input's time zone for tz-aware input."""
+    index = pd.to_datetime(np.asarray(times, dtype=np.int64), unit="ms", utc=True)
+    index = index.tz_convert(tz) if tz is not None else index.tz_localize(None)
+    return pd.Series(values, index=index, name="equity")
+
+
 def _toml_string(s):
     if not isinstance(s, str):
         raise TypeError("expected a string, got %s" % type(s).__name__)
     return json.dumps(s)  # a JSON string is a TOML basic string
 
 
-def _number(v):
-    if isinstance(v, (bool, np.bool_)):
-        raise TypeError("parameter values are numbers, got %r" % (v,))
-    return repr(float(v)) if isinstance(v, (float, np.floating)) else str(int(v))
+def _number(v, name):
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+        raise TypeError("parameter '%s': expected a number, got %r" % (name, v))
+    v = float(v)
+    return repr(int(v)) if v.is_integer() and abs(v) < 2**53 else repr(v)
 
 
 def _count(v, name):
-    if isinstance(v, bool) or int(v) != v or v < 0:
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
+        raise TypeError("%s: expected a whole number, got %r" % (name, v))
+    if v < 0:
         raise ValueError("%s: expected a whole number >= 0, got %r" % (name, v))
-    return int(v)
+    return min(int(v), 2**32)  # larger is refused by the native side with its limit
+
+
+def _plain(value, key):
+    """A config value as JSON-ready Python (numpy scalars, any Mapping),
+    or a SieveError naming the key."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v, "%s.%s" % (key, k) if key else str(k)) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, key) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None:
+        raise SieveError("config: %s: None is not a value (leave the key out for its default)" % key)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise SieveError("config: %s: %r is not a finite number" % (key, value))
+    return value
 
 
 def _config(config):
     """(kind, value) for the native side."""
     if config is None:
         return ("none", "")
-    if isinstance(config, dict):
-        return ("json", json.dumps(config, allow_nan=False))
+    if isinstance(config, Mapping):
+        return ("json", json.dumps(_plain(config, "")))
     if isinstance(config, os.PathLike):
         return ("path", os.fspath(config))
     if isinstance(config, str):
-        if "\n" not in config and (config.endswith(".toml") or os.path.isfile(config)):
+        # One line without "=" is a file name (a TOML text sets keys).
+        if "\n" not in config and (config.endswith(".toml") or os.path.isfile(config) or "=" not in config):
             return ("path", config)
         return ("toml", config)
     raise TypeError("config: expected a dict, TOML text or a path, got %s" % type(config).__name__)
@@ -170,6 +217,7 @@ class _Data:
 
     def __init__(self, data):
         self._keep = []
+        self.tz = None  # the input's time zone (None: naive or a file)
         if data is None:
             self.arg = None  # the config's data.path / data.paths
         elif isinstance(data, (str, os.PathLike)):
@@ -192,7 +240,9 @@ class _Data:
         has_time = any(n.strip().lower() in _TIME_NAMES for n in names)
         index = df.index
         if isinstance(index, pd.DatetimeIndex) and not has_time:
-            columns.append(self._column(str(index.name or "time"), index))
+            # A DatetimeIndex is the time, whatever its name.
+            self.tz = index.tz
+            columns.append(self._column("time", index))
         elif index.name is not None and str(index.name).strip().lower() in _TIME_NAMES and not has_time:
             columns.append(self._column(str(index.name), index))
         for name, (_, series) in zip(names, df.items()):
@@ -201,17 +251,33 @@ class _Data:
 
     def _column(self, name, values):
         dtype = values.dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            values = pd.Series(np.asarray(values, dtype=object))
+            dtype = values.dtype
+        if dtype == object:
+            kind = pd.api.types.infer_dtype(values, skipna=True)
+            if kind in ("floating", "integer", "mixed-integer-float", "decimal"):
+                values = pd.to_numeric(pd.Series(values), errors="coerce")
+                dtype = values.dtype
+            elif kind in ("datetime", "datetime64"):
+                values = pd.to_datetime(pd.Series(values), utc=True)
+                dtype = values.dtype
         if isinstance(dtype, pd.DatetimeTZDtype) or (isinstance(dtype, np.dtype) and dtype.kind == "M"):
             times = pd.DatetimeIndex(values)
             if times.tz is not None:
+                if name.strip().lower() in _TIME_NAMES and self.tz is None:
+                    self.tz = times.tz
                 times = times.tz_convert("UTC").tz_localize(None)
             ns = np.ascontiguousarray(times.as_unit("ns").asi8 if hasattr(times, "as_unit") else times.asi8)
             nulls = np.flatnonzero(times.isna()).tolist()
             return self._buffer(name, "time_ns", ns) + (nulls,)
         if isinstance(dtype, np.dtype) and dtype == np.float64:
             return self._buffer(name, "f64", np.ascontiguousarray(np.asarray(values)))
-        if isinstance(dtype, np.dtype) and dtype.kind in "iub":
+        if isinstance(dtype, np.dtype) and dtype.kind in "ib":
             return self._buffer(name, "i64", np.ascontiguousarray(np.asarray(values), dtype=np.int64))
+        if isinstance(dtype, np.dtype) and dtype.kind == "u":
+            # uint64 may not fit int64: as floats (exact up to 2**53).
+            return self._buffer(name, "f64", np.ascontiguousarray(np.asarray(values), dtype=np.float64))
         if pd.api.types.is_numeric_dtype(dtype):
             # float32, nullable Int64/Float64 (missing → NaN, refused by row).
             floats = pd.Series(values).to_numpy(dtype=np.float64, na_value=np.nan)
@@ -220,5 +286,7 @@ class _Data:
         return (name, "str", text)
 
     def _buffer(self, name, kind, array):
+        # The native side reads the array's memory (checked there to be a
+        # C-contiguous numpy array of this type).
         self._keep.append(array)
-        return (name, kind, int(array.ctypes.data), int(array.shape[0]))
+        return (name, kind, array)

@@ -19,7 +19,7 @@ class SieveWarning(UserWarning):
 def backtest(
     data: Data,
     strategy: Optional[str],
-    params: Mapping[str, float],
+    params: Mapping[str, float],  # or a pandas Series (a sweep row)
     config: Optional[Config] = None,
     equity: bool = False,
 ) -> Dict[str, Any]:
@@ -28,7 +28,7 @@ def backtest(
 
 def sweep(
     data: Data,
-    config: Config,
+    config: Optional[Config],
     top: Optional[int] = None,
     threads: int = 0,
     progress: bool = False,
@@ -37,7 +37,7 @@ def sweep(
 
 def verify(
     data: Data,
-    config: Config,
+    config: Optional[Config],
     candidates: Union[pd.DataFrame, str, os.PathLike[str]],
     top: Optional[int] = None,
     threads: int = 0,
@@ -46,10 +46,11 @@ def verify(
 
 def optimize(
     data: Data,
-    config: Config,
+    config: Optional[Config],
     out: Union[str, os.PathLike[str]],
     threads: int = 0,
     progress: bool = False,
+    restart: bool = False,
 ) -> Dict[str, Any]:
     """Runs or resumes the run folder `out`; best.json's content."""
 

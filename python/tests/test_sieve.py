@@ -140,7 +140,11 @@ def test_equity_is_a_series_indexed_by_time(files, frame):
     got = sieve.backtest(frame, "sma_cross", {"fast": 6, "slow": 50}, config=CONFIG, equity=True)
     eq = got["equity"]
     assert isinstance(eq, pd.Series) and len(eq) == len(frame)
-    assert (eq.index == frame.index.tz_localize("UTC")).all()
+    # Indexed like the input: naive in, naive out (so it aligns with it).
+    assert eq.index.equals(frame.index)
+    ny = frame.tz_localize("UTC").tz_convert("America/New_York")
+    eq_ny = sieve.backtest(ny, "sma_cross", {"fast": 6, "slow": 50}, config=CONFIG, equity=True)["equity"]
+    assert eq_ny.index.equals(ny.index) and (eq_ny.to_numpy() == eq.to_numpy()).all()
     cli("backtest", "-c", files["config"], "--data", files["prices"], "--set", "fast=6", "--set", "slow=50",
         "--equity", files["dir"] / "equity.csv")
     want = read_csv(files["dir"] / "equity.csv")
@@ -156,6 +160,9 @@ def test_every_dataframe_form_equals_the_path(files, frame):
         "text time column": frame.reset_index().assign(date=lambda d: d["date"].dt.strftime("%Y-%m-%d")),
         "float32 volume, extra columns": frame.assign(volume=frame["volume"].astype("float32"), symbol="X"),
         "columns reordered": frame[["close", "low", "high", "open", "volume"]],
+        "index named anything": frame.rename_axis("ts"),
+        "object column of numbers": frame.assign(close=frame["close"].astype(object)),
+        "categorical text dates": frame.reset_index().assign(date=lambda d: d["date"].dt.strftime("%Y-%m-%d").astype("category")),
     }
     for name, df in forms.items():
         assert sieve.backtest(df, "sma_cross", {"fast": 6, "slow": 50}, config=CONFIG) == want, name
@@ -304,3 +311,51 @@ def test_several_instruments_from_the_config(files, tmp_path):
     assert got == want
     objectives = [want["instruments"][n]["windows"]["score"]["objective"] for n in ("inst11", "inst12")]
     assert want["windows"]["score"]["objective"] == min(objectives)
+
+
+def test_mistakes_in_python_arguments_are_clear(frame, tmp_path):
+    with pytest.raises(sieve.SieveError) as e:
+        sieve.sweep(frame, dict(CONFIG, score={"holdout_start": None}))
+    assert "score.holdout_start" in str(e.value)
+    with pytest.raises(sieve.SieveError) as e:
+        sieve.sweep(frame, dict(CONFIG, backtest={"fee": float("nan")}))
+    assert "backtest.fee" in str(e.value)
+    with pytest.raises(TypeError) as e:
+        sieve.backtest(frame, "sma_cross", {"fast": "abc"}, config=CONFIG)
+    assert "fast" in str(e.value)
+    with pytest.raises(sieve.SieveError) as e:
+        sieve.verify(frame, CONFIG, tmp_path / "missing.csv")
+    assert "missing.csv" in str(e.value)
+    with pytest.raises(sieve.SieveError):
+        sieve.sweep(frame, "no-such-config")
+    # numpy numbers in a config and a sweep row (a Series) as parameters.
+    config = dict(CONFIG, sweep={"top": np.int64(5)})
+    rows = sieve.sweep(frame, config)
+    assert len(rows) == 5
+    best = rows.iloc[0][["fast", "slow"]]
+    assert sieve.backtest(frame, "sma_cross", best, config=CONFIG)["params"] == {
+        "fast": float(best["fast"]), "slow": float(best["slow"])}
+
+
+def test_errors_pickle_and_warnings_warn(frame):
+    import pickle
+
+    e = pickle.loads(pickle.dumps(sieve.SieveError("row 3: bad")))
+    assert isinstance(e, sieve.SieveError) and str(e) == "row 3: bad"
+    assert sieve.SieveError.__module__ == "sieve"
+    with pytest.warns(sieve.SieveWarning, match="no position is ever taken"):
+        sieve.backtest(frame.head(100), "sma_cross", {"fast": 6, "slow": 150}, config={"strategy": {"name": "sma_cross"}})
+
+
+def test_a_refused_optimize_leaves_the_run_folder_untouched(frame, tmp_path):
+    out = tmp_path / "run"
+    sieve.optimize(frame, CONFIG, out=out)
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    other = frame.assign(close=frame["close"] * 1.0001, high=frame["high"] * 1.001)
+    with pytest.raises(sieve.SieveError) as e:
+        sieve.optimize(other, CONFIG, out=out)
+    assert "different data" in str(e.value)
+    after = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    assert after == before
+    # restart=True starts over on the new data.
+    assert sieve.optimize(other, CONFIG, out=out, restart=True) == sieve.optimize(other, CONFIG, out=tmp_path / "fresh")

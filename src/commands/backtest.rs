@@ -27,7 +27,6 @@ pub fn run(a: BacktestArgs) -> Result<()> {
     let flags: Vec<(&str, Option<String>)> =
         fixed.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
     let study = crate::inputs::load(&a.common, &flags)?.into_study()?;
-    let strategy = study.strategy;
     if study.config.rules.is_some() {
         for axis in study.space.axes.iter().filter(|x| x.values.len() > 1) {
             eprintln!(
@@ -41,18 +40,8 @@ pub fn run(a: BacktestArgs) -> Result<()> {
         sieve_run::files::check_output(out, &crate::inputs::input_paths(&a.common, &study.config))?;
     }
     let done = sieve_run::backtest::backtest(&study, &a.set)?;
-    let warmup = strategy.warmup(&done.params);
-    for instrument in &study.market.instruments {
-        if warmup >= instrument.bars.len() {
-            let of = match study.market.is_several() {
-                true => format!("instrument '{}'", instrument.name),
-                false => "the data".to_string(),
-            };
-            eprintln!(
-                "warning: these parameters need {warmup} bars before their indicators are defined, and {of} has {}: no position is ever taken",
-                instrument.bars.len()
-            );
-        }
+    for w in sieve_run::backtest::warnings(&study, &done) {
+        eprintln!("warning: {w}");
     }
     let several = study.market.is_several();
     if several && (a.trades.is_some() || a.equity.is_some()) {

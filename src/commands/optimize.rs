@@ -259,6 +259,9 @@ pub(crate) fn prepare(
     let backend = sieve_screen::backend_by_name(&study.settings.backend)?;
     if verbose {
         eprintln!("backend: {}", backend.describe());
+        if backend.name() == "gpu" {
+            eprintln!("{}", crate::inputs::gpu_kernel_note(study.strategy));
+        }
         let budget = study.settings.series_budget;
         let series =
             sieve_screen::SeriesPlan::of(study.strategy, &study.space, &study.market, budget);

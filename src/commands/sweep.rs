@@ -27,8 +27,22 @@ pub fn run(a: SweepArgs) -> Result<()> {
     let top = study.settings.sweep_top;
     let backend = sieve_screen::backend_by_name(&study.settings.backend)?;
     let range = shard.range(study.space.size());
+    if let Some(path) = &a.emit_wgsl {
+        let wgsl = sieve_screen::wgsl::strategy_module(study.strategy)
+            .map_err(|why| anyhow::anyhow!("--emit-wgsl: {why}"))?;
+        sieve_core::format::write_atomic(path, wgsl.as_bytes())?;
+        eprintln!(
+            "wrote the GPU kernel of '{}' ({} bytes of WGSL) to {}",
+            study.strategy.name(),
+            wgsl.len(),
+            path.display()
+        );
+    }
     if a.common.verbose {
         eprintln!("backend: {}", backend.describe());
+        if backend.name() == "gpu" {
+            eprintln!("{}", crate::inputs::gpu_kernel_note(study.strategy));
+        }
         let budget = study.settings.series_budget;
         let series =
             sieve_screen::SeriesPlan::of(study.strategy, &study.space, &study.market, budget);

@@ -393,3 +393,43 @@ fn short_rules_with_a_long_direction_are_flagged() {
         .unwrap();
     assert!(!stderr(&out).contains("are ignored"), "{}", stderr(&out));
 }
+
+/// `--emit-wgsl` writes the kernel generated for a rule strategy (any
+/// backend); a built-in has none to write, and says so.
+#[test]
+fn emit_wgsl_writes_the_generated_kernel() {
+    let dir = tempfile::tempdir().unwrap();
+    let wgsl = dir.path().join("macd.wgsl");
+    let out = dir.path().join("sweep.csv");
+    let macd = repo_file("examples/strategies/macd.toml");
+    let run = sieve()
+        .args(["sweep", "-c", macd.to_str().unwrap(), "--top", "5"])
+        .args([
+            "--out",
+            out.to_str().unwrap(),
+            "--emit-wgsl",
+            wgsl.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", stderr(&run));
+    let text = std::fs::read_to_string(&wgsl).unwrap();
+    // The engine prelude, then the rules' entry point with their text.
+    assert!(text.contains("fn bar_step("), "no engine prelude");
+    assert!(
+        text.contains("fn rules(@builtin(global_invocation_id)"),
+        "no entry point"
+    );
+    assert!(text.contains("cross_above("), "the rules are not named");
+    assert!(stderr(&run).contains("bytes of WGSL"), "{}", stderr(&run));
+    let e = run_err(&[
+        "sweep",
+        "--strategy",
+        "sma_cross",
+        "--out",
+        out.to_str().unwrap(),
+        "--emit-wgsl",
+        wgsl.to_str().unwrap(),
+    ]);
+    assert!(stderr(&e).contains("built-in strategy"), "{}", stderr(&e));
+}

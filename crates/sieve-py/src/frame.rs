@@ -2,10 +2,10 @@
 //! the same code as a Parquet file (column names, aliases, every row rule).
 //!
 //! `sieve/__init__.py` hands each column over as one of:
-//! * `("f64" | "i64", address, length)`: a C-contiguous, aligned float64 /
-//!   int64 numpy array, read straight from numpy's memory;
-//! * `("time_ns", address, length, nulls)`: datetime64[ns] as int64 UTC
-//!   nanoseconds, with the positions of NaT;
+//! * `("f64" | "i64", array)`: a C-contiguous float64 / int64 numpy array,
+//!   read straight from numpy's memory;
+//! * `("time_ns", array, nulls)`: datetime64[ns] as int64 UTC nanoseconds,
+//!   with the positions of NaT;
 //! * `("str", values)`: text (`None` for missing).
 
 use std::sync::Arc;
@@ -43,7 +43,7 @@ impl Frame {
                 "i64" => Arc::new(Int64Array::from(numpy_copy::<i64>(item)?)),
                 "time_ns" => {
                     let values = numpy_copy::<i64>(item)?;
-                    let nulls: Vec<usize> = item.get_item(4)?.extract()?;
+                    let nulls: Vec<usize> = item.get_item(3)?.extract()?;
                     let mut cells: Vec<Option<i64>> = values.iter().copied().map(Some).collect();
                     for i in nulls {
                         if let Some(c) = cells.get_mut(i) {
@@ -91,22 +91,51 @@ impl Frame {
     }
 }
 
-/// A copy of the numpy array of a `(name, kind, address, length, ...)` column.
-fn numpy_copy<T: Copy>(item: &Bound<'_, PyTuple>) -> PyResult<Vec<T>> {
-    let address: usize = item.get_item(2)?.extract()?;
-    let length: usize = item.get_item(3)?.extract()?;
+/// A copy of the numpy array of a `(name, kind, array, ...)` column.
+fn numpy_copy<T: Copy + Element>(item: &Bound<'_, PyTuple>) -> PyResult<Vec<T>> {
+    let array = item.get_item(2)?;
+    let py = array.py();
+    let bad = |why: &str| crate::SieveError::new_err(format!("internal error: a column {why}"));
+    // Exactly numpy's ndarray (a subclass could describe itself otherwise),
+    // one-dimensional, C-contiguous, of this element type.
+    let ndarray = py.import("numpy")?.getattr("ndarray")?;
+    if !array.get_type().is(&ndarray) {
+        return Err(bad("is not a numpy array"));
+    }
+    let interface = array.getattr("__array_interface__")?;
+    let typestr: String = interface.get_item("typestr")?.extract()?;
+    let shape: Vec<usize> = interface.get_item("shape")?.extract()?;
+    let contiguous = interface.get_item("strides")?.is_none();
+    let (address, _read_only): (usize, bool) = interface.get_item("data")?.extract()?;
+    if typestr != T::TYPESTR || shape.len() != 1 || !contiguous {
+        return Err(bad(
+            "is not a one-dimensional contiguous array of the right type",
+        ));
+    }
+    let length = shape[0];
     if length == 0 {
         return Ok(Vec::new());
     }
     if address == 0 || address % std::mem::align_of::<T>() != 0 {
-        return Err(crate::SieveError::new_err(
-            "internal error: a column's memory is not an aligned array",
-        ));
+        return Err(bad("is not aligned"));
     }
-    // SAFETY: `sieve/__init__.py` passes the address and length of a
-    // C-contiguous, aligned numpy array of this element type and keeps the
-    // array referenced for the whole call; the slice is copied before the
-    // GIL is released, so no Python code can change or free it meanwhile.
+    // SAFETY: `array` is a numpy ndarray (exact type) whose own interface
+    // says it holds `length` contiguous, aligned elements of type `T` at
+    // `address`; it is referenced (by `item`) and the GIL is held for the
+    // whole copy, so no Python code can resize or free it meanwhile.
     let values = unsafe { std::slice::from_raw_parts(address as *const T, length) };
     Ok(values.to_vec())
+}
+
+/// The numpy type string of an element type (little-endian machines).
+trait Element {
+    const TYPESTR: &'static str;
+}
+
+impl Element for f64 {
+    const TYPESTR: &'static str = "<f8";
+}
+
+impl Element for i64 {
+    const TYPESTR: &'static str = "<i8";
 }

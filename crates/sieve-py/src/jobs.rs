@@ -18,13 +18,14 @@ use sieve_run::{candidates, files};
 
 use crate::{interruptible, sieve_err, ConfigSpec, DataSpec};
 
-/// A progress bar on stderr when asked for (none otherwise).
+/// A progress bar on stderr when asked for (none otherwise); without a
+/// terminal (notebooks, logs) a line every 5 s.
 fn bar(show: bool, len: u64, label: &str, unit: &str) -> Option<Progress> {
-    show.then(|| Progress::new(len, label, unit, false))
+    show.then(|| Progress::new(len, label, unit, true))
 }
 
-/// `sieve backtest --json`'s document (as JSON text), and with `equity`
-/// each instrument's `(name, times in ms, equity)`.
+/// `sieve backtest --json`'s document (as JSON text), with `equity` each
+/// instrument's `(name, times in ms, equity)`, and the CLI's warnings.
 #[pyfunction]
 #[pyo3(signature = (data, config, overrides, sets, equity))]
 #[allow(clippy::type_complexity)]
@@ -35,7 +36,7 @@ pub fn backtest(
     overrides: Vec<String>,
     sets: Vec<String>,
     equity: bool,
-) -> PyResult<(String, Vec<(String, Vec<i64>, Vec<f64>)>)> {
+) -> PyResult<(String, Vec<(String, Vec<i64>, Vec<f64>)>, Vec<String>)> {
     let data = DataSpec::from_py(data)?;
     let mut overrides = overrides;
     overrides.extend(data.overrides());
@@ -53,6 +54,7 @@ pub fn backtest(
     let done = py
         .detach(|| sieve_run::backtest::backtest(&study, &sets))
         .map_err(sieve_err)?;
+    let warnings = sieve_run::backtest::warnings(&study, &done);
     let json = serde_json::to_string(&done.json(&study)).map_err(sieve_err)?;
     let curves = match equity {
         true => study
@@ -64,7 +66,7 @@ pub fn backtest(
             .collect(),
         false => Vec::new(),
     };
-    Ok((json, curves))
+    Ok((json, curves, warnings))
 }
 
 /// The text of `sweep.csv` (the top K of the whole grid).
@@ -143,7 +145,8 @@ pub fn verify(
 /// Runs (or resumes) the optimize loop in the run folder `out`; returns
 /// `best.json`'s text. Ctrl-C stops it at a checkpoint, resumable.
 #[pyfunction]
-#[pyo3(signature = (data, config, overrides, out, threads, progress))]
+#[pyo3(signature = (data, config, overrides, out, threads, progress, restart))]
+#[allow(clippy::too_many_arguments)]
 pub fn optimize(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
@@ -152,15 +155,22 @@ pub fn optimize(
     out: PathBuf,
     threads: usize,
     progress: bool,
+    restart: bool,
 ) -> PyResult<String> {
     let data = DataSpec::from_py(data)?;
     let mut study = study(py, &data, config, overrides)?;
     files::create_run_folder(&out).map_err(sieve_err)?;
     if let DataSpec::Frame(_) = data {
         // The run folder keeps the DataFrame's bars, so that `sieve report`
-        // (and the run file) can name the data the run used.
+        // (and the run file) can name the data the run used: written for a
+        // new run (or a restart) only, never over the data of a run that a
+        // different DataFrame would be refused by.
         let path = out.join("data.parquet");
-        sieve_core::data::write_bars(study.bars(), &path).map_err(sieve_err)?;
+        if restart || !out.join("run.json").exists() || !path.exists() {
+            let bars = study.bars().clone();
+            py.detach(|| sieve_core::data::write_bars(&bars, &path))
+                .map_err(sieve_err)?;
+        }
         study.config.data = Some(path);
     }
     let outcome = interruptible(py, |stop| -> Result<_, Error> {
@@ -169,7 +179,7 @@ pub fn optimize(
             out: out.clone(),
             backend: backend.as_ref(),
             threads,
-            restart: false,
+            restart,
             checkpoint_every: Duration::from_secs(10),
             interrupt: Some(stop),
         };
@@ -182,7 +192,7 @@ pub fn optimize(
     .map_err(sieve_err)?;
     if outcome.best.is_none() {
         let message = match outcome.stop {
-            Stop::Interrupted => "interrupted; run the same call again to resume".to_string(),
+            Stop::Interrupted => "interrupted; call again to resume".to_string(),
             Stop::TimeBudget { .. } => format!(
                 "no iteration has finished yet, so there is no best; call again to continue, or raise optimize.time_budget_s (now {} s)",
                 study.settings.time_budget_s
@@ -249,7 +259,10 @@ pub fn strategies() -> String {
                             sieve_core::strategy::ParamKind::Int => "int",
                             sieve_core::strategy::ParamKind::Float => "float",
                         },
-                        "default": p.default,
+                        "default": match p.kind {
+                            sieve_core::strategy::ParamKind::Int => serde_json::json!(p.default as i64),
+                            sieve_core::strategy::ParamKind::Float => serde_json::json!(p.default),
+                        },
                         "grid": { "start": start, "stop": stop, "step": step },
                         "about": p.doc,
                     })

@@ -21,14 +21,15 @@ use sieve_run::Study;
 mod frame;
 mod jobs;
 
+// Named as `sieve.X`, where users import them (and pickle finds them).
 create_exception!(
-    _native,
+    sieve,
     SieveError,
     PyValueError,
     "A problem with the input (data, config, parameters), with the CLI's message."
 );
 create_exception!(
-    _native,
+    sieve,
     SieveWarning,
     PyUserWarning,
     "A setting that makes results unreliable (the CLI prints these as warnings)."
@@ -101,26 +102,30 @@ impl DataSpec {
     /// The checked study of `config` on these bars; warnings about the
     /// settings become `SieveWarning`s.
     pub(crate) fn study(&self, py: Python<'_>, mut config: Config) -> PyResult<Study> {
-        let (data, label) = match self {
-            DataSpec::Path(_) => {
-                let label = config.data.clone();
-                let data = sieve_run::inputs::load_data(&mut config, label.as_deref())
-                    .map_err(sieve_err)?;
-                (data.instruments, data.label)
-            }
-            DataSpec::Frame(f) => {
-                let options = sieve_core::data::LoadOptions {
-                    adjust: config.adjust,
-                    columns: None,
+        // Reading and checking the data runs without the GIL.
+        let study = py
+            .detach(|| -> Result<Study, Error> {
+                let (data, label) = match self {
+                    DataSpec::Path(_) => {
+                        let label = config.data.clone();
+                        let data = sieve_run::inputs::load_data(&mut config, label.as_deref())?;
+                        (data.instruments, data.label)
+                    }
+                    DataSpec::Frame(f) => {
+                        let options = sieve_core::data::LoadOptions {
+                            adjust: config.adjust,
+                            columns: None,
+                        };
+                        let bars = f.bars(&options)?;
+                        // The DataFrame is the data, whatever the config names.
+                        config.data = None;
+                        config.paths.clear();
+                        (vec![(String::new(), bars)], "a DataFrame".to_string())
+                    }
                 };
-                let bars = f.bars(&options).map_err(sieve_err)?;
-                // The DataFrame is the data, whatever the config names.
-                config.data = None;
-                config.paths.clear();
-                (vec![(String::new(), bars)], "a DataFrame".to_string())
-            }
-        };
-        let study = Study::of_instruments(config, data, label).map_err(sieve_err)?;
+                Study::of_instruments(config, data, label)
+            })
+            .map_err(sieve_err)?;
         for i in &study.market.instruments {
             for w in sieve_run::study::warnings(&study.config, &i.scoring) {
                 let text = match study.market.is_several() {

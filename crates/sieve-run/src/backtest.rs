@@ -68,6 +68,28 @@ pub fn backtest(study: &Study, sets: &[String]) -> Result<Backtested> {
     })
 }
 
+/// What makes a backtest's result meaningless: parameters whose indicators
+/// need more bars than an instrument has.
+pub fn warnings(study: &Study, done: &Backtested) -> Vec<String> {
+    let warmup = study.strategy.warmup(&done.params);
+    study
+        .market
+        .instruments
+        .iter()
+        .filter(|i| warmup >= i.bars.len())
+        .map(|i| {
+            let of = match study.market.is_several() {
+                true => format!("instrument '{}'", i.name),
+                false => "the data".to_string(),
+            };
+            format!(
+                "these parameters need {warmup} bars before their indicators are defined, and {of} has {}: no position is ever taken",
+                i.bars.len()
+            )
+        })
+        .collect()
+}
+
 impl Backtested {
     /// `sieve backtest --json`: strategy, params, objective and windows
     /// (with several instruments: the aggregate and each instrument's).

@@ -96,22 +96,45 @@ fn gpu_top_1000_overlaps_cpu_and_verifies_to_the_same_best() {
         let study = Study::new(config, synth(4000, 42), "synthetic".into()).unwrap();
         if study.strategy.as_rules().is_some() {
             // The generated kernel runs these (no CPU fallback).
-            assert!(sieve_screen::wgsl::strategy_module(study.strategy).is_ok(), "{name}");
+            assert!(
+                sieve_screen::wgsl::strategy_module(study.strategy).is_ok(),
+                "{name}"
+            );
         }
         let cpu = screen(&study, &CpuBackend, 1000);
-        assert!(cpu.stats.evaluated >= least, "{name}: {} combinations", cpu.stats.evaluated);
+        assert!(
+            cpu.stats.evaluated >= least,
+            "{name}: {} combinations",
+            cpu.stats.evaluated
+        );
         let gpu_screen = screen(&study, &gpu, 1000);
         assert_eq!(gpu_screen.stats.evaluated, cpu.stats.evaluated);
         let cpu_set: std::collections::HashSet<u64> = cpu.top.iter().map(|s| s.index).collect();
-        let overlap = gpu_screen.top.iter().filter(|s| cpu_set.contains(&s.index)).count();
-        eprintln!("{name}: {} combinations, top-1000 overlap {overlap}", cpu.stats.evaluated);
+        let overlap = gpu_screen
+            .top
+            .iter()
+            .filter(|s| cpu_set.contains(&s.index))
+            .count();
+        eprintln!(
+            "{name}: {} combinations, top-1000 overlap {overlap}",
+            cpu.stats.evaluated
+        );
         assert!(overlap >= 990, "{name}: overlap {overlap} of 1000");
         // The Deflated Sharpe's trial variance, from f32 Sharpes on the
         // device: within 1e-3 of the exact one.
         let (c, g) = (cpu.sharpe, gpu_screen.sharpe);
-        assert!(g.count as f64 >= c.count as f64 * 0.999, "{name}: {} vs {}", g.count, c.count);
+        assert!(
+            g.count as f64 >= c.count as f64 * 0.999,
+            "{name}: {} vs {}",
+            g.count,
+            c.count
+        );
         let (vc, vg) = (c.variance(), g.variance());
         assert!((vc - vg).abs() <= 1e-3 * vc, "{name}: V {vg} vs {vc}");
-        assert_eq!(best_verified(&study, &gpu_screen), best_verified(&study, &cpu), "{name}");
+        assert_eq!(
+            best_verified(&study, &gpu_screen),
+            best_verified(&study, &cpu),
+            "{name}"
+        );
     }
 }

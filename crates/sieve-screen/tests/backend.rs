@@ -96,7 +96,11 @@ fn rule_cases() -> Vec<Case> {
             BAND_GRID,
             "[backtest]\ndirection = \"long_short\"",
         ),
-        case_of(THRESHOLD_RULES, THRESHOLD_GRID, "objective = \"total_return\"\nmin_trades = 0"),
+        case_of(
+            THRESHOLD_RULES,
+            THRESHOLD_GRID,
+            "objective = \"total_return\"\nmin_trades = 0",
+        ),
     ]
 }
 
@@ -198,7 +202,43 @@ fn exact_scores(c: &Case) -> Vec<(u64, f64)> {
 }
 
 fn screen_equals_exact_engine(backend: &dyn ScreenBackend, tolerance: f64) {
-    for c in cases() {
+    screen_equals_exact_on(backend, tolerance, cases());
+}
+
+/// Every backtest setting and every objective, on two built-ins (with
+/// hand-written GPU kernels) and two rule strategies (generated kernels).
+fn setting_cases() -> Vec<Case> {
+    let strategies = [
+        ("name = \"sma_cross\"", "fast = { start = 2, stop = 40, step = 6 }\nslow = { start = 10, stop = 120, step = 20 }"),
+        ("name = \"activation\"", "trend_len = { values = [30, 90] }\nrsi_len = 14\ndc_len = { values = [20] }\natr_len = 14\nw_trend = 1\nw_rsi = { values = [0.5, 1] }\nw_dc = 1\nentry = { start = 0.2, stop = 0.6, step = 0.2 }\nexit = { values = [-0.2, 0.0] }\nstop_atr = { values = [0, 2.5] }"),
+        (MACD_RULES, MACD_GRID),
+        (THRESHOLD_RULES, THRESHOLD_GRID),
+    ];
+    let mut settings: Vec<String> = [
+        "[backtest]\nfee = 0.002\nslippage = 0.001",
+        "[backtest]\nlot_size = 5",
+        "[backtest]\ndirection = \"long_short\"",
+        "[backtest]\nfill = \"close\"",
+    ]
+    .map(String::from)
+    .to_vec();
+    settings.extend(
+        sieve_core::metrics::Objective::ALL
+            .iter()
+            .map(|o| format!("objective = \"{}\"\nmin_trades = 0", o.name())),
+    );
+    strategies
+        .iter()
+        .flat_map(|(strategy, grid)| {
+            settings
+                .iter()
+                .map(move |extra| case_of(strategy, grid, extra))
+        })
+        .collect()
+}
+
+fn screen_equals_exact_on(backend: &dyn ScreenBackend, tolerance: f64, cases: Vec<Case>) {
+    for c in cases {
         let exact = exact_scores(&c);
         let got = screen(backend, &c, usize::MAX >> 1, 0, None);
         assert_eq!(
@@ -410,10 +450,10 @@ mod gpu {
     #[test]
     fn top_k_overlaps_the_exact_ranking() {
         let Some(b) = backend() else { return };
-        for c in cases()
-            .into_iter()
-            .filter(|c| ["sma_cross", "ema_cross", "activation"].contains(&c.strategy.name()))
-        {
+        for c in cases().into_iter().filter(|c| {
+            ["sma_cross", "ema_cross", "activation"].contains(&c.strategy.name())
+                || sieve_screen::wgsl::strategy_module(c.strategy).is_ok()
+        }) {
             let mut exact = exact_scores(&c);
             exact.sort_by(|a, b| sieve_core::metrics::rank_order(a.1, a.0, b.1, b.0));
             let k = 25;
@@ -422,6 +462,43 @@ mod gpu {
             let want = k.min(exact.len());
             let hits = exact.iter().take(k).filter(|e| got.contains(&e.0)).count();
             assert!(hits + 1 >= want, "{}: {hits} of {want}", c.strategy.name());
+        }
+    }
+
+    /// Fee and slippage, lot size, long/short, fill at the close and every
+    /// objective: GPU scores within the tolerance of the exact engine.
+    #[test]
+    fn every_setting_and_objective_agrees_with_the_exact_engine() {
+        let Some(b) = backend() else { return };
+        super::screen_equals_exact_on(&b, TOLERANCE, setting_cases());
+    }
+
+    /// The rule cases the device can run are computed there (f32: some
+    /// score differs from the exact f64 one), not on the CPU fallback.
+    #[test]
+    fn rule_strategies_run_on_the_device() {
+        let Some(b) = backend() else { return };
+        let on_device: Vec<Case> = cases()
+            .into_iter()
+            .filter(|c| sieve_screen::wgsl::strategy_module(c.strategy).is_ok())
+            .collect();
+        assert!(
+            on_device.len() >= 3,
+            "{} rule cases on the device",
+            on_device.len()
+        );
+        for c in on_device {
+            let exact: std::collections::HashMap<u64, f64> = exact_scores(&c).into_iter().collect();
+            let got = screen(&b, &c, usize::MAX >> 1, 0, None);
+            let differs = got
+                .iter()
+                .filter(|s| s.score.is_finite() && s.score != exact[&s.index])
+                .count();
+            assert!(
+                differs > 0,
+                "{}: every score is bit-identical to the CPU's",
+                c.strategy.name()
+            );
         }
     }
 

@@ -47,7 +47,7 @@ pub fn parse_arrow(bytes: &[u8], options: &LoadOptions) -> Result<Loaded, String
 /// will decode: the footer's blocks of a file, the messages of a stream.
 /// Structure it cannot follow is left for the reader to report.
 fn check_buffer_lengths(bytes: &[u8]) -> Result<(), String> {
-    for (meta, body) in messages(bytes) {
+    for (meta, body) in messages(bytes)? {
         let Ok(message) = arrow_ipc::root_as_message(meta) else {
             continue;
         };
@@ -63,7 +63,9 @@ fn check_buffer_lengths(bytes: &[u8]) -> Result<(), String> {
                 .and_then(|at| body.get(at..at.checked_add(8)?))
                 .and_then(|b| b.try_into().ok())
                 .map(i64::from_le_bytes);
-            if let Some(claimed) = claimed.filter(|&c| c > MAX_BUFFER_BYTES) {
+            // -1 marks a buffer stored uncompressed; arrow-ipc allocates any
+            // other length as given (a negative one becomes a huge size).
+            if let Some(claimed) = claimed.filter(|c| !(-1..=MAX_BUFFER_BYTES).contains(c)) {
                 return Err(format!(
                     "not a readable Arrow file: a compressed buffer claims {claimed} bytes uncompressed (more than {MAX_BUFFER_BYTES}); the file is corrupt"
                 ));
@@ -73,28 +75,39 @@ fn check_buffer_lengths(bytes: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// (metadata flatbuffer, body) of each message the reader will decode.
-fn messages(bytes: &[u8]) -> Vec<(&[u8], &[u8])> {
+/// A message's metadata flatbuffer and its body.
+type Message<'a> = (&'a [u8], &'a [u8]);
+
+/// (metadata flatbuffer, body) of each message the reader will decode. A
+/// message that claims more bytes than the file holds is an error here:
+/// arrow-ipc allocates what it claims before reading it.
+fn messages(bytes: &[u8]) -> Result<Vec<Message<'_>>, String> {
     let mut out = Vec::new();
+    let past_the_end = |claimed: usize| {
+        format!(
+            "not a readable Arrow file: a message claims {claimed} bytes, more than the {} the file holds; the file is corrupt",
+            bytes.len()
+        )
+    };
     if bytes.starts_with(FILE_MAGIC) {
         let Some(tail) = bytes.len().checked_sub(10).and_then(|at| bytes.get(at..)) else {
-            return out;
+            return Ok(out);
         };
         let Ok(tail) = <[u8; 10]>::try_from(tail) else {
-            return out;
+            return Ok(out);
         };
         let Ok(footer_len) = arrow_ipc::reader::read_footer_length(tail) else {
-            return out;
+            return Ok(out);
         };
         let Some(footer) = bytes
             .len()
             .checked_sub(10 + footer_len)
             .and_then(|start| bytes.get(start..start + footer_len))
         else {
-            return out;
+            return Ok(out);
         };
         let Ok(footer) = arrow_ipc::root_as_footer(footer) else {
-            return out;
+            return Ok(out);
         };
         let blocks = footer
             .recordBatches()
@@ -108,16 +121,20 @@ fn messages(bytes: &[u8]) -> Vec<(&[u8], &[u8])> {
             ) else {
                 continue;
             };
-            let meta = bytes.get(offset..offset.saturating_add(meta_len));
-            let body_start = offset.saturating_add(meta_len);
-            let body = bytes.get(body_start..body_start.saturating_add(body_len));
-            if let (Some(meta), Some(body)) = (meta, body) {
-                // A block's metadata starts with the continuation marker and
-                // its length.
-                let skip = if meta.starts_with(STREAM_MAGIC) { 8 } else { 4 };
-                if let Some(meta) = meta.get(skip..) {
-                    out.push((meta, body));
-                }
+            // The slices arrow-ipc's FileDecoder reads: the message is parsed
+            // from the whole block after its prefix (so its flatbuffer may
+            // reach past `metaDataLength`), the body starts at `metaDataLength`.
+            let end = offset.saturating_add(meta_len).saturating_add(body_len);
+            let Some(block) = bytes.get(offset..end) else {
+                return Err(past_the_end(end));
+            };
+            let skip = if block.starts_with(STREAM_MAGIC) {
+                8
+            } else {
+                4
+            };
+            if let (Some(meta), Some(body)) = (block.get(skip..), block.get(meta_len..)) {
+                out.push((meta, body));
             }
         }
     } else {
@@ -137,7 +154,7 @@ fn messages(bytes: &[u8]) -> Vec<(&[u8], &[u8])> {
                 break;
             }
             let Some(meta) = bytes.get(at..at + len as usize) else {
-                break;
+                return Err(past_the_end(len as usize));
             };
             at += len as usize;
             let Ok(message) = arrow_ipc::root_as_message(meta) else {
@@ -147,11 +164,11 @@ fn messages(bytes: &[u8]) -> Vec<(&[u8], &[u8])> {
                 break;
             };
             let Some(body) = bytes.get(at..at.saturating_add(body_len)) else {
-                break;
+                return Err(past_the_end(body_len));
             };
             at += body_len;
             out.push((meta, body));
         }
     }
-    out
+    Ok(out)
 }
