@@ -85,6 +85,19 @@ trailing_stop = "2 * atr(14)"
 "#;
 const THRESHOLD_GRID: &str = "n = { values = [7, 14] }\nlo = { start = 25, stop = 40, step = 2.5 }\nband = { values = [20, 30.5, 40] }";
 
+/// Every per-bar node kind on the device: division (by zero: undefined),
+/// `==`/`!=`, abs/min/max, `not`, a boolean `if` on a per-bar condition, an
+/// undefined scalar (`1 / 0`) that resets a crossing mid-series, high, low
+/// and volume, explicit short rules and a trailing stop on both sides.
+const EDGE_RULES: &str = r#"name = "edge_rules"
+entry = "if(volume > sma(volume, n), (close - open) / (high - low) > d, not (abs(close - open) != 0)) and cross_above(if(close > open, close, 1 / 0), min(high, max(low, sma(close, n))))"
+exit = "cross_below(close, sma(close, n)) or close != if(close > open, close, 1 / 0)"
+short_entry = "(close - open) / (high - low) < -d"
+short_exit = "close > highest(high, n) or -close == -open"
+trailing_stop = "d * atr(14)"
+"#;
+const EDGE_GRID: &str = "n = { values = [10, 20] }\nd = { values = [0.2, 0.5] }";
+
 fn rule_cases() -> Vec<Case> {
     let mut grouped = case_of(MACD_RULES, MACD_GRID, "");
     grouped.series_budget = 0;
@@ -100,6 +113,11 @@ fn rule_cases() -> Vec<Case> {
             THRESHOLD_RULES,
             THRESHOLD_GRID,
             "objective = \"total_return\"\nmin_trades = 0",
+        ),
+        case_of(
+            EDGE_RULES,
+            EDGE_GRID,
+            "objective = \"total_return\"\nmin_trades = 0\n[backtest]\ndirection = \"long_short\"",
         ),
     ]
 }
@@ -206,13 +224,15 @@ fn screen_equals_exact_engine(backend: &dyn ScreenBackend, tolerance: f64) {
 }
 
 /// Every backtest setting and every objective, on two built-ins (with
-/// hand-written GPU kernels) and two rule strategies (generated kernels).
+/// hand-written GPU kernels) and rule strategies (generated kernels).
+#[cfg_attr(not(feature = "gpu"), allow(dead_code))]
 fn setting_cases() -> Vec<Case> {
     let strategies = [
         ("name = \"sma_cross\"", "fast = { start = 2, stop = 40, step = 6 }\nslow = { start = 10, stop = 120, step = 20 }"),
         ("name = \"activation\"", "trend_len = { values = [30, 90] }\nrsi_len = 14\ndc_len = { values = [20] }\natr_len = 14\nw_trend = 1\nw_rsi = { values = [0.5, 1] }\nw_dc = 1\nentry = { start = 0.2, stop = 0.6, step = 0.2 }\nexit = { values = [-0.2, 0.0] }\nstop_atr = { values = [0, 2.5] }"),
         (MACD_RULES, MACD_GRID),
         (THRESHOLD_RULES, THRESHOLD_GRID),
+        (EDGE_RULES, EDGE_GRID),
     ];
     let mut settings: Vec<String> = [
         "[backtest]\nfee = 0.002\nslippage = 0.001",

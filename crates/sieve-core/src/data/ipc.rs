@@ -104,7 +104,8 @@ fn messages(bytes: &[u8]) -> Result<Vec<Message<'_>>, String> {
             .checked_sub(10 + footer_len)
             .and_then(|start| bytes.get(start..start + footer_len))
         else {
-            return Ok(out);
+            // arrow-ipc allocates the footer's claimed length first.
+            return Err(past_the_end(footer_len));
         };
         let Ok(footer) = arrow_ipc::root_as_footer(footer) else {
             return Ok(out);

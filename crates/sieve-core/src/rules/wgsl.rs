@@ -46,6 +46,12 @@ pub struct RuleKernel {
 }
 
 impl RuleKernel {
+    /// Whether the kernel reads this shared column (the columns a shared
+    /// column is computed from are not uploaded).
+    pub fn reads(&self, key: &Indicator) -> bool {
+        matches!(key, Indicator::Rule(r) if self.columns.contains(&(r.node as usize)))
+    }
+
     /// Values per combination in `params`.
     pub fn n_values(&self) -> usize {
         self.values.len()
@@ -72,8 +78,12 @@ impl RuleStrategy {
             .find(windowed)
             .or(plan.per_combination.first())
         {
+            let why = match graph.nodes[id].deps & !self.int_params() {
+                0 => "a column of more whole-number parameters than a shared setting holds",
+                _ => "a windowed function of a real-valued parameter",
+            };
             return Err(format!(
-                "`{}` (a windowed function of a real-valued parameter, computed per combination)",
+                "`{}` ({why}, computed per combination)",
                 self.show(id)
             ));
         }
@@ -221,6 +231,15 @@ impl RuleStrategy {
             values,
             columns,
         })
+    }
+
+    /// Bit i: parameter i is a whole number.
+    fn int_params(&self) -> u64 {
+        self.params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.kind == crate::strategy::ParamKind::Int)
+            .fold(0, |m, (i, _)| m | 1 << i)
     }
 
     /// One per-bar node: `v`/`d` (number, defined) or `b` (true/false).

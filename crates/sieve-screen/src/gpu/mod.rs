@@ -354,21 +354,33 @@ impl ScreenBackend for GpuBackend {
 
         // Indicators (rules: shared columns): computed once on the host,
         // uploaded once; undefined values as one NaN bit pattern.
-        let wanted = job.strategy.space_indicators(job.space);
+        // Only the columns the kernel reads (a rule kernel does not read the
+        // columns its shared columns are computed from), checked against the
+        // device's largest buffer before any is computed.
+        let wanted: Vec<Indicator> = job
+            .strategy
+            .space_indicators(job.space)
+            .into_iter()
+            .filter(|key| match &kernel {
+                Kernel::Rules(_, k, _) => k.reads(key),
+                _ => true,
+            })
+            .collect();
+        let bytes = wanted.len() as u64 * bars.len() as u64 * 4;
+        if bytes > self.limits.max_storage_buffer_binding_size {
+            return Err(Error::Invalid(format!(
+                "the indicators of this grid ({} MB) exceed the GPU's largest buffer; narrow the int ranges or use --backend cpu",
+                bytes / 1_000_000
+            )));
+        }
         let set = IndicatorSet::build_for(bars, job.strategy.series(), wanted.clone());
-        let mut flat: Vec<f32> = Vec::new();
+        let mut flat: Vec<f32> = Vec::with_capacity(wanted.len() * bars.len());
         let mut offset: HashMap<Indicator, u32> = HashMap::new();
         for key in wanted {
             offset.insert(key, flat.len() as u32);
             flat.extend(set.get(key).iter().map(|&v| device_f32(v)));
         }
         drop(set);
-        if (flat.len() as u64) * 4 > self.limits.max_storage_buffer_binding_size {
-            return Err(Error::Invalid(format!(
-                "the indicators of this grid ({} MB) exceed the GPU's largest buffer; narrow the int ranges or use --backend cpu",
-                flat.len() * 4 / 1_000_000
-            )));
-        }
         let columns: Vec<&[f64]> = match &kernel {
             Kernel::Rules(..) => sieve_core::rules::BAR_COLUMNS
                 .iter()

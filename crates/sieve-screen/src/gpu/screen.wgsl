@@ -3,7 +3,9 @@
 // The host decodes every combination of a chunk (grid index → parameters,
 // constraints, indicator offsets) exactly as the CPU backend does, and
 // uploads per combination: `params` (P floats) and `offs` (K u32: indicator
-// offsets into `ind`, then the first bar the strategy may act on). Each
+// offsets into `ind`; for the built-ins, then the first bar the strategy may
+// act on). A rule strategy's generated entry point (sieve-core rules/wgsl.rs)
+// follows this prelude: `params` then holds its scalar values. Each
 // invocation runs the strategy's rule and the exact engine's rules over the
 // bars up to the end of the screen window, streaming the window metrics, and
 // writes the objective. Mirrors crates/sieve-core (engine, metrics) in f32.
