@@ -99,11 +99,28 @@ fn add_batch(
             .map(|a| (name.as_str(), a.as_ref()))
             .ok_or_else(|| format!("column '{name}' is missing from a record batch"))
     };
+    // A `date` with a `time` column: text times of day are joined to the
+    // dates (as MetaTrader writes them); a typed `time` column is the whole
+    // time by itself.
+    let typed_clock = match cols.clock {
+        Some(c) => {
+            let (_, array) = column(c)?;
+            !matches!(
+                array.data_type(),
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+            )
+        }
+        None => false,
+    };
     let time = {
-        let (name, array) = column(cols.time)?;
+        let at = match (cols.clock, typed_clock) {
+            (Some(c), true) => c,
+            _ => cols.time,
+        };
+        let (name, array) = column(at)?;
         times(name, array)?
     };
-    let clock = match cols.clock {
+    let clock = match cols.clock.filter(|_| !typed_clock) {
         Some(c) => {
             let (name, array) = column(c)?;
             Some(strings(name, array)?)
@@ -128,6 +145,15 @@ fn add_batch(
             (Some(clock), TimeCell::Text(date)) => {
                 joined.clear();
                 joined.push_str(date);
+                joined.push(' ');
+                joined.push_str(clock[i].unwrap_or(""));
+                TimeCell::Text(&joined)
+            }
+            // A typed date (date32/64, or a timestamp at midnight) and a text
+            // time of day.
+            (Some(clock), TimeCell::Ms { ms, .. }) if ms.rem_euclid(MS_PER_DAY) == 0 => {
+                joined.clear();
+                joined.push_str(&crate::format::TimeStyle::Date.format(ms));
                 joined.push(' ');
                 joined.push_str(clock[i].unwrap_or(""));
                 TimeCell::Text(&joined)

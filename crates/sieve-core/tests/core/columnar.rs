@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use arrow_array::{
     ArrayRef, Date32Array, Float32Array, Float64Array, Int64Array, ListArray, RecordBatch,
-    StringArray, TimestampMicrosecondArray, TimestampSecondArray, UInt32Array,
+    StringArray, TimestampMicrosecondArray, TimestampMillisecondArray, TimestampSecondArray,
+    UInt32Array,
 };
 use arrow_schema::{Field, Schema};
 use sieve_core::data::{parse, parse_csv, Bars, LoadOptions};
@@ -314,4 +315,36 @@ fn written_files_load_back_identically_in_every_format() {
             assert_eq!(&back.bars, bars, "{kind} {name}");
         }
     }
+}
+
+/// A `date` column with a `time` column: text times of day join typed dates
+/// (date32) as they join text dates; a typed `time` column is the time.
+#[test]
+fn a_date_and_a_time_column_make_one_time() {
+    let hourly = |h: i64| (T0 + h * 3600) * 1000;
+    let want_times = vec![hourly(0), hourly(1), hourly(2)];
+    let [o, h, l, c] = prices();
+    let cols = |date: ArrayRef, time: ArrayRef| {
+        batch(vec![
+            ("date", date),
+            ("time", time),
+            ("open", o.clone()),
+            ("high", h.clone()),
+            ("low", l.clone()),
+            ("close", c.clone()),
+        ])
+    };
+    let day = (T0 / DAY) as i32;
+    let clock: ArrayRef = Arc::new(StringArray::from(vec!["00:00", "01:00", "02:00"]));
+    let typed = cols(Arc::new(Date32Array::from(vec![day; 3])), clock.clone());
+    let text = cols(Arc::new(StringArray::from(vec!["2024-01-01"; 3])), clock);
+    for (what, b) in [("date32 + text", &typed), ("text + text", &text)] {
+        let bars = read(parquet(b)).unwrap();
+        assert_eq!(bars.time, want_times, "{what}");
+    }
+    // Both typed timestamps: the `time` column is the time.
+    let stamps: ArrayRef =
+        Arc::new(TimestampMillisecondArray::from(want_times.clone()).with_timezone("UTC"));
+    let both = cols(Arc::new(Date32Array::from(vec![day; 3])), stamps);
+    assert_eq!(read(parquet(&both)).unwrap().time, want_times);
 }
