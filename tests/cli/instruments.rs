@@ -368,6 +368,18 @@ fn optimize_reports_every_instrument() {
             report.contains(&format!("<h2>Instrument {name}</h2>")),
             "{name}"
         );
+        // Run settings: each instrument's own span (they differ in length).
+        let bars = sieve_core::data::load(
+            &files.iter().find(|(n, _)| n == name).unwrap().1,
+            &Default::default(),
+        )
+        .unwrap()
+        .bars
+        .len();
+        assert!(
+            report.contains(&format!("<td>{name}: bars</td><td>{bars}</td>")),
+            "{name}: {bars} bars"
+        );
     }
     // The report command rebuilds it from the files the run recorded.
     std::fs::remove_file(out.join("report.html")).unwrap();

@@ -171,40 +171,64 @@ fn push_settings(html: &mut String, study: &Study) {
     html.push_str("</table>\n");
 }
 
-/// What the numbers of this report depend on, as (name, value) rows.
-fn run_settings(study: &Study) -> Vec<(&'static str, String)> {
-    let times = &study.bars().time;
-    let tf = TimeFormat::of(times);
-    let s = &study.scoring();
+/// What the numbers of this report depend on, as (name, value) rows; with
+/// several instruments, each one's span, windows and periods per year.
+fn run_settings(study: &Study) -> Vec<(String, String)> {
+    let s = study.scoring();
     let e = &s.engine;
-    let mut rows = vec![
-        ("data", study.data_label.clone()),
-        (
-            "first bar",
-            times.first().map_or("-".into(), |&t| tf.format(t)),
-        ),
-        (
-            "last bar",
-            times.last().map_or("-".into(), |&t| tf.format(t)),
-        ),
-        ("bars", times.len().to_string()),
-        ("score window", window_span(&s.windows.score, times, tf)),
-    ];
-    if let Some(h) = &s.windows.holdout {
-        rows.push(("holdout window", window_span(h, times, tf)));
+    let mut rows = vec![("data".to_string(), study.data_label.clone())];
+    let several = study.market.is_several();
+    for instrument in &study.market.instruments {
+        let times = &instrument.bars.time;
+        let tf = TimeFormat::of(times);
+        let sc = &instrument.scoring;
+        let name = |what: &str| match several {
+            true => format!("{}: {what}", instrument.name),
+            false => what.to_string(),
+        };
+        rows.extend([
+            (
+                name("first bar"),
+                times.first().map_or("-".into(), |&t| tf.format(t)),
+            ),
+            (
+                name("last bar"),
+                times.last().map_or("-".into(), |&t| tf.format(t)),
+            ),
+            (name("bars"), times.len().to_string()),
+            (
+                name("score window"),
+                window_span(&sc.windows.score, times, tf),
+            ),
+        ]);
+        if let Some(h) = &sc.windows.holdout {
+            rows.push((name("holdout window"), window_span(h, times, tf)));
+        }
+        rows.push((
+            name("periods per year"),
+            periods_per_year(study, sc.periods_per_year),
+        ));
     }
-    rows.extend([
-        ("fee (per fill, of notional)", fraction_and_percent(e.fee)),
-        ("slippage (per fill)", fraction_and_percent(e.slippage)),
-        ("fill", fill_name(e.fill).to_string()),
-        ("direction", direction_name(s.direction).to_string()),
-        ("objective", s.objective.to_string()),
-        ("screen ranks by", format!("the {} window", s.screen.kind)),
-        ("min trades", s.min_trades.to_string()),
-        ("periods per year", periods_per_year(study)),
-        ("lot size", lot_size(e.lot_size)),
-        ("initial cash", float(e.initial_cash)),
-    ]);
+    rows.extend(
+        [
+            ("fee (per fill, of notional)", fraction_and_percent(e.fee)),
+            ("slippage (per fill)", fraction_and_percent(e.slippage)),
+            ("fill", fill_name(e.fill).to_string()),
+            ("direction", direction_name(s.direction).to_string()),
+            ("objective", s.objective.to_string()),
+            ("screen ranks by", format!("the {} window", s.screen.kind)),
+            ("min trades", s.min_trades.to_string()),
+            ("lot size", lot_size(e.lot_size)),
+            ("initial cash", float(e.initial_cash)),
+        ]
+        .map(|(k, v)| (k.to_string(), v)),
+    );
+    if several {
+        rows.push((
+            "aggregate over instruments".into(),
+            study.market.aggregation.how.to_string(),
+        ));
+    }
     rows
 }
 
@@ -242,8 +266,7 @@ fn direction_name(direction: Direction) -> &'static str {
     }
 }
 
-fn periods_per_year(study: &Study) -> String {
-    let p = study.scoring().periods_per_year;
+fn periods_per_year(study: &Study, p: f64) -> String {
     match study.config.annualization {
         Annualization::Auto => format!("{} (auto: measured from the bar times)", round_sig(p, 6)),
         Annualization::Periods(_) => format!("{} (set by backtest.annualization)", float(p)),
