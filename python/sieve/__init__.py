@@ -42,7 +42,7 @@ __all__ = [
 __version__ = _native.__version__
 
 # The names the loaders take for the time column (any case).
-_TIME_NAMES = ("date", "datetime", "time", "timestamp", "open_time")
+_TIME_NAMES = tuple(_native.TIME_NAMES)
 
 
 def backtest(data, strategy, params, config=None, equity=False):

@@ -4,50 +4,15 @@ use std::time::Duration;
 use anyhow::Result;
 use sieve_core::config::{Config, EXAMPLE_STRATEGY};
 use sieve_run::best::Best;
-use sieve_run::optimize::{self, Observer, OptimizeOptions, Stop};
-use sieve_run::rundir::Stage;
+use sieve_run::optimize::{self, OptimizeOptions, Stop};
+use sieve_run::progress::ProgressObserver;
 
 use crate::args::{Common, OptimizeArgs, RunFlags};
 use crate::output::{human, table};
-use crate::progress::Progress;
 use crate::{status, Exit};
 
 /// The built-in example, used when no --config is given.
 pub const EXAMPLE_CONFIG: &str = include_str!("../../examples/activation.toml");
-
-pub(crate) struct Terminal {
-    pub(crate) verbose: bool,
-    pub(crate) bar: Option<Progress>,
-}
-
-impl Observer for Terminal {
-    fn start(&mut self, iteration: u32, stage: Stage, total: u64) {
-        let unit = if stage == Stage::Sweep {
-            "comb"
-        } else {
-            "cand"
-        };
-        self.bar = Some(Progress::new(
-            total,
-            &format!("{iteration}:{}", stage.name()),
-            unit,
-            self.verbose,
-        ));
-    }
-    fn progress(&mut self, done: u64) {
-        if let Some(b) = &self.bar {
-            b.set(done);
-        }
-    }
-    fn finish(&mut self) {
-        if let Some(b) = self.bar.take() {
-            b.finish();
-        }
-    }
-    fn note(&mut self, message: &str) {
-        eprintln!("{message}");
-    }
-}
 
 /// The config of a run: the user's file, or the built-in example adapted to
 /// what the user gave (their data: windows as shares of the bars; another
@@ -113,30 +78,18 @@ pub fn run(a: OptimizeArgs) -> Result<()> {
         study.space.size(),
         a.out.display()
     );
-    let mut term = Terminal {
-        verbose: a.common.verbose,
-        bar: None,
-    };
+    let mut term = ProgressObserver::new(true, a.common.verbose);
     let outcome = optimize::optimize(&study, &opts, &mut term)?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "stopped: {}", outcome.stop)?;
     let Some(best) = &outcome.best else {
-        return Err(match outcome.stop {
-            Stop::Interrupted => Exit {
-                status: status::INTERRUPTED,
-                message: "interrupted; re-run the same command to resume".into(),
-            },
-            Stop::TimeBudget { .. } => Exit {
-                status: status::NO_RESULT,
-                message: format!(
-                    "no iteration has finished yet, so there is no best; re-run the same command to continue (the budget counts per run of the command), or raise optimize.time_budget_s (now {} s)",
-                    study.settings.time_budget_s
-                ),
-            },
-            _ => Exit {
-                status: status::NO_RESULT,
-                message: optimize::no_finite_objective(&study),
-            },
+        let status = match outcome.stop {
+            Stop::Interrupted => status::INTERRUPTED,
+            _ => status::NO_RESULT,
+        };
+        return Err(Exit {
+            status,
+            message: optimize::no_best(&study, &outcome.stop),
         }
         .into());
     };
@@ -151,7 +104,7 @@ pub fn run(a: OptimizeArgs) -> Result<()> {
     if outcome.stop == Stop::Interrupted {
         return Err(Exit {
             status: status::INTERRUPTED,
-            message: "interrupted; re-run the same command to resume".into(),
+            message: outcome.stop.to_string(),
         }
         .into());
     }

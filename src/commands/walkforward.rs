@@ -3,8 +3,9 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::args::WalkforwardArgs;
-use crate::commands::optimize::{config, options, prepare, Terminal};
+use crate::commands::optimize::{config, options, prepare};
 use crate::output::{human, table};
+use sieve_run::progress::ProgressObserver;
 
 pub fn run(a: WalkforwardArgs) -> Result<()> {
     let config = config(&a.common, &a.run)?;
@@ -16,10 +17,7 @@ pub fn run(a: WalkforwardArgs) -> Result<()> {
     }
     let backend = prepare(&a.out, &study, a.common.verbose)?;
     let opts = options(&a.out, backend.as_ref(), &a.run);
-    let mut term = Terminal {
-        verbose: a.common.verbose,
-        bar: None,
-    };
+    let mut term = ProgressObserver::new(true, a.common.verbose);
     let o = sieve_run::walkforward::walkforward(&study, &opts, &mut term)?;
     let mut out = std::io::stdout().lock();
     let mut header = vec!["fold".to_string()];

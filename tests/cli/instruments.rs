@@ -49,6 +49,19 @@ fn paths_key(files: &[&Path]) -> String {
     format!("paths = [{}]", list.join(", "))
 }
 
+/// `sieve sweep -c CONFIG --out OUT --top TOP`, which must succeed.
+fn sweep(config: &str, out: &Path, top: &str) {
+    run_ok(&[
+        "sweep",
+        "-c",
+        config,
+        "--out",
+        out.to_str().unwrap(),
+        "--top",
+        top,
+    ]);
+}
+
 /// The rows of a CSV as maps from column to text.
 fn rows(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
     let text = std::fs::read_to_string(path).unwrap();
@@ -174,15 +187,7 @@ fn two_copies_of_one_file_score_exactly_like_the_file_alone() {
         "",
     );
     let alone = dir.path().join("alone.csv");
-    run_ok(&[
-        "sweep",
-        "-c",
-        &alone_cfg,
-        "--out",
-        alone.to_str().unwrap(),
-        "--top",
-        "30",
-    ]);
+    sweep(&alone_cfg, &alone, "30");
     for how in ["mean", "min", "median"] {
         let cfg = config(
             dir.path(),
@@ -269,15 +274,7 @@ fn an_undefined_instrument_undefines_the_aggregate_unless_skipped() {
         "",
     );
     let alone = dir.path().join("alone.csv");
-    run_ok(&[
-        "sweep",
-        "-c",
-        &alone_cfg,
-        "--out",
-        alone.to_str().unwrap(),
-        "--top",
-        "10",
-    ]);
+    sweep(&alone_cfg, &alone, "10");
     let both = paths_key(&[a, &flat_path]);
 
     let strict = config(dir.path(), "strict.toml", &both, "");
@@ -302,15 +299,7 @@ fn an_undefined_instrument_undefines_the_aggregate_unless_skipped() {
         "aggregate_skip_undefined = true",
     );
     let out = dir.path().join("skip.csv");
-    run_ok(&[
-        "sweep",
-        "-c",
-        &skip,
-        "--out",
-        out.to_str().unwrap(),
-        "--top",
-        "10",
-    ]);
+    sweep(&skip, &out, "10");
     let (one, skipped) = (rows(&alone), rows(&out));
     for (o, s) in one.iter().zip(&skipped) {
         assert_eq!(

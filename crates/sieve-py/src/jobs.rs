@@ -9,9 +9,8 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 use sieve_core::Error;
-use sieve_run::optimize::{Observer, OptimizeOptions, Stop};
-use sieve_run::progress::Progress;
-use sieve_run::rundir::Stage;
+use sieve_run::optimize::OptimizeOptions;
+use sieve_run::progress::{Progress, ProgressObserver};
 use sieve_run::shard::Shard;
 use sieve_run::sweep::SweepPlan;
 use sieve_run::{candidates, files};
@@ -45,9 +44,7 @@ pub fn backtest(
     if checked.rules.is_some() {
         // A rule strategy's parameters are its `[strategy.params]` keys: a
         // set value becomes that key's fixed value, as `--set` does.
-        for (name, value) in sets.iter().filter_map(|s| s.split_once('=')) {
-            overrides.push(format!("strategy.params.{}={}", name.trim(), value.trim()));
-        }
+        overrides.extend(sieve_run::backtest::rule_overrides(&sets));
         checked = spec.load(&overrides).map_err(sieve_err)?;
     }
     let study = data.study(py, checked)?;
@@ -80,8 +77,7 @@ pub fn sweep(
     threads: usize,
     progress: bool,
 ) -> PyResult<String> {
-    let data = DataSpec::from_py(data)?;
-    let study = study(py, &data, config, overrides)?;
+    let (_, study) = study(py, data, config, overrides)?;
     let outcome = interruptible(py, |stop| -> Result<String, Error> {
         let backend = sieve_screen::backend_by_name(&study.settings.backend)?;
         let total = study.space.size();
@@ -125,8 +121,7 @@ pub fn verify(
     candidates_csv: String,
     threads: usize,
 ) -> PyResult<String> {
-    let data = DataSpec::from_py(data)?;
-    let study = study(py, &data, config, overrides)?;
+    let (_, study) = study(py, data, config, overrides)?;
     let top = study.settings.verify_top;
     let list = candidates::parse(candidates_csv.as_bytes(), study.strategy, Some(top)).map_err(
         |message| {
@@ -157,8 +152,7 @@ pub fn optimize(
     progress: bool,
     restart: bool,
 ) -> PyResult<String> {
-    let data = DataSpec::from_py(data)?;
-    let mut study = study(py, &data, config, overrides)?;
+    let (data, mut study) = study(py, data, config, overrides)?;
     files::create_run_folder(&out).map_err(sieve_err)?;
     if let DataSpec::Frame(_) = data {
         // The run folder keeps the DataFrame's bars, so that `sieve report`
@@ -183,63 +177,16 @@ pub fn optimize(
             checkpoint_every: Duration::from_secs(10),
             interrupt: Some(stop),
         };
-        let mut observer = Bars {
-            show: progress,
-            bar: None,
-        };
+        let mut observer = ProgressObserver::new(progress, true);
         sieve_run::optimize::optimize(&study, &opts, &mut observer)
     })?
     .map_err(sieve_err)?;
     if outcome.best.is_none() {
-        let message = match outcome.stop {
-            Stop::Interrupted => "interrupted; call again to resume".to_string(),
-            Stop::TimeBudget { .. } => format!(
-                "no iteration has finished yet, so there is no best; call again to continue, or raise optimize.time_budget_s (now {} s)",
-                study.settings.time_budget_s
-            ),
-            _ => sieve_run::optimize::no_finite_objective(&study),
-        };
+        let message = sieve_run::optimize::no_best(&study, &outcome.stop);
         return Err(crate::SieveError::new_err(message));
     }
     let best = out.join("best.json");
     std::fs::read_to_string(&best).map_err(|e| sieve_err(Error::io(&best, e)))
-}
-
-/// Progress bars for the optimize loop's steps.
-struct Bars {
-    show: bool,
-    bar: Option<Progress>,
-}
-
-impl Observer for Bars {
-    fn start(&mut self, iteration: u32, stage: Stage, total: u64) {
-        let unit = if stage == Stage::Sweep {
-            "comb"
-        } else {
-            "cand"
-        };
-        self.bar = bar(
-            self.show,
-            total,
-            &format!("{iteration}:{}", stage.name()),
-            unit,
-        );
-    }
-    fn progress(&mut self, done: u64) {
-        if let Some(b) = &self.bar {
-            b.set(done);
-        }
-    }
-    fn finish(&mut self) {
-        if let Some(b) = self.bar.take() {
-            b.finish();
-        }
-    }
-    fn note(&mut self, message: &str) {
-        if self.show {
-            eprintln!("{message}");
-        }
-    }
 }
 
 /// The built-in strategies and their parameters, as JSON text.
@@ -279,16 +226,19 @@ pub fn strategies() -> String {
     serde_json::Value::Array(list).to_string()
 }
 
-/// The checked config (with `overrides`) and the study on `data`.
+/// The data argument, and the study of the checked config (with
+/// `overrides`) on it.
 fn study(
     py: Python<'_>,
-    data: &DataSpec,
+    data: &Bound<'_, PyAny>,
     config: (String, String),
     mut overrides: Vec<String>,
-) -> PyResult<sieve_run::Study> {
+) -> PyResult<(DataSpec, sieve_run::Study)> {
+    let data = DataSpec::from_py(data)?;
     overrides.extend(data.overrides());
     let config = ConfigSpec(config.0, config.1)
         .load(&overrides)
         .map_err(sieve_err)?;
-    data.study(py, config)
+    let study = data.study(py, config)?;
+    Ok((data, study))
 }

@@ -185,6 +185,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SieveError", m.py().get_type::<SieveError>())?;
     m.add("SieveWarning", m.py().get_type::<SieveWarning>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The names a time column may have (any case), as the loaders take them.
+    m.add("TIME_NAMES", sieve_core::data::TIME_NAMES.to_vec())?;
     m.add_function(wrap_pyfunction!(jobs::backtest, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::sweep, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::verify, m)?)?;

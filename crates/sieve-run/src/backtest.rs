@@ -227,6 +227,16 @@ impl InstrumentRun {
     }
 }
 
+/// A rule strategy's parameters are its `[strategy.params]` keys: each
+/// `name=value` setting becomes that key's fixed value, as config overrides
+/// (`strategy.params.name=value`) applied before the study is built.
+pub fn rule_overrides(sets: &[String]) -> Vec<String> {
+    sets.iter()
+        .filter_map(|s| s.split_once('='))
+        .map(|(name, value)| format!("strategy.params.{}={}", name.trim(), value.trim()))
+        .collect()
+}
+
 /// `name=value` settings over the strategy's defaults, each checked.
 pub fn parse_sets(strategy: &dyn Strategy, sets: &[String]) -> Result<Vec<f64>> {
     let mut params = strategy::default_params(strategy);

@@ -394,6 +394,19 @@ fn next_grid(
 }
 
 /// Why no combination had a finite objective, in the user's terms.
+/// Why a stopped run has no best yet, for the user (the loop stopped
+/// before its first iteration finished).
+pub fn no_best(study: &Study, stop: &Stop) -> String {
+    match stop {
+        Stop::Interrupted => stop.to_string(),
+        Stop::TimeBudget { .. } => format!(
+            "no iteration has finished yet, so there is no best; re-run the same command to continue (the budget counts per run of the command), or raise optimize.time_budget_s (now {} s)",
+            study.settings.time_budget_s
+        ),
+        _ => no_finite_objective(study),
+    }
+}
+
 pub fn no_finite_objective(study: &Study) -> String {
     let w = study.scoring().windows.score;
     let style = sieve_core::format::TimeStyle::for_times(&study.bars().time);

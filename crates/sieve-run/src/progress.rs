@@ -159,6 +159,54 @@ pub fn duration(s: f64) -> String {
     }
 }
 
+/// The optimize loop's steps as progress bars (and its notes on stderr):
+/// what the CLI shows, and the Python package with `progress=True`.
+pub struct ProgressObserver {
+    /// Draw bars and print notes at all.
+    pub show: bool,
+    /// Without a terminal, report every 5 s instead of every 30 s.
+    pub verbose: bool,
+    bar: Option<Progress>,
+}
+
+impl ProgressObserver {
+    pub fn new(show: bool, verbose: bool) -> Self {
+        ProgressObserver {
+            show,
+            verbose,
+            bar: None,
+        }
+    }
+}
+
+impl crate::optimize::Observer for ProgressObserver {
+    fn start(&mut self, iteration: u32, stage: crate::rundir::Stage, total: u64) {
+        let unit = match stage {
+            crate::rundir::Stage::Sweep => "comb",
+            _ => "cand",
+        };
+        let label = format!("{iteration}:{}", stage.name());
+        self.bar = self
+            .show
+            .then(|| Progress::new(total, &label, unit, self.verbose));
+    }
+    fn progress(&mut self, done: u64) {
+        if let Some(b) = &self.bar {
+            b.set(done);
+        }
+    }
+    fn finish(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish();
+        }
+    }
+    fn note(&mut self, message: &str) {
+        if self.show {
+            eprintln!("{message}");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,8 @@
 use crate::data::validate::{Validator, PRICE_NAMES};
 use crate::data::LoadOptions;
 
-const TIME_NAMES: [&str; 5] = ["date", "datetime", "time", "timestamp", "open_time"];
+/// Names of a time column (any case).
+pub const TIME_NAMES: [&str; 5] = ["date", "datetime", "time", "timestamp", "open_time"];
 /// Names of an adjusted-close column (Yahoo's `Adj Close` and its kin).
 const ADJ_CLOSE_NAMES: [&str; 5] = [
     "adj close",

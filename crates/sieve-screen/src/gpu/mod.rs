@@ -319,6 +319,14 @@ impl ScreenBackend for GpuBackend {
         job: &ScreenJob<'_>,
         on_batch: &mut dyn FnMut(&Checkpoint) -> Result<()>,
     ) -> Result<Screen> {
+        // Checked first: no kernel is built for work the CPU will do.
+        if job.market.is_several() {
+            eprintln!(
+                "note: the GPU kernels screen one instrument at a time; screening {} instruments on the CPU",
+                job.market.instruments.len()
+            );
+            return CpuBackend.screen(job, on_batch);
+        }
         let kernel = match (job.strategy.as_rules(), kernel_for(job.strategy.name())) {
             (Some(rules), _) => match rules.gpu_kernel() {
                 Ok(k) => {
@@ -342,13 +350,6 @@ impl ScreenBackend for GpuBackend {
                 return CpuBackend.screen(job, on_batch);
             }
         };
-        if job.market.is_several() {
-            eprintln!(
-                "note: the GPU kernels screen one instrument at a time; screening {} instruments on the CPU",
-                job.market.instruments.len()
-            );
-            return CpuBackend.screen(job, on_batch);
-        }
         let scoring = &job.market.primary().scoring;
         let bars = &job.market.primary().bars;
 
