@@ -10,6 +10,8 @@
 //!   [`rules`] compiles strategies written in the config.
 //! * [`engine`] fills those targets in f64 (fees, slippage, lots, shorts).
 //! * [`metrics`] scores the equity curve over the full / score / holdout windows.
+//! * [`lanes`] runs the engine and the screen's metrics for several
+//!   combinations at once, bit-identical to the scalar path.
 //! * [`config`] and [`grid`] describe what to run; they know nothing of how.
 //!
 //! Screening and verification (other crates) only combine these pieces, so the
@@ -23,6 +25,7 @@ pub mod evaluate;
 pub mod format;
 pub mod grid;
 pub mod indicators;
+pub mod lanes;
 pub mod market;
 pub mod metrics;
 pub mod robust;

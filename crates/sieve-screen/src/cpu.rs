@@ -7,8 +7,11 @@
 //! which is always a chunk boundary — gives identical results.
 
 use rayon::prelude::*;
-use sieve_core::evaluate::{screen_all, Evaluator};
+use sieve_core::evaluate::{Evaluator, ScreenScore};
+use sieve_core::grid::ParamSpace;
 use sieve_core::indicators::IndicatorSet;
+use sieve_core::lanes::{screen_all_lanes, LaneScratch, LANES};
+use sieve_core::metrics::Aggregation;
 use sieve_core::Result;
 
 use crate::backend::{Checkpoint, ScreenBackend, ScreenJob, SeriesPlan};
@@ -53,7 +56,6 @@ fn screen_in_pool(
                 .collect()
         })
     });
-    let longest = instruments.iter().map(|i| i.bars.len()).max().unwrap_or(0);
     let (mut next, mut top, mut stats, mut sharpe) = job.start();
     let end = job.range.end;
     let batch = CHUNK * CHUNKS_PER_THREAD * pool.current_num_threads() as u64;
@@ -91,32 +93,16 @@ fn screen_in_pool(
             chunks
                 .into_par_iter()
                 .map_init(
-                    || {
-                        let scratch = Vec::with_capacity(longest);
-                        (vec![0.0; n_params], scratch, Vec::new())
-                    },
-                    |(params, scratch, objectives), range| {
-                        let mut chunk_stats = ObjectiveStats::default();
-                        let mut chunk_sharpe = ObjectiveStats::default();
-                        let mut chunk_top = TopK::new(job.top);
+                    || (LaneGroup::new(n_params), LaneScratch::default()),
+                    |(group, scratch), range| {
+                        let mut chunk = ChunkResult::new(job.top);
                         for index in range {
-                            job.space.params_at(index, params);
-                            if !job.space.allowed(params) {
-                                continue;
-                            }
-                            let s = screen_all(&evals, aggregation, params, scratch, objectives);
-                            let (score, trades) = (s.objective, s.trades);
-                            chunk_stats.push(score);
-                            chunk_sharpe.push(s.sharpe);
-                            if chunk_top.admits(score, index) {
-                                chunk_top.push(Scored {
-                                    index,
-                                    score,
-                                    trades,
-                                });
+                            if group.add(job.space, index) == LANES {
+                                group.screen(&evals, aggregation, scratch, &mut chunk);
                             }
                         }
-                        (chunk_stats, chunk_sharpe, chunk_top)
+                        group.screen(&evals, aggregation, scratch, &mut chunk);
+                        (chunk.stats, chunk.sharpe, chunk.top)
                     },
                 )
                 .collect()
@@ -139,6 +125,95 @@ fn screen_in_pool(
         stats,
         sharpe,
     })
+}
+
+/// What one chunk keeps: its objective stats and its top K.
+struct ChunkResult {
+    stats: ObjectiveStats,
+    sharpe: ObjectiveStats,
+    top: TopK,
+}
+
+impl ChunkResult {
+    fn new(k: usize) -> Self {
+        ChunkResult {
+            stats: ObjectiveStats::default(),
+            sharpe: ObjectiveStats::default(),
+            top: TopK::new(k),
+        }
+    }
+}
+
+/// Up to [`LANES`] allowed combinations waiting to be screened together.
+struct LaneGroup {
+    n_params: usize,
+    indices: Vec<u64>,
+    /// Their parameter sets, one after another.
+    params: Vec<f64>,
+    scores: [ScreenScore; LANES],
+}
+
+impl LaneGroup {
+    fn new(n_params: usize) -> Self {
+        LaneGroup {
+            n_params,
+            indices: Vec::with_capacity(LANES),
+            params: vec![0.0; n_params * LANES],
+            scores: [ScreenScore {
+                objective: 0.0,
+                trades: 0,
+                sharpe: 0.0,
+            }; LANES],
+        }
+    }
+
+    /// Adds combination `index` if the constraints allow it; returns how
+    /// many are waiting.
+    fn add(&mut self, space: &ParamSpace, index: u64) -> usize {
+        let n = self.indices.len();
+        let params = &mut self.params[n * self.n_params..(n + 1) * self.n_params];
+        space.params_at(index, params);
+        if space.allowed(params) {
+            self.indices.push(index);
+        }
+        self.indices.len()
+    }
+
+    /// Screens the waiting combinations into `chunk`, in index order.
+    fn screen(
+        &mut self,
+        evals: &[Evaluator<'_>],
+        aggregation: &Aggregation,
+        scratch: &mut LaneScratch,
+        chunk: &mut ChunkResult,
+    ) {
+        let n = self.indices.len();
+        if n == 0 {
+            return;
+        }
+        let k = self.n_params;
+        let sets: [&[f64]; LANES] = std::array::from_fn(|i| &self.params[i * k..(i + 1) * k]);
+        screen_all_lanes(
+            evals,
+            aggregation,
+            &sets[..n],
+            scratch,
+            &mut self.scores[..n],
+        );
+        for (&index, s) in self.indices.iter().zip(&self.scores) {
+            let (score, trades) = (s.objective, s.trades);
+            chunk.stats.push(score);
+            chunk.sharpe.push(s.sharpe);
+            if chunk.top.admits(score, index) {
+                chunk.top.push(Scored {
+                    index,
+                    score,
+                    trades,
+                });
+            }
+        }
+        self.indices.clear();
+    }
 }
 
 /// The shared series of the allowed combinations in `range` only, for each

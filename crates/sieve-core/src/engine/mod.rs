@@ -161,19 +161,76 @@ fn next_change(targets: &[i8], from: usize, current: i8) -> usize {
 }
 
 /// The account while simulating.
-struct Account<'a> {
+pub(crate) struct Account<'a> {
     cfg: &'a EngineConfig,
-    cash: f64,
-    position: i8,
-    units: f64,
+    pub(crate) cash: f64,
+    pub(crate) position: i8,
+    pub(crate) units: f64,
     open: Option<Trade>,
 }
 
-impl Account<'_> {
+impl<'a> Account<'a> {
+    /// All cash, no position.
+    pub(crate) fn new(cfg: &'a EngineConfig) -> Self {
+        Account {
+            cfg,
+            cash: cfg.initial_cash,
+            position: 0,
+            units: 0.0,
+            open: None,
+        }
+    }
+
+    /// The units held, signed by side (what equity marks against the close).
+    #[inline]
+    pub(crate) fn signed_units(&self) -> f64 {
+        f64::from(self.position) * self.units
+    }
+
+    /// The fill on bar `t`, if the target it reads differs from what is
+    /// held.
+    #[inline]
+    pub(crate) fn fill<S: Sink + ?Sized>(
+        &mut self,
+        positions: &[i8],
+        open: &[f64],
+        close: &[f64],
+        t: usize,
+        sink: &mut S,
+    ) {
+        let target = match self.cfg.fill {
+            Fill::NextOpen if t > 0 => Some((positions[t - 1], open[t])),
+            Fill::NextOpen => None,
+            Fill::Close => Some((positions[t], close[t])),
+        };
+        if let Some((target, price)) = target {
+            if target != self.position {
+                self.rebalance(target, price, t, sink);
+            }
+        }
+    }
+
+    /// The first bar after `t` (or `positions.len()`, one past with a
+    /// next-open fill) whose fill could change the position: nothing
+    /// changes on the bars in between.
+    #[inline]
+    pub(crate) fn next_fill(&self, positions: &[i8], t: usize) -> usize {
+        match self.cfg.fill {
+            Fill::NextOpen => next_change(positions, t, self.position) + 1,
+            Fill::Close => next_change(positions, t + 1, self.position),
+        }
+    }
+
     /// Moves to `target` at raw price `p` on bar `t`: closes the old
     /// position first, then opens the new one with all equity.
     #[inline(never)]
-    fn rebalance<S: Sink + ?Sized>(&mut self, target: i8, p: f64, t: usize, sink: &mut S) {
+    pub(crate) fn rebalance<S: Sink + ?Sized>(
+        &mut self,
+        target: i8,
+        p: f64,
+        t: usize,
+        sink: &mut S,
+    ) {
         let cfg = self.cfg;
         if self.position != 0 {
             let side = self.position;
@@ -222,39 +279,25 @@ pub fn simulate<S: Sink + ?Sized>(
     sink: &mut S,
 ) {
     let end = end.min(bars.len()).min(positions.len());
-    let mut acct = Account {
-        cfg,
-        cash: cfg.initial_cash,
-        position: 0,
-        units: 0.0,
-        open: None,
-    };
+    let mut acct = Account::new(cfg);
     let (open, close) = (&bars.open[..end], &bars.close[..end]);
     let positions = &positions[..end];
     let mut t = 0;
     while t < end {
-        // The fill on bar t, if its target differs from what is held.
-        let target = match cfg.fill {
-            Fill::NextOpen if t > 0 => Some((positions[t - 1], open[t])),
-            Fill::NextOpen => None,
-            Fill::Close => Some((positions[t], close[t])),
-        };
-        if let Some((target, price)) = target {
-            if target != acct.position {
-                acct.rebalance(target, price, t, sink);
-            }
-        }
+        acct.fill(positions, open, close, t, sink);
         // Nothing changes until the next fill: hand the run to the sink whole.
-        let next_fill = match cfg.fill {
-            Fill::NextOpen => next_change(positions, t, acct.position) + 1,
-            Fill::Close => next_change(positions, t + 1, acct.position),
-        }
-        .min(end);
+        let next_fill = acct.next_fill(positions, t).min(end);
         if acct.position == 0 {
             sink.flat(t, next_fill, acct.cash);
         } else {
-            let signed_units = f64::from(acct.position) * acct.units;
-            sink.held(t, next_fill, acct.cash, signed_units, close, acct.position);
+            sink.held(
+                t,
+                next_fill,
+                acct.cash,
+                acct.signed_units(),
+                close,
+                acct.position,
+            );
         }
         t = next_fill;
     }

@@ -19,6 +19,17 @@ impl Drawdown {
         }
     }
 
+    /// The state after some pushes, from the running peak and the largest
+    /// drawdown so far (no further push may follow: the low since the peak
+    /// is not known).
+    pub(crate) fn from_parts(peak: f64, max: f64) -> Self {
+        Drawdown {
+            peak,
+            trough: f64::NAN,
+            max,
+        }
+    }
+
     #[inline(always)]
     pub fn push(&mut self, equity: f64) {
         if equity > self.peak {

@@ -14,6 +14,17 @@ pub struct ReturnMoments {
 }
 
 impl ReturnMoments {
+    /// The moments of `n` returns from their sums (what pushing them one by
+    /// one in the same order gives).
+    pub(crate) fn from_sums(n: u64, sum: f64, sum_sq: f64, downside_sq: f64) -> Self {
+        ReturnMoments {
+            n,
+            sum,
+            sum_sq,
+            downside_sq,
+        }
+    }
+
     #[inline(always)]
     pub fn push(&mut self, r: f64) {
         self.n += 1;

@@ -199,6 +199,30 @@ impl WindowStats {
         stats
     }
 
+    /// Sets everything but the trades from a simulation accumulated
+    /// elsewhere (the screen's lanes): the window's starting and last
+    /// equity, its return moments and drawdown, and its exposed bars.
+    pub(crate) fn set_accumulated(
+        &mut self,
+        start_equity: f64,
+        last_equity: f64,
+        returns: ReturnMoments,
+        drawdown: Drawdown,
+        exposed_bars: u64,
+    ) {
+        self.start_equity = start_equity;
+        self.prev_equity = last_equity;
+        self.bars = returns.count();
+        self.returns = returns;
+        self.drawdown = drawdown;
+        self.exposed_bars = exposed_bars;
+    }
+
+    /// The window these metrics cover.
+    pub fn window(&self) -> &Window {
+        &self.window
+    }
+
     /// Turns the return moments on (`for_objective` may have left them off).
     pub fn track_returns(&mut self, on: bool) {
         self.track_returns |= on;

@@ -2,6 +2,7 @@
 
 mod columnar;
 mod engine;
+mod lanes;
 mod loader;
 mod metrics;
 mod robust;

@@ -29,7 +29,7 @@ pub fn stdev(x: &[f64], n: usize) -> Vec<f64> {
     };
     out[n - 1] = value(sum, sum_sq);
     for i in n..x.len() {
-        if (i + 1 - n) % n == 0 {
+        if (i + 1 - n).is_multiple_of(n) {
             (origin, sum, sum_sq) = exact(i);
         } else {
             let (new, old) = (x[i] - origin, x[i - n] - origin);

@@ -1,0 +1,406 @@
+//! The engine and one window's accumulator for [`LANES`] combinations at
+//! once.
+//!
+//! Fills are rare (tens of bars apart), so they stay scalar: each lane keeps
+//! its own [`Account`] and the bar of its next fill, exactly as
+//! [`crate::engine::simulate`] computes them. Between fills every lane's
+//! equity is `cash + signed_units · close`, and the per-bar work — the
+//! equity, the return, its sums and the drawdown — runs on all lanes at once
+//! in `[f64; LANES]` arrays the compiler turns into vector instructions.
+//!
+//! Each lane performs the same f64 operations in the same order as the
+//! scalar engine and [`WindowStats`], so its metrics are bit-identical, with
+//! two differences that are provably invisible:
+//!
+//! * a flat bar's return is computed as `cash / cash − 1` (exactly 0 for a
+//!   positive finite cash) where the scalar sink adds a known zero;
+//! * the drawdown `1 − equity / peak` is computed only on bars where a
+//!   conservative test (one multiplication) says it may exceed the maximum
+//!   so far, not at every new low: the maximum comes out the same (the
+//!   argument is next to [`Accumulators::deepen`]).
+//!
+//! Both need a positive equity: a lane whose equity is not positive on every
+//! bar of the window (its starting value included) is reported as inexact,
+//! and the caller scores it with the scalar engine.
+
+// Lanes and bars are indexed by number here: several arrays share the index,
+// and the iterator form of the bar loop compiled to slower code (its
+// counters lived in memory).
+#![allow(clippy::needless_range_loop)]
+
+use crate::data::Bars;
+use crate::engine::{Account, EngineConfig};
+use crate::metrics::{Drawdown, ReturnMoments, Window, WindowStats};
+
+#[cfg(target_arch = "x86_64")]
+use super::simd::Avx512;
+use super::simd::{Lanes, Portable, Vector};
+use super::LANES;
+
+/// Slack of the drawdown pre-test: generous next to rounding (2⁻⁵³), so a
+/// skipped episode provably cannot beat the maximum.
+const SLACK: f64 = 1e-9;
+
+/// The running state of every lane's window metrics.
+#[derive(Clone, Copy)]
+struct Accumulators {
+    prev: Lanes,
+    sum: Lanes,
+    sum_sq: Lanes,
+    downside_sq: Lanes,
+    peak: Lanes,
+    /// `(1 − max) · (1 + SLACK)` once `max > 0`, 1 before: an equity at or
+    /// above `peak · factor` cannot set a new maximum drawdown.
+    factor: Lanes,
+    max: Lanes,
+    /// The lowest equity seen: the shortcuts need it positive.
+    lowest: Lanes,
+}
+
+impl Accumulators {
+    fn new(start: Lanes) -> Self {
+        Accumulators {
+            prev: start,
+            sum: [0.0; LANES],
+            sum_sq: [0.0; LANES],
+            downside_sq: [0.0; LANES],
+            peak: start,
+            factor: [1.0; LANES],
+            max: [0.0; LANES],
+            lowest: start,
+        }
+    }
+
+    /// Bars `start..end` of the window: fills where `fills` has them, the
+    /// metrics of every bar. The accumulators stay in registers; a fill
+    /// only reloads the lanes' cash and units.
+    #[inline(always)]
+    fn window<V: Vector, const DOWNSIDE: bool>(
+        &mut self,
+        close: &[f64],
+        start: usize,
+        end: usize,
+        fills: &mut Fills<'_>,
+    ) {
+        let (zero, one, slack) = (V::splat(0.0), V::splat(1.0), V::splat(1.0 + SLACK));
+        let mut cash = V::load(&fills.cash);
+        let mut units = V::load(&fills.units);
+        let mut prev = V::load(&self.prev);
+        let mut sum = V::load(&self.sum);
+        let mut sum_sq = V::load(&self.sum_sq);
+        let mut downside_sq = V::load(&self.downside_sq);
+        let mut peak = V::load(&self.peak);
+        let mut factor = V::load(&self.factor);
+        let mut max = V::load(&self.max);
+        let mut lowest = V::load(&self.lowest);
+        let close = &close[..end];
+        let mut next_event = fills.next_event;
+        for t in start..end {
+            if t == next_event {
+                fills.fill(t);
+                cash = V::load(&fills.cash);
+                units = V::load(&fills.units);
+                next_event = fills.next_event;
+            }
+            let e = cash.add(units.mul(V::splat(close[t])));
+            let r = e.div(prev).sub(one);
+            sum = sum.add(r);
+            sum_sq = sum_sq.add(r.mul(r));
+            if DOWNSIDE {
+                let d = V::select(r.lt(zero), r, zero);
+                downside_sq = downside_sq.add(d.mul(d));
+            }
+            prev = e;
+            peak = V::select(e.gt(peak), e, peak);
+            lowest = V::select(e.lt(lowest), e, lowest);
+            let deep = e.lt(peak.mul(factor));
+            if V::any(deep) {
+                // The scalar drawdown's `1 − equity / peak`, where it may
+                // set a new maximum.
+                let dd = one.sub(e.div(peak));
+                let more = V::and(deep, dd.gt(max));
+                max = V::select(more, dd, max);
+                factor = V::select(more, one.sub(dd).mul(slack), factor);
+            }
+        }
+        prev.store(&mut self.prev);
+        sum.store(&mut self.sum);
+        sum_sq.store(&mut self.sum_sq);
+        downside_sq.store(&mut self.downside_sq);
+        peak.store(&mut self.peak);
+        factor.store(&mut self.factor);
+        max.store(&mut self.max);
+        lowest.store(&mut self.lowest);
+    }
+}
+
+// Why skipping a bar with `equity ≥ peak · factor` (both rounded) cannot
+// change the maximum: then `x = equity / peak ≥ (1 − max)(1 + SLACK)(1 − 2⁻⁵³)³`,
+// so `1 − fl(x) < max` and `fl(1 − fl(x)) ≤ max`, for `0 < max < 1`
+// (`fl(1 − max)` is within 2⁻⁵³ of `1 − max`); at `max = 0` the factor is 1
+// and a bar at or above the peak gives 0; at `max = 1` any positive equity
+// gives at most 1. Every bar not skipped has a drawdown at most the scalar
+// drawdown's running maximum (its low so far in the episode is at least as
+// deep), and every new low that raises that maximum is not skipped: the
+// maxima agree bar by bar.
+
+/// One lane's fills and trades.
+struct Lane<'a> {
+    account: Account<'a>,
+    next_fill: usize,
+    /// Receives the lane's closed trades (only its trade statistics are
+    /// read from the simulation; the rest is set at the end).
+    stats: WindowStats,
+    /// The bar from which the current position has been held.
+    held_from: usize,
+    /// Bars of the window held before `held_from`.
+    exposed: u64,
+}
+
+/// Every lane's account, and the cash and signed units the bars mark.
+struct Fills<'a> {
+    lanes: [Lane<'a>; LANES],
+    positions: [&'a [i8]; LANES],
+    open: &'a [f64],
+    close: &'a [f64],
+    window: Window,
+    cash: Lanes,
+    units: Lanes,
+    /// The first bar on which some lane fills.
+    next_event: usize,
+}
+
+impl<'a> Fills<'a> {
+    fn new(
+        positions: [&'a [i8]; LANES],
+        bars: &'a Bars,
+        cfg: &'a EngineConfig,
+        window: &Window,
+    ) -> Self {
+        let end = positions[0].len();
+        Fills {
+            lanes: std::array::from_fn(|_| Lane {
+                account: Account::new(cfg),
+                next_fill: 0,
+                stats: WindowStats::new(window, cfg.initial_cash),
+                held_from: 0,
+                exposed: 0,
+            }),
+            positions,
+            open: &bars.open[..end],
+            close: &bars.close[..end],
+            window: *window,
+            cash: [cfg.initial_cash; LANES],
+            units: [0.0; LANES],
+            next_event: 0,
+        }
+    }
+
+    /// Bars of the window in `from..to`.
+    fn in_window(&self, from: usize, to: usize) -> u64 {
+        let (lo, hi) = (from.max(self.window.start), to.min(self.window.end));
+        hi.saturating_sub(lo) as u64
+    }
+
+    /// The fills of bar `t` (the lanes whose next fill it is).
+    #[inline(never)]
+    fn fill(&mut self, t: usize) {
+        for l in 0..LANES {
+            if self.lanes[l].next_fill != t {
+                continue;
+            }
+            let lane = &mut self.lanes[l];
+            let was_held = lane.account.position != 0;
+            let a = &mut lane.account;
+            a.fill(self.positions[l], self.open, self.close, t, &mut lane.stats);
+            let held = a.position != 0;
+            self.cash[l] = a.cash;
+            self.units[l] = a.signed_units();
+            lane.next_fill = a.next_fill(self.positions[l], t);
+            if held && !was_held {
+                lane.held_from = t;
+            } else if was_held && !held {
+                let from = lane.held_from;
+                self.lanes[l].exposed += self.in_window(from, t);
+            }
+        }
+        self.next_event = self
+            .lanes
+            .iter()
+            .map(|l| l.next_fill)
+            .min()
+            .unwrap_or(usize::MAX);
+    }
+
+    /// Bars of the window held by lane `l`, up to bar `end`.
+    fn exposed(&self, l: usize, end: usize) -> u64 {
+        let lane = &self.lanes[l];
+        let open = if lane.account.position != 0 {
+            self.in_window(lane.held_from, end)
+        } else {
+            0
+        };
+        lane.exposed + open
+    }
+}
+
+/// Which code runs the lanes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kernel {
+    /// The best the CPU has.
+    Best,
+    /// Portable arrays (what a CPU without AVX-512 runs).
+    Portable,
+}
+
+/// Simulates `positions` (one slice per lane, each at least `window.end`
+/// long) up to the end of `window` and returns each lane's accumulator of
+/// that window, and a mask of the lanes whose result is not exact (score
+/// them with the scalar engine).
+pub(crate) fn simulate(
+    bars: &Bars,
+    positions: &[&[i8]; LANES],
+    cfg: &EngineConfig,
+    window: &Window,
+    downside: bool,
+    kernel: Kernel,
+) -> ([WindowStats; LANES], u8) {
+    #[cfg(target_arch = "x86_64")]
+    if kernel == Kernel::Best && avx512() {
+        // SAFETY: the CPU has the features the function is compiled for.
+        return unsafe { simulate_avx512(bars, positions, cfg, window, downside) };
+    }
+    let _ = kernel;
+    if downside {
+        run::<Portable, true>(bars, positions, cfg, window)
+    } else {
+        run::<Portable, false>(bars, positions, cfg, window)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn avx512() -> bool {
+    use std::sync::OnceLock;
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| std::is_x86_feature_detected!("avx512f"))
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn simulate_avx512(
+    bars: &Bars,
+    positions: &[&[i8]; LANES],
+    cfg: &EngineConfig,
+    window: &Window,
+    downside: bool,
+) -> ([WindowStats; LANES], u8) {
+    if downside {
+        run::<Avx512, true>(bars, positions, cfg, window)
+    } else {
+        run::<Avx512, false>(bars, positions, cfg, window)
+    }
+}
+
+#[inline(always)]
+fn run<V: Vector, const DOWNSIDE: bool>(
+    bars: &Bars,
+    positions: &[&[i8]; LANES],
+    cfg: &EngineConfig,
+    window: &Window,
+) -> ([WindowStats; LANES], u8) {
+    let end = window.end.min(bars.len());
+    let start = window.start.min(end);
+    let positions: [&[i8]; LANES] = std::array::from_fn(|l| &positions[l][..end]);
+    let mut fills = Fills::new(positions, bars, cfg, window);
+    // Before the window only the fills matter, up to the close before it
+    // (its starting value).
+    let mut start_equity = fills.cash;
+    if start > 0 {
+        while fills.next_event < start {
+            fills.fill(fills.next_event);
+        }
+        let c = bars.close[start - 1];
+        for l in 0..LANES {
+            start_equity[l] = fills.cash[l] + fills.units[l] * c;
+        }
+    }
+    let mut acc = Accumulators::new(start_equity);
+    acc.window::<V, DOWNSIDE>(&bars.close[..end], start, end, &mut fills);
+    let mut inexact = 0u8;
+    for l in 0..LANES {
+        // Flat bars divide cash by itself and the drawdown shortcut needs a
+        // positive peak: both hold while the equity stays positive.
+        if !(start_equity[l] > 0.0 && acc.lowest[l] > 0.0) {
+            inexact |= 1 << l;
+        }
+    }
+    let n = (end - start) as u64;
+    let stats = std::array::from_fn(|l| {
+        let mut stats = fills.lanes[l].stats.clone();
+        let last = if n > 0 { acc.prev[l] } else { start_equity[l] };
+        stats.set_accumulated(
+            start_equity[l],
+            last,
+            ReturnMoments::from_sums(n, acc.sum[l], acc.sum_sq[l], acc.downside_sq[l]),
+            Drawdown::from_parts(acc.peak[l], acc.max[l]),
+            fills.exposed(l, end),
+        );
+        stats
+    });
+    (stats, inexact)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::simulate as scalar;
+    use crate::metrics::WindowKind;
+
+    /// A short held through a gap that multiplies the price twelvefold
+    /// goes below zero: that lane is flagged, the others are exact.
+    #[test]
+    fn a_lane_below_zero_is_flagged_and_the_others_are_exact() {
+        let n = 60;
+        let close: Vec<f64> = (0..n)
+            .map(|i| {
+                if i < 30 {
+                    100.0 - i as f64
+                } else {
+                    900.0 + i as f64
+                }
+            })
+            .collect();
+        let bars = Bars {
+            time: (0..n as i64).map(|i| i * 86_400_000).collect(),
+            open: close.clone(),
+            high: close.iter().map(|c| c + 1.0).collect(),
+            low: close.iter().map(|c| c - 1.0).collect(),
+            close,
+            volume: None,
+        };
+        let short = vec![-1i8; n];
+        let long: Vec<i8> = (0..n).map(|i| i8::from(i % 7 < 4)).collect();
+        let flat = vec![0i8; n];
+        let lanes: [&[i8]; LANES] = std::array::from_fn(|l| match l {
+            0 => short.as_slice(),
+            1 => flat.as_slice(),
+            _ => long.as_slice(),
+        });
+        let cfg = EngineConfig::default();
+        let window = Window {
+            kind: WindowKind::Score,
+            start: 10,
+            end: n,
+        };
+        for kernel in [Kernel::Best, Kernel::Portable] {
+            let (stats, inexact) = simulate(&bars, &lanes, &cfg, &window, true, kernel);
+            assert_eq!(inexact, 0b1, "{kernel:?}");
+            for l in 1..LANES {
+                let mut want = WindowStats::new(&window, cfg.initial_cash);
+                scalar(&bars, lanes[l], &cfg, n, &mut want);
+                let (got, want) = (stats[l].finish(&bars, 252.0), want.finish(&bars, 252.0));
+                assert_eq!(format!("{got:?}"), format!("{want:?}"), "lane {l}");
+            }
+        }
+    }
+}
