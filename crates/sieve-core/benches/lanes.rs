@@ -44,7 +44,7 @@ fn lanes(c: &mut Criterion) {
                     .sum::<f64>()
             })
         });
-        let mut lanes = LaneScratch::default();
+        let mut lanes = LaneScratch::always(false);
         let mut out = [ScreenScore {
             objective: 0.0,
             trades: 0,

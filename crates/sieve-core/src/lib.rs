@@ -30,6 +30,7 @@ pub mod market;
 pub mod metrics;
 pub mod robust;
 pub mod rules;
+mod simd;
 pub mod strategy;
 
 pub use error::{Error, Result};

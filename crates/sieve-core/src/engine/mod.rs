@@ -140,7 +140,7 @@ impl<A: Sink, B: Sink> Sink for Tee<A, B> {
 /// First index ≥ `from` whose target differs from `current`
 /// (`targets.len()` if none), eight targets per step.
 #[inline]
-fn next_change(targets: &[i8], from: usize, current: i8) -> usize {
+pub(crate) fn next_change(targets: &[i8], from: usize, current: i8) -> usize {
     let splat = u64::from_ne_bytes([current as u8; 8]);
     let mut i = from;
     while i + 8 <= targets.len() {
@@ -158,6 +158,27 @@ fn next_change(targets: &[i8], from: usize, current: i8) -> usize {
         i += 1;
     }
     i
+}
+
+/// Where the engine reads a strategy's targets: one per bar, or
+/// [`crate::strategy::Changes`].
+pub(crate) trait Targets {
+    /// The target of bar `t` (bars asked for never go backwards).
+    fn at(&mut self, t: usize) -> i8;
+    /// The first bar at or after `from` whose target differs from
+    /// `target` (the number of bars if none).
+    fn first_differing(&mut self, from: usize, target: i8) -> usize;
+}
+
+impl Targets for &[i8] {
+    #[inline(always)]
+    fn at(&mut self, t: usize) -> i8 {
+        self[t]
+    }
+    #[inline(always)]
+    fn first_differing(&mut self, from: usize, target: i8) -> usize {
+        next_change(self, from, target)
+    }
 }
 
 /// The account while simulating.
@@ -190,18 +211,18 @@ impl<'a> Account<'a> {
     /// The fill on bar `t`, if the target it reads differs from what is
     /// held.
     #[inline]
-    pub(crate) fn fill<S: Sink + ?Sized>(
+    pub(crate) fn fill<T: Targets, S: Sink + ?Sized>(
         &mut self,
-        positions: &[i8],
+        targets: &mut T,
         open: &[f64],
         close: &[f64],
         t: usize,
         sink: &mut S,
     ) {
         let target = match self.cfg.fill {
-            Fill::NextOpen if t > 0 => Some((positions[t - 1], open[t])),
+            Fill::NextOpen if t > 0 => Some((targets.at(t - 1), open[t])),
             Fill::NextOpen => None,
-            Fill::Close => Some((positions[t], close[t])),
+            Fill::Close => Some((targets.at(t), close[t])),
         };
         if let Some((target, price)) = target {
             if target != self.position {
@@ -214,10 +235,10 @@ impl<'a> Account<'a> {
     /// next-open fill) whose fill could change the position: nothing
     /// changes on the bars in between.
     #[inline]
-    pub(crate) fn next_fill(&self, positions: &[i8], t: usize) -> usize {
+    pub(crate) fn next_fill<T: Targets>(&self, targets: &mut T, t: usize) -> usize {
         match self.cfg.fill {
-            Fill::NextOpen => next_change(positions, t, self.position) + 1,
-            Fill::Close => next_change(positions, t + 1, self.position),
+            Fill::NextOpen => targets.first_differing(t, self.position) + 1,
+            Fill::Close => targets.first_differing(t + 1, self.position),
         }
     }
 
@@ -281,12 +302,12 @@ pub fn simulate<S: Sink + ?Sized>(
     let end = end.min(bars.len()).min(positions.len());
     let mut acct = Account::new(cfg);
     let (open, close) = (&bars.open[..end], &bars.close[..end]);
-    let positions = &positions[..end];
+    let mut positions = &positions[..end];
     let mut t = 0;
     while t < end {
-        acct.fill(positions, open, close, t, sink);
+        acct.fill(&mut positions, open, close, t, sink);
         // Nothing changes until the next fill: hand the run to the sink whole.
-        let next_fill = acct.next_fill(positions, t).min(end);
+        let next_fill = acct.next_fill(&mut positions, t).min(end);
         if acct.position == 0 {
             sink.flat(t, next_fill, acct.cash);
         } else {

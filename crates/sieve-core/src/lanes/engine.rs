@@ -31,11 +31,11 @@
 use crate::data::Bars;
 use crate::engine::{Account, EngineConfig};
 use crate::metrics::{Drawdown, ReturnMoments, Window, WindowStats};
+use crate::strategy::{Changes, Cursor};
 
 #[cfg(target_arch = "x86_64")]
-use super::simd::Avx512;
-use super::simd::{Lanes, Portable, Vector};
-use super::LANES;
+use crate::simd::Avx512;
+use crate::simd::{has_avx512, Lanes, Portable, Vector, LANES};
 
 /// Slack of the drawdown pre-test: generous next to rounding (2⁻⁵³), so a
 /// skipped episode provably cannot beat the maximum.
@@ -160,7 +160,7 @@ struct Lane<'a> {
 /// Every lane's account, and the cash and signed units the bars mark.
 struct Fills<'a> {
     lanes: [Lane<'a>; LANES],
-    positions: [&'a [i8]; LANES],
+    targets: [Cursor<'a>; LANES],
     open: &'a [f64],
     close: &'a [f64],
     window: Window,
@@ -172,12 +172,12 @@ struct Fills<'a> {
 
 impl<'a> Fills<'a> {
     fn new(
-        positions: [&'a [i8]; LANES],
+        changes: &[&'a Changes; LANES],
         bars: &'a Bars,
         cfg: &'a EngineConfig,
         window: &Window,
+        end: usize,
     ) -> Self {
-        let end = positions[0].len();
         Fills {
             lanes: std::array::from_fn(|_| Lane {
                 account: Account::new(cfg),
@@ -186,7 +186,7 @@ impl<'a> Fills<'a> {
                 held_from: 0,
                 exposed: 0,
             }),
-            positions,
+            targets: changes.map(Changes::cursor),
             open: &bars.open[..end],
             close: &bars.close[..end],
             window: *window,
@@ -212,11 +212,17 @@ impl<'a> Fills<'a> {
             let lane = &mut self.lanes[l];
             let was_held = lane.account.position != 0;
             let a = &mut lane.account;
-            a.fill(self.positions[l], self.open, self.close, t, &mut lane.stats);
+            a.fill(
+                &mut self.targets[l],
+                self.open,
+                self.close,
+                t,
+                &mut lane.stats,
+            );
             let held = a.position != 0;
             self.cash[l] = a.cash;
             self.units[l] = a.signed_units();
-            lane.next_fill = a.next_fill(self.positions[l], t);
+            lane.next_fill = a.next_fill(&mut self.targets[l], t);
             if held && !was_held {
                 lane.held_from = t;
             } else if was_held && !held {
@@ -253,65 +259,57 @@ pub(crate) enum Kernel {
     Portable,
 }
 
-/// Simulates `positions` (one slice per lane, each at least `window.end`
-/// long) up to the end of `window` and returns each lane's accumulator of
+/// Simulates each lane's targets (`changes`, covering at least the bars up
+/// to `window.end`) up to the end of `window` and returns each lane's accumulator of
 /// that window, and a mask of the lanes whose result is not exact (score
 /// them with the scalar engine).
 pub(crate) fn simulate(
     bars: &Bars,
-    positions: &[&[i8]; LANES],
+    changes: &[&Changes; LANES],
     cfg: &EngineConfig,
     window: &Window,
     downside: bool,
     kernel: Kernel,
 ) -> ([WindowStats; LANES], u8) {
     #[cfg(target_arch = "x86_64")]
-    if kernel == Kernel::Best && avx512() {
+    if kernel == Kernel::Best && has_avx512() {
         // SAFETY: the CPU has the features the function is compiled for.
-        return unsafe { simulate_avx512(bars, positions, cfg, window, downside) };
+        return unsafe { simulate_avx512(bars, changes, cfg, window, downside) };
     }
     let _ = kernel;
     if downside {
-        run::<Portable, true>(bars, positions, cfg, window)
+        run::<Portable, true>(bars, changes, cfg, window)
     } else {
-        run::<Portable, false>(bars, positions, cfg, window)
+        run::<Portable, false>(bars, changes, cfg, window)
     }
-}
-
-#[cfg(target_arch = "x86_64")]
-fn avx512() -> bool {
-    use std::sync::OnceLock;
-    static HAS: OnceLock<bool> = OnceLock::new();
-    *HAS.get_or_init(|| std::is_x86_feature_detected!("avx512f"))
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 fn simulate_avx512(
     bars: &Bars,
-    positions: &[&[i8]; LANES],
+    changes: &[&Changes; LANES],
     cfg: &EngineConfig,
     window: &Window,
     downside: bool,
 ) -> ([WindowStats; LANES], u8) {
     if downside {
-        run::<Avx512, true>(bars, positions, cfg, window)
+        run::<Avx512, true>(bars, changes, cfg, window)
     } else {
-        run::<Avx512, false>(bars, positions, cfg, window)
+        run::<Avx512, false>(bars, changes, cfg, window)
     }
 }
 
 #[inline(always)]
 fn run<V: Vector, const DOWNSIDE: bool>(
     bars: &Bars,
-    positions: &[&[i8]; LANES],
+    changes: &[&Changes; LANES],
     cfg: &EngineConfig,
     window: &Window,
 ) -> ([WindowStats; LANES], u8) {
     let end = window.end.min(bars.len());
     let start = window.start.min(end);
-    let positions: [&[i8]; LANES] = std::array::from_fn(|l| &positions[l][..end]);
-    let mut fills = Fills::new(positions, bars, cfg, window);
+    let mut fills = Fills::new(changes, bars, cfg, window, end);
     // Before the window only the fills matter, up to the close before it
     // (its starting value).
     let mut start_equity = fills.cash;
@@ -381,11 +379,17 @@ mod tests {
         let short = vec![-1i8; n];
         let long: Vec<i8> = (0..n).map(|i| i8::from(i % 7 < 4)).collect();
         let flat = vec![0i8; n];
-        let lanes: [&[i8]; LANES] = std::array::from_fn(|l| match l {
+        let positions: [&[i8]; LANES] = std::array::from_fn(|l| match l {
             0 => short.as_slice(),
             1 => flat.as_slice(),
             _ => long.as_slice(),
         });
+        let changes: [Changes; LANES] = std::array::from_fn(|l| {
+            let mut c = Changes::default();
+            c.set_from(positions[l]);
+            c
+        });
+        let lanes: [&Changes; LANES] = std::array::from_fn(|l| &changes[l]);
         let cfg = EngineConfig::default();
         let window = Window {
             kind: WindowKind::Score,
@@ -397,7 +401,7 @@ mod tests {
             assert_eq!(inexact, 0b1, "{kernel:?}");
             for l in 1..LANES {
                 let mut want = WindowStats::new(&window, cfg.initial_cash);
-                scalar(&bars, lanes[l], &cfg, n, &mut want);
+                scalar(&bars, positions[l], &cfg, n, &mut want);
                 let (got, want) = (stats[l].finish(&bars, 252.0), want.finish(&bars, 252.0));
                 assert_eq!(format!("{got:?}"), format!("{want:?}"), "lane {l}");
             }

@@ -8,18 +8,24 @@
 //! goes through the scalar path instead.
 
 mod engine;
-mod simd;
 
-/// Combinations per lane group: 8 f64 fill one AVX-512 register.
-pub const LANES: usize = 8;
+/// Combinations screened together.
+pub use crate::simd::LANES;
 
 use crate::evaluate::{Evaluator, ScreenScore};
 use crate::metrics::{Aggregation, Objective};
+use crate::strategy::Changes;
 
 /// Scratch space of one worker: each lane's positions.
 pub struct LaneScratch {
     kernel: engine::Kernel,
-    positions: [Vec<i8>; LANES],
+    /// Lanes for every strategy, not only where they pay.
+    always: bool,
+    /// Each lane's targets.
+    changes: [Changes; LANES],
+    /// One combination's positions (the scalar path, the default
+    /// `lane_changes`).
+    positions: Vec<i8>,
     /// Per lane, the objective on each instrument (several instruments).
     objectives: [Vec<f64>; LANES],
 }
@@ -28,18 +34,26 @@ impl Default for LaneScratch {
     fn default() -> Self {
         LaneScratch {
             kernel: engine::Kernel::Best,
-            positions: Default::default(),
+            always: false,
+            changes: Default::default(),
+            positions: Vec::new(),
             objectives: Default::default(),
         }
     }
 }
 
 impl LaneScratch {
-    /// Scratch space that runs the portable lane code even where the CPU
-    /// has wider vectors (to test that path on any machine).
-    pub fn portable() -> Self {
+    /// Scratch space that screens every strategy in lanes (tests and
+    /// benchmarks), with the portable lane code where `portable` even if
+    /// the CPU has wider vectors.
+    pub fn always(portable: bool) -> Self {
         LaneScratch {
-            kernel: engine::Kernel::Portable,
+            kernel: if portable {
+                engine::Kernel::Portable
+            } else {
+                engine::Kernel::Best
+            },
+            always: true,
             ..LaneScratch::default()
         }
     }
@@ -59,20 +73,27 @@ impl Evaluator<'_> {
         if params.is_empty() {
             return;
         }
-        if window != &self.scoring.windows.score {
-            // The lanes accumulate one window; this screen reads two.
+        let pays = scratch.always || self.strategy.lanes_pay();
+        if window != &self.scoring.windows.score || !pays {
+            // The lanes accumulate one window; this screen reads two. Or
+            // the strategy is faster one combination at a time.
             for (p, o) in params.iter().zip(out.iter_mut()) {
-                *o = self.screen(p, &mut scratch.positions[0]);
+                *o = self.screen(p, &mut scratch.positions);
             }
             return;
         }
-        for (p, positions) in params.iter().zip(scratch.positions.iter_mut()) {
-            self.positions_until(p, window.end, positions);
-        }
+        self.strategy.lane_changes(
+            self.bars,
+            self.indicators,
+            params,
+            self.scoring.direction,
+            window.end,
+            &mut scratch.positions,
+            &mut scratch.changes,
+        );
         // Unused lanes repeat the first one; their results are dropped.
-        let lanes: [&[i8]; LANES] = std::array::from_fn(|l| {
-            scratch.positions[if l < params.len() { l } else { 0 }].as_slice()
-        });
+        let lanes: [&Changes; LANES] =
+            std::array::from_fn(|l| &scratch.changes[if l < params.len() { l } else { 0 }]);
         let downside = self.scoring.objective == Objective::Sortino;
         let (stats, inexact) = engine::simulate(
             self.bars,
@@ -84,7 +105,7 @@ impl Evaluator<'_> {
         );
         for (l, (p, o)) in params.iter().zip(out.iter_mut()).enumerate() {
             *o = if inexact & (1 << l) != 0 {
-                self.screen(p, &mut scratch.positions[l])
+                self.screen(p, &mut scratch.positions)
             } else {
                 let m = stats[l].finish(self.bars, self.scoring.periods_per_year);
                 ScreenScore {

@@ -3,7 +3,39 @@
 //! earlier bar where fast ≠ slow with both defined, fast < slow. Bars where the
 //! two are equal neither cross nor reset the memory of the last side.
 
-use super::Direction;
+use super::{Changes, Direction};
+use crate::data::Bars;
+use crate::indicators::{Indicator, IndicatorSet};
+
+/// Where the crossing scan writes its positions.
+trait Out {
+    /// Bars `from..to` all hold `position`.
+    fn quiet(&mut self, from: usize, to: usize, position: i8);
+    /// Bar `t` holds `position`.
+    fn bar(&mut self, t: usize, position: i8);
+}
+
+struct PerBar<'a>(&'a mut [i8]);
+
+impl Out for PerBar<'_> {
+    #[inline(always)]
+    fn quiet(&mut self, from: usize, to: usize, position: i8) {
+        self.0[from..to].fill(position);
+    }
+    #[inline(always)]
+    fn bar(&mut self, t: usize, position: i8) {
+        self.0[t] = position;
+    }
+}
+
+impl Out for Changes {
+    #[inline(always)]
+    fn quiet(&mut self, _: usize, _: usize, _: i8) {}
+    #[inline(always)]
+    fn bar(&mut self, t: usize, position: i8) {
+        self.push(t, position);
+    }
+}
 
 pub(crate) fn cross_positions(
     fast: &[f64],
@@ -15,52 +47,153 @@ pub(crate) fn cross_positions(
     let n = out.len();
     let start = start.min(n);
     out[..start].fill(0);
+    scan(fast, slow, start, direction, n, &mut PerBar(out));
+}
+
+/// [`cross_positions`] of the first `n` bars as changes.
+#[inline(always)]
+pub(crate) fn cross_changes(
+    fast: &[f64],
+    slow: &[f64],
+    start: usize,
+    direction: Direction,
+    n: usize,
+    out: &mut Changes,
+) {
+    out.reset(n);
+    scan(fast, slow, start.min(n), direction, n, out);
+}
+
+#[inline(always)]
+fn scan(
+    fast: &[f64],
+    slow: &[f64],
+    start: usize,
+    direction: Direction,
+    n: usize,
+    out: &mut impl Out,
+) {
     let (fast, slow) = (&fast[..n], &slow[..n]);
     let mut position = 0i8;
     // Sign of fast − slow at the latest bar where they differed (0: none yet).
     let mut last_side = 0i8;
     let mut t = start;
     while t < n {
-        // Fast path: a block with no bar on the other side of `last_side`
-        // holds no event (equal bars neither cross nor reset), so the whole
-        // block keeps the position. Fixed-size blocks, branch-free: LLVM
-        // turns the check into a few vector compares.
-        if t + BLOCK <= n {
-            let f: &[f64; BLOCK] = fast[t..t + BLOCK].try_into().unwrap_or(&[0.0; BLOCK]);
-            let s: &[f64; BLOCK] = slow[t..t + BLOCK].try_into().unwrap_or(&[0.0; BLOCK]);
-            let quiet = match last_side {
-                1 => !any_pair(f, s, |a, b| a < b),
-                -1 => !any_pair(f, s, |a, b| a > b),
-                _ => !any_pair(f, s, |a, b| a != b),
-            };
-            if quiet {
-                out[t..t + BLOCK].fill(position);
-                t += BLOCK;
-                continue;
-            }
+        // Only a bar on the other side of `last_side` (any side before the
+        // first) is an event; equal bars neither cross nor reset. Find the
+        // first in the next block with a few vector compares and jump to
+        // it: the bars before it keep the position.
+        let len = BLOCK.min(n - t);
+        let (f, s) = (&fast[t..t + len], &slow[t..t + len]);
+        let events = match last_side {
+            1 => block_mask(f, s, |a, b| a < b),
+            -1 => block_mask(f, s, |a, b| a > b),
+            _ => block_mask(f, s, on_a_side),
+        };
+        if events == 0 {
+            out.quiet(t, t + len, position);
+            t += len;
+            continue;
         }
-        let end = (t + BLOCK).min(n);
-        for i in t..end {
-            let side = (fast[i] > slow[i]) as i8 - (fast[i] < slow[i]) as i8;
-            if side != 0 && side != last_side {
-                let enter = side > 0 && last_side < 0;
-                let exit = side < 0 && last_side > 0;
-                position = direction.step(position, enter, exit);
-                last_side = side;
-            }
-            out[i] = position;
-        }
-        t = end;
+        let i = t + events.trailing_zeros() as usize;
+        out.quiet(t, i, position);
+        let side = if fast[i] > slow[i] { 1 } else { -1 };
+        let enter = side > 0 && last_side < 0;
+        let exit = side < 0 && last_side > 0;
+        position = direction.step(position, enter, exit);
+        last_side = side;
+        out.bar(i, position);
+        t = i + 1;
     }
 }
 
+/// Whether fast and slow differ as sides do: a NaN is on neither side
+/// (where `a != b` would say they differ).
 #[inline(always)]
-fn any_pair(f: &[f64; BLOCK], s: &[f64; BLOCK], test: impl Fn(f64, f64) -> bool) -> bool {
-    let mut any = 0u8;
-    for i in 0..BLOCK {
-        any |= test(f[i], s[i]) as u8;
+#[allow(clippy::double_comparisons)]
+fn on_a_side(a: f64, b: f64) -> bool {
+    a < b || a > b
+}
+
+/// Bit i set where `test(f[i], s[i])` (at most [`BLOCK`] bars).
+#[inline(always)]
+fn block_mask(f: &[f64], s: &[f64], test: impl Fn(f64, f64) -> bool) -> u32 {
+    if let (Ok(f), Ok(s)) = (<&[f64; BLOCK]>::try_from(f), <&[f64; BLOCK]>::try_from(s)) {
+        // Fixed size: compiles to vector compares and a mask move.
+        let mut m = 0u32;
+        for i in 0..BLOCK {
+            m |= u32::from(test(f[i], s[i])) << i;
+        }
+        return m;
     }
-    any != 0
+    let mut m = 0u32;
+    for (i, (&a, &b)) in f.iter().zip(s).enumerate() {
+        m |= u32::from(test(a, b)) << i;
+    }
+    m
+}
+
+/// [`Strategy::lane_changes`] of a strategy that holds the crossing of the
+/// two series `pair(params)` names: straight to changes, with no target per
+/// bar (quiet stretches cost nothing).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn crossing_lane_changes(
+    pair: fn(&[f64]) -> (Indicator, Indicator),
+    bars: &Bars,
+    indicators: &IndicatorSet,
+    params: &[&[f64]],
+    direction: Direction,
+    end: usize,
+    out: &mut [Changes],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::simd::has_avx512() {
+        // SAFETY: the CPU has the features the function is compiled for.
+        return unsafe { lane_changes_avx512(pair, bars, indicators, params, direction, end, out) };
+    }
+    lane_changes(pair, bars, indicators, params, direction, end, out)
+}
+
+/// The same scan compiled for AVX-512: the block tests become two vector
+/// compares and a mask (comparisons only, so nothing can round
+/// differently).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,bmi1")]
+fn lane_changes_avx512(
+    pair: fn(&[f64]) -> (Indicator, Indicator),
+    bars: &Bars,
+    indicators: &IndicatorSet,
+    params: &[&[f64]],
+    direction: Direction,
+    end: usize,
+    out: &mut [Changes],
+) {
+    lane_changes(pair, bars, indicators, params, direction, end, out)
+}
+
+#[inline(always)]
+fn lane_changes(
+    pair: fn(&[f64]) -> (Indicator, Indicator),
+    bars: &Bars,
+    indicators: &IndicatorSet,
+    params: &[&[f64]],
+    direction: Direction,
+    end: usize,
+    out: &mut [Changes],
+) {
+    let end = end.min(bars.len());
+    for (p, changes) in params.iter().zip(out.iter_mut()) {
+        let (fast, slow) = pair(p);
+        let start = fast.first_valid().max(slow.first_valid());
+        cross_changes(
+            indicators.get(fast),
+            indicators.get(slow),
+            start,
+            direction,
+            end,
+            changes,
+        );
+    }
 }
 
 /// Bars per block of the fast path: crossings are tens of bars apart, so
@@ -70,6 +203,33 @@ const BLOCK: usize = 16;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn changes_are_the_positions() {
+        // Two random walks that cross often, with ties and a late start.
+        let (mut a, mut b, mut x) = (0.0f64, 0.0f64, 12345u64);
+        let mut fast = Vec::new();
+        let mut slow = Vec::new();
+        for _ in 0..700 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            a += ((x >> 40) % 5) as f64 - 2.0;
+            b += ((x >> 20) % 3) as f64 - 1.0;
+            fast.push(a);
+            slow.push(b);
+        }
+        for direction in [Direction::Long, Direction::LongShort] {
+            for (start, n) in [(0, 700), (37, 700), (5, 333), (690, 700)] {
+                let mut positions = vec![0i8; n];
+                cross_positions(&fast, &slow, start, direction, &mut positions);
+                let mut changes = Changes::default();
+                cross_changes(&fast, &slow, start, direction, n, &mut changes);
+                assert_eq!(changes.to_positions(), positions);
+                assert!(positions.iter().any(|&p| p != 0) || start >= 690);
+            }
+        }
+    }
 
     #[test]
     fn equal_values_do_not_break_a_cross() {

@@ -1,5 +1,5 @@
-use super::cross::cross_positions;
-use super::{len_param, Direction, ParamKind, ParamSpec, Strategy};
+use super::cross::{cross_positions, crossing_lane_changes};
+use super::{len_param, Changes, Direction, ParamKind, ParamSpec, Strategy};
 use crate::data::Bars;
 use crate::indicators::{Indicator, IndicatorSet};
 
@@ -45,11 +45,31 @@ impl Strategy for SmaCross {
         out.push(Indicator::Sma(len_param(p[1])));
     }
     fn positions(&self, _: &Bars, ind: &IndicatorSet, p: &[f64], d: Direction, out: &mut [i8]) {
-        let (fast, slow) = (
-            Indicator::Sma(len_param(p[0])),
-            Indicator::Sma(len_param(p[1])),
-        );
+        let (fast, slow) = pair(p);
         let start = fast.first_valid().max(slow.first_valid());
         cross_positions(ind.get(fast), ind.get(slow), start, d, out);
     }
+    fn lanes_pay(&self) -> bool {
+        true
+    }
+    fn lane_changes(
+        &self,
+        bars: &Bars,
+        ind: &IndicatorSet,
+        params: &[&[f64]],
+        d: Direction,
+        end: usize,
+        _scratch: &mut Vec<i8>,
+        out: &mut [Changes],
+    ) {
+        crossing_lane_changes(pair, bars, ind, params, d, end, out);
+    }
+}
+
+/// The fast and the slow average.
+fn pair(p: &[f64]) -> (Indicator, Indicator) {
+    (
+        Indicator::Sma(len_param(p[0])),
+        Indicator::Sma(len_param(p[1])),
+    )
 }

@@ -34,7 +34,11 @@ fn check(bars: &Bars, config: &Config, s: &dyn SieveStrategy, sets: &[Vec<f64>])
     };
     let mut scratch = Vec::new();
     let expected: Vec<ScreenScore> = sets.iter().map(|p| eval.screen(p, &mut scratch)).collect();
-    for mut lanes in [LaneScratch::default(), LaneScratch::portable()] {
+    for mut lanes in [
+        LaneScratch::always(false),
+        LaneScratch::always(true),
+        LaneScratch::default(),
+    ] {
         for (group, want) in sets.chunks(LANES).zip(expected.chunks(LANES)) {
             let params: Vec<&[f64]> = group.iter().map(Vec::as_slice).collect();
             let mut got = vec![

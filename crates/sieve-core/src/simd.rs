@@ -1,14 +1,29 @@
 //! Eight f64 lanes and the handful of operations the lane engine needs,
 //! written once over [`Vector`] and compiled twice: portable arrays (any
-//! CPU) and AVX-512 registers (chosen at run time where the CPU has them).
+//! CPU) and AVX-512 registers (chosen at run time where the CPU has them,
+//! see [`has_avx512`]).
 //!
 //! Every operation is a plain IEEE-754 operation on each lane — no fused
 //! multiply-add, no approximate reciprocal — so both give the scalar
 //! engine's bits.
 
-use super::LANES;
+/// Lanes per vector: 8 f64 fill one AVX-512 register.
+pub const LANES: usize = 8;
 
 pub(crate) type Lanes = [f64; LANES];
+
+/// Whether this CPU runs AVX-512 code (checked once).
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn has_avx512() -> bool {
+    use std::sync::OnceLock;
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| std::is_x86_feature_detected!("avx512f"))
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) fn has_avx512() -> bool {
+    false
+}
 
 pub(crate) trait Vector: Copy {
     type Mask: Copy;
@@ -84,7 +99,7 @@ impl Vector for Portable {
 }
 
 /// One AVX-512 register. Only constructed inside functions compiled with
-/// `avx512f` (see `engine::dispatch`), which is what makes the intrinsic
+/// `avx512f` (after [`has_avx512`]), which is what makes the intrinsic
 /// calls below sound.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]

@@ -1,0 +1,153 @@
+//! A strategy's targets as the bars where they change: what the lane engine
+//! reads (a few dozen entries instead of one byte per bar).
+
+/// Targets of bars `0..len`: `targets[k]` holds from `bars[k]` until the
+/// next entry's bar. The first entry is at bar 0; consecutive targets
+/// differ.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Changes {
+    bars: Vec<usize>,
+    targets: Vec<i8>,
+    len: usize,
+}
+
+impl Changes {
+    /// Flat on all `len` bars (add changes with [`Changes::push`]).
+    pub fn reset(&mut self, len: usize) {
+        self.bars.clear();
+        self.targets.clear();
+        self.bars.push(0);
+        self.targets.push(0);
+        self.len = len;
+    }
+
+    /// From bar `t` on (after every bar pushed so far) the target is
+    /// `target`.
+    #[inline]
+    pub fn push(&mut self, t: usize, target: i8) {
+        let last = self.bars.len() - 1;
+        if self.bars[last] == t {
+            self.targets[last] = target;
+            if last > 0 && self.targets[last - 1] == target {
+                self.bars.pop();
+                self.targets.pop();
+            }
+        } else if self.targets[last] != target {
+            self.bars.push(t);
+            self.targets.push(target);
+        }
+    }
+
+    /// The changes of a target per bar.
+    pub fn set_from(&mut self, positions: &[i8]) {
+        self.reset(positions.len());
+        let mut t = 0;
+        let mut current = 0;
+        loop {
+            t = crate::engine::next_change(positions, t, current);
+            if t >= positions.len() {
+                break;
+            }
+            current = positions[t];
+            self.push(t, current);
+            t += 1;
+        }
+    }
+
+    /// The bars covered.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// A reader that moves forward through the bars.
+    pub fn cursor(&self) -> Cursor<'_> {
+        Cursor {
+            changes: self,
+            at: 0,
+        }
+    }
+
+    /// The target on every bar (what [`Changes::set_from`] read).
+    pub fn to_positions(&self) -> Vec<i8> {
+        let mut out = vec![0; self.len];
+        for (k, (&from, &target)) in self.bars.iter().zip(&self.targets).enumerate() {
+            let to = self
+                .bars
+                .get(k + 1)
+                .copied()
+                .unwrap_or(self.len)
+                .min(self.len);
+            out[from.min(to)..to].fill(target);
+        }
+        out
+    }
+}
+
+/// Reads [`Changes`] at bars that never go backwards.
+pub struct Cursor<'a> {
+    changes: &'a Changes,
+    /// The entry holding at the last bar asked for.
+    at: usize,
+}
+
+impl crate::engine::Targets for Cursor<'_> {
+    #[inline]
+    fn at(&mut self, t: usize) -> i8 {
+        let bars = &self.changes.bars;
+        while self.at + 1 < bars.len() && bars[self.at + 1] <= t {
+            self.at += 1;
+        }
+        self.changes.targets[self.at]
+    }
+
+    #[inline]
+    fn first_differing(&mut self, from: usize, target: i8) -> usize {
+        let len = self.changes.len;
+        if from >= len {
+            return len;
+        }
+        if self.at(from) != target {
+            return from;
+        }
+        // Consecutive targets differ: the next entry is the change.
+        self.changes.bars.get(self.at + 1).copied().unwrap_or(len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Targets;
+
+    #[test]
+    fn round_trip_and_lookups() {
+        let p = [0, 0, 1, 1, 1, -1, 0, 0, 1];
+        let mut c = Changes::default();
+        c.set_from(&p);
+        assert_eq!(c.to_positions(), p);
+        assert_eq!(c.bars, [0, 2, 5, 6, 8]);
+        let mut cur = c.cursor();
+        assert_eq!(cur.first_differing(0, 0), 2);
+        assert_eq!(cur.first_differing(3, 1), 5);
+        assert_eq!(cur.first_differing(5, 0), 5);
+        assert_eq!(cur.first_differing(6, 0), 8);
+        assert_eq!(cur.first_differing(8, 1), 9);
+        assert_eq!(cur.at(8), 1);
+    }
+
+    #[test]
+    fn pushes_on_the_same_bar_replace_and_merge() {
+        let mut c = Changes::default();
+        c.reset(5);
+        c.push(0, 1);
+        c.push(2, -1);
+        c.push(2, 1);
+        c.push(3, 1);
+        assert_eq!(c.to_positions(), [1, 1, 1, 1, 1]);
+        assert_eq!(c.bars, [0]);
+    }
+}
