@@ -248,7 +248,7 @@ pub fn screen_all(
 }
 
 /// What the screen keeps of one combination.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct ScreenScore {
     pub objective: f64,
     /// Trades closed in the screen window.
@@ -276,28 +276,26 @@ pub fn indicators_for_space(
     keys.finish()
 }
 
-/// Indicator keys gathered from many parameter sets, deduplicated whenever
-/// they double: linear however many are distinct.
+/// Indicator keys gathered from many parameter sets: a set, so memory is
+/// the distinct keys however many sets name them.
 #[derive(Default)]
 struct Keys {
-    keys: Vec<Indicator>,
-    limit: usize,
+    seen: std::collections::HashSet<Indicator>,
+    scratch: Vec<Indicator>,
 }
 
 impl Keys {
     fn add(&mut self, strategy: &(impl Strategy + ?Sized), params: &[f64]) {
-        strategy.indicators(params, &mut self.keys);
-        if self.keys.len() > self.limit.max(4096) {
-            self.keys.sort_unstable();
-            self.keys.dedup();
-            self.limit = 2 * self.keys.len();
-        }
+        self.scratch.clear();
+        strategy.indicators(params, &mut self.scratch);
+        self.seen.extend(self.scratch.iter().copied());
     }
 
-    fn finish(mut self) -> Vec<Indicator> {
-        self.keys.sort_unstable();
-        self.keys.dedup();
-        self.keys
+    /// The distinct keys, sorted.
+    fn finish(self) -> Vec<Indicator> {
+        let mut keys: Vec<Indicator> = self.seen.into_iter().collect();
+        keys.sort_unstable();
+        keys
     }
 }
 

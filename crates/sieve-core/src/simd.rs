@@ -12,12 +12,18 @@ pub const LANES: usize = 8;
 
 pub(crate) type Lanes = [f64; LANES];
 
-/// Whether this CPU runs AVX-512 code (checked once).
+/// Whether this CPU runs the AVX-512 code (checked once): every function
+/// compiled for it enables at most these features.
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn has_avx512() -> bool {
     use std::sync::OnceLock;
     static HAS: OnceLock<bool> = OnceLock::new();
-    *HAS.get_or_init(|| std::is_x86_feature_detected!("avx512f"))
+    *HAS.get_or_init(|| {
+        std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512vl")
+            && std::is_x86_feature_detected!("bmi1")
+    })
 }
 
 #[cfg(not(target_arch = "x86_64"))]

@@ -17,11 +17,11 @@
 //! * the drawdown `1 − equity / peak` is computed only on bars where a
 //!   conservative test (one multiplication) says it may exceed the maximum
 //!   so far, not at every new low: the maximum comes out the same (the
-//!   argument is next to [`Accumulators::deepen`]).
+//!   argument is next to [`Accumulators::window`]).
 //!
-//! Both need a positive equity: a lane whose equity is not positive on every
-//! bar of the window (its starting value included) is reported as inexact,
-//! and the caller scores it with the scalar engine.
+//! Both need a positive, finite equity: a lane whose equity is not positive
+//! and finite on every bar of the window (its starting value included) is
+//! reported as inexact, and the caller scores it with the scalar engine.
 
 // Lanes and bars are indexed by number here: several arrays share the index,
 // and the iterator form of the bar loop compiled to slower code (its
@@ -327,8 +327,10 @@ fn run<V: Vector, const DOWNSIDE: bool>(
     let mut inexact = 0u8;
     for l in 0..LANES {
         // Flat bars divide cash by itself and the drawdown shortcut needs a
-        // positive peak: both hold while the equity stays positive.
-        if !(start_equity[l] > 0.0 && acc.lowest[l] > 0.0) {
+        // positive peak: both hold while the equity stays positive and
+        // finite (an infinite or NaN equity shows in the peak or the sum).
+        let finite = acc.peak[l].is_finite() && acc.sum[l].is_finite();
+        if !(start_equity[l] > 0.0 && acc.lowest[l] > 0.0 && finite) {
             inexact |= 1 << l;
         }
     }

@@ -135,11 +135,7 @@ pub fn screen_all_lanes(
         objectives.clear();
     }
     let mut sums = [(0u64, 0.0f64); LANES];
-    let mut one = [ScreenScore {
-        objective: 0.0,
-        trades: 0,
-        sharpe: 0.0,
-    }; LANES];
+    let mut one = [ScreenScore::default(); LANES];
     for eval in evals {
         eval.screen_lanes(params, scratch, &mut one[..n]);
         for (l, s) in one[..n].iter().enumerate() {

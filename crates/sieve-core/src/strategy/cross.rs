@@ -47,12 +47,12 @@ pub(crate) fn cross_positions(
     let n = out.len();
     let start = start.min(n);
     out[..start].fill(0);
-    scan(fast, slow, start, direction, n, &mut PerBar(out));
+    scan::<Portable>(fast, slow, start, direction, n, &mut PerBar(out));
 }
 
 /// [`cross_positions`] of the first `n` bars as changes.
 #[inline(always)]
-pub(crate) fn cross_changes(
+pub(crate) fn cross_changes<B: Blocks>(
     fast: &[f64],
     slow: &[f64],
     start: usize,
@@ -61,11 +61,11 @@ pub(crate) fn cross_changes(
     out: &mut Changes,
 ) {
     out.reset(n);
-    scan(fast, slow, start.min(n), direction, n, out);
+    scan::<B>(fast, slow, start.min(n), direction, n, out);
 }
 
 #[inline(always)]
-fn scan(
+fn scan<B: Blocks>(
     fast: &[f64],
     slow: &[f64],
     start: usize,
@@ -84,12 +84,7 @@ fn scan(
         // first in the next block with a few vector compares and jump to
         // it: the bars before it keep the position.
         let len = BLOCK.min(n - t);
-        let (f, s) = (&fast[t..t + len], &slow[t..t + len]);
-        let events = match last_side {
-            1 => block_mask(f, s, |a, b| a < b),
-            -1 => block_mask(f, s, |a, b| a > b),
-            _ => block_mask(f, s, on_a_side),
-        };
+        let events = B::events(&fast[t..t + len], &slow[t..t + len], last_side);
         if events == 0 {
             out.quiet(t, t + len, position);
             t += len;
@@ -104,6 +99,71 @@ fn scan(
         last_side = side;
         out.bar(i, position);
         t = i + 1;
+    }
+}
+
+/// Finds the bars of a block (at most [`BLOCK`]) that are events: on the
+/// other side of `last_side`, or on either side when it is 0.
+pub(crate) trait Blocks {
+    /// Bit i set where bar i of the block is an event.
+    fn events(fast: &[f64], slow: &[f64], last_side: i8) -> u32;
+}
+
+/// Fixed-size loops the compiler vectorizes for the CPU it targets.
+pub(crate) struct Portable;
+
+impl Blocks for Portable {
+    #[inline(always)]
+    fn events(f: &[f64], s: &[f64], last_side: i8) -> u32 {
+        match last_side {
+            1 => block_mask(f, s, |a, b| a < b),
+            -1 => block_mask(f, s, |a, b| a > b),
+            _ => block_mask(f, s, on_a_side),
+        }
+    }
+}
+
+/// Two AVX-512 compares per block, straight into a bit mask. Only used
+/// inlined into functions compiled with `avx512f`.
+#[cfg(target_arch = "x86_64")]
+pub(crate) struct Avx512Blocks;
+
+#[cfg(target_arch = "x86_64")]
+impl Blocks for Avx512Blocks {
+    #[inline(always)]
+    fn events(f: &[f64], s: &[f64], last_side: i8) -> u32 {
+        use std::arch::x86_64::*;
+        const _: () = assert!(BLOCK == 16);
+        if f.len() < BLOCK || s.len() < BLOCK {
+            return Portable::events(f, s, last_side);
+        }
+        // SAFETY: both slices hold 16 values; the caller runs on AVX-512.
+        unsafe {
+            let (f0, f1) = (
+                _mm512_loadu_pd(f.as_ptr()),
+                _mm512_loadu_pd(f.as_ptr().add(8)),
+            );
+            let (s0, s1) = (
+                _mm512_loadu_pd(s.as_ptr()),
+                _mm512_loadu_pd(s.as_ptr().add(8)),
+            );
+            let (m0, m1) = match last_side {
+                1 => (
+                    _mm512_cmp_pd_mask::<_CMP_LT_OQ>(f0, s0),
+                    _mm512_cmp_pd_mask::<_CMP_LT_OQ>(f1, s1),
+                ),
+                -1 => (
+                    _mm512_cmp_pd_mask::<_CMP_GT_OQ>(f0, s0),
+                    _mm512_cmp_pd_mask::<_CMP_GT_OQ>(f1, s1),
+                ),
+                // Ordered not-equal: false where either is NaN, as sides.
+                _ => (
+                    _mm512_cmp_pd_mask::<_CMP_NEQ_OQ>(f0, s0),
+                    _mm512_cmp_pd_mask::<_CMP_NEQ_OQ>(f1, s1),
+                ),
+            };
+            u32::from(m0) | u32::from(m1) << 8
+        }
     }
 }
 
@@ -151,7 +211,7 @@ pub(crate) fn crossing_lane_changes(
         // SAFETY: the CPU has the features the function is compiled for.
         return unsafe { lane_changes_avx512(pair, bars, indicators, params, direction, end, out) };
     }
-    lane_changes(pair, bars, indicators, params, direction, end, out)
+    lane_changes::<Portable>(pair, bars, indicators, params, direction, end, out)
 }
 
 /// The same scan compiled for AVX-512: the block tests become two vector
@@ -168,11 +228,11 @@ fn lane_changes_avx512(
     end: usize,
     out: &mut [Changes],
 ) {
-    lane_changes(pair, bars, indicators, params, direction, end, out)
+    lane_changes::<Avx512Blocks>(pair, bars, indicators, params, direction, end, out)
 }
 
 #[inline(always)]
-fn lane_changes(
+fn lane_changes<B: Blocks>(
     pair: fn(&[f64]) -> (Indicator, Indicator),
     bars: &Bars,
     indicators: &IndicatorSet,
@@ -185,7 +245,7 @@ fn lane_changes(
     for (p, changes) in params.iter().zip(out.iter_mut()) {
         let (fast, slow) = pair(p);
         let start = fast.first_valid().max(slow.first_valid());
-        cross_changes(
+        cross_changes::<B>(
             indicators.get(fast),
             indicators.get(slow),
             start,
@@ -204,9 +264,22 @@ const BLOCK: usize = 16;
 mod tests {
     use super::*;
 
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    fn avx512_changes(
+        fast: &[f64],
+        slow: &[f64],
+        start: usize,
+        direction: Direction,
+        n: usize,
+        out: &mut Changes,
+    ) {
+        cross_changes::<Avx512Blocks>(fast, slow, start, direction, n, out)
+    }
+
     #[test]
     fn changes_are_the_positions() {
-        // Two random walks that cross often, with ties and a late start.
+        // Two random walks that cross often, with ties, NaNs and a late start.
         let (mut a, mut b, mut x) = (0.0f64, 0.0f64, 12345u64);
         let mut fast = Vec::new();
         let mut slow = Vec::new();
@@ -216,7 +289,8 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             a += ((x >> 40) % 5) as f64 - 2.0;
             b += ((x >> 20) % 3) as f64 - 1.0;
-            fast.push(a);
+            // Now and then an undefined value, which is on neither side.
+            fast.push(if fast.len() % 97 == 50 { f64::NAN } else { a });
             slow.push(b);
         }
         for direction in [Direction::Long, Direction::LongShort] {
@@ -224,7 +298,13 @@ mod tests {
                 let mut positions = vec![0i8; n];
                 cross_positions(&fast, &slow, start, direction, &mut positions);
                 let mut changes = Changes::default();
-                cross_changes(&fast, &slow, start, direction, n, &mut changes);
+                cross_changes::<Portable>(&fast, &slow, start, direction, n, &mut changes);
+                assert_eq!(changes.to_positions(), positions);
+                #[cfg(target_arch = "x86_64")]
+                if crate::simd::has_avx512() {
+                    // SAFETY: the CPU has AVX-512.
+                    unsafe { avx512_changes(&fast, &slow, start, direction, n, &mut changes) };
+                }
                 assert_eq!(changes.to_positions(), positions);
                 assert!(positions.iter().any(|&p| p != 0) || start >= 690);
             }
