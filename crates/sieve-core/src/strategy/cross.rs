@@ -133,37 +133,28 @@ impl Blocks for Avx512Blocks {
     #[inline(always)]
     fn events(f: &[f64], s: &[f64], last_side: i8) -> u32 {
         use std::arch::x86_64::*;
-        const _: () = assert!(BLOCK == 16);
+        const _: () = assert!(BLOCK % 8 == 0 && BLOCK <= 32);
         if f.len() < BLOCK || s.len() < BLOCK {
             return Portable::events(f, s, last_side);
         }
-        // SAFETY: both slices hold 16 values; the caller runs on AVX-512.
-        unsafe {
-            let (f0, f1) = (
-                _mm512_loadu_pd(f.as_ptr()),
-                _mm512_loadu_pd(f.as_ptr().add(8)),
-            );
-            let (s0, s1) = (
-                _mm512_loadu_pd(s.as_ptr()),
-                _mm512_loadu_pd(s.as_ptr().add(8)),
-            );
-            let (m0, m1) = match last_side {
-                1 => (
-                    _mm512_cmp_pd_mask::<_CMP_LT_OQ>(f0, s0),
-                    _mm512_cmp_pd_mask::<_CMP_LT_OQ>(f1, s1),
-                ),
-                -1 => (
-                    _mm512_cmp_pd_mask::<_CMP_GT_OQ>(f0, s0),
-                    _mm512_cmp_pd_mask::<_CMP_GT_OQ>(f1, s1),
-                ),
-                // Ordered not-equal: false where either is NaN, as sides.
-                _ => (
-                    _mm512_cmp_pd_mask::<_CMP_NEQ_OQ>(f0, s0),
-                    _mm512_cmp_pd_mask::<_CMP_NEQ_OQ>(f1, s1),
-                ),
+        let mut events = 0u32;
+        for k in 0..BLOCK / 8 {
+            // SAFETY: both slices hold BLOCK values; the caller runs on
+            // AVX-512.
+            let m = unsafe {
+                let fv = _mm512_loadu_pd(f.as_ptr().add(8 * k));
+                let sv = _mm512_loadu_pd(s.as_ptr().add(8 * k));
+                match last_side {
+                    1 => _mm512_cmp_pd_mask::<_CMP_LT_OQ>(fv, sv),
+                    -1 => _mm512_cmp_pd_mask::<_CMP_GT_OQ>(fv, sv),
+                    // Ordered not-equal: false where either is NaN, as
+                    // sides.
+                    _ => _mm512_cmp_pd_mask::<_CMP_NEQ_OQ>(fv, sv),
+                }
             };
-            u32::from(m0) | u32::from(m1) << 8
+            events |= u32::from(m) << (8 * k);
         }
+        events
     }
 }
 
