@@ -133,7 +133,7 @@ impl Blocks for Avx512Blocks {
     #[inline(always)]
     fn events(f: &[f64], s: &[f64], last_side: i8) -> u32 {
         use std::arch::x86_64::*;
-        const _: () = assert!(BLOCK % 8 == 0 && BLOCK <= 32);
+        const _: () = assert!(BLOCK.is_multiple_of(8) && BLOCK <= 32);
         if f.len() < BLOCK || s.len() < BLOCK {
             return Portable::events(f, s, last_side);
         }
