@@ -134,15 +134,26 @@ fn screen_in_pool(
         for (&p, s) in order.iter().zip(tiled.iter().flatten()) {
             scores[p] = *s;
         }
-        // Each chunk folds its scores in index order, the chunks in order.
-        let mut at = 0;
-        let results = allowed.iter().map(|chunk_indices| {
-            let mut chunk = ChunkResult::new(job.top);
-            for &index in chunk_indices {
-                chunk.push(index, &scores[at]);
-                at += 1;
-            }
-            (chunk.stats, chunk.sharpe, chunk.top)
+        // Each chunk folds its scores in index order; the chunks are
+        // combined in order.
+        let mut pieces = Vec::with_capacity(allowed.len());
+        let mut rest = scores.as_slice();
+        for chunk_indices in &allowed {
+            let (piece, tail) = rest.split_at(chunk_indices.len());
+            pieces.push((chunk_indices, piece));
+            rest = tail;
+        }
+        let results: Vec<(ObjectiveStats, ObjectiveStats, TopK)> = pool.install(|| {
+            pieces
+                .into_par_iter()
+                .map(|(chunk_indices, piece)| {
+                    let mut chunk = ChunkResult::new(job.top);
+                    for (&index, s) in chunk_indices.iter().zip(piece) {
+                        chunk.push(index, s);
+                    }
+                    (chunk.stats, chunk.sharpe, chunk.top)
+                })
+                .collect()
         });
         for (chunk_stats, chunk_sharpe, chunk_top) in results {
             stats.combine(&chunk_stats);
