@@ -218,11 +218,6 @@ impl WindowStats {
         self.exposed_bars = exposed_bars;
     }
 
-    /// The window these metrics cover.
-    pub fn window(&self) -> &Window {
-        &self.window
-    }
-
     /// Turns the return moments on (`for_objective` may have left them off).
     pub fn track_returns(&mut self, on: bool) {
         self.track_returns |= on;

@@ -3,7 +3,7 @@
 //! earlier bar where fast ≠ slow with both defined, fast < slow. Bars where the
 //! two are equal neither cross nor reset the memory of the last side.
 
-use super::{Changes, Direction};
+use super::{len_param, Changes, Direction, ParamSpec, Strategy};
 use crate::data::Bars;
 use crate::indicators::{Indicator, IndicatorSet};
 
@@ -184,12 +184,65 @@ fn block_mask(f: &[f64], s: &[f64], test: impl Fn(f64, f64) -> bool) -> u32 {
     m
 }
 
-/// [`Strategy::lane_changes`] of a strategy that holds the crossing of the
-/// two series `pair(params)` names: straight to changes, with no target per
-/// bar (quiet stretches cost nothing).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn crossing_lane_changes(
-    pair: fn(&[f64]) -> (Indicator, Indicator),
+/// A strategy that holds the crossing of a fast and a slow moving average of
+/// one kind (`sma_cross`, `ema_cross`): parameters `fast`, `slow`.
+pub struct AverageCross {
+    pub(crate) name: &'static str,
+    pub(crate) summary: &'static str,
+    pub(crate) params: &'static [ParamSpec],
+    /// The average of a length.
+    pub(crate) average: fn(usize) -> Indicator,
+}
+
+/// The fast and the slow average of `p`.
+fn averages(average: fn(usize) -> Indicator, p: &[f64]) -> (Indicator, Indicator) {
+    (average(len_param(p[0])), average(len_param(p[1])))
+}
+
+impl Strategy for AverageCross {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn summary(&self) -> &'static str {
+        self.summary
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        self.params
+    }
+    fn default_constraints(&self) -> &'static [&'static str] {
+        &["fast < slow"]
+    }
+    fn indicators(&self, p: &[f64], out: &mut Vec<Indicator>) {
+        let (fast, slow) = averages(self.average, p);
+        out.extend([fast, slow]);
+    }
+    fn positions(&self, _: &Bars, ind: &IndicatorSet, p: &[f64], d: Direction, out: &mut [i8]) {
+        let (fast, slow) = averages(self.average, p);
+        let start = fast.first_valid().max(slow.first_valid());
+        cross_positions(ind.get(fast), ind.get(slow), start, d, out);
+    }
+    fn lanes_pay(&self) -> bool {
+        true
+    }
+    /// Straight to changes, with no target per bar (quiet stretches cost
+    /// nothing).
+    fn lane_changes(
+        &self,
+        bars: &Bars,
+        ind: &IndicatorSet,
+        params: &[&[f64]],
+        d: Direction,
+        end: usize,
+        _scratch: &mut Vec<i8>,
+        out: &mut [Changes],
+    ) {
+        crossing_lane_changes(self.average, bars, ind, params, d, end, out);
+    }
+}
+
+/// [`AverageCross::lane_changes`], on AVX-512 where the CPU has it.
+fn crossing_lane_changes(
+    average: fn(usize) -> Indicator,
     bars: &Bars,
     indicators: &IndicatorSet,
     params: &[&[f64]],
@@ -200,9 +253,11 @@ pub(crate) fn crossing_lane_changes(
     #[cfg(target_arch = "x86_64")]
     if crate::simd::has_avx512() {
         // SAFETY: the CPU has the features the function is compiled for.
-        return unsafe { lane_changes_avx512(pair, bars, indicators, params, direction, end, out) };
+        return unsafe {
+            lane_changes_avx512(average, bars, indicators, params, direction, end, out)
+        };
     }
-    lane_changes::<Portable>(pair, bars, indicators, params, direction, end, out)
+    lane_changes::<Portable>(average, bars, indicators, params, direction, end, out)
 }
 
 /// The same scan compiled for AVX-512: the block tests become two vector
@@ -211,7 +266,7 @@ pub(crate) fn crossing_lane_changes(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,bmi1")]
 fn lane_changes_avx512(
-    pair: fn(&[f64]) -> (Indicator, Indicator),
+    average: fn(usize) -> Indicator,
     bars: &Bars,
     indicators: &IndicatorSet,
     params: &[&[f64]],
@@ -219,12 +274,12 @@ fn lane_changes_avx512(
     end: usize,
     out: &mut [Changes],
 ) {
-    lane_changes::<Avx512Blocks>(pair, bars, indicators, params, direction, end, out)
+    lane_changes::<Avx512Blocks>(average, bars, indicators, params, direction, end, out)
 }
 
 #[inline(always)]
 fn lane_changes<B: Blocks>(
-    pair: fn(&[f64]) -> (Indicator, Indicator),
+    average: fn(usize) -> Indicator,
     bars: &Bars,
     indicators: &IndicatorSet,
     params: &[&[f64]],
@@ -234,7 +289,7 @@ fn lane_changes<B: Blocks>(
 ) {
     let end = end.min(bars.len());
     for (p, changes) in params.iter().zip(out.iter_mut()) {
-        let (fast, slow) = pair(p);
+        let (fast, slow) = averages(average, p);
         let start = fast.first_valid().max(slow.first_valid());
         cross_changes::<B>(
             indicators.get(fast),

@@ -21,10 +21,11 @@ use crate::indicators::{Builtin, Indicator, IndicatorSet, SeriesSource};
 
 pub use activation::Activation;
 pub use changes::{Changes, Cursor};
+pub use cross::AverageCross;
 pub use donchian_breakout::DonchianBreakout;
-pub use ema_cross::EmaCross;
+pub use ema_cross::EMA_CROSS;
 pub use rsi_reversion::RsiReversion;
-pub use sma_cross::SmaCross;
+pub use sma_cross::SMA_CROSS;
 
 /// Whether a parameter takes whole numbers (lengths) or any real value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,7 +180,12 @@ pub trait Strategy: Send + Sync {
         scratch: &mut Vec<i8>,
         out: &mut [Changes],
     ) {
-        changes_one_by_one(self, bars, indicators, params, direction, end, scratch, out);
+        let end = end.min(bars.len());
+        for (p, changes) in params.iter().zip(out.iter_mut()) {
+            scratch.resize(end, 0);
+            self.positions(bars, indicators, p, direction, scratch);
+            changes.set_from(scratch);
+        }
     }
 
     /// Writes the target position of each of the first `out.len()` bars
@@ -195,36 +201,16 @@ pub trait Strategy: Send + Sync {
     );
 }
 
-/// [`Strategy::lane_changes`] through [`Strategy::positions`], one
-/// parameter set at a time.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn changes_one_by_one<S: Strategy + ?Sized>(
-    strategy: &S,
-    bars: &Bars,
-    indicators: &IndicatorSet,
-    params: &[&[f64]],
-    direction: Direction,
-    end: usize,
-    scratch: &mut Vec<i8>,
-    out: &mut [Changes],
-) {
-    let end = end.min(bars.len());
-    for (p, changes) in params.iter().zip(out.iter_mut()) {
-        scratch.resize(end, 0);
-        strategy.positions(bars, indicators, p, direction, scratch);
-        changes.set_from(scratch);
-    }
-}
-
 /// Every built-in strategy, in the order `sieve strategies` lists them.
 pub fn registry() -> &'static [&'static dyn Strategy] {
-    &[
-        &SmaCross,
-        &EmaCross,
+    static REGISTRY: [&dyn Strategy; 5] = [
+        &SMA_CROSS,
+        &EMA_CROSS,
         &RsiReversion,
         &DonchianBreakout,
         &Activation,
-    ]
+    ];
+    &REGISTRY
 }
 
 /// The strategy called `name`, or an error listing the known ones.

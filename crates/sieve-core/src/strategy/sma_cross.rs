@@ -1,10 +1,14 @@
-use super::cross::{cross_positions, crossing_lane_changes};
-use super::{len_param, Changes, Direction, ParamKind, ParamSpec, Strategy};
-use crate::data::Bars;
-use crate::indicators::{Indicator, IndicatorSet};
+use super::cross::AverageCross;
+use super::{ParamKind, ParamSpec};
+use crate::indicators::Indicator;
 
 /// Long while SMA(fast) is above SMA(slow), entered and left on crossings.
-pub struct SmaCross;
+pub static SMA_CROSS: AverageCross = AverageCross {
+    name: "sma_cross",
+    summary: "enter long when SMA(fast) crosses above SMA(slow), exit when it crosses below",
+    params: PARAMS,
+    average: Indicator::Sma,
+};
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -26,50 +30,3 @@ const PARAMS: &[ParamSpec] = &[
         doc: "slow SMA length (bars)",
     },
 ];
-
-impl Strategy for SmaCross {
-    fn name(&self) -> &'static str {
-        "sma_cross"
-    }
-    fn summary(&self) -> &'static str {
-        "enter long when SMA(fast) crosses above SMA(slow), exit when it crosses below"
-    }
-    fn params(&self) -> &'static [ParamSpec] {
-        PARAMS
-    }
-    fn default_constraints(&self) -> &'static [&'static str] {
-        &["fast < slow"]
-    }
-    fn indicators(&self, p: &[f64], out: &mut Vec<Indicator>) {
-        out.push(Indicator::Sma(len_param(p[0])));
-        out.push(Indicator::Sma(len_param(p[1])));
-    }
-    fn positions(&self, _: &Bars, ind: &IndicatorSet, p: &[f64], d: Direction, out: &mut [i8]) {
-        let (fast, slow) = pair(p);
-        let start = fast.first_valid().max(slow.first_valid());
-        cross_positions(ind.get(fast), ind.get(slow), start, d, out);
-    }
-    fn lanes_pay(&self) -> bool {
-        true
-    }
-    fn lane_changes(
-        &self,
-        bars: &Bars,
-        ind: &IndicatorSet,
-        params: &[&[f64]],
-        d: Direction,
-        end: usize,
-        _scratch: &mut Vec<i8>,
-        out: &mut [Changes],
-    ) {
-        crossing_lane_changes(pair, bars, ind, params, d, end, out);
-    }
-}
-
-/// The fast and the slow average.
-fn pair(p: &[f64]) -> (Indicator, Indicator) {
-    (
-        Indicator::Sma(len_param(p[0])),
-        Indicator::Sma(len_param(p[1])),
-    )
-}
