@@ -8,7 +8,7 @@ use sieve_core::config::Config;
 use sieve_core::data::synth;
 use sieve_core::evaluate::{Evaluator, Scoring, ScreenScore};
 use sieve_core::indicators::IndicatorSet;
-use sieve_core::lanes::{LaneScratch, LANES};
+use sieve_core::lanes::{LaneScratch, Level, LANES};
 use sieve_core::strategy;
 
 fn lanes(c: &mut Criterion) {
@@ -44,7 +44,7 @@ fn lanes(c: &mut Criterion) {
                     .sum::<f64>()
             })
         });
-        let mut lanes = LaneScratch::always(false);
+        let mut lanes = LaneScratch::always(Level::best());
         let mut out = [ScreenScore {
             objective: 0.0,
             trades: 0,

@@ -1,34 +1,73 @@
 //! Eight f64 lanes and the handful of operations the lane engine needs,
-//! written once over [`Vector`] and compiled twice: portable arrays (any
-//! CPU) and AVX-512 registers (chosen at run time where the CPU has them,
-//! see [`has_avx512`]).
+//! written once over [`Vector`] and compiled three times: portable arrays
+//! (any CPU), two AVX registers and one AVX-512 register, chosen at run
+//! time by [`Level::best`].
 //!
 //! Every operation is a plain IEEE-754 operation on each lane — no fused
-//! multiply-add, no approximate reciprocal — so both give the scalar
+//! multiply-add, no approximate reciprocal — so all three give the scalar
 //! engine's bits.
 
-/// Lanes per vector: 8 f64 fill one AVX-512 register.
+/// Lanes per vector: 8 f64 fill one AVX-512 register (two AVX ones).
 pub const LANES: usize = 8;
 
 pub(crate) type Lanes = [f64; LANES];
 
-/// Whether this CPU runs the AVX-512 code (checked once): every function
-/// compiled for it enables at most these features.
+/// The vector instructions a kernel is compiled for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// Portable code (SSE2 on x86-64).
+    Portable,
+    /// AVX and AVX2 (256-bit vectors): x86-64 CPUs since 2013.
+    Avx2,
+    /// AVX-512 with the BW and VL extensions and BMI1.
+    Avx512,
+}
+
+impl Level {
+    /// The widest level this CPU runs (checked once). Every function
+    /// compiled for a level enables at most the features checked here.
+    pub fn best() -> Level {
+        use std::sync::OnceLock;
+        static BEST: OnceLock<Level> = OnceLock::new();
+        *BEST.get_or_init(detect)
+    }
+
+    /// Every level this CPU runs, narrowest first (tests compare them).
+    pub fn available() -> Vec<Level> {
+        [Level::Portable, Level::Avx2, Level::Avx512]
+            .into_iter()
+            .filter(|&l| l <= Level::best())
+            .collect()
+    }
+}
+
+impl PartialOrd for Level {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Level {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (*self as u8).cmp(&(*other as u8))
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
-pub(crate) fn has_avx512() -> bool {
-    use std::sync::OnceLock;
-    static HAS: OnceLock<bool> = OnceLock::new();
-    *HAS.get_or_init(|| {
-        std::is_x86_feature_detected!("avx512f")
-            && std::is_x86_feature_detected!("avx512bw")
-            && std::is_x86_feature_detected!("avx512vl")
-            && std::is_x86_feature_detected!("bmi1")
-    })
+fn detect() -> Level {
+    use std::is_x86_feature_detected as has;
+    if has!("avx512f") && has!("avx512bw") && has!("avx512vl") && has!("bmi1") {
+        Level::Avx512
+    } else if has!("avx") && has!("avx2") {
+        Level::Avx2
+    } else {
+        Level::Portable
+    }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-pub(crate) fn has_avx512() -> bool {
-    false
+fn detect() -> Level {
+    Level::Portable
 }
 
 pub(crate) trait Vector: Copy {
@@ -105,7 +144,7 @@ impl Vector for Portable {
 }
 
 /// One AVX-512 register. Only constructed inside functions compiled with
-/// `avx512f` (after [`has_avx512`]), which is what makes the intrinsic
+/// `avx512f` (after [`Level::best`] said so), which is what makes the intrinsic
 /// calls below sound.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
@@ -167,6 +206,95 @@ mod avx512 {
         #[inline(always)]
         fn select(m: Self::Mask, a: Self, b: Self) -> Self {
             Avx512(unsafe { _mm512_mask_blend_pd(m, b.0, a.0) })
+        }
+    }
+}
+
+/// Two AVX registers. Only constructed inside functions compiled with
+/// `avx` (after [`Level::best`] said so), which is what makes the
+/// intrinsic calls below sound.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+pub(crate) struct Avx2([std::arch::x86_64::__m256d; 2]);
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{Avx2, Lanes, Vector};
+    use std::arch::x86_64::*;
+
+    /// Applies `f` to both halves.
+    #[inline(always)]
+    fn each(a: Avx2, b: Avx2, f: impl Fn(__m256d, __m256d) -> __m256d) -> Avx2 {
+        Avx2([f(a.0[0], b.0[0]), f(a.0[1], b.0[1])])
+    }
+
+    // SAFETY (every block below): these run inlined into functions compiled
+    // with avx, called only after the CPU was checked for it.
+    impl Vector for Avx2 {
+        /// All ones where true, per lane.
+        type Mask = [__m256d; 2];
+        #[inline(always)]
+        fn splat(x: f64) -> Self {
+            let v = unsafe { _mm256_set1_pd(x) };
+            Avx2([v, v])
+        }
+        #[inline(always)]
+        fn load(a: &Lanes) -> Self {
+            unsafe {
+                Avx2([
+                    _mm256_loadu_pd(a.as_ptr()),
+                    _mm256_loadu_pd(a.as_ptr().add(4)),
+                ])
+            }
+        }
+        #[inline(always)]
+        fn store(self, a: &mut Lanes) {
+            unsafe {
+                _mm256_storeu_pd(a.as_mut_ptr(), self.0[0]);
+                _mm256_storeu_pd(a.as_mut_ptr().add(4), self.0[1]);
+            }
+        }
+        #[inline(always)]
+        fn add(self, o: Self) -> Self {
+            each(self, o, |a, b| unsafe { _mm256_add_pd(a, b) })
+        }
+        #[inline(always)]
+        fn sub(self, o: Self) -> Self {
+            each(self, o, |a, b| unsafe { _mm256_sub_pd(a, b) })
+        }
+        #[inline(always)]
+        fn mul(self, o: Self) -> Self {
+            each(self, o, |a, b| unsafe { _mm256_mul_pd(a, b) })
+        }
+        #[inline(always)]
+        fn div(self, o: Self) -> Self {
+            each(self, o, |a, b| unsafe { _mm256_div_pd(a, b) })
+        }
+        #[inline(always)]
+        fn lt(self, o: Self) -> Self::Mask {
+            each(self, o, |a, b| unsafe { _mm256_cmp_pd::<_CMP_LT_OQ>(a, b) }).0
+        }
+        #[inline(always)]
+        fn gt(self, o: Self) -> Self::Mask {
+            each(self, o, |a, b| unsafe { _mm256_cmp_pd::<_CMP_GT_OQ>(a, b) }).0
+        }
+        #[inline(always)]
+        fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask {
+            each(Avx2(a), Avx2(b), |a, b| unsafe { _mm256_and_pd(a, b) }).0
+        }
+        #[inline(always)]
+        fn any(m: Self::Mask) -> bool {
+            unsafe { _mm256_movemask_pd(_mm256_or_pd(m[0], m[1])) != 0 }
+        }
+        #[inline(always)]
+        fn select(m: Self::Mask, a: Self, b: Self) -> Self {
+            // blendv takes the second operand where the mask is set.
+            unsafe {
+                Avx2([
+                    _mm256_blendv_pd(b.0[0], a.0[0], m[0]),
+                    _mm256_blendv_pd(b.0[1], a.0[1], m[1]),
+                ])
+            }
         }
     }
 }

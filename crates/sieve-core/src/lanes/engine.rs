@@ -34,8 +34,8 @@ use crate::metrics::{Drawdown, ReturnMoments, Window, WindowStats};
 use crate::strategy::{Changes, Cursor};
 
 #[cfg(target_arch = "x86_64")]
-use crate::simd::Avx512;
-use crate::simd::{has_avx512, Lanes, Portable, Vector, LANES};
+use crate::simd::{Avx2, Avx512};
+use crate::simd::{Lanes, Level, Portable, Vector, LANES};
 
 /// Slack of the drawdown pre-test: generous next to rounding (2⁻⁵³), so a
 /// skipped episode provably cannot beat the maximum.
@@ -250,33 +250,27 @@ impl<'a> Fills<'a> {
     }
 }
 
-/// Which code runs the lanes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kernel {
-    /// The best the CPU has.
-    Best,
-    /// Portable arrays (what a CPU without AVX-512 runs).
-    Portable,
-}
-
 /// Simulates each lane's targets (`changes`, covering at least the bars up
-/// to `window.end`) up to the end of `window` and returns each lane's accumulator of
-/// that window, and a mask of the lanes whose result is not exact (score
-/// them with the scalar engine).
+/// to `window.end`) up to the end of `window` with the vector code of
+/// `level` (one this CPU runs) and returns each lane's accumulator of that
+/// window, and a mask of the lanes whose result is not exact (score them
+/// with the scalar engine).
 pub(crate) fn simulate(
     bars: &Bars,
     changes: &[&Changes; LANES],
     cfg: &EngineConfig,
     window: &Window,
     downside: bool,
-    kernel: Kernel,
+    level: Level,
 ) -> ([WindowStats; LANES], u8) {
+    assert!(level <= Level::best(), "{level:?} on a CPU without it");
     #[cfg(target_arch = "x86_64")]
-    if kernel == Kernel::Best && has_avx512() {
-        // SAFETY: the CPU has the features the function is compiled for.
-        return unsafe { simulate_avx512(bars, changes, cfg, window, downside) };
+    match level {
+        // SAFETY: the CPU has the features each function is compiled for.
+        Level::Avx512 => return unsafe { simulate_avx512(bars, changes, cfg, window, downside) },
+        Level::Avx2 => return unsafe { simulate_avx2(bars, changes, cfg, window, downside) },
+        Level::Portable => {}
     }
-    let _ = kernel;
     if downside {
         run::<Portable, true>(bars, changes, cfg, window)
     } else {
@@ -297,6 +291,22 @@ fn simulate_avx512(
         run::<Avx512, true>(bars, changes, cfg, window)
     } else {
         run::<Avx512, false>(bars, changes, cfg, window)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx2")]
+fn simulate_avx2(
+    bars: &Bars,
+    changes: &[&Changes; LANES],
+    cfg: &EngineConfig,
+    window: &Window,
+    downside: bool,
+) -> ([WindowStats; LANES], u8) {
+    if downside {
+        run::<Avx2, true>(bars, changes, cfg, window)
+    } else {
+        run::<Avx2, false>(bars, changes, cfg, window)
     }
 }
 
@@ -398,9 +408,9 @@ mod tests {
             start: 10,
             end: n,
         };
-        for kernel in [Kernel::Best, Kernel::Portable] {
-            let (stats, inexact) = simulate(&bars, &lanes, &cfg, &window, true, kernel);
-            assert_eq!(inexact, 0b1, "{kernel:?}");
+        for level in Level::available() {
+            let (stats, inexact) = simulate(&bars, &lanes, &cfg, &window, true, level);
+            assert_eq!(inexact, 0b1, "{level:?}");
             for l in 1..LANES {
                 let mut want = WindowStats::new(&window, cfg.initial_cash);
                 scalar(&bars, positions[l], &cfg, n, &mut want);

@@ -6,6 +6,7 @@
 use super::{len_param, Changes, Direction, ParamSpec, Strategy};
 use crate::data::Bars;
 use crate::indicators::{Indicator, IndicatorSet};
+use crate::simd::Level;
 
 /// Where the crossing scan writes its positions.
 trait Out {
@@ -158,6 +159,41 @@ impl Blocks for Avx512Blocks {
     }
 }
 
+/// Four AVX compares per block, each into four bits. Only used inlined
+/// into functions compiled with `avx`.
+#[cfg(target_arch = "x86_64")]
+pub(crate) struct Avx2Blocks;
+
+#[cfg(target_arch = "x86_64")]
+impl Blocks for Avx2Blocks {
+    #[inline(always)]
+    fn events(f: &[f64], s: &[f64], last_side: i8) -> u32 {
+        use std::arch::x86_64::*;
+        const _: () = assert!(BLOCK.is_multiple_of(4) && BLOCK <= 32);
+        if f.len() < BLOCK || s.len() < BLOCK {
+            return Portable::events(f, s, last_side);
+        }
+        let mut events = 0u32;
+        for k in 0..BLOCK / 4 {
+            // SAFETY: both slices hold BLOCK values; the caller runs on AVX.
+            let m = unsafe {
+                let fv = _mm256_loadu_pd(f.as_ptr().add(4 * k));
+                let sv = _mm256_loadu_pd(s.as_ptr().add(4 * k));
+                let c = match last_side {
+                    1 => _mm256_cmp_pd::<_CMP_LT_OQ>(fv, sv),
+                    -1 => _mm256_cmp_pd::<_CMP_GT_OQ>(fv, sv),
+                    // Ordered not-equal: false where either is NaN, as
+                    // sides.
+                    _ => _mm256_cmp_pd::<_CMP_NEQ_OQ>(fv, sv),
+                };
+                _mm256_movemask_pd(c) as u32
+            };
+            events |= m << (4 * k);
+        }
+        events
+    }
+}
+
 /// Whether fast and slow differ as sides do: a NaN is on neither side
 /// (where `a != b` would say they differ).
 #[inline(always)]
@@ -233,73 +269,67 @@ impl Strategy for AverageCross {
         params: &[&[f64]],
         d: Direction,
         end: usize,
+        level: Level,
         _scratch: &mut Vec<i8>,
         out: &mut [Changes],
     ) {
-        crossing_lane_changes(self.average, bars, ind, params, d, end, out);
+        let job = Job {
+            average: self.average,
+            bars,
+            indicators: ind,
+            params,
+            direction: d,
+            end,
+        };
+        assert!(level <= Level::best(), "{level:?} on a CPU without it");
+        #[cfg(target_arch = "x86_64")]
+        match level {
+            // SAFETY: the CPU has the features each function is compiled for.
+            Level::Avx512 => return unsafe { lane_changes_avx512(&job, out) },
+            Level::Avx2 => return unsafe { lane_changes_avx2(&job, out) },
+            Level::Portable => {}
+        }
+        job.run::<Portable>(out)
     }
 }
 
-/// [`AverageCross::lane_changes`], on AVX-512 where the CPU has it.
-fn crossing_lane_changes(
+/// One call of [`AverageCross::lane_changes`].
+struct Job<'a> {
     average: fn(usize) -> Indicator,
-    bars: &Bars,
-    indicators: &IndicatorSet,
-    params: &[&[f64]],
+    bars: &'a Bars,
+    indicators: &'a IndicatorSet,
+    params: &'a [&'a [f64]],
     direction: Direction,
     end: usize,
-    out: &mut [Changes],
-) {
-    #[cfg(target_arch = "x86_64")]
-    if crate::simd::has_avx512() {
-        // SAFETY: the CPU has the features the function is compiled for.
-        return unsafe {
-            lane_changes_avx512(average, bars, indicators, params, direction, end, out)
-        };
-    }
-    lane_changes::<Portable>(average, bars, indicators, params, direction, end, out)
 }
 
-/// The same scan compiled for AVX-512: the block tests become two vector
+impl Job<'_> {
+    #[inline(always)]
+    fn run<B: Blocks>(&self, out: &mut [Changes]) {
+        let end = self.end.min(self.bars.len());
+        for (p, changes) in self.params.iter().zip(out.iter_mut()) {
+            let (fast, slow) = averages(self.average, p);
+            let start = fast.first_valid().max(slow.first_valid());
+            let (fast, slow) = (self.indicators.get(fast), self.indicators.get(slow));
+            cross_changes::<B>(fast, slow, start, self.direction, end, changes);
+        }
+    }
+}
+
+/// The scan compiled for AVX-512: the block tests become two vector
 /// compares and a mask (comparisons only, so nothing can round
 /// differently).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,bmi1")]
-fn lane_changes_avx512(
-    average: fn(usize) -> Indicator,
-    bars: &Bars,
-    indicators: &IndicatorSet,
-    params: &[&[f64]],
-    direction: Direction,
-    end: usize,
-    out: &mut [Changes],
-) {
-    lane_changes::<Avx512Blocks>(average, bars, indicators, params, direction, end, out)
+fn lane_changes_avx512(job: &Job<'_>, out: &mut [Changes]) {
+    job.run::<Avx512Blocks>(out)
 }
 
-#[inline(always)]
-fn lane_changes<B: Blocks>(
-    average: fn(usize) -> Indicator,
-    bars: &Bars,
-    indicators: &IndicatorSet,
-    params: &[&[f64]],
-    direction: Direction,
-    end: usize,
-    out: &mut [Changes],
-) {
-    let end = end.min(bars.len());
-    for (p, changes) in params.iter().zip(out.iter_mut()) {
-        let (fast, slow) = averages(average, p);
-        let start = fast.first_valid().max(slow.first_valid());
-        cross_changes::<B>(
-            indicators.get(fast),
-            indicators.get(slow),
-            start,
-            direction,
-            end,
-            changes,
-        );
-    }
+/// The scan compiled for AVX2: four compares and mask moves per block.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx2")]
+fn lane_changes_avx2(job: &Job<'_>, out: &mut [Changes]) {
+    job.run::<Avx2Blocks>(out)
 }
 
 /// Bars per block of the fast path: crossings are tens of bars apart, so
@@ -323,6 +353,19 @@ mod tests {
         cross_changes::<Avx512Blocks>(fast, slow, start, direction, n, out)
     }
 
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx")]
+    fn avx2_changes(
+        fast: &[f64],
+        slow: &[f64],
+        start: usize,
+        direction: Direction,
+        n: usize,
+        out: &mut Changes,
+    ) {
+        cross_changes::<Avx2Blocks>(fast, slow, start, direction, n, out)
+    }
+
     #[test]
     fn changes_are_the_positions() {
         // Two random walks that cross often, with ties, NaNs and a late start.
@@ -344,14 +387,28 @@ mod tests {
                 let mut positions = vec![0i8; n];
                 cross_positions(&fast, &slow, start, direction, &mut positions);
                 let mut changes = Changes::default();
-                cross_changes::<Portable>(&fast, &slow, start, direction, n, &mut changes);
-                assert_eq!(changes.to_positions(), positions);
-                #[cfg(target_arch = "x86_64")]
-                if crate::simd::has_avx512() {
-                    // SAFETY: the CPU has AVX-512.
-                    unsafe { avx512_changes(&fast, &slow, start, direction, n, &mut changes) };
+                for level in Level::available() {
+                    match level {
+                        // SAFETY: the CPU has each level's features.
+                        #[cfg(target_arch = "x86_64")]
+                        Level::Avx512 => unsafe {
+                            avx512_changes(&fast, &slow, start, direction, n, &mut changes)
+                        },
+                        #[cfg(target_arch = "x86_64")]
+                        Level::Avx2 => unsafe {
+                            avx2_changes(&fast, &slow, start, direction, n, &mut changes)
+                        },
+                        _ => cross_changes::<Portable>(
+                            &fast,
+                            &slow,
+                            start,
+                            direction,
+                            n,
+                            &mut changes,
+                        ),
+                    }
+                    assert_eq!(changes.to_positions(), positions, "{level:?}");
                 }
-                assert_eq!(changes.to_positions(), positions);
                 assert!(positions.iter().any(|&p| p != 0) || start >= 690);
             }
         }

@@ -18,6 +18,7 @@ use crate::data::Bars;
 use crate::error::{Error, Result};
 use crate::grid::ParamSpace;
 use crate::indicators::{Builtin, Indicator, IndicatorSet, SeriesSource};
+use crate::simd::Level;
 
 pub use activation::Activation;
 pub use changes::{Changes, Cursor};
@@ -168,7 +169,8 @@ pub trait Strategy: Send + Sync {
     /// the first `end` bars, as changes (`out[i]` for `params[i]`): what the
     /// screen's lanes read. The default runs [`Strategy::positions`] for
     /// each (`scratch` holds them); a strategy that finds its changes
-    /// faster overrides it, and must give exactly what the default gives.
+    /// faster overrides it (with vector code up to `level`, one this CPU
+    /// runs), and must give exactly what the default gives.
     #[allow(clippy::too_many_arguments)]
     fn lane_changes(
         &self,
@@ -177,6 +179,7 @@ pub trait Strategy: Send + Sync {
         params: &[&[f64]],
         direction: Direction,
         end: usize,
+        _level: Level,
         scratch: &mut Vec<i8>,
         out: &mut [Changes],
     ) {

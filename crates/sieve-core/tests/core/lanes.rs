@@ -1,6 +1,6 @@
 //! The screen in lanes gives exactly — bit for bit — what the scalar screen
-//! gives for each combination, on the CPU's widest vectors and on the
-//! portable path, whatever the engine settings, objective, direction,
+//! gives for each combination, with every vector code the CPU runs (portable,
+//! AVX2, AVX-512), whatever the engine settings, objective, direction,
 //! windows and strategy.
 
 use proptest::prelude::*;
@@ -9,7 +9,7 @@ use sieve_core::data::{synth, Bars};
 use sieve_core::engine::{EngineConfig, Fill};
 use sieve_core::evaluate::{Evaluator, Scoring, ScreenScore};
 use sieve_core::indicators::IndicatorSet;
-use sieve_core::lanes::{LaneScratch, LANES};
+use sieve_core::lanes::{LaneScratch, Level, LANES};
 use sieve_core::metrics::{Boundary, Objective};
 use sieve_core::strategy::{self, Direction, ParamKind, Strategy as SieveStrategy};
 
@@ -34,11 +34,8 @@ fn check(bars: &Bars, config: &Config, s: &dyn SieveStrategy, sets: &[Vec<f64>])
     };
     let mut scratch = Vec::new();
     let expected: Vec<ScreenScore> = sets.iter().map(|p| eval.screen(p, &mut scratch)).collect();
-    for mut lanes in [
-        LaneScratch::always(false),
-        LaneScratch::always(true),
-        LaneScratch::default(),
-    ] {
+    let scratches = Level::available().into_iter().map(LaneScratch::always);
+    for mut lanes in scratches.chain([LaneScratch::default()]) {
         for (group, want) in sets.chunks(LANES).zip(expected.chunks(LANES)) {
             let params: Vec<&[f64]> = group.iter().map(Vec::as_slice).collect();
             let mut got = vec![
