@@ -95,12 +95,15 @@ impl Accumulators {
         let mut lowest = V::load(&self.lowest);
         let close = &close[..end];
         let mut next_event = fills.next_event;
-        for t in start..end {
+        let mut all_flat = fills.all_flat();
+        let mut t = start;
+        while t < end {
             if t == next_event {
                 fills.fill(t);
                 cash = V::load(&fills.cash);
                 units = V::load(&fills.units);
                 next_event = fills.next_event;
+                all_flat = fills.all_flat();
             }
             let e = cash.add(units.mul(V::splat(close[t])));
             let r = e.div(prev).sub(one);
@@ -121,6 +124,14 @@ impl Accumulators {
                 let more = V::and(deep, dd.gt(max));
                 max = V::select(more, dd, max);
                 factor = V::select(more, one.sub(dd).mul(slack), factor);
+            }
+            t += 1;
+            if all_flat && t < next_event {
+                // Every lane flat since this bar: until the next fill each
+                // bar repeats it exactly (equity `cash`, return `cash / cash
+                // − 1` = +0 adds nothing, no new peak or low, and a
+                // drawdown already counted) — skip to that fill.
+                t = next_event.min(end);
             }
         }
         prev.store(&mut self.prev);
@@ -194,6 +205,11 @@ impl<'a> Fills<'a> {
             units: [0.0; LANES],
             next_event: 0,
         }
+    }
+
+    /// Whether no lane holds a position.
+    fn all_flat(&self) -> bool {
+        self.units.iter().all(|&u| u == 0.0)
     }
 
     /// Bars of the window in `from..to`.
