@@ -81,8 +81,16 @@ pub(crate) trait Vector: Copy {
     fn div(self, o: Self) -> Self;
     fn lt(self, o: Self) -> Self::Mask;
     fn gt(self, o: Self) -> Self::Mask;
+    fn le(self, o: Self) -> Self::Mask;
+    fn ge(self, o: Self) -> Self::Mask;
+    fn eq(self, o: Self) -> Self::Mask;
     fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask;
+    fn or(a: Self::Mask, b: Self::Mask) -> Self::Mask;
+    /// `a and not b`.
+    fn and_not(a: Self::Mask, b: Self::Mask) -> Self::Mask;
     fn any(m: Self::Mask) -> bool;
+    /// Bit l set where lane l of `m` is.
+    fn bits(m: Self::Mask) -> u8;
     /// `if m { a } else { b }`, per lane.
     fn select(m: Self::Mask, a: Self, b: Self) -> Self;
 }
@@ -130,12 +138,38 @@ impl Vector for Portable {
         std::array::from_fn(|l| self.0[l] > o.0[l])
     }
     #[inline(always)]
+    fn le(self, o: Self) -> Self::Mask {
+        std::array::from_fn(|l| self.0[l] <= o.0[l])
+    }
+    #[inline(always)]
+    fn ge(self, o: Self) -> Self::Mask {
+        std::array::from_fn(|l| self.0[l] >= o.0[l])
+    }
+    #[inline(always)]
+    fn eq(self, o: Self) -> Self::Mask {
+        std::array::from_fn(|l| self.0[l] == o.0[l])
+    }
+    #[inline(always)]
     fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask {
         std::array::from_fn(|l| a[l] & b[l])
     }
     #[inline(always)]
+    fn or(a: Self::Mask, b: Self::Mask) -> Self::Mask {
+        std::array::from_fn(|l| a[l] | b[l])
+    }
+    #[inline(always)]
+    fn and_not(a: Self::Mask, b: Self::Mask) -> Self::Mask {
+        std::array::from_fn(|l| a[l] & !b[l])
+    }
+    #[inline(always)]
     fn any(m: Self::Mask) -> bool {
         m.iter().any(|&b| b)
+    }
+    #[inline(always)]
+    fn bits(m: Self::Mask) -> u8 {
+        m.iter()
+            .enumerate()
+            .fold(0, |b, (l, &on)| b | (u8::from(on) << l))
     }
     #[inline(always)]
     fn select(m: Self::Mask, a: Self, b: Self) -> Self {
@@ -196,12 +230,36 @@ mod avx512 {
             unsafe { _mm512_cmp_pd_mask::<_CMP_GT_OQ>(self.0, o.0) }
         }
         #[inline(always)]
+        fn le(self, o: Self) -> Self::Mask {
+            unsafe { _mm512_cmp_pd_mask::<_CMP_LE_OQ>(self.0, o.0) }
+        }
+        #[inline(always)]
+        fn ge(self, o: Self) -> Self::Mask {
+            unsafe { _mm512_cmp_pd_mask::<_CMP_GE_OQ>(self.0, o.0) }
+        }
+        #[inline(always)]
+        fn eq(self, o: Self) -> Self::Mask {
+            unsafe { _mm512_cmp_pd_mask::<_CMP_EQ_OQ>(self.0, o.0) }
+        }
+        #[inline(always)]
         fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask {
             a & b
         }
         #[inline(always)]
+        fn or(a: Self::Mask, b: Self::Mask) -> Self::Mask {
+            a | b
+        }
+        #[inline(always)]
+        fn and_not(a: Self::Mask, b: Self::Mask) -> Self::Mask {
+            a & !b
+        }
+        #[inline(always)]
         fn any(m: Self::Mask) -> bool {
             m != 0
+        }
+        #[inline(always)]
+        fn bits(m: Self::Mask) -> u8 {
+            m
         }
         #[inline(always)]
         fn select(m: Self::Mask, a: Self, b: Self) -> Self {
@@ -279,12 +337,37 @@ mod avx2 {
             each(self, o, |a, b| unsafe { _mm256_cmp_pd::<_CMP_GT_OQ>(a, b) }).0
         }
         #[inline(always)]
+        fn le(self, o: Self) -> Self::Mask {
+            each(self, o, |a, b| unsafe { _mm256_cmp_pd::<_CMP_LE_OQ>(a, b) }).0
+        }
+        #[inline(always)]
+        fn ge(self, o: Self) -> Self::Mask {
+            each(self, o, |a, b| unsafe { _mm256_cmp_pd::<_CMP_GE_OQ>(a, b) }).0
+        }
+        #[inline(always)]
+        fn eq(self, o: Self) -> Self::Mask {
+            each(self, o, |a, b| unsafe { _mm256_cmp_pd::<_CMP_EQ_OQ>(a, b) }).0
+        }
+        #[inline(always)]
         fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask {
             each(Avx2(a), Avx2(b), |a, b| unsafe { _mm256_and_pd(a, b) }).0
         }
         #[inline(always)]
+        fn or(a: Self::Mask, b: Self::Mask) -> Self::Mask {
+            each(Avx2(a), Avx2(b), |a, b| unsafe { _mm256_or_pd(a, b) }).0
+        }
+        #[inline(always)]
+        fn and_not(a: Self::Mask, b: Self::Mask) -> Self::Mask {
+            // andnot negates its first operand.
+            each(Avx2(a), Avx2(b), |a, b| unsafe { _mm256_andnot_pd(b, a) }).0
+        }
+        #[inline(always)]
         fn any(m: Self::Mask) -> bool {
             unsafe { _mm256_movemask_pd(_mm256_or_pd(m[0], m[1])) != 0 }
+        }
+        #[inline(always)]
+        fn bits(m: Self::Mask) -> u8 {
+            unsafe { (_mm256_movemask_pd(m[0]) | (_mm256_movemask_pd(m[1]) << 4)) as u8 }
         }
         #[inline(always)]
         fn select(m: Self::Mask, a: Self, b: Self) -> Self {

@@ -1,6 +1,9 @@
-use super::{len_param, Direction, ParamKind, ParamSpec, Strategy};
+use super::{changes_by_positions, len_param, Changes, Direction, ParamKind, ParamSpec, Strategy};
 use crate::data::Bars;
 use crate::indicators::{Indicator, IndicatorSet};
+#[cfg(target_arch = "x86_64")]
+use crate::simd::{Avx2, Avx512};
+use crate::simd::{Lanes, Level, Portable, Vector, LANES};
 
 /// The composite "activation score" strategy of the original system
 ///: a weighted mean of trend, momentum and breakout in [−1, 1],
@@ -134,6 +137,20 @@ fn keys(p: &[f64]) -> [Indicator; 4] {
     ]
 }
 
+/// The weights and the thresholds compared with the weighted sum
+/// `score · Σw`: the entry and exit scaled by Σw (> 0: weights are ≥ 0), so
+/// no bar divides.
+fn weights_and_thresholds(p: &[f64]) -> ([f64; 3], f64, f64) {
+    let (w_trend, w_rsi, w_dc) = (p[W_TREND], p[W_RSI], p[W_DC]);
+    let w_sum = w_trend + w_rsi + w_dc;
+    let (entry, exit) = if w_sum == 0.0 {
+        (p[ENTRY], p[EXIT])
+    } else {
+        (p[ENTRY] * w_sum, p[EXIT] * w_sum)
+    };
+    ([w_trend, w_rsi, w_dc], entry, exit)
+}
+
 impl Strategy for Activation {
     fn name(&self) -> &'static str {
         "activation"
@@ -147,6 +164,48 @@ impl Strategy for Activation {
     fn indicators(&self, p: &[f64], out: &mut Vec<Indicator>) {
         out.extend(keys(p));
     }
+    fn lanes_pay(&self) -> bool {
+        true
+    }
+
+    /// Sets that share the score series (the same indicators and weights:
+    /// most groups of a grid, whose last axes are the thresholds) run the
+    /// state machine side by side in vector lanes; others one by one.
+    fn lane_changes(
+        &self,
+        bars: &Bars,
+        ind: &IndicatorSet,
+        params: &[&[f64]],
+        d: Direction,
+        end: usize,
+        level: Level,
+        scratch: &mut Vec<i8>,
+        out: &mut [Changes],
+    ) {
+        let Some(&first) = params.first() else {
+            return;
+        };
+        let shared = |p: &&[f64]| {
+            keys(p) == keys(first)
+                && [W_TREND, W_RSI, W_DC]
+                    .iter()
+                    .all(|&w| p[w].to_bits() == first[w].to_bits())
+        };
+        if params.len() > LANES || !params.iter().all(shared) {
+            return changes_by_positions(self, bars, ind, params, d, end, scratch, out);
+        }
+        let job = Job::new(bars, ind, params, d, end);
+        assert!(level <= Level::best(), "{level:?} on a CPU without it");
+        #[cfg(target_arch = "x86_64")]
+        match level {
+            // SAFETY: the CPU has the features each function is compiled for.
+            Level::Avx512 => return unsafe { lanes_avx512(&job, out) },
+            Level::Avx2 => return unsafe { lanes_avx2(&job, out) },
+            Level::Portable => {}
+        }
+        job.run::<Portable>(out)
+    }
+
     fn positions(&self, bars: &Bars, ind: &IndicatorSet, p: &[f64], d: Direction, out: &mut [i8]) {
         let k = keys(p);
         let start = super::warmup(&k).min(out.len());
@@ -154,15 +213,7 @@ impl Strategy for Activation {
         // Sliced to one length so the loop runs without bounds checks.
         let [trend, momentum, breakout, atr] = k.map(|key| &ind.get(key)[..n]);
         let close = &bars.close[..n];
-        let (w_trend, w_rsi, w_dc) = (p[W_TREND], p[W_RSI], p[W_DC]);
-        let w_sum = w_trend + w_rsi + w_dc;
-        // score = weighted / Σw is compared as weighted against thresholds
-        // scaled by Σw (> 0: weights are ≥ 0): no division per bar.
-        let (entry, exit) = if w_sum == 0.0 {
-            (p[ENTRY], p[EXIT])
-        } else {
-            (p[ENTRY] * w_sum, p[EXIT] * w_sum)
-        };
+        let ([w_trend, w_rsi, w_dc], entry, exit) = weights_and_thresholds(p);
         let stop_atr = p[STOP_ATR];
         let shorts = d == Direction::LongShort;
 
@@ -208,4 +259,139 @@ impl Strategy for Activation {
             out[t] = position;
         }
     }
+}
+
+/// Up to [`LANES`] parameter sets that share the score series, for the state
+/// machine in lanes.
+struct Job<'a> {
+    close: &'a [f64],
+    /// The four series of [`keys`], cut to the bars simulated.
+    series: [&'a [f64]; 4],
+    weights: [f64; 3],
+    /// First bar with every indicator defined.
+    start: usize,
+    entry: Lanes,
+    exit: Lanes,
+    stop_atr: Lanes,
+    shorts: bool,
+    /// Lanes holding a parameter set (the rest repeat the first).
+    used: usize,
+}
+
+impl<'a> Job<'a> {
+    fn new(
+        bars: &'a Bars,
+        ind: &'a IndicatorSet,
+        params: &[&[f64]],
+        d: Direction,
+        end: usize,
+    ) -> Self {
+        let n = end.min(bars.len());
+        let k = keys(params[0]);
+        let lane = |l: usize| params[if l < params.len() { l } else { 0 }];
+        let (weights, _, _) = weights_and_thresholds(params[0]);
+        Job {
+            close: &bars.close[..n],
+            series: k.map(|key| &ind.get(key)[..n]),
+            weights,
+            start: super::warmup(&k).min(n),
+            entry: std::array::from_fn(|l| weights_and_thresholds(lane(l)).1),
+            exit: std::array::from_fn(|l| weights_and_thresholds(lane(l)).2),
+            stop_atr: std::array::from_fn(|l| lane(l)[STOP_ATR]),
+            shorts: d == Direction::LongShort,
+            used: params.len(),
+        }
+    }
+
+    /// [`Activation::positions`] of every lane at once, as changes: the
+    /// same comparisons on the same values, with the branches of a bar's
+    /// transition turned into lane masks.
+    #[inline(always)]
+    fn run<V: Vector>(&self, out: &mut [Changes]) {
+        let n = self.close.len();
+        for changes in out.iter_mut() {
+            changes.reset(n);
+        }
+        let [trend, momentum, breakout, atr] = self.series;
+        let [w_trend, w_rsi, w_dc] = self.weights;
+        let (zero, one, minus_one) = (V::splat(0.0), V::splat(1.0), V::splat(-1.0));
+        let entry = V::load(&self.entry);
+        let exit = V::load(&self.exit);
+        let below_entry = V::splat(0.0).sub(entry);
+        let below_exit = V::splat(0.0).sub(exit);
+        let stop_atr = V::load(&self.stop_atr);
+        let stops = stop_atr.gt(zero);
+        // All lanes or none.
+        let shorts = if self.shorts {
+            one.eq(one)
+        } else {
+            one.lt(one)
+        };
+        let mut position = zero;
+        // Highest close since a long entry decision / lowest since a short one.
+        let mut extreme = zero;
+        let mut held: Lanes = [0.0; LANES];
+        for t in self.start..n {
+            let c = V::splat(self.close[t]);
+            let score = V::splat(w_trend * trend[t] + w_rsi * momentum[t] + w_dc * breakout[t]);
+            let risk = stop_atr.mul(V::splat(atr[t]));
+            let long = position.eq(one);
+            let short = position.eq(minus_one);
+            let flat = position.eq(zero);
+            extreme = V::select(V::and(long, c.gt(extreme)), c, extreme);
+            extreme = V::select(V::and(short, c.lt(extreme)), c, extreme);
+            // At most one transition per bar, from the state at its start.
+            let long_to_short = V::and(long, V::and(shorts, score.le(below_entry)));
+            let long_stopped = V::and(stops, c.lt(extreme.sub(risk)));
+            let long_out = V::and_not(
+                V::and(long, V::or(score.le(exit), long_stopped)),
+                long_to_short,
+            );
+            let short_to_long = V::and(short, score.ge(entry));
+            let short_stopped = V::and(stops, c.gt(extreme.add(risk)));
+            let short_out = V::and_not(
+                V::and(short, V::or(score.ge(below_exit), short_stopped)),
+                short_to_long,
+            );
+            let flat_to_long = V::and(flat, score.ge(entry));
+            let flat_to_short = V::and_not(
+                V::and(flat, V::and(shorts, score.le(below_entry))),
+                flat_to_long,
+            );
+            let to_long = V::or(short_to_long, flat_to_long);
+            let to_short = V::or(long_to_short, flat_to_short);
+            let to_flat = V::or(long_out, short_out);
+            let moved = V::bits(V::or(V::or(to_long, to_short), to_flat));
+            if moved == 0 {
+                continue;
+            }
+            position = V::select(
+                to_long,
+                one,
+                V::select(to_short, minus_one, V::select(to_flat, zero, position)),
+            );
+            extreme = V::select(V::or(to_long, to_short), c, extreme);
+            position.store(&mut held);
+            for (l, changes) in out.iter_mut().enumerate().take(self.used) {
+                if moved & (1 << l) != 0 {
+                    changes.push(t, held[l] as i8);
+                }
+            }
+        }
+    }
+}
+
+/// The state machine in lanes compiled for AVX-512 (plain compares and
+/// IEEE operations, as the scalar code).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,bmi1")]
+fn lanes_avx512(job: &Job<'_>, out: &mut [Changes]) {
+    job.run::<Avx512>(out)
+}
+
+/// The state machine in lanes compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx2")]
+fn lanes_avx2(job: &Job<'_>, out: &mut [Changes]) {
+    job.run::<Avx2>(out)
 }

@@ -183,12 +183,7 @@ pub trait Strategy: Send + Sync {
         scratch: &mut Vec<i8>,
         out: &mut [Changes],
     ) {
-        let end = end.min(bars.len());
-        for (p, changes) in params.iter().zip(out.iter_mut()) {
-            scratch.resize(end, 0);
-            self.positions(bars, indicators, p, direction, scratch);
-            changes.set_from(scratch);
-        }
+        changes_by_positions(self, bars, indicators, params, direction, end, scratch, out);
     }
 
     /// Writes the target position of each of the first `out.len()` bars
@@ -283,6 +278,27 @@ pub fn warmup(indicators: &[Indicator]) -> usize {
         .map(|i| i.first_valid())
         .max()
         .unwrap_or(0)
+}
+
+/// The default [`Strategy::lane_changes`]: each set's
+/// [`Strategy::positions`] (held in `scratch`), as changes.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn changes_by_positions<S: Strategy + ?Sized>(
+    strategy: &S,
+    bars: &Bars,
+    indicators: &IndicatorSet,
+    params: &[&[f64]],
+    direction: Direction,
+    end: usize,
+    scratch: &mut Vec<i8>,
+    out: &mut [Changes],
+) {
+    let end = end.min(bars.len());
+    for (p, changes) in params.iter().zip(out.iter_mut()) {
+        scratch.resize(end, 0);
+        strategy.positions(bars, indicators, p, direction, scratch);
+        changes.set_from(scratch);
+    }
 }
 
 /// A length parameter as `usize` (validated whole and ≥ 1 by [`ParamSpec`]).

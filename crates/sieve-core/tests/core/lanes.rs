@@ -148,6 +148,48 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// `activation` sets that share the score series (the same indicators
+    /// and weights, other thresholds and stops: a grid's usual group) take
+    /// the vector state machine; it agrees with the scalar one, including
+    /// entry ≤ exit (a trade every bar), no stop, and all weights zero.
+    #[test]
+    fn activation_thresholds_in_lanes_equal_the_scalar_screen(
+        seed in 0u64..1_000_000,
+        n_bars in 60usize..900,
+        close_fill in any::<bool>(),
+        long_short in any::<bool>(),
+        zero_weights in prop::bool::weighted(0.15),
+        score_share in prop_oneof![Just(0.0), 0.0..0.9],
+        n_sets in 1usize..20,
+    ) {
+        let bars = synth(n_bars, seed);
+        let s = strategy::lookup("activation").unwrap();
+        let mut sets = param_sets(s, n_sets, seed);
+        let (first, steps) = (sets[0].clone(), [0.25, 0.5, 0.75]);
+        for (i, p) in sets.iter_mut().enumerate() {
+            // Indicators and weights of the first set; thresholds on a
+            // coarse grid so some repeat and some tie.
+            p[..7].copy_from_slice(&first[..7]);
+            if zero_weights {
+                p[4..7].fill(0.0);
+            }
+            p[7] = steps[i % 3] - 0.25 * (i % 2) as f64;
+            p[8] = steps[(i / 3) % 3] - 0.5;
+            p[9] = [0.0, 1.0, 2.5][(i / 2) % 3];
+        }
+        let engine = EngineConfig {
+            fill: if close_fill { Fill::Close } else { Fill::NextOpen },
+            ..EngineConfig::default()
+        };
+        let direction = if long_short { Direction::LongShort } else { Direction::Long };
+        let c = config(engine, direction, Objective::Sharpe, score_share, None, false, 0);
+        check(&bars, &c, s, &sets);
+    }
+}
+
 /// Lanes whose equity leaves the positive numbers (a short through a price
 /// gap of twelve times; a long account that cannot afford a lot) go
 /// through the scalar engine and still agree.
