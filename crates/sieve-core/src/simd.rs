@@ -83,7 +83,6 @@ pub(crate) trait Vector: Copy {
     fn gt(self, o: Self) -> Self::Mask;
     fn le(self, o: Self) -> Self::Mask;
     fn ge(self, o: Self) -> Self::Mask;
-    fn eq(self, o: Self) -> Self::Mask;
     fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask;
     fn or(a: Self::Mask, b: Self::Mask) -> Self::Mask;
     /// `a and not b`.
@@ -144,10 +143,6 @@ impl Vector for Portable {
     #[inline(always)]
     fn ge(self, o: Self) -> Self::Mask {
         std::array::from_fn(|l| self.0[l] >= o.0[l])
-    }
-    #[inline(always)]
-    fn eq(self, o: Self) -> Self::Mask {
-        std::array::from_fn(|l| self.0[l] == o.0[l])
     }
     #[inline(always)]
     fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask {
@@ -236,10 +231,6 @@ mod avx512 {
         #[inline(always)]
         fn ge(self, o: Self) -> Self::Mask {
             unsafe { _mm512_cmp_pd_mask::<_CMP_GE_OQ>(self.0, o.0) }
-        }
-        #[inline(always)]
-        fn eq(self, o: Self) -> Self::Mask {
-            unsafe { _mm512_cmp_pd_mask::<_CMP_EQ_OQ>(self.0, o.0) }
         }
         #[inline(always)]
         fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask {
@@ -343,10 +334,6 @@ mod avx2 {
         #[inline(always)]
         fn ge(self, o: Self) -> Self::Mask {
             each(self, o, |a, b| unsafe { _mm256_cmp_pd::<_CMP_GE_OQ>(a, b) }).0
-        }
-        #[inline(always)]
-        fn eq(self, o: Self) -> Self::Mask {
-            each(self, o, |a, b| unsafe { _mm256_cmp_pd::<_CMP_EQ_OQ>(a, b) }).0
         }
         #[inline(always)]
         fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask {

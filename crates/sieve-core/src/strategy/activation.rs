@@ -303,78 +303,78 @@ impl<'a> Job<'a> {
         }
     }
 
-    /// [`Activation::positions`] of every lane at once, as changes: the
-    /// same comparisons on the same values, with the branches of a bar's
-    /// transition turned into lane masks.
+    /// [`Activation::positions`] of every lane at once, as changes.
     #[inline(always)]
     fn run<V: Vector>(&self, out: &mut [Changes]) {
+        if self.shorts {
+            self.scan::<V, true>(out)
+        } else {
+            self.scan::<V, false>(out)
+        }
+    }
+
+    /// The same comparisons on the same values as the scalar state machine,
+    /// with the branches of a bar's transition turned into lane masks (the
+    /// state is two masks: long, short).
+    #[inline(always)]
+    fn scan<V: Vector, const SHORTS: bool>(&self, out: &mut [Changes]) {
         let n = self.close.len();
         for changes in out.iter_mut() {
             changes.reset(n);
         }
         let [trend, momentum, breakout, atr] = self.series;
         let [w_trend, w_rsi, w_dc] = self.weights;
-        let (zero, one, minus_one) = (V::splat(0.0), V::splat(1.0), V::splat(-1.0));
+        let zero = V::splat(0.0);
         let entry = V::load(&self.entry);
         let exit = V::load(&self.exit);
-        let below_entry = V::splat(0.0).sub(entry);
-        let below_exit = V::splat(0.0).sub(exit);
+        // `0 − x` is `−x` but for the sign of a zero, which no comparison
+        // sees.
+        let below_entry = zero.sub(entry);
+        let below_exit = zero.sub(exit);
         let stop_atr = V::load(&self.stop_atr);
         let stops = stop_atr.gt(zero);
-        // All lanes or none.
-        let shorts = if self.shorts {
-            one.eq(one)
-        } else {
-            one.lt(one)
-        };
-        let mut position = zero;
+        let none = zero.lt(zero);
+        let (mut long, mut short) = (none, none);
         // Highest close since a long entry decision / lowest since a short one.
         let mut extreme = zero;
-        let mut held: Lanes = [0.0; LANES];
         for t in self.start..n {
             let c = V::splat(self.close[t]);
             let score = V::splat(w_trend * trend[t] + w_rsi * momentum[t] + w_dc * breakout[t]);
             let risk = stop_atr.mul(V::splat(atr[t]));
-            let long = position.eq(one);
-            let short = position.eq(minus_one);
-            let flat = position.eq(zero);
             extreme = V::select(V::and(long, c.gt(extreme)), c, extreme);
-            extreme = V::select(V::and(short, c.lt(extreme)), c, extreme);
             // At most one transition per bar, from the state at its start.
-            let long_to_short = V::and(long, V::and(shorts, score.le(below_entry)));
             let long_stopped = V::and(stops, c.lt(extreme.sub(risk)));
-            let long_out = V::and_not(
-                V::and(long, V::or(score.le(exit), long_stopped)),
-                long_to_short,
-            );
-            let short_to_long = V::and(short, score.ge(entry));
-            let short_stopped = V::and(stops, c.gt(extreme.add(risk)));
-            let short_out = V::and_not(
-                V::and(short, V::or(score.ge(below_exit), short_stopped)),
-                short_to_long,
-            );
-            let flat_to_long = V::and(flat, score.ge(entry));
-            let flat_to_short = V::and_not(
-                V::and(flat, V::and(shorts, score.le(below_entry))),
-                flat_to_long,
-            );
-            let to_long = V::or(short_to_long, flat_to_long);
-            let to_short = V::or(long_to_short, flat_to_short);
+            let mut long_out = V::and(long, V::or(score.le(exit), long_stopped));
+            let to_long = V::and_not(score.ge(entry), long);
+            let (mut to_short, mut short_out) = (none, none);
+            if SHORTS {
+                extreme = V::select(V::and(short, c.lt(extreme)), c, extreme);
+                let low = score.le(below_entry);
+                let long_to_short = V::and(long, low);
+                long_out = V::and_not(long_out, long_to_short);
+                let short_stopped = V::and(stops, c.gt(extreme.add(risk)));
+                let short_to_long = V::and(short, to_long);
+                short_out = V::and_not(
+                    V::and(short, V::or(score.ge(below_exit), short_stopped)),
+                    short_to_long,
+                );
+                let flat = V::and_not(V::and_not(low, long), short);
+                to_short = V::or(long_to_short, V::and_not(flat, to_long));
+            }
             let to_flat = V::or(long_out, short_out);
-            let moved = V::bits(V::or(V::or(to_long, to_short), to_flat));
-            if moved == 0 {
+            let moved = V::or(V::or(to_long, to_short), to_flat);
+            if !V::any(moved) {
                 continue;
             }
-            position = V::select(
-                to_long,
-                one,
-                V::select(to_short, minus_one, V::select(to_flat, zero, position)),
-            );
-            extreme = V::select(V::or(to_long, to_short), c, extreme);
-            position.store(&mut held);
+            let entered = V::or(to_long, to_short);
+            long = V::or(to_long, V::and_not(long, moved));
+            short = V::or(to_short, V::and_not(short, moved));
+            extreme = V::select(entered, c, extreme);
+            let (moved, long, short) = (V::bits(moved), V::bits(long), V::bits(short));
             for (l, changes) in out.iter_mut().enumerate().take(self.used) {
                 if moved & (1 << l) != 0 {
-                    changes.push(t, held[l] as i8);
+                    let bit = |m: u8| i8::from(m & (1 << l) != 0);
+                    changes.push(t, bit(long) - bit(short));
                 }
             }
         }
