@@ -53,8 +53,6 @@ struct Accumulators {
     /// above `peak · factor` cannot set a new maximum drawdown.
     factor: Lanes,
     max: Lanes,
-    /// The lowest equity seen: the shortcuts need it positive.
-    lowest: Lanes,
 }
 
 impl Accumulators {
@@ -67,7 +65,6 @@ impl Accumulators {
             peak: start,
             factor: [1.0; LANES],
             max: [0.0; LANES],
-            lowest: start,
         }
     }
 
@@ -92,7 +89,6 @@ impl Accumulators {
         let mut peak = V::load(&self.peak);
         let mut factor = V::load(&self.factor);
         let mut max = V::load(&self.max);
-        let mut lowest = V::load(&self.lowest);
         let close = &close[..end];
         let mut next_event = fills.next_event;
         let mut all_flat = fills.all_flat();
@@ -115,7 +111,6 @@ impl Accumulators {
             }
             prev = e;
             peak = V::select(e.gt(peak), e, peak);
-            lowest = V::select(e.lt(lowest), e, lowest);
             let deep = e.lt(peak.mul(factor));
             if V::any(deep) {
                 // The scalar drawdown's `1 − equity / peak`, where it may
@@ -141,7 +136,6 @@ impl Accumulators {
         peak.store(&mut self.peak);
         factor.store(&mut self.factor);
         max.store(&mut self.max);
-        lowest.store(&mut self.lowest);
     }
 }
 
@@ -354,9 +348,12 @@ fn run<V: Vector, const DOWNSIDE: bool>(
     for l in 0..LANES {
         // Flat bars divide cash by itself and the drawdown shortcut needs a
         // positive peak: both hold while the equity stays positive and
-        // finite (an infinite or NaN equity shows in the peak or the sum).
+        // finite. An equity at or below zero (or −∞) under a positive peak
+        // is a drawdown of at least 1, which the pre-test never skips (so
+        // `max ≥ 1` flags it, and the rare tiny positive equity whose
+        // drawdown rounds to 1); +∞ shows in the peak, NaN in the sum.
         let finite = acc.peak[l].is_finite() && acc.sum[l].is_finite();
-        if !(start_equity[l] > 0.0 && acc.lowest[l] > 0.0 && finite) {
+        if !(start_equity[l] > 0.0 && acc.max[l] < 1.0 && finite) {
             inexact |= 1 << l;
         }
     }

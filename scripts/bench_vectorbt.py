@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Times the same moving-average-crossing sweep in vectorbt and in sieve.
+
+    python3 -m venv /tmp/vbt && /tmp/vbt/bin/pip install vectorbt
+    /tmp/vbt/bin/python scripts/bench_vectorbt.py [--runs 3] [--bars 4000]
+
+The sweep: every pair 2 <= fast < slow <= 200 (19,701 pairs) of simple
+moving averages on daily bars from `sieve synth`, long when fast crosses
+above slow, flat when it crosses below, each pair's Sharpe ratio. vectorbt
+runs it as its documented pipeline (MA.run_combs, crossings,
+Portfolio.from_signals, sharpe_ratio); its first run compiles (numba) and is
+not counted: the time quoted is the median of the warm runs. sieve runs it
+as `sieve sweep` (a release build, started fresh each time: loading, the
+indicators and writing the top 100 are included); both medians come from
+the same run of this script. A benchmark, not a test: the two tools do not
+fill at the same price (vectorbt at the signal bar's close, sieve at the
+next open by default), so only the time is compared.
+"""
+import argparse, json, os, platform, statistics, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SIEVE = os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "release", "sieve")
+
+CONFIG = """
+[strategy]
+name = "sma_cross"
+constraints = ["fast < slow"]
+[strategy.params]
+fast = { start = 2, stop = 200, step = 1 }
+slow = { start = 2, stop = 200, step = 1 }
+"""
+
+
+def vectorbt_sweep(vbt, np, close):
+    fast, slow = vbt.MA.run_combs(close, window=np.arange(2, 201), r=2, short_names=["fast", "slow"])
+    entries = fast.ma_crossed_above(slow)
+    exits = fast.ma_crossed_below(slow)
+    pf = vbt.Portfolio.from_signals(close, entries, exits, freq="1D")
+    return pf.sharpe_ratio()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3, help="warm vectorbt runs and sieve runs per median")
+    ap.add_argument("--bars", type=int, default=4000)
+    a = ap.parse_args()
+    try:
+        import numpy as np
+        import pandas as pd
+        import vectorbt as vbt
+    except ImportError as e:
+        sys.exit(f"needs vectorbt in this Python ({e}); see the docstring for a venv")
+    subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
+    d = tempfile.mkdtemp(prefix="sieve-vbt-")
+    bars = os.path.join(d, "bars.csv")
+    subprocess.run([SIEVE, "synth", "--bars", str(a.bars), "--seed", "42", "--out", bars], check=True,
+                   stdout=subprocess.DEVNULL)
+    config = os.path.join(d, "sma.toml")
+    with open(config, "w") as f:
+        f.write(CONFIG)
+    df = pd.read_csv(bars, parse_dates=["date"], index_col="date")
+    close = df["close"]
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs, {platform.platform()}")
+    print(f"vectorbt {vbt.__version__}, numba {__import__('numba').__version__}, numpy {np.__version__}, pandas {pd.__version__}")
+
+    t = time.perf_counter()
+    sharpe = vectorbt_sweep(vbt, np, close)
+    cold = time.perf_counter() - t
+    pairs = len(sharpe)
+    vbt_times = []
+    for _ in range(a.runs):
+        t = time.perf_counter()
+        vectorbt_sweep(vbt, np, close)
+        vbt_times.append(time.perf_counter() - t)
+
+    walls, screens = [], []
+    for _ in range(a.runs):
+        out = os.path.join(d, "sweep.csv")
+        t = time.perf_counter()
+        subprocess.run([SIEVE, "sweep", "--config", config, "--data", bars, "--out", out, "--top", "100"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        walls.append(time.perf_counter() - t)
+        with open(os.path.join(d, "sweep.meta.json")) as f:
+            meta = json.load(f)
+        screens.append(meta["timings"]["screen_s"])
+    evaluated = meta["objective_stats"]["combinations_evaluated"]
+    assert evaluated == pairs, f"sieve screened {evaluated} pairs, vectorbt {pairs}"
+
+    v, w, s = statistics.median(vbt_times), statistics.median(walls), statistics.median(screens)
+    print(f"{pairs:,} pairs x {a.bars:,} daily bars")
+    print(f"vectorbt: first run {cold:.2f} s (compiles), warm median {v:.3f} s of {a.runs}")
+    print(f"sieve sweep: wall median {w:.3f} s (process, loading, writing), screen {s:.4f} s")
+    print(f"ratio, vectorbt warm / sieve wall: {v / w:,.0f}x; / sieve screen: {v / s:,.0f}x")
+
+
+if __name__ == "__main__":
+    main()
