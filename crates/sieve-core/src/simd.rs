@@ -70,11 +70,12 @@ fn detect() -> Level {
     Level::Portable
 }
 
-pub(crate) trait Vector: Copy {
+/// `W` f64 lanes.
+pub(crate) trait Vector<const W: usize>: Copy {
     type Mask: Copy;
     fn splat(x: f64) -> Self;
-    fn load(a: &Lanes) -> Self;
-    fn store(self, a: &mut Lanes);
+    fn load(a: &[f64; W]) -> Self;
+    fn store(self, a: &mut [f64; W]);
     fn add(self, o: Self) -> Self;
     fn sub(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
@@ -98,7 +99,7 @@ pub(crate) trait Vector: Copy {
 #[derive(Clone, Copy)]
 pub(crate) struct Portable(Lanes);
 
-impl Vector for Portable {
+impl Vector<LANES> for Portable {
     type Mask = [bool; LANES];
     #[inline(always)]
     fn splat(x: f64) -> Self {
@@ -181,12 +182,12 @@ pub(crate) struct Avx512(std::arch::x86_64::__m512d);
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::{Avx512, Lanes, Vector};
+    use super::{Avx512, Lanes, Vector, LANES};
     use std::arch::x86_64::*;
 
     // SAFETY (every block below): these run inlined into functions compiled
     // with avx512f, called only after the CPU was checked for it.
-    impl Vector for Avx512 {
+    impl Vector<LANES> for Avx512 {
         type Mask = __mmask8;
         #[inline(always)]
         fn splat(x: f64) -> Self {
@@ -266,9 +267,16 @@ mod avx512 {
 #[derive(Clone, Copy)]
 pub(crate) struct Avx2([std::arch::x86_64::__m256d; 2]);
 
+/// One AVX register: four lanes (the lane engine runs eight lanes on AVX2
+/// as two halves of four, which fit the 16 registers and can each skip
+/// their flat stretches).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+pub(crate) struct Avx4(std::arch::x86_64::__m256d);
+
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::{Avx2, Lanes, Vector};
+    use super::{Avx2, Avx4, Lanes, Vector, LANES};
     use std::arch::x86_64::*;
 
     /// Applies `f` to both halves.
@@ -279,7 +287,7 @@ mod avx2 {
 
     // SAFETY (every block below): these run inlined into functions compiled
     // with avx, called only after the CPU was checked for it.
-    impl Vector for Avx2 {
+    impl Vector<LANES> for Avx2 {
         /// All ones where true, per lane.
         type Mask = [__m256d; 2];
         #[inline(always)]
@@ -365,6 +373,81 @@ mod avx2 {
                     _mm256_blendv_pd(b.0[1], a.0[1], m[1]),
                 ])
             }
+        }
+    }
+
+    // SAFETY (every block below): as above, inlined into functions
+    // compiled with avx.
+    impl Vector<4> for Avx4 {
+        /// All ones where true, per lane.
+        type Mask = __m256d;
+        #[inline(always)]
+        fn splat(x: f64) -> Self {
+            Avx4(unsafe { _mm256_set1_pd(x) })
+        }
+        #[inline(always)]
+        fn load(a: &[f64; 4]) -> Self {
+            Avx4(unsafe { _mm256_loadu_pd(a.as_ptr()) })
+        }
+        #[inline(always)]
+        fn store(self, a: &mut [f64; 4]) {
+            unsafe { _mm256_storeu_pd(a.as_mut_ptr(), self.0) }
+        }
+        #[inline(always)]
+        fn add(self, o: Self) -> Self {
+            Avx4(unsafe { _mm256_add_pd(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn sub(self, o: Self) -> Self {
+            Avx4(unsafe { _mm256_sub_pd(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn mul(self, o: Self) -> Self {
+            Avx4(unsafe { _mm256_mul_pd(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn div(self, o: Self) -> Self {
+            Avx4(unsafe { _mm256_div_pd(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn lt(self, o: Self) -> Self::Mask {
+            unsafe { _mm256_cmp_pd::<_CMP_LT_OQ>(self.0, o.0) }
+        }
+        #[inline(always)]
+        fn gt(self, o: Self) -> Self::Mask {
+            unsafe { _mm256_cmp_pd::<_CMP_GT_OQ>(self.0, o.0) }
+        }
+        #[inline(always)]
+        fn le(self, o: Self) -> Self::Mask {
+            unsafe { _mm256_cmp_pd::<_CMP_LE_OQ>(self.0, o.0) }
+        }
+        #[inline(always)]
+        fn ge(self, o: Self) -> Self::Mask {
+            unsafe { _mm256_cmp_pd::<_CMP_GE_OQ>(self.0, o.0) }
+        }
+        #[inline(always)]
+        fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask {
+            unsafe { _mm256_and_pd(a, b) }
+        }
+        #[inline(always)]
+        fn or(a: Self::Mask, b: Self::Mask) -> Self::Mask {
+            unsafe { _mm256_or_pd(a, b) }
+        }
+        #[inline(always)]
+        fn and_not(a: Self::Mask, b: Self::Mask) -> Self::Mask {
+            unsafe { _mm256_andnot_pd(b, a) }
+        }
+        #[inline(always)]
+        fn any(m: Self::Mask) -> bool {
+            unsafe { _mm256_movemask_pd(m) != 0 }
+        }
+        #[inline(always)]
+        fn bits(m: Self::Mask) -> u8 {
+            unsafe { _mm256_movemask_pd(m) as u8 }
+        }
+        #[inline(always)]
+        fn select(m: Self::Mask, a: Self, b: Self) -> Self {
+            Avx4(unsafe { _mm256_blendv_pd(b.0, a.0, m) })
         }
     }
 }

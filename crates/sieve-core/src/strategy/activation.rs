@@ -305,7 +305,7 @@ impl<'a> Job<'a> {
 
     /// [`Activation::positions`] of every lane at once, as changes.
     #[inline(always)]
-    fn run<V: Vector>(&self, out: &mut [Changes]) {
+    fn run<V: Vector<LANES>>(&self, out: &mut [Changes]) {
         if self.shorts {
             self.scan::<V, true>(out)
         } else {
@@ -317,7 +317,7 @@ impl<'a> Job<'a> {
     /// with the branches of a bar's transition turned into lane masks (the
     /// state is two masks: long, short).
     #[inline(always)]
-    fn scan<V: Vector, const SHORTS: bool>(&self, out: &mut [Changes]) {
+    fn scan<V: Vector<LANES>, const SHORTS: bool>(&self, out: &mut [Changes]) {
         let n = self.close.len();
         for changes in out.iter_mut() {
             changes.reset(n);
