@@ -99,7 +99,8 @@ impl ScreenJob<'_> {
 pub struct Checkpoint {
     /// The first grid index not yet screened.
     pub next: GridIndex,
-    /// Best first.
+    /// The best so far, in no particular order (sort with
+    /// [`Scored::rank_cmp`] for best first).
     pub top: Vec<Scored>,
     pub stats: ObjectiveStats,
     pub sharpe: ObjectiveStats,

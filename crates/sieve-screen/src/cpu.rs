@@ -163,7 +163,7 @@ fn screen_in_pool(
         next = batch_end;
         on_batch(&Checkpoint {
             next,
-            top: top.clone().into_sorted(),
+            top: top.to_unsorted(),
             stats,
             sharpe,
         })?;

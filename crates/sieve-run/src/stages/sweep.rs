@@ -95,13 +95,14 @@ struct SweepCheckpoint {
 }
 
 fn write_checkpoint(path: &Path, grid_size: u64, c: &Checkpoint) -> Result<()> {
+    let mut top = c.top.clone();
+    top.sort_unstable_by(Scored::rank_cmp);
     let cp = SweepCheckpoint {
         grid_size,
         next: c.next,
         stats: StatsMeta::from(&c.stats),
         sharpe: Some(StatsMeta::from(&c.sharpe)),
-        top: c
-            .top
+        top: top
             .iter()
             .map(|s| (s.index, float(s.score), s.trades))
             .collect(),

@@ -507,7 +507,7 @@ impl ScreenBackend for GpuBackend {
             on_batch(&Checkpoint {
                 sharpe,
                 next,
-                top: top.clone().into_sorted(),
+                top: top.to_unsorted(),
                 stats,
             })?;
         }
