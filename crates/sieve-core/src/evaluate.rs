@@ -280,7 +280,8 @@ pub fn indicators_for_space(
 /// the distinct keys however many sets name them.
 #[derive(Default)]
 struct Keys {
-    seen: std::collections::HashSet<Indicator>,
+    /// A fast hash: a grid names its keys millions of times.
+    seen: rustc_hash::FxHashSet<Indicator>,
     scratch: Vec<Indicator>,
 }
 

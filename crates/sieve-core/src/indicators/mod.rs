@@ -13,6 +13,8 @@ pub mod volatility;
 
 use std::collections::BTreeMap;
 
+use rustc_hash::FxHashMap;
+
 use rayon::prelude::*;
 
 use crate::data::Bars;
@@ -139,7 +141,8 @@ impl Indicator {
 /// Every indicator setting a run needs, each computed once.
 #[derive(Debug, Default, Clone)]
 pub struct IndicatorSet {
-    values: BTreeMap<Indicator, Vec<f64>>,
+    /// A fast hash: every screened combination looks its series up here.
+    values: FxHashMap<Indicator, Vec<f64>>,
 }
 
 impl IndicatorSet {
