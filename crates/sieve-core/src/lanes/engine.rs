@@ -6,7 +6,9 @@
 //! [`crate::engine::simulate`] computes them. Between fills every lane's
 //! equity is `cash + signed_units · close`, and the per-bar work — the
 //! equity, the return, its sums and the drawdown — runs on all lanes at once
-//! in `[f64; LANES]` arrays the compiler turns into vector instructions.
+//! in vector registers ([`crate::simd`]: one AVX-512 register, two halves of
+//! one AVX register each, or portable arrays), and a stretch where every
+//! lane is flat is skipped to the next fill.
 //!
 //! Each lane performs the same f64 operations in the same order as the
 //! scalar engine and [`WindowStats`], so its metrics are bit-identical, with
