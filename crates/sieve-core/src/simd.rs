@@ -1,11 +1,17 @@
-//! Eight f64 lanes and the handful of operations the lane engine needs,
-//! written once over [`Vector`] and compiled three times: portable arrays
-//! (any CPU), two AVX registers and one AVX-512 register, chosen at run
-//! time by [`Level::best`].
+//! f64 lanes and the handful of operations the lane code needs, written
+//! once over [`Vector`] and compiled for each [`Level`] the CPU may have
+//! (chosen at run time by [`Level::best`]): eight lanes as portable arrays,
+//! as one AVX-512 register or as two AVX registers ([`Avx2`]), and four
+//! lanes in one AVX register ([`Avx4`], the lane engine's halves on AVX2).
 //!
 //! Every operation is a plain IEEE-754 operation on each lane — no fused
-//! multiply-add, no approximate reciprocal — so all three give the scalar
-//! engine's bits.
+//! multiply-add, no approximate reciprocal — so all of them give the scalar
+//! code's bits.
+//!
+//! The vector types call intrinsics in safe methods: they are sound because
+//! they are only used inside functions compiled for their features
+//! (`#[target_feature]`), which are only called at a level
+//! [`Level::best`] reported.
 
 /// Lanes per vector: 8 f64 fill one AVX-512 register (two AVX ones).
 pub const LANES: usize = 8;
@@ -56,9 +62,11 @@ impl Ord for Level {
 #[cfg(target_arch = "x86_64")]
 fn detect() -> Level {
     use std::is_x86_feature_detected as has;
-    if has!("avx512f") && has!("avx512bw") && has!("avx512vl") && has!("bmi1") {
+    // Each level includes the ones below it (tests run them all).
+    let avx2 = has!("avx") && has!("avx2");
+    if avx2 && has!("avx512f") && has!("avx512bw") && has!("avx512vl") && has!("bmi1") {
         Level::Avx512
-    } else if has!("avx") && has!("avx2") {
+    } else if avx2 {
         Level::Avx2
     } else {
         Level::Portable

@@ -93,17 +93,17 @@ impl TopK {
         self.heap.is_empty()
     }
 
-    /// Best first.
     /// The kept candidates in no particular order (a checkpoint's copy:
     /// sorting waits until one is written).
     pub fn to_unsorted(&self) -> Vec<Scored> {
         self.heap.iter().map(|w| w.0).collect()
     }
 
+    /// The kept candidates, best first.
     pub fn into_sorted(self) -> Vec<Scored> {
         let mut v: Vec<Scored> = self.heap.into_iter().map(|w| w.0).collect();
         // The order is total (grid indices are distinct), so an unstable
-        // sort gives the same vector, faster (it runs at every checkpoint).
+        // sort gives the same vector.
         v.sort_unstable_by(Scored::rank_cmp);
         v
     }

@@ -12,14 +12,16 @@
 //!
 //! Each lane performs the same f64 operations in the same order as the
 //! scalar engine and [`WindowStats`], so its metrics are bit-identical, with
-//! two differences that are provably invisible:
+//! three differences that are provably invisible:
 //!
 //! * a flat bar's return is computed as `cash / cash − 1` (exactly 0 for a
 //!   positive finite cash) where the scalar sink adds a known zero;
 //! * the drawdown `1 − equity / peak` is computed only on bars where a
 //!   conservative test (one multiplication) says it may exceed the maximum
 //!   so far, not at every new low: the maximum comes out the same (the
-//!   argument is next to [`Accumulators::window`]).
+//!   argument is next to [`Accumulators::window`]);
+//! * where every lane is flat after a fill, the bars up to the next fill are
+//!   skipped (each would repeat the one before exactly).
 //!
 //! Both need a positive, finite equity: a lane whose equity is not positive
 //! and finite on every bar of the window (its starting value included) is
@@ -358,6 +360,7 @@ fn run<V: Vector<W>, const W: usize, const DOWNSIDE: bool>(
     }
     let mut acc = Accumulators::new(start_equity);
     acc.window::<V, DOWNSIDE>(&bars.close[..end], start, end, &mut fills);
+    const { assert!(W <= 8, "the inexact mask is a u8") };
     let mut inexact = 0u8;
     for l in 0..W {
         // Flat bars divide cash by itself and the drawdown shortcut needs a

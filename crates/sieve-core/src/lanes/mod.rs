@@ -72,7 +72,8 @@ impl Evaluator<'_> {
         }
         // Measured on an AVX2 CPU: the portable lane code (SSE2 there) ran
         // sma_cross at half the scalar speed; the AVX2 code runs it at 2×.
-        let pays = scratch.always || (self.strategy.lanes_pay() && scratch.level > Level::Portable);
+        let pays =
+            scratch.always || (self.strategy.lanes_pay(params) && scratch.level > Level::Portable);
         if window != &self.scoring.windows.score || !pays {
             // The lanes accumulate one window; this screen reads two. Or
             // the strategy is faster one combination at a time.

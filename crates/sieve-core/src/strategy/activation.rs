@@ -164,13 +164,16 @@ impl Strategy for Activation {
     fn indicators(&self, p: &[f64], out: &mut Vec<Indicator>) {
         out.extend(keys(p));
     }
-    fn lanes_pay(&self) -> bool {
-        true
+    /// Only sets that share the score series (the same indicators and
+    /// weights: most groups of a grid whose last axes are the thresholds):
+    /// others, with their positions found one by one, are faster screened
+    /// one by one (measured 15 % when lanes marked every bar).
+    fn lanes_pay(&self, params: &[&[f64]]) -> bool {
+        shares_score(params)
     }
 
-    /// Sets that share the score series (the same indicators and weights:
-    /// most groups of a grid, whose last axes are the thresholds) run the
-    /// state machine side by side in vector lanes; others one by one.
+    /// Sets that share the score series run the state machine side by side
+    /// in vector lanes; others one by one.
     fn lane_changes(
         &self,
         bars: &Bars,
@@ -182,16 +185,7 @@ impl Strategy for Activation {
         scratch: &mut Vec<i8>,
         out: &mut [Changes],
     ) {
-        let Some(&first) = params.first() else {
-            return;
-        };
-        let shared = |p: &&[f64]| {
-            keys(p) == keys(first)
-                && [W_TREND, W_RSI, W_DC]
-                    .iter()
-                    .all(|&w| p[w].to_bits() == first[w].to_bits())
-        };
-        if params.len() > LANES || !params.iter().all(shared) {
+        if !shares_score(params) {
             return changes_by_positions(self, bars, ind, params, d, end, scratch, out);
         }
         let job = Job::new(bars, ind, params, d, end);
@@ -259,6 +253,21 @@ impl Strategy for Activation {
             out[t] = position;
         }
     }
+}
+
+/// Whether `params` are at most [`LANES`] sets (at least one) with the same
+/// indicators and weights, hence the same score on every bar.
+fn shares_score(params: &[&[f64]]) -> bool {
+    let Some(&first) = params.first() else {
+        return false;
+    };
+    let shared = |p: &&[f64]| {
+        keys(p) == keys(first)
+            && [W_TREND, W_RSI, W_DC]
+                .iter()
+                .all(|&w| p[w].to_bits() == first[w].to_bits())
+    };
+    params.len() <= LANES && params.iter().all(shared)
 }
 
 /// Up to [`LANES`] parameter sets that share the score series, for the state
@@ -341,6 +350,8 @@ impl<'a> Job<'a> {
             let c = V::splat(self.close[t]);
             let score = V::splat(w_trend * trend[t] + w_rsi * momentum[t] + w_dc * breakout[t]);
             let risk = stop_atr.mul(V::splat(atr[t]));
+            // `extreme.max(c)` of the scalar code: the same for the finite
+            // closes loaded data has (they differ only on a NaN extreme).
             extreme = V::select(V::and(long, c.gt(extreme)), c, extreme);
             // At most one transition per bar, from the state at its start.
             let long_stopped = V::and(stops, c.lt(extreme.sub(risk)));

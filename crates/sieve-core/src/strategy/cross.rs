@@ -257,7 +257,7 @@ impl Strategy for AverageCross {
         let start = fast.first_valid().max(slow.first_valid());
         cross_positions(ind.get(fast), ind.get(slow), start, d, out);
     }
-    fn lanes_pay(&self) -> bool {
+    fn lanes_pay(&self, _params: &[&[f64]]) -> bool {
         true
     }
     /// Straight to changes, with no target per bar (quiet stretches cost

@@ -155,14 +155,14 @@ pub trait Strategy: Send + Sync {
         None
     }
 
-    /// Whether the screen should run this strategy in lanes
-    /// ([`crate::lanes`]). Lanes mark every bar until all of them are flat,
+    /// Whether the screen should run these parameter sets of this strategy
+    /// in lanes ([`crate::lanes`]). Lanes mark every bar until all of them are flat,
     /// where one combination at a time skips each flat stretch in O(1):
     /// they pay for a strategy whose targets come cheaply as changes
     /// (measured on AVX2: `sma_cross` 2.1×, `activation` 1.4× — both find
     /// their changes in vector code; rule strategies, whose targets come
     /// one set at a time, were mixed: −7 % to +40 %).
-    fn lanes_pay(&self) -> bool {
+    fn lanes_pay(&self, _params: &[&[f64]]) -> bool {
         false
     }
 

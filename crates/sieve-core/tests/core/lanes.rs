@@ -21,7 +21,8 @@ fn same(a: &ScreenScore, b: &ScreenScore) -> bool {
         && bits(a.sharpe) == bits(b.sharpe)
 }
 
-/// Screens `sets` one by one and in lanes (both kernels) and compares.
+/// Screens `sets` one by one and in lanes (every vector level the CPU runs,
+/// and the default choice) and compares.
 fn check(bars: &Bars, config: &Config, s: &dyn SieveStrategy, sets: &[Vec<f64>]) {
     let scoring = Scoring::new(config, bars).unwrap();
     let keys = Evaluator::indicators_for(s, sets.iter().map(Vec::as_slice));
