@@ -124,6 +124,29 @@ impl Blocks for Portable {
     }
 }
 
+/// A block's event bits from vector compares of `W` bars each:
+/// `compare(f, s)` gives the bits of the `W` bars at `f`, `s` (pointers to
+/// `W` readable values each). Short blocks (the last) are portable.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn chunked<const W: usize>(
+    f: &[f64],
+    s: &[f64],
+    last_side: i8,
+    compare: impl Fn(*const f64, *const f64) -> u32,
+) -> u32 {
+    const { assert!(BLOCK.is_multiple_of(W) && BLOCK <= 32) };
+    if f.len() < BLOCK || s.len() < BLOCK {
+        return Portable::events(f, s, last_side);
+    }
+    let mut events = 0u32;
+    for k in 0..BLOCK / W {
+        // In bounds: both slices hold BLOCK values.
+        events |= compare(f[W * k..].as_ptr(), s[W * k..].as_ptr()) << (W * k);
+    }
+    events
+}
+
 /// Two AVX-512 compares per block, straight into a bit mask. Only used
 /// inlined into functions compiled with `avx512f`.
 #[cfg(target_arch = "x86_64")]
@@ -134,17 +157,11 @@ impl Blocks for Avx512Blocks {
     #[inline(always)]
     fn events(f: &[f64], s: &[f64], last_side: i8) -> u32 {
         use std::arch::x86_64::*;
-        const _: () = assert!(BLOCK.is_multiple_of(8) && BLOCK <= 32);
-        if f.len() < BLOCK || s.len() < BLOCK {
-            return Portable::events(f, s, last_side);
-        }
-        let mut events = 0u32;
-        for k in 0..BLOCK / 8 {
-            // SAFETY: both slices hold BLOCK values; the caller runs on
-            // AVX-512.
+        chunked::<8>(f, s, last_side, |f, s| {
+            // SAFETY: `chunked` passes 8 readable values at each; the
+            // caller runs on AVX-512.
             let m = unsafe {
-                let fv = _mm512_loadu_pd(f.as_ptr().add(8 * k));
-                let sv = _mm512_loadu_pd(s.as_ptr().add(8 * k));
+                let (fv, sv) = (_mm512_loadu_pd(f), _mm512_loadu_pd(s));
                 match last_side {
                     1 => _mm512_cmp_pd_mask::<_CMP_LT_OQ>(fv, sv),
                     -1 => _mm512_cmp_pd_mask::<_CMP_GT_OQ>(fv, sv),
@@ -153,9 +170,8 @@ impl Blocks for Avx512Blocks {
                     _ => _mm512_cmp_pd_mask::<_CMP_NEQ_OQ>(fv, sv),
                 }
             };
-            events |= u32::from(m) << (8 * k);
-        }
-        events
+            u32::from(m)
+        })
     }
 }
 
@@ -169,28 +185,19 @@ impl Blocks for Avx2Blocks {
     #[inline(always)]
     fn events(f: &[f64], s: &[f64], last_side: i8) -> u32 {
         use std::arch::x86_64::*;
-        const _: () = assert!(BLOCK.is_multiple_of(4) && BLOCK <= 32);
-        if f.len() < BLOCK || s.len() < BLOCK {
-            return Portable::events(f, s, last_side);
-        }
-        let mut events = 0u32;
-        for k in 0..BLOCK / 4 {
-            // SAFETY: both slices hold BLOCK values; the caller runs on AVX.
-            let m = unsafe {
-                let fv = _mm256_loadu_pd(f.as_ptr().add(4 * k));
-                let sv = _mm256_loadu_pd(s.as_ptr().add(4 * k));
+        chunked::<4>(f, s, last_side, |f, s| {
+            // SAFETY: `chunked` passes 4 readable values at each; the
+            // caller runs on AVX.
+            unsafe {
+                let (fv, sv) = (_mm256_loadu_pd(f), _mm256_loadu_pd(s));
                 let c = match last_side {
                     1 => _mm256_cmp_pd::<_CMP_LT_OQ>(fv, sv),
                     -1 => _mm256_cmp_pd::<_CMP_GT_OQ>(fv, sv),
-                    // Ordered not-equal: false where either is NaN, as
-                    // sides.
                     _ => _mm256_cmp_pd::<_CMP_NEQ_OQ>(fv, sv),
                 };
                 _mm256_movemask_pd(c) as u32
-            };
-            events |= m << (4 * k);
-        }
-        events
+            }
+        })
     }
 }
 
