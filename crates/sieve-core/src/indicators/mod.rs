@@ -142,7 +142,24 @@ impl Indicator {
 #[derive(Debug, Default, Clone)]
 pub struct IndicatorSet {
     /// A fast hash: every screened combination looks its series up here.
-    values: FxHashMap<Indicator, Vec<f64>>,
+    values: FxHashMap<Indicator, Series>,
+}
+
+/// One computed series, and the same values rounded to f32.
+#[derive(Debug, Clone)]
+struct Series {
+    values: Vec<f64>,
+    /// Half the bytes for scans that compare series (the crossing scan):
+    /// rounding is monotonic, so `narrow[a] < narrow[b]` implies
+    /// `values[a] < values[b]`; only equal narrow values need the f64 ones.
+    narrow: Vec<f32>,
+}
+
+impl Series {
+    fn new(values: Vec<f64>) -> Self {
+        let narrow = values.iter().map(|&v| v as f32).collect();
+        Series { values, narrow }
+    }
 }
 
 impl IndicatorSet {
@@ -203,8 +220,8 @@ impl IndicatorSet {
                 .filter(|(_, &d)| d == level)
                 .map(|(k, _)| *k)
                 .collect();
-            let compute = |k: Indicator| (k, source.compute(bars, k, &|i| set.get(i)));
-            let done: Vec<(Indicator, Vec<f64>)> = if parallel {
+            let compute = |k: Indicator| (k, Series::new(source.compute(bars, k, &|i| set.get(i))));
+            let done: Vec<(Indicator, Series)> = if parallel {
                 stage.into_par_iter().map(compute).collect()
             } else {
                 stage.into_iter().map(compute).collect()
@@ -215,6 +232,15 @@ impl IndicatorSet {
     }
 
     pub fn get(&self, key: Indicator) -> &[f64] {
+        &self.series(key).values
+    }
+
+    /// The series of `key` rounded to f32 (each value `v as f32`).
+    pub fn get_narrow(&self, key: Indicator) -> &[f32] {
+        &self.series(key).narrow
+    }
+
+    fn series(&self, key: Indicator) -> &Series {
         match self.values.get(&key) {
             Some(v) => v,
             None => panic!("indicator {key:?} was not computed; the strategy must list it"),
