@@ -240,6 +240,13 @@ impl IndicatorSet {
         &self.series(key).narrow
     }
 
+    /// [`IndicatorSet::get`] and [`IndicatorSet::get_narrow`] in one
+    /// lookup.
+    pub fn both(&self, key: Indicator) -> (&[f64], &[f32]) {
+        let s = self.series(key);
+        (&s.values, &s.narrow)
+    }
+
     fn series(&self, key: Indicator) -> &Series {
         match self.values.get(&key) {
             Some(v) => v,

@@ -62,10 +62,11 @@ impl<'a> Pair<'a> {
 
     /// The averages `fast` and `slow` of `set`, for any blocks.
     fn of(set: &'a IndicatorSet, fast: Indicator, slow: Indicator) -> Self {
+        let ((fast, narrow_fast), (slow, narrow_slow)) = (set.both(fast), set.both(slow));
         Pair {
-            fast: set.get(fast),
-            slow: set.get(slow),
-            narrow: (set.get_narrow(fast), set.get_narrow(slow)),
+            fast,
+            slow,
+            narrow: (narrow_fast, narrow_slow),
         }
     }
 }
