@@ -484,16 +484,16 @@ impl Job<'_> {
     }
 }
 
-/// The scan compiled for AVX-512: the block tests become two vector
-/// compares and a mask (comparisons only, so nothing can round
-/// differently).
+/// The scan compiled for AVX-512: a block's test is two compares of 16
+/// narrowed bars (comparisons only, so nothing can round differently).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,bmi1")]
 fn lane_changes_avx512(job: &Job<'_>, out: &mut [Changes]) {
     job.run::<Avx512Blocks>(out)
 }
 
-/// The scan compiled for AVX2: four compares and mask moves per block.
+/// The scan compiled for AVX2: a block's test is four compares of 8
+/// narrowed bars and one mask move.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,avx2")]
 fn lane_changes_avx2(job: &Job<'_>, out: &mut [Changes]) {
@@ -501,7 +501,7 @@ fn lane_changes_avx2(job: &Job<'_>, out: &mut [Changes]) {
 }
 
 /// Bars per block of the fast path: crossings are tens of bars apart, so
-/// most blocks are quiet.
+/// most blocks are quiet (64 measured no faster).
 const BLOCK: usize = 32;
 
 #[cfg(test)]
