@@ -30,9 +30,6 @@ pub struct ScreenJob<'a> {
 /// The default of [`ScreenJob::series_budget`]: 1 GiB.
 pub const SERIES_BUDGET: u64 = 1 << 30;
 
-/// Bytes a series takes per bar in [`sieve_core::indicators::IndicatorSet`].
-const BYTES_PER_VALUE: u64 = 12;
-
 /// How a grid's shared series are held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SeriesPlan {
@@ -48,8 +45,9 @@ impl SeriesPlan {
     pub fn of(strategy: &dyn Strategy, space: &ParamSpace, market: &Market, budget: u64) -> Self {
         let series = strategy.space_indicators(space).len();
         let bars: u64 = market.instruments.iter().map(|i| i.bars.len() as u64).sum();
-        // Each value as f64 and as the f32 copy the crossing scan reads.
-        let bytes = series as u64 * bars * BYTES_PER_VALUE;
+        // Each value as f64, and as f32 where the screen reads that too.
+        let per_value = if strategy.narrow_series() { 12 } else { 8 };
+        let bytes = series as u64 * bars * per_value;
         SeriesPlan {
             series,
             bytes,

@@ -12,6 +12,7 @@ pub mod momentum;
 pub mod volatility;
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 
@@ -145,20 +146,29 @@ pub struct IndicatorSet {
     values: FxHashMap<Indicator, Series>,
 }
 
-/// One computed series, and the same values rounded to f32.
+/// One computed series, and (once a scan asks) the same values rounded to
+/// f32.
 #[derive(Debug, Clone)]
 struct Series {
     values: Vec<f64>,
     /// Half the bytes for scans that compare series (the crossing scan):
     /// rounding is monotonic, so `narrow[a] < narrow[b]` implies
     /// `values[a] < values[b]`; only equal narrow values need the f64 ones.
-    narrow: Vec<f32>,
+    /// Made on first use, so strategies that never read it pay nothing.
+    narrow: OnceLock<Vec<f32>>,
 }
 
 impl Series {
     fn new(values: Vec<f64>) -> Self {
-        let narrow = values.iter().map(|&v| v as f32).collect();
-        Series { values, narrow }
+        Series {
+            values,
+            narrow: OnceLock::new(),
+        }
+    }
+
+    fn narrow(&self) -> &[f32] {
+        self.narrow
+            .get_or_init(|| self.values.iter().map(|&v| v as f32).collect())
     }
 }
 
@@ -235,16 +245,17 @@ impl IndicatorSet {
         &self.series(key).values
     }
 
-    /// The series of `key` rounded to f32 (each value `v as f32`).
+    /// The series of `key` rounded to f32 (each value `v as f32`), made
+    /// on the first call for that key.
     pub fn get_narrow(&self, key: Indicator) -> &[f32] {
-        &self.series(key).narrow
+        self.series(key).narrow()
     }
 
     /// [`IndicatorSet::get`] and [`IndicatorSet::get_narrow`] in one
     /// lookup.
     pub fn both(&self, key: Indicator) -> (&[f64], &[f32]) {
         let s = self.series(key);
-        (&s.values, &s.narrow)
+        (&s.values, s.narrow())
     }
 
     fn series(&self, key: Indicator) -> &Series {

@@ -44,9 +44,10 @@ impl Out for Changes {
 pub(crate) struct Pair<'a> {
     fast: &'a [f64],
     slow: &'a [f64],
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     /// Both rounded to f32 ([`IndicatorSet::get_narrow`]), which the vector
-    /// blocks compare first; empty for the portable blocks, which do not
-    /// read them.
+    /// blocks compare first; empty from [`Pair::wide`] (the portable blocks
+    /// do not read them).
     narrow: (&'a [f32], &'a [f32]),
 }
 
@@ -175,6 +176,7 @@ impl Blocks for Portable {
 
 /// Whether bar values `a` (fast) and `b` (slow) are an event after
 /// `last_side`.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn is_event(a: f64, b: f64, last_side: i8) -> bool {
     match last_side {
@@ -213,6 +215,10 @@ fn narrowed<const W: usize>(
                 let (e, tie) = bits(nf[t + W * k..].as_ptr(), ns[t + W * k..].as_ptr());
                 events |= e << (W * k);
                 ties |= tie << (W * k);
+            }
+            // Only ties before the first strict event can come first.
+            if events != 0 {
+                ties &= (events & events.wrapping_neg()) - 1;
             }
             while ties != 0 {
                 let i = ties.trailing_zeros() as usize;
@@ -418,12 +424,17 @@ impl Strategy for AverageCross {
     /// (fast, slow) pair (250,000 calls for 2..500 × 2..500), in 1,000.
     fn space_indicators(&self, space: &ParamSpace) -> Vec<Indicator> {
         let mut keys = Vec::new();
-        for p in 0..self.params.len() {
+        // The two parameters `averages` reads.
+        for p in [0, 1] {
             space.for_each_setting(&[p], |v| keys.push((self.average)(len_param(v[p]))));
         }
         keys.sort_unstable();
         keys.dedup();
         keys
+    }
+    /// The crossing scan compares the f32 copies first.
+    fn narrow_series(&self) -> bool {
+        true
     }
     fn lanes_pay(&self, _params: &[&[f64]]) -> bool {
         true
@@ -485,7 +496,8 @@ impl Job<'_> {
 }
 
 /// The scan compiled for AVX-512: a block's test is two compares of 16
-/// narrowed bars (comparisons only, so nothing can round differently).
+/// narrowed bars (comparisons of values rounded once, the same way for
+/// every level, so the levels cannot differ).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,bmi1")]
 fn lane_changes_avx512(job: &Job<'_>, out: &mut [Changes]) {
@@ -550,45 +562,117 @@ mod tests {
         (fast, slow)
     }
 
+    /// Every level's changes of `fast` against `slow` (and the f32 copies)
+    /// are the positions of the scalar scan, for both directions and
+    /// several starts and ends.
+    fn assert_levels_agree(fast: &[f64], slow: &[f64], label: &str) {
+        let narrow = |v: &[f64]| v.iter().map(|&v| v as f32).collect::<Vec<f32>>();
+        let (nf, ns) = (narrow(fast), narrow(slow));
+        let pair = Pair {
+            fast,
+            slow,
+            narrow: (&nf, &ns),
+        };
+        let len = fast.len();
+        for direction in [Direction::Long, Direction::LongShort] {
+            for (start, n) in [(0, len), (37, len), (5, len / 2), (len - 10, len)] {
+                let mut positions = vec![0i8; n];
+                cross_positions(fast, slow, start, direction, &mut positions);
+                let mut changes = Changes::default();
+                for level in Level::available() {
+                    match level {
+                        // SAFETY: the CPU has each level's features.
+                        #[cfg(target_arch = "x86_64")]
+                        Level::Avx512 => unsafe {
+                            avx512_changes(pair, start, direction, n, &mut changes)
+                        },
+                        #[cfg(target_arch = "x86_64")]
+                        Level::Avx2 => unsafe {
+                            avx2_changes(pair, start, direction, n, &mut changes)
+                        },
+                        _ => cross_changes::<Portable>(pair, start, direction, n, &mut changes),
+                    }
+                    assert_eq!(changes.to_positions(), positions, "{level:?} {label}");
+                }
+                assert!(
+                    positions.iter().any(|&p| p != 0) || start >= len - 10,
+                    "{label}"
+                );
+            }
+        }
+    }
+
+    /// Bars where the f32 copies tie but the f64 values differ and make
+    /// an event (after either side).
+    fn f32_only_events(fast: &[f64], slow: &[f64]) -> usize {
+        (0..fast.len())
+            .filter(|&i| fast[i] as f32 == slow[i] as f32)
+            .filter(|&i| fast[i] < slow[i] || fast[i] > slow[i])
+            .count()
+    }
+
     #[test]
     fn changes_are_the_positions() {
         for near in [false, true] {
             let (fast, slow) = walks(near);
-            let narrow = |v: &[f64]| v.iter().map(|&v| v as f32).collect::<Vec<f32>>();
-            let (nf, ns) = (narrow(&fast), narrow(&slow));
             if near {
-                let f32_only = (0..fast.len()).filter(|&i| nf[i] == ns[i] && fast[i] != slow[i]);
-                assert!(f32_only.count() > 20, "the walks tie in f32 only");
+                assert!(
+                    f32_only_events(&fast, &slow) > 20,
+                    "the walks tie in f32 only"
+                );
             }
-            let pair = Pair {
-                fast: &fast,
-                slow: &slow,
-                narrow: (&nf, &ns),
-            };
-            for direction in [Direction::Long, Direction::LongShort] {
-                for (start, n) in [(0, 700), (37, 700), (5, 333), (690, 700)] {
-                    let mut positions = vec![0i8; n];
-                    cross_positions(&fast, &slow, start, direction, &mut positions);
-                    let mut changes = Changes::default();
-                    for level in Level::available() {
-                        match level {
-                            // SAFETY: the CPU has each level's features.
-                            #[cfg(target_arch = "x86_64")]
-                            Level::Avx512 => unsafe {
-                                avx512_changes(pair, start, direction, n, &mut changes)
-                            },
-                            #[cfg(target_arch = "x86_64")]
-                            Level::Avx2 => unsafe {
-                                avx2_changes(pair, start, direction, n, &mut changes)
-                            },
-                            _ => cross_changes::<Portable>(pair, start, direction, n, &mut changes),
-                        }
-                        assert_eq!(changes.to_positions(), positions, "{level:?} near {near}");
-                    }
-                    assert!(positions.iter().any(|&p| p != 0) || start >= 690);
-                }
+            assert_levels_agree(&fast, &slow, &format!("near {near}"));
+        }
+    }
+
+    /// Values where rounding to f32 overflows to ±∞, flushes to ±0, or
+    /// ties, next to ±∞, signed zeros and NaN, in runs long enough to fill
+    /// whole blocks.
+    #[test]
+    fn edge_values_scan_as_in_f64() {
+        let big = f64::from(f32::MAX);
+        let palette = [
+            1e39,
+            2e39,
+            -1e39,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            big,
+            big * (1.0 + 1e-12),
+            1e-310,
+            2e-310,
+            -1e-310,
+            0.0,
+            -0.0,
+            f64::NAN,
+            1.0,
+            1.0 + 1e-12,
+            1.0 - 1e-12,
+        ];
+        let mut x = 99u64;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        // First a side and a cross seen in f64 only: above by 1e-12 for
+        // two blocks, then below.
+        let (mut fast, mut slow) = (vec![1.0 + 1e-12; 64], vec![1.0; 64]);
+        fast.extend([1.0 - 1e-12; 64]);
+        slow.extend([1.0; 64]);
+        while fast.len() < 2000 {
+            let (f, s) = (palette[next(16) as usize], palette[next(16) as usize]);
+            for _ in 0..1 + next(40) {
+                fast.push(f);
+                slow.push(s);
             }
         }
+        assert!(
+            f32_only_events(&fast, &slow) > 100,
+            "f32-only ties with events"
+        );
+        assert_levels_agree(&fast, &slow, "edge values");
     }
 
     #[test]
@@ -606,7 +690,8 @@ mod tests {
             let spaces = [
                 // Overlapping axes, a constraint that excludes some pairs.
                 (vec![axis(0, &[2.0, 5.0, 9.0]), axis(1, &[5.0, 20.0])], true),
-                // A fast value no allowed pair uses, and slow fixed.
+                // Slow fixed; a fast value no allowed pair uses (both ways
+                // compute its average: neither reads constraints).
                 (vec![axis(0, &[3.0, 700.0])], true),
                 // Neither swept: the defaults.
                 (vec![], false),

@@ -155,6 +155,13 @@ pub trait Strategy: Send + Sync {
         None
     }
 
+    /// Whether its screen also reads each series rounded to f32
+    /// ([`IndicatorSet::get_narrow`]: 4 more bytes per value, which the
+    /// series budget counts).
+    fn narrow_series(&self) -> bool {
+        false
+    }
+
     /// Whether the screen should run these parameter sets of this strategy
     /// in lanes ([`crate::lanes`]). Lanes mark every bar until all of them are flat,
     /// where one combination at a time skips each flat stretch in O(1):
