@@ -235,14 +235,38 @@ fn narrowed<const W: usize>(
     Portable::next_event(pair, t, n, last_side)
 }
 
+/// Vector compares of the narrowed values for one side: `STRICT` the
+/// event compare, `MAYBE` event or tie (`_CMP_*` predicates).
+#[cfg(target_arch = "x86_64")]
+trait Narrow {
+    fn next<const STRICT: i32, const MAYBE: i32>(
+        pair: &Pair<'_>,
+        t: usize,
+        n: usize,
+        last_side: i8,
+    ) -> usize;
+}
+
+/// [`Blocks::next_event`] with the compares of `last_side`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn by_side<N: Narrow>(pair: &Pair<'_>, t: usize, n: usize, last_side: i8) -> usize {
+    use std::arch::x86_64::*;
+    match last_side {
+        1 => N::next::<_CMP_LT_OQ, _CMP_LE_OQ>(pair, t, n, last_side),
+        -1 => N::next::<_CMP_GT_OQ, _CMP_GE_OQ>(pair, t, n, last_side),
+        // Ordered not-equal: false where either is NaN, as sides.
+        _ => N::next::<_CMP_NEQ_OQ, _CMP_ORD_Q>(pair, t, n, last_side),
+    }
+}
+
 /// AVX-512 compares of 16 narrowed bars, straight into bit masks. Only used
 /// inlined into functions compiled with `avx512f`.
 #[cfg(target_arch = "x86_64")]
 pub(crate) struct Avx512Blocks;
 
 #[cfg(target_arch = "x86_64")]
-impl Avx512Blocks {
-    /// `STRICT`: the event compare; `MAYBE`: event or tie.
+impl Narrow for Avx512Blocks {
     #[inline(always)]
     fn next<const STRICT: i32, const MAYBE: i32>(
         pair: &Pair<'_>,
@@ -282,13 +306,7 @@ impl Avx512Blocks {
 impl Blocks for Avx512Blocks {
     #[inline(always)]
     fn next_event(pair: &Pair<'_>, t: usize, n: usize, last_side: i8) -> usize {
-        use std::arch::x86_64::*;
-        match last_side {
-            1 => Self::next::<_CMP_LT_OQ, _CMP_LE_OQ>(pair, t, n, last_side),
-            -1 => Self::next::<_CMP_GT_OQ, _CMP_GE_OQ>(pair, t, n, last_side),
-            // Ordered not-equal: false where either is NaN, as sides.
-            _ => Self::next::<_CMP_NEQ_OQ, _CMP_ORD_Q>(pair, t, n, last_side),
-        }
+        by_side::<Self>(pair, t, n, last_side)
     }
 }
 
@@ -298,8 +316,7 @@ impl Blocks for Avx512Blocks {
 pub(crate) struct Avx2Blocks;
 
 #[cfg(target_arch = "x86_64")]
-impl Avx2Blocks {
-    /// `STRICT`: the event compare; `MAYBE`: event or tie.
+impl Narrow for Avx2Blocks {
     #[inline(always)]
     fn next<const STRICT: i32, const MAYBE: i32>(
         pair: &Pair<'_>,
@@ -346,13 +363,7 @@ impl Avx2Blocks {
 impl Blocks for Avx2Blocks {
     #[inline(always)]
     fn next_event(pair: &Pair<'_>, t: usize, n: usize, last_side: i8) -> usize {
-        use std::arch::x86_64::*;
-        match last_side {
-            1 => Self::next::<_CMP_LT_OQ, _CMP_LE_OQ>(pair, t, n, last_side),
-            -1 => Self::next::<_CMP_GT_OQ, _CMP_GE_OQ>(pair, t, n, last_side),
-            // Ordered not-equal: false where either is NaN, as sides.
-            _ => Self::next::<_CMP_NEQ_OQ, _CMP_ORD_Q>(pair, t, n, last_side),
-        }
+        by_side::<Self>(pair, t, n, last_side)
     }
 }
 
