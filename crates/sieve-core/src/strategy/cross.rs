@@ -618,7 +618,7 @@ mod tests {
     fn f32_only_events(fast: &[f64], slow: &[f64]) -> usize {
         (0..fast.len())
             .filter(|&i| fast[i] as f32 == slow[i] as f32)
-            .filter(|&i| fast[i] < slow[i] || fast[i] > slow[i])
+            .filter(|&i| on_a_side(fast[i], slow[i]))
             .count()
     }
 
