@@ -266,9 +266,13 @@ def test_a_sweep_in_a_thread_leaves_the_main_thread_running(long_frame):
 
 def test_keyboard_interrupt_then_resume_gives_the_uninterrupted_result(long_frame, tmp_path):
     frame = long_frame
-    whole = sieve.optimize(frame, SLOW_CONFIG, out=tmp_path / "whole")
     start = time.perf_counter()
-    timer = threading.Timer(1.5, _thread.interrupt_main)
+    whole = sieve.optimize(frame, SLOW_CONFIG, out=tmp_path / "whole")
+    took = time.perf_counter() - start
+    assert took > 0.3, "the run was too short to interrupt (%.2f s)" % took
+    # A third of the way in, however fast this machine runs it.
+    start = time.perf_counter()
+    timer = threading.Timer(took / 3, _thread.interrupt_main)
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
