@@ -101,6 +101,16 @@ pub(crate) trait Vector<const W: usize>: Copy {
     fn bits(m: Self::Mask) -> u8;
     /// `if m { a } else { b }`, per lane.
     fn select(m: Self::Mask, a: Self, b: Self) -> Self;
+    /// `if self > o { self } else { o }`, per lane (the rule of `maxpd`).
+    #[inline(always)]
+    fn max(self, o: Self) -> Self {
+        Self::select(self.gt(o), self, o)
+    }
+    /// `if self < o { self } else { o }`, per lane (the rule of `minpd`).
+    #[inline(always)]
+    fn min(self, o: Self) -> Self {
+        Self::select(self.lt(o), self, o)
+    }
 }
 
 /// Arrays the compiler vectorizes as well as it can.
@@ -265,6 +275,14 @@ mod avx512 {
         fn select(m: Self::Mask, a: Self, b: Self) -> Self {
             Avx512(unsafe { _mm512_mask_blend_pd(m, b.0, a.0) })
         }
+        #[inline(always)]
+        fn max(self, o: Self) -> Self {
+            Avx512(unsafe { _mm512_max_pd(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn min(self, o: Self) -> Self {
+            Avx512(unsafe { _mm512_min_pd(self.0, o.0) })
+        }
     }
 }
 
@@ -381,6 +399,14 @@ mod avx2 {
                     _mm256_blendv_pd(b.0[1], a.0[1], m[1]),
                 ])
             }
+        }
+        #[inline(always)]
+        fn max(self, o: Self) -> Self {
+            each(self, o, |a, b| unsafe { _mm256_max_pd(a, b) })
+        }
+        #[inline(always)]
+        fn min(self, o: Self) -> Self {
+            each(self, o, |a, b| unsafe { _mm256_min_pd(a, b) })
         }
     }
 

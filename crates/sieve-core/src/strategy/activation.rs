@@ -193,11 +193,11 @@ impl Strategy for Activation {
         #[cfg(target_arch = "x86_64")]
         match level {
             // SAFETY: the CPU has the features each function is compiled for.
-            Level::Avx512 => return unsafe { lanes_avx512(&job, out) },
-            Level::Avx2 => return unsafe { lanes_avx2(&job, out) },
+            Level::Avx512 => return unsafe { lanes_avx512(&job, scratch, out) },
+            Level::Avx2 => return unsafe { lanes_avx2(&job, scratch, out) },
             Level::Portable => {}
         }
-        job.run::<Portable>(out)
+        job.run::<Portable>(scratch, out)
     }
 
     fn positions(&self, bars: &Bars, ind: &IndicatorSet, p: &[f64], d: Direction, out: &mut [i8]) {
@@ -312,25 +312,37 @@ impl<'a> Job<'a> {
         }
     }
 
-    /// [`Activation::positions`] of every lane at once, as changes.
+    /// [`Activation::positions`] of every lane at once, as changes
+    /// (`marks` is scratch space).
     #[inline(always)]
-    fn run<V: Vector<LANES>>(&self, out: &mut [Changes]) {
+    fn run<V: Vector<LANES>>(&self, marks: &mut Vec<i8>, out: &mut [Changes]) {
         if self.shorts {
-            self.scan::<V, true>(out)
+            self.scan::<V, true>(marks, out)
         } else {
-            self.scan::<V, false>(out)
+            self.scan::<V, false>(marks, out)
         }
     }
 
     /// The same comparisons on the same values as the scalar state machine,
     /// with the branches of a bar's transition turned into lane masks (the
     /// state is two masks: long, short).
+    ///
+    /// A lane moves every ~17 bars on the benchmark grid, so "did any lane
+    /// move on this bar" is a coin toss: the bar loop has no branch and
+    /// marks each bar's masks in bytes, and the changes are read from
+    /// those marks afterwards, 64 bars of one lane at a time (measured:
+    /// the mispredicted branch and the per-lane pushes were most of the
+    /// scan).
     #[inline(always)]
-    fn scan<V: Vector<LANES>, const SHORTS: bool>(&self, out: &mut [Changes]) {
+    fn scan<V: Vector<LANES>, const SHORTS: bool>(&self, marks: &mut Vec<i8>, out: &mut [Changes]) {
         let n = self.close.len();
-        for changes in out.iter_mut() {
-            changes.reset(n);
-        }
+        // Rows of a whole number of 64-bar words: the lanes that moved on
+        // each bar, the lanes long after it, and (with shorts) those short.
+        let row = n.div_ceil(64) * 64;
+        marks.clear();
+        marks.resize(if SHORTS { 3 * row } else { 2 * row }, 0);
+        let (moved_row, held) = marks.split_at_mut(row);
+        let (long_row, short_row) = held.split_at_mut(row);
         let [trend, momentum, breakout, atr] = self.series;
         let [w_trend, w_rsi, w_dc] = self.weights;
         let zero = V::splat(0.0);
@@ -343,66 +355,120 @@ impl<'a> Job<'a> {
         let stop_atr = V::load(&self.stop_atr);
         let stops = stop_atr.gt(zero);
         let none = zero.lt(zero);
+        // Each lane's state (long / short: the masks; flat: neither) at the
+        // start of the bar, and the lanes that entered on the bar before.
         let (mut long, mut short) = (none, none);
-        // Highest close since a long entry decision / lowest since a short one.
-        let mut extreme = zero;
+        let (mut long_bits, mut short_bits) = (0u8, 0u8);
+        let (mut entered_long, mut entered_short) = (none, none);
+        // The highest close since a long entry decision, the lowest since a
+        // short one: kept on every bar (the scalar code keeps them only
+        // while in the position, and sets them to the close of the entry
+        // bar, as the selects below do), so that neither waits for the
+        // state; `max` / `min` take the close where the scalar code's
+        // `extreme.max(c)` does (they differ only on NaN, which loaded
+        // closes are not).
+        let (mut high, mut low) = (zero, zero);
+        let mut prev_close = zero;
+        thread_local! { static SCORE: std::cell::RefCell<Vec<f64>> = Default::default(); }
+        let mut buf = SCORE.with(|b| std::mem::take(&mut *b.borrow_mut()));
+        buf.clear();
+        buf.extend(
+            trend
+                .iter()
+                .zip(momentum)
+                .zip(breakout)
+                .map(|((&a, &b), &c)| w_trend * a + w_rsi * b + w_dc * c),
+        );
+        let scores = &buf[..n];
+        let close = &self.close[..n];
+        let atr = &atr[..n];
+        let (moved_at, long_at) = (&mut moved_row[..n], &mut long_row[..n]);
+        let short_at = &mut short_row[..if SHORTS { n } else { 0 }];
         for t in self.start..n {
-            let c = V::splat(self.close[t]);
-            let score = V::splat(w_trend * trend[t] + w_rsi * momentum[t] + w_dc * breakout[t]);
+            let c = V::splat(close[t]);
+            let score = V::splat(scores[t]);
             let risk = stop_atr.mul(V::splat(atr[t]));
-            // `extreme.max(c)` of the scalar code: the same for the finite
-            // closes loaded data has (they differ only on a NaN extreme).
-            extreme = V::select(V::and(long, c.gt(extreme)), c, extreme);
-            // At most one transition per bar, from the state at its start.
-            let long_stopped = V::and(stops, c.lt(extreme.sub(risk)));
-            let mut long_out = V::and(long, V::or(score.le(exit), long_stopped));
-            let to_long = V::and_not(score.ge(entry), long);
-            let (mut to_short, mut short_out) = (none, none);
+            high = c.max(V::select(entered_long, prev_close, high));
+            // At most one transition per bar, from the state at its start;
+            // the new state is written so that the chain from the last one
+            // is short (the bar loop is bound by it, not by its operations).
+            let rises = score.ge(entry);
+            let mut leave_long = V::or(score.le(exit), V::and(stops, c.lt(high.sub(risk))));
+            entered_long = V::and_not(rises, long);
             if SHORTS {
-                extreme = V::select(V::and(short, c.lt(extreme)), c, extreme);
-                let low = score.le(below_entry);
-                let long_to_short = V::and(long, low);
-                long_out = V::and_not(long_out, long_to_short);
-                let short_stopped = V::and(stops, c.gt(extreme.add(risk)));
-                let short_to_long = V::and(short, to_long);
-                short_out = V::and_not(
-                    V::and(short, V::or(score.ge(below_exit), short_stopped)),
-                    short_to_long,
+                low = c.min(V::select(entered_short, prev_close, low));
+                let falls = score.le(below_entry);
+                let leave_short = V::or(
+                    rises,
+                    V::or(score.ge(below_exit), V::and(stops, c.gt(low.add(risk)))),
                 );
-                let flat = V::and_not(V::and_not(low, long), short);
-                to_short = V::or(long_to_short, V::and_not(flat, to_long));
+                leave_long = V::or(falls, leave_long);
+                // A long lane turns short when the score falls; a flat one
+                // when it falls and does not rise.
+                entered_short = V::and_not(
+                    V::or(V::and(long, falls), V::and_not(falls, rises)),
+                    short,
+                );
+                short = V::or(entered_short, V::and_not(short, leave_short));
             }
-            let to_flat = V::or(long_out, short_out);
-            let moved = V::or(V::or(to_long, to_short), to_flat);
-            if !V::any(moved) {
-                continue;
+            long = V::or(entered_long, V::and_not(long, leave_long));
+            prev_close = c;
+            let (was_long, was_short) = (long_bits, short_bits);
+            long_bits = V::bits(long);
+            long_at[t] = long_bits as i8;
+            if SHORTS {
+                short_bits = V::bits(short);
+                short_at[t] = short_bits as i8;
             }
-            let entered = V::or(to_long, to_short);
-            long = V::or(to_long, V::and_not(long, moved));
-            short = V::or(to_short, V::and_not(short, moved));
-            extreme = V::select(entered, c, extreme);
-            let (moved, long, short) = (V::bits(moved), V::bits(long), V::bits(short));
-            for (l, changes) in out.iter_mut().enumerate().take(self.used) {
-                if moved & (1 << l) != 0 {
-                    let bit = |m: u8| i8::from(m & (1 << l) != 0);
-                    changes.push(t, bit(long) - bit(short));
+            moved_at[t] = ((long_bits ^ was_long) | (short_bits ^ was_short)) as i8;
+        }
+        SCORE.with(|b| *b.borrow_mut() = buf);
+        for (l, changes) in out.iter_mut().enumerate().take(self.used) {
+            changes.reset(n);
+            let bit = |row: &[i8], t: usize| i8::from(row[t] as u8 & (1 << l) != 0);
+            for (w, word) in moved_row.chunks_exact(64).enumerate() {
+                let mut moves = lane_bits(word, l);
+                while moves != 0 {
+                    let t = w * 64 + moves.trailing_zeros() as usize;
+                    let target = if SHORTS {
+                        bit(long_row, t) - bit(short_row, t)
+                    } else {
+                        bit(long_row, t)
+                    };
+                    changes.push(t, target);
+                    moves &= moves - 1;
                 }
             }
         }
     }
 }
 
+/// Bit `i` of the result is bit `lane` of `marks[i]` (64 marks).
+#[inline(always)]
+fn lane_bits(marks: &[i8], lane: usize) -> u64 {
+    // Multiplying bit 0 of each of 8 bytes by this constant gathers them,
+    // byte k's bit at bit 56 + k, without carries into the top byte.
+    const GATHER: u64 = 0x0102_0408_1020_4080;
+    let mut bits = 0;
+    for (k, eight) in marks.chunks_exact(8).enumerate() {
+        let word = u64::from_le_bytes(std::array::from_fn(|i| eight[i] as u8));
+        let ones = (word >> lane) & 0x0101_0101_0101_0101;
+        bits |= (ones.wrapping_mul(GATHER) >> 56) << (8 * k);
+    }
+    bits
+}
+
 /// The state machine in lanes compiled for AVX-512 (plain compares and
 /// IEEE operations, as the scalar code).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,bmi1")]
-fn lanes_avx512(job: &Job<'_>, out: &mut [Changes]) {
-    job.run::<Avx512>(out)
+fn lanes_avx512(job: &Job<'_>, marks: &mut Vec<i8>, out: &mut [Changes]) {
+    job.run::<Avx512>(marks, out)
 }
 
 /// The state machine in lanes compiled for AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,avx2")]
-fn lanes_avx2(job: &Job<'_>, out: &mut [Changes]) {
-    job.run::<Avx2>(out)
+fn lanes_avx2(job: &Job<'_>, marks: &mut Vec<i8>, out: &mut [Changes]) {
+    job.run::<Avx2>(marks, out)
 }
