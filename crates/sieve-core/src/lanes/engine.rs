@@ -160,10 +160,9 @@ struct Lane<'a> {
     /// Receives the lane's closed trades (only its trade statistics are
     /// read from the simulation; the rest is set at the end).
     stats: WindowStats,
-    /// The bar from which the current position has been held.
-    held_from: usize,
-    /// Bars of the window held before `held_from`.
-    exposed: u64,
+    /// Bars of the window held up to the last fill, less the place of
+    /// the bar the current position opened on (see [`Fills::place`]).
+    exposed: i64,
 }
 
 /// Every lane's account, and the cash and signed units the bars mark.
@@ -192,7 +191,6 @@ impl<'a, const W: usize> Fills<'a, W> {
                 account: Account::new(cfg),
                 next_fill: 0,
                 stats: WindowStats::new(window, cfg.initial_cash),
-                held_from: 0,
                 exposed: 0,
             }),
             targets: changes.map(|c| c.cursor()),
@@ -210,19 +208,25 @@ impl<'a, const W: usize> Fills<'a, W> {
         self.units.iter().all(|&u| u == 0.0)
     }
 
-    /// Bars of the window in `from..to`.
-    fn in_window(&self, from: usize, to: usize) -> u64 {
-        let (lo, hi) = (from.max(self.window.start), to.min(self.window.end));
-        hi.saturating_sub(lo) as u64
+    /// Bar `t` clamped to the window: the bars of the window in `from..to`
+    /// are `place(to) − place(from)`.
+    #[inline(always)]
+    fn place(&self, t: usize) -> i64 {
+        t.clamp(self.window.start, self.window.end.max(self.window.start)) as i64
     }
 
     /// The fills of bar `t` (the lanes whose next fill it is).
     #[inline(never)]
     fn fill(&mut self, t: usize) {
+        // The lanes due, as bits: which lanes fill on a bar is random, so a
+        // branch per lane mispredicts.
+        let mut due = 0u32;
         for l in 0..W {
-            if self.lanes[l].next_fill != t {
-                continue;
-            }
+            due |= u32::from(self.lanes[l].next_fill == t) << l;
+        }
+        while due != 0 {
+            let l = due.trailing_zeros() as usize;
+            due &= due - 1;
             let lane = &mut self.lanes[l];
             let was_held = lane.account.position != 0;
             let a = &mut lane.account;
@@ -237,12 +241,12 @@ impl<'a, const W: usize> Fills<'a, W> {
             self.cash[l] = a.cash;
             self.units[l] = a.signed_units();
             lane.next_fill = a.next_fill(&mut self.targets[l], t);
-            if held && !was_held {
-                lane.held_from = t;
-            } else if was_held && !held {
-                let from = lane.held_from;
-                self.lanes[l].exposed += self.in_window(from, t);
-            }
+            // Bars held in the window, as the sum of each closing bar's
+            // place in it minus each opening bar's (no branch: which one a
+            // fill is, is random too).
+            let opened = i64::from(held) - i64::from(was_held);
+            let place = self.place(t);
+            self.lanes[l].exposed -= opened * place;
         }
         self.next_event = self
             .lanes
@@ -256,13 +260,12 @@ impl<'a, const W: usize> Fills<'a, W> {
     fn exposed(&self, l: usize, end: usize) -> u64 {
         let lane = &self.lanes[l];
         let open = if lane.account.position != 0 {
-            self.in_window(lane.held_from, end)
+            self.place(end)
         } else {
             0
         };
-        lane.exposed + open
-    }
-}
+        (lane.exposed + open) as u64
+    }}
 
 /// Simulates each lane's targets (`changes`, covering at least the bars up
 /// to `window.end`) up to the end of `window` with the vector code of

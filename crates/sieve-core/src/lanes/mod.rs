@@ -14,7 +14,7 @@ pub use crate::simd::{Level, LANES};
 
 use crate::evaluate::{Evaluator, ScreenScore};
 use crate::metrics::{Aggregation, Objective};
-use crate::strategy::Changes;
+use crate::strategy::{Changes, LaneBuffers};
 
 /// Scratch space of one worker: each lane's positions.
 pub struct LaneScratch {
@@ -23,9 +23,9 @@ pub struct LaneScratch {
     always: bool,
     /// Each lane's targets.
     changes: [Changes; LANES],
-    /// One combination's positions (the scalar path, the default
-    /// `lane_changes`).
-    positions: Vec<i8>,
+    /// What finding the changes reuses (`positions` also serves the
+    /// scalar path).
+    buffers: LaneBuffers,
     /// Per lane, the objective on each instrument (several instruments).
     objectives: [Vec<f64>; LANES],
 }
@@ -36,7 +36,7 @@ impl Default for LaneScratch {
             level: Level::best(),
             always: false,
             changes: Default::default(),
-            positions: Vec::new(),
+            buffers: LaneBuffers::default(),
             objectives: Default::default(),
         }
     }
@@ -78,7 +78,7 @@ impl Evaluator<'_> {
             // The lanes accumulate one window; this screen reads two. Or
             // the strategy is faster one combination at a time.
             for (p, o) in params.iter().zip(out.iter_mut()) {
-                *o = self.screen(p, &mut scratch.positions);
+                *o = self.screen(p, &mut scratch.buffers.positions);
             }
             return;
         }
@@ -89,7 +89,7 @@ impl Evaluator<'_> {
             self.scoring.direction,
             window.end,
             scratch.level,
-            &mut scratch.positions,
+            &mut scratch.buffers,
             &mut scratch.changes,
         );
         // Unused lanes repeat the first one; their results are dropped.
@@ -106,7 +106,7 @@ impl Evaluator<'_> {
         );
         for (l, (p, o)) in params.iter().zip(out.iter_mut()).enumerate() {
             *o = if inexact & (1 << l) != 0 {
-                self.screen(p, &mut scratch.positions)
+                self.screen(p, &mut scratch.buffers.positions)
             } else {
                 let m = stats[l].finish(self.bars, self.scoring.periods_per_year);
                 ScreenScore {

@@ -1,4 +1,6 @@
-use super::{changes_by_positions, len_param, Changes, Direction, ParamKind, ParamSpec, Strategy};
+use super::{
+    changes_by_positions, len_param, Changes, Direction, LaneBuffers, ParamKind, ParamSpec, Strategy,
+};
 use crate::data::Bars;
 use crate::indicators::{Indicator, IndicatorSet};
 #[cfg(target_arch = "x86_64")]
@@ -182,22 +184,22 @@ impl Strategy for Activation {
         d: Direction,
         end: usize,
         level: Level,
-        scratch: &mut Vec<i8>,
+        buffers: &mut LaneBuffers,
         out: &mut [Changes],
     ) {
         if !shares_score(params) {
-            return changes_by_positions(self, bars, ind, params, d, end, scratch, out);
+            return changes_by_positions(self, bars, ind, params, d, end, buffers, out);
         }
         let job = Job::new(bars, ind, params, d, end);
         assert!(level <= Level::best(), "{level:?} on a CPU without it");
         #[cfg(target_arch = "x86_64")]
         match level {
             // SAFETY: the CPU has the features each function is compiled for.
-            Level::Avx512 => return unsafe { lanes_avx512(&job, scratch, out) },
-            Level::Avx2 => return unsafe { lanes_avx2(&job, scratch, out) },
+            Level::Avx512 => return unsafe { lanes_avx512(&job, buffers, out) },
+            Level::Avx2 => return unsafe { lanes_avx2(&job, buffers, out) },
             Level::Portable => {}
         }
-        job.run::<Portable>(scratch, out)
+        job.run::<Portable>(buffers, out)
     }
 
     fn positions(&self, bars: &Bars, ind: &IndicatorSet, p: &[f64], d: Direction, out: &mut [i8]) {
@@ -312,14 +314,13 @@ impl<'a> Job<'a> {
         }
     }
 
-    /// [`Activation::positions`] of every lane at once, as changes
-    /// (`marks` is scratch space).
+    /// [`Activation::positions`] of every lane at once, as changes.
     #[inline(always)]
-    fn run<V: Vector<LANES>>(&self, marks: &mut Vec<i8>, out: &mut [Changes]) {
+    fn run<V: Vector<LANES>>(&self, buffers: &mut LaneBuffers, out: &mut [Changes]) {
         if self.shorts {
-            self.scan::<V, true>(marks, out)
+            self.scan::<V, true>(buffers, out)
         } else {
-            self.scan::<V, false>(marks, out)
+            self.scan::<V, false>(buffers, out)
         }
     }
 
@@ -334,8 +335,13 @@ impl<'a> Job<'a> {
     /// the mispredicted branch and the per-lane pushes were most of the
     /// scan).
     #[inline(always)]
-    fn scan<V: Vector<LANES>, const SHORTS: bool>(&self, marks: &mut Vec<i8>, out: &mut [Changes]) {
+    fn scan<V: Vector<LANES>, const SHORTS: bool>(
+        &self,
+        buffers: &mut LaneBuffers,
+        out: &mut [Changes],
+    ) {
         let n = self.close.len();
+        let LaneBuffers { marks, values, .. } = buffers;
         // Rows of a whole number of 64-bar words: the lanes that moved on
         // each bar, the lanes long after it, and (with shorts) those short.
         let row = n.div_ceil(64) * 64;
@@ -369,17 +375,17 @@ impl<'a> Job<'a> {
         // closes are not).
         let (mut high, mut low) = (zero, zero);
         let mut prev_close = zero;
-        thread_local! { static SCORE: std::cell::RefCell<Vec<f64>> = Default::default(); }
-        let mut buf = SCORE.with(|b| std::mem::take(&mut *b.borrow_mut()));
-        buf.clear();
-        buf.extend(
+        // The score of each bar, once for all lanes (the same operations
+        // as the scalar code's, bar by bar).
+        values.clear();
+        values.extend(
             trend
                 .iter()
                 .zip(momentum)
                 .zip(breakout)
                 .map(|((&a, &b), &c)| w_trend * a + w_rsi * b + w_dc * c),
         );
-        let scores = &buf[..n];
+        let scores = &values[..n];
         let close = &self.close[..n];
         let atr = &atr[..n];
         let (moved_at, long_at) = (&mut moved_row[..n], &mut long_row[..n]);
@@ -415,17 +421,16 @@ impl<'a> Job<'a> {
             prev_close = c;
             let (was_long, was_short) = (long_bits, short_bits);
             long_bits = V::bits(long);
-            long_at[t] = long_bits as i8;
+            long_at[t] = long_bits;
             if SHORTS {
                 short_bits = V::bits(short);
-                short_at[t] = short_bits as i8;
+                short_at[t] = short_bits;
             }
-            moved_at[t] = ((long_bits ^ was_long) | (short_bits ^ was_short)) as i8;
+            moved_at[t] = (long_bits ^ was_long) | (short_bits ^ was_short);
         }
-        SCORE.with(|b| *b.borrow_mut() = buf);
         for (l, changes) in out.iter_mut().enumerate().take(self.used) {
             changes.reset(n);
-            let bit = |row: &[i8], t: usize| i8::from(row[t] as u8 & (1 << l) != 0);
+            let bit = |row: &[u8], t: usize| i8::from(row[t] & (1 << l) != 0);
             for (w, word) in moved_row.chunks_exact(64).enumerate() {
                 let mut moves = lane_bits(word, l);
                 while moves != 0 {
@@ -445,13 +450,13 @@ impl<'a> Job<'a> {
 
 /// Bit `i` of the result is bit `lane` of `marks[i]` (64 marks).
 #[inline(always)]
-fn lane_bits(marks: &[i8], lane: usize) -> u64 {
+fn lane_bits(marks: &[u8], lane: usize) -> u64 {
     // Multiplying bit 0 of each of 8 bytes by this constant gathers them,
     // byte k's bit at bit 56 + k, without carries into the top byte.
     const GATHER: u64 = 0x0102_0408_1020_4080;
     let mut bits = 0;
     for (k, eight) in marks.chunks_exact(8).enumerate() {
-        let word = u64::from_le_bytes(std::array::from_fn(|i| eight[i] as u8));
+        let word = u64::from_le_bytes(eight.try_into().expect("eight bytes"));
         let ones = (word >> lane) & 0x0101_0101_0101_0101;
         bits |= (ones.wrapping_mul(GATHER) >> 56) << (8 * k);
     }
@@ -462,13 +467,13 @@ fn lane_bits(marks: &[i8], lane: usize) -> u64 {
 /// IEEE operations, as the scalar code).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,bmi1")]
-fn lanes_avx512(job: &Job<'_>, marks: &mut Vec<i8>, out: &mut [Changes]) {
-    job.run::<Avx512>(marks, out)
+fn lanes_avx512(job: &Job<'_>, buffers: &mut LaneBuffers, out: &mut [Changes]) {
+    job.run::<Avx512>(buffers, out)
 }
 
 /// The state machine in lanes compiled for AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,avx2")]
-fn lanes_avx2(job: &Job<'_>, marks: &mut Vec<i8>, out: &mut [Changes]) {
-    job.run::<Avx2>(marks, out)
+fn lanes_avx2(job: &Job<'_>, buffers: &mut LaneBuffers, out: &mut [Changes]) {
+    job.run::<Avx2>(buffers, out)
 }

@@ -3,7 +3,7 @@
 //! earlier bar where fast ≠ slow with both defined, fast < slow. Bars where the
 //! two are equal neither cross nor reset the memory of the last side.
 
-use super::{len_param, Changes, Direction, ParamSpec, Strategy};
+use super::{len_param, Changes, Direction, LaneBuffers, ParamSpec, Strategy};
 use crate::data::Bars;
 use crate::grid::ParamSpace;
 use crate::indicators::{Indicator, IndicatorSet};
@@ -460,7 +460,7 @@ impl Strategy for AverageCross {
         d: Direction,
         end: usize,
         level: Level,
-        _scratch: &mut Vec<i8>,
+        _buffers: &mut LaneBuffers,
         out: &mut [Changes],
     ) {
         let job = Job {

@@ -176,7 +176,7 @@ pub trait Strategy: Send + Sync {
     /// The targets of up to [`crate::lanes::LANES`] parameter sets over
     /// the first `end` bars, as changes (`out[i]` for `params[i]`): what the
     /// screen's lanes read. The default runs [`Strategy::positions`] for
-    /// each (`scratch` holds them); a strategy that finds its changes
+    /// each (in `buffers`); a strategy that finds its changes
     /// faster overrides it (with vector code up to `level`, one this CPU
     /// runs), and must give exactly what the default gives.
     #[allow(clippy::too_many_arguments)]
@@ -188,10 +188,10 @@ pub trait Strategy: Send + Sync {
         direction: Direction,
         end: usize,
         _level: Level,
-        scratch: &mut Vec<i8>,
+        buffers: &mut LaneBuffers,
         out: &mut [Changes],
     ) {
-        changes_by_positions(self, bars, indicators, params, direction, end, scratch, out);
+        changes_by_positions(self, bars, indicators, params, direction, end, buffers, out);
     }
 
     /// Writes the target position of each of the first `out.len()` bars
@@ -288,8 +288,19 @@ pub fn warmup(indicators: &[Indicator]) -> usize {
         .unwrap_or(0)
 }
 
+/// Buffers that [`Strategy::lane_changes`] reuses from call to call.
+#[derive(Debug, Default)]
+pub struct LaneBuffers {
+    /// One parameter set's target on each bar.
+    pub positions: Vec<i8>,
+    /// Bytes per bar of vector code (`activation`: each lane's moves).
+    pub marks: Vec<u8>,
+    /// A series shared by the lanes (`activation`: the score).
+    pub values: Vec<f64>,
+}
+
 /// The default [`Strategy::lane_changes`]: each set's
-/// [`Strategy::positions`] (held in `scratch`), as changes.
+/// [`Strategy::positions`] (held in `buffers`), as changes.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn changes_by_positions<S: Strategy + ?Sized>(
     strategy: &S,
@@ -298,14 +309,15 @@ pub(crate) fn changes_by_positions<S: Strategy + ?Sized>(
     params: &[&[f64]],
     direction: Direction,
     end: usize,
-    scratch: &mut Vec<i8>,
+    buffers: &mut LaneBuffers,
     out: &mut [Changes],
 ) {
     let end = end.min(bars.len());
+    let positions = &mut buffers.positions;
     for (p, changes) in params.iter().zip(out.iter_mut()) {
-        scratch.resize(end, 0);
-        strategy.positions(bars, indicators, p, direction, scratch);
-        changes.set_from(scratch);
+        positions.resize(end, 0);
+        strategy.positions(bars, indicators, p, direction, positions);
+        changes.set_from(positions);
     }
 }
 
