@@ -35,7 +35,7 @@
 use crate::data::Bars;
 use crate::engine::{Account, EngineConfig};
 use crate::metrics::{Drawdown, ReturnMoments, Window, WindowStats};
-use crate::strategy::{Changes, Cursor};
+use crate::strategy::Changes;
 
 #[cfg(target_arch = "x86_64")]
 use crate::simd::{Avx4, Avx512};
@@ -48,6 +48,8 @@ const SLACK: f64 = 1e-9;
 /// The running state of every lane's window metrics.
 #[derive(Clone, Copy)]
 struct Accumulators<const W: usize> {
+    /// The equity at the close before the window.
+    start: [f64; W],
     prev: [f64; W],
     sum: [f64; W],
     sum_sq: [f64; W],
@@ -62,6 +64,7 @@ struct Accumulators<const W: usize> {
 impl<const W: usize> Accumulators<W> {
     fn new(start: [f64; W]) -> Self {
         Accumulators {
+            start,
             prev: start,
             sum: [0.0; W],
             sum_sq: [0.0; W],
@@ -81,7 +84,7 @@ impl<const W: usize> Accumulators<W> {
         close: &[f64],
         start: usize,
         end: usize,
-        fills: &mut Fills<'_, W>,
+        fills: &mut Marks<'_, W>,
     ) {
         let (zero, one, slack) = (V::splat(0.0), V::splat(1.0), V::splat(1.0 + SLACK));
         let mut cash = V::load(&fills.cash);
@@ -99,7 +102,7 @@ impl<const W: usize> Accumulators<W> {
         let mut t = start;
         while t < end {
             if t == next_event {
-                fills.fill(t);
+                fills.advance(t);
                 cash = V::load(&fills.cash);
                 units = V::load(&fills.units);
                 next_event = fills.next_event;
@@ -153,54 +156,96 @@ impl<const W: usize> Accumulators<W> {
 // deep), and every new low that raises that maximum is not skipped: the
 // maxima agree bar by bar.
 
-/// One lane's fills and trades.
-struct Lane<'a> {
-    account: Account<'a>,
-    next_fill: usize,
-    /// Receives the lane's closed trades (only its trade statistics are
-    /// read from the simulation; the rest is set at the end).
-    stats: WindowStats,
-    /// Bars of the window held up to the last fill, less the place of
-    /// the bar the current position opened on (see [`Fills::place`]).
-    exposed: i64,
+/// A lane's fill: its bar, and the cash and signed units after it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fill {
+    bar: usize,
+    cash: f64,
+    units: f64,
 }
 
-/// Every lane's account, and the cash and signed units the bars mark.
-struct Fills<'a, const W: usize> {
-    lanes: [Lane<'a>; W],
-    targets: [Cursor<'a>; W],
-    open: &'a [f64],
-    close: &'a [f64],
-    window: Window,
+/// Each lane's fills, reused from batch to batch.
+#[derive(Debug, Default)]
+pub(crate) struct FillPlans([Vec<Fill>; LANES]);
+
+/// Simulates the fills of one lane's targets over bars `..end` (a fill
+/// depends only on the fills before it, not on the bars between them),
+/// its trades into `stats`, and returns the bars of the window held.
+///
+/// The fills of a lane are one dependency chain (a fill's units divide its
+/// cash); run one lane at a time, with no bar loop around them, the chains
+/// cost their latency and little else (measured: interleaved with the bars
+/// of all lanes, as before, a fill cost ~60 cycles).
+fn plan(
+    changes: &Changes,
+    bars: &Bars,
+    cfg: &EngineConfig,
+    window: &Window,
+    end: usize,
+    fills: &mut Vec<Fill>,
+    stats: &mut WindowStats,
+) -> u64 {
+    let (open, close) = (&bars.open[..end], &bars.close[..end]);
+    let mut account = Account::new(cfg);
+    let mut targets = changes.cursor();
+    // The bars of the window in `from..to` are `place(to) − place(from)`.
+    let place = |t: usize| t.clamp(window.start, window.end.max(window.start)) as i64;
+    // Bars held up to the last fill, less the place of the bar the current
+    // position opened on.
+    let mut exposed = 0i64;
+    fills.clear();
+    let mut t = 0;
+    while t < end {
+        let was_held = account.position != 0;
+        account.fill(&mut targets, open, close, t, stats);
+        let opened = i64::from(account.position != 0) - i64::from(was_held);
+        exposed -= opened * place(t);
+        fills.push(Fill {
+            bar: t,
+            cash: account.cash,
+            units: account.signed_units(),
+        });
+        t = account.next_fill(&mut targets, t);
+    }
+    if account.position != 0 {
+        exposed += place(end);
+    }
+    // The end, so that reading needs no length check.
+    fills.push(Fill {
+        bar: usize::MAX,
+        cash: account.cash,
+        units: account.signed_units(),
+    });
+    exposed as u64
+}
+
+/// Reads the lanes' fills bar by bar: the cash and signed units each lane
+/// marks its equity with.
+struct Marks<'a, const W: usize> {
+    fills: [&'a [Fill]; W],
+    /// Each lane's next fill.
+    next: [usize; W],
     cash: [f64; W],
     units: [f64; W],
     /// The first bar on which some lane fills.
     next_event: usize,
 }
 
-impl<'a, const W: usize> Fills<'a, W> {
-    fn new(
-        changes: &[&'a Changes; W],
-        bars: &'a Bars,
-        cfg: &'a EngineConfig,
-        window: &Window,
-        end: usize,
-    ) -> Self {
-        Fills {
-            lanes: std::array::from_fn(|_| Lane {
-                account: Account::new(cfg),
-                next_fill: 0,
-                stats: WindowStats::new(window, cfg.initial_cash),
-                exposed: 0,
-            }),
-            targets: changes.map(|c| c.cursor()),
-            open: &bars.open[..end],
-            close: &bars.close[..end],
-            window: *window,
-            cash: [cfg.initial_cash; W],
+impl<'a, const W: usize> Marks<'a, W> {
+    fn new(fills: [&'a [Fill]; W], initial_cash: f64) -> Self {
+        let mut marks = Marks {
+            fills,
+            next: [0; W],
+            cash: [initial_cash; W],
             units: [0.0; W],
             next_event: 0,
-        }
+        };
+        marks.next_event = marks.first_bar();
+        marks
+    }
+
+    fn first_bar(&self) -> usize {
+        (0..W).map(|l| self.fills[l][self.next[l]].bar).min().unwrap_or(usize::MAX)
     }
 
     /// Whether no lane holds a position.
@@ -208,64 +253,20 @@ impl<'a, const W: usize> Fills<'a, W> {
         self.units.iter().all(|&u| u == 0.0)
     }
 
-    /// Bar `t` clamped to the window: the bars of the window in `from..to`
-    /// are `place(to) − place(from)`.
-    #[inline(always)]
-    fn place(&self, t: usize) -> i64 {
-        t.clamp(self.window.start, self.window.end.max(self.window.start)) as i64
-    }
-
     /// The fills of bar `t` (the lanes whose next fill it is).
-    #[inline(never)]
-    fn fill(&mut self, t: usize) {
-        // The lanes due, as bits: which lanes fill on a bar is random, so a
-        // branch per lane mispredicts.
-        let mut due = 0u32;
+    #[inline(always)]
+    fn advance(&mut self, t: usize) {
         for l in 0..W {
-            due |= u32::from(self.lanes[l].next_fill == t) << l;
+            // Which lanes fill on a bar is random: no branch per lane.
+            let fill = self.fills[l][self.next[l]];
+            let due = fill.bar == t;
+            self.cash[l] = if due { fill.cash } else { self.cash[l] };
+            self.units[l] = if due { fill.units } else { self.units[l] };
+            self.next[l] += usize::from(due);
         }
-        while due != 0 {
-            let l = due.trailing_zeros() as usize;
-            due &= due - 1;
-            let lane = &mut self.lanes[l];
-            let was_held = lane.account.position != 0;
-            let a = &mut lane.account;
-            a.fill(
-                &mut self.targets[l],
-                self.open,
-                self.close,
-                t,
-                &mut lane.stats,
-            );
-            let held = a.position != 0;
-            self.cash[l] = a.cash;
-            self.units[l] = a.signed_units();
-            lane.next_fill = a.next_fill(&mut self.targets[l], t);
-            // Bars held in the window, as the sum of each closing bar's
-            // place in it minus each opening bar's (no branch: which one a
-            // fill is, is random too).
-            let opened = i64::from(held) - i64::from(was_held);
-            let place = self.place(t);
-            self.lanes[l].exposed -= opened * place;
-        }
-        self.next_event = self
-            .lanes
-            .iter()
-            .map(|l| l.next_fill)
-            .min()
-            .unwrap_or(usize::MAX);
+        self.next_event = self.first_bar();
     }
-
-    /// Bars of the window held by lane `l`, up to bar `end`.
-    fn exposed(&self, l: usize, end: usize) -> u64 {
-        let lane = &self.lanes[l];
-        let open = if lane.account.position != 0 {
-            self.place(end)
-        } else {
-            0
-        };
-        (lane.exposed + open) as u64
-    }}
+}
 
 /// Simulates each lane's targets (`changes`, covering at least the bars up
 /// to `window.end`) up to the end of `window` with the vector code of
@@ -279,93 +280,30 @@ pub(crate) fn simulate(
     window: &Window,
     downside: bool,
     level: Level,
+    plans: &mut FillPlans,
 ) -> ([WindowStats; LANES], u8) {
     assert!(level <= Level::best(), "{level:?} on a CPU without it");
-    #[cfg(target_arch = "x86_64")]
-    match level {
-        // SAFETY: the CPU has the features each function is compiled for.
-        Level::Avx512 => return unsafe { simulate_avx512(bars, changes, cfg, window, downside) },
-        Level::Avx2 => return unsafe { simulate_avx2(bars, changes, cfg, window, downside) },
-        Level::Portable => {}
-    }
-    if downside {
-        run::<Portable, LANES, true>(bars, changes, cfg, window)
-    } else {
-        run::<Portable, LANES, false>(bars, changes, cfg, window)
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn simulate_avx512(
-    bars: &Bars,
-    changes: &[&Changes; LANES],
-    cfg: &EngineConfig,
-    window: &Window,
-    downside: bool,
-) -> ([WindowStats; LANES], u8) {
-    if downside {
-        run::<Avx512, LANES, true>(bars, changes, cfg, window)
-    } else {
-        run::<Avx512, LANES, false>(bars, changes, cfg, window)
-    }
-}
-
-/// Eight lanes as two halves of four in one AVX register each (measured
-/// faster than both halves in lockstep: no spilled accumulators, and a
-/// half whose lanes are all flat skips to its next fill).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx,avx2")]
-fn simulate_avx2(
-    bars: &Bars,
-    changes: &[&Changes; LANES],
-    cfg: &EngineConfig,
-    window: &Window,
-    downside: bool,
-) -> ([WindowStats; LANES], u8) {
-    const HALF: usize = LANES / 2;
-    let half = |h: usize| -> ([WindowStats; HALF], u8) {
-        let changes: [&Changes; HALF] = std::array::from_fn(|l| changes[h * HALF + l]);
-        if downside {
-            run::<Avx4, HALF, true>(bars, &changes, cfg, window)
-        } else {
-            run::<Avx4, HALF, false>(bars, &changes, cfg, window)
-        }
-    };
-    let (low, low_inexact) = half(0);
-    let (high, high_inexact) = half(1);
-    let mut stats = low.into_iter().chain(high);
-    let stats = std::array::from_fn(|_| stats.next().expect("two halves fill the lanes"));
-    (stats, low_inexact | (high_inexact << HALF))
-}
-
-#[inline(always)]
-fn run<V: Vector<W>, const W: usize, const DOWNSIDE: bool>(
-    bars: &Bars,
-    changes: &[&Changes; W],
-    cfg: &EngineConfig,
-    window: &Window,
-) -> ([WindowStats; W], u8) {
     let end = window.end.min(bars.len());
     let start = window.start.min(end);
-    let mut fills = Fills::new(changes, bars, cfg, window, end);
-    // Before the window only the fills matter, up to the close before it
-    // (its starting value).
-    let mut start_equity = fills.cash;
-    if start > 0 {
-        while fills.next_event < start {
-            fills.fill(fills.next_event);
-        }
-        let c = bars.close[start - 1];
-        for l in 0..W {
-            start_equity[l] = fills.cash[l] + fills.units[l] * c;
-        }
+    let mut stats: [WindowStats; LANES] =
+        std::array::from_fn(|_| WindowStats::new(window, cfg.initial_cash));
+    let mut exposed = [0; LANES];
+    for l in 0..LANES {
+        let fills = &mut plans.0[l];
+        exposed[l] = plan(changes[l], bars, cfg, window, end, fills, &mut stats[l]);
     }
-    let mut acc = Accumulators::new(start_equity);
-    acc.window::<V, DOWNSIDE>(&bars.close[..end], start, end, &mut fills);
-    const { assert!(W <= 8, "the inexact mask is a u8") };
+    let fills: [&[Fill]; LANES] = std::array::from_fn(|l| plans.0[l].as_slice());
+    let (close, cash) = (&bars.close[..end], cfg.initial_cash);
+    let acc = match level {
+        // SAFETY: the CPU has the features each function is compiled for.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { accumulate_avx512(close, start, fills, cash, downside) },
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { accumulate_avx2(close, start, fills, cash, downside) },
+        _ => accumulate::<Portable, LANES>(close, start, fills, cash, downside),
+    };
     let mut inexact = 0u8;
-    for l in 0..W {
+    for l in 0..LANES {
         // Flat bars divide cash by itself and the drawdown shortcut needs a
         // positive peak: both hold while the equity stays positive and
         // finite. An equity at or below zero (or −∞) under a positive peak
@@ -373,24 +311,100 @@ fn run<V: Vector<W>, const W: usize, const DOWNSIDE: bool>(
         // `max ≥ 1` flags it, and the rare tiny positive equity whose
         // drawdown rounds to 1); +∞ shows in the peak, NaN in the sum.
         let finite = acc.peak[l].is_finite() && acc.sum[l].is_finite();
-        if !(start_equity[l] > 0.0 && acc.max[l] < 1.0 && finite) {
+        if !(acc.start[l] > 0.0 && acc.max[l] < 1.0 && finite) {
             inexact |= 1 << l;
         }
     }
     let n = (end - start) as u64;
-    let stats = std::array::from_fn(|l| {
-        let mut stats = fills.lanes[l].stats.clone();
-        let last = if n > 0 { acc.prev[l] } else { start_equity[l] };
+    for (l, stats) in stats.iter_mut().enumerate() {
+        let last = if n > 0 { acc.prev[l] } else { acc.start[l] };
         stats.set_accumulated(
-            start_equity[l],
+            acc.start[l],
             last,
             ReturnMoments::from_sums(n, acc.sum[l], acc.sum_sq[l], acc.downside_sq[l]),
             Drawdown::from_parts(acc.peak[l], acc.max[l]),
-            fills.exposed(l, end),
+            exposed[l],
         );
-        stats
-    });
+    }
     (stats, inexact)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn accumulate_avx512(
+    close: &[f64],
+    start: usize,
+    fills: [&[Fill]; LANES],
+    cash: f64,
+    downside: bool,
+) -> Accumulators<LANES> {
+    accumulate::<Avx512, LANES>(close, start, fills, cash, downside)
+}
+
+/// Eight lanes as two halves of four in one AVX register each (measured
+/// faster than both halves in lockstep: no spilled accumulators, and a
+/// half whose lanes are all flat skips to its next fill).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx2")]
+fn accumulate_avx2(
+    close: &[f64],
+    start: usize,
+    fills: [&[Fill]; LANES],
+    cash: f64,
+    downside: bool,
+) -> Accumulators<LANES> {
+    const HALF: usize = LANES / 2;
+    let half = |h: usize| {
+        let fills: [&[Fill]; HALF] = std::array::from_fn(|l| fills[h * HALF + l]);
+        accumulate::<Avx4, HALF>(close, start, fills, cash, downside)
+    };
+    let (low, high) = (half(0), half(1));
+    let join = |a: [f64; HALF], b: [f64; HALF]| -> [f64; LANES] {
+        std::array::from_fn(|l| if l < HALF { a[l] } else { b[l - HALF] })
+    };
+    Accumulators {
+        start: join(low.start, high.start),
+        prev: join(low.prev, high.prev),
+        sum: join(low.sum, high.sum),
+        sum_sq: join(low.sum_sq, high.sum_sq),
+        downside_sq: join(low.downside_sq, high.downside_sq),
+        peak: join(low.peak, high.peak),
+        factor: join(low.factor, high.factor),
+        max: join(low.max, high.max),
+    }
+}
+
+/// The window metrics of `W` lanes whose fills are `fills`, over the bars
+/// of `close` from `start`.
+#[inline(always)]
+fn accumulate<V: Vector<W>, const W: usize>(
+    close: &[f64],
+    start: usize,
+    fills: [&[Fill]; W],
+    cash: f64,
+    downside: bool,
+) -> Accumulators<W> {
+    let end = close.len();
+    let mut marks = Marks::new(fills, cash);
+    // Before the window only the fills matter, up to the close before it
+    // (its starting value).
+    let mut start_equity = marks.cash;
+    if start > 0 {
+        while marks.next_event < start {
+            marks.advance(marks.next_event);
+        }
+        let c = close[start - 1];
+        for l in 0..W {
+            start_equity[l] = marks.cash[l] + marks.units[l] * c;
+        }
+    }
+    let mut acc = Accumulators::new(start_equity);
+    if downside {
+        acc.window::<V, true>(close, start, end, &mut marks);
+    } else {
+        acc.window::<V, false>(close, start, end, &mut marks);
+    }
+    acc
 }
 
 #[cfg(test)]
@@ -442,7 +456,8 @@ mod tests {
             end: n,
         };
         for level in Level::available() {
-            let (stats, inexact) = simulate(&bars, &lanes, &cfg, &window, true, level);
+            let mut plans = FillPlans::default();
+            let (stats, inexact) = simulate(&bars, &lanes, &cfg, &window, true, level, &mut plans);
             assert_eq!(inexact, 0b1, "{level:?}");
             for l in 1..LANES {
                 let mut want = WindowStats::new(&window, cfg.initial_cash);

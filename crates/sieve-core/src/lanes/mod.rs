@@ -26,6 +26,8 @@ pub struct LaneScratch {
     /// What finding the changes reuses (`positions` also serves the
     /// scalar path).
     buffers: LaneBuffers,
+    /// Each lane's fills.
+    plans: engine::FillPlans,
     /// Per lane, the objective on each instrument (several instruments).
     objectives: [Vec<f64>; LANES],
 }
@@ -37,6 +39,7 @@ impl Default for LaneScratch {
             always: false,
             changes: Default::default(),
             buffers: LaneBuffers::default(),
+            plans: engine::FillPlans::default(),
             objectives: Default::default(),
         }
     }
@@ -103,6 +106,7 @@ impl Evaluator<'_> {
             window,
             downside,
             scratch.level,
+            &mut scratch.plans,
         );
         for (l, (p, o)) in params.iter().zip(out.iter_mut()).enumerate() {
             *o = if inexact & (1 << l) != 0 {
