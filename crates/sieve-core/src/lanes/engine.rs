@@ -245,7 +245,10 @@ impl<'a, const W: usize> Marks<'a, W> {
     }
 
     fn first_bar(&self) -> usize {
-        (0..W).map(|l| self.fills[l][self.next[l]].bar).min().unwrap_or(usize::MAX)
+        (0..W)
+            .map(|l| self.fills[l][self.next[l]].bar)
+            .min()
+            .unwrap_or(usize::MAX)
     }
 
     /// Whether no lane holds a position.

@@ -1,5 +1,6 @@
 use super::{
-    changes_by_positions, len_param, Changes, Direction, LaneBuffers, ParamKind, ParamSpec, Strategy,
+    changes_by_positions, len_param, Changes, Direction, LaneBuffers, ParamKind, ParamSpec,
+    Strategy,
 };
 use crate::data::Bars;
 use crate::indicators::{Indicator, IndicatorSet};
@@ -166,16 +167,18 @@ impl Strategy for Activation {
     fn indicators(&self, p: &[f64], out: &mut Vec<Indicator>) {
         out.extend(keys(p));
     }
-    /// Only sets that share the score series (the same indicators and
-    /// weights: most groups of a grid whose last axes are the thresholds):
-    /// others, with their positions found one by one, are faster screened
-    /// one by one (measured 15 % when lanes marked every bar).
+    /// Sets that share the score series (the same indicators and weights:
+    /// most groups of a grid whose last axes are the thresholds), at least
+    /// [`MIN_RUN`] in a row: others, with their positions found one by one,
+    /// are faster screened one by one (measured 15 % when lanes marked
+    /// every bar).
     fn lanes_pay(&self, params: &[&[f64]]) -> bool {
-        shares_score(params)
+        params.len() <= LANES && score_runs(params).any(|run| run.len() >= MIN_RUN)
     }
 
-    /// Sets that share the score series run the state machine side by side
-    /// in vector lanes; others one by one.
+    /// Runs of sets that share the score series run the state machine side
+    /// by side in vector lanes (a batch that straddles two groups of a grid
+    /// runs twice); short runs one by one.
     fn lane_changes(
         &self,
         bars: &Bars,
@@ -187,19 +190,24 @@ impl Strategy for Activation {
         buffers: &mut LaneBuffers,
         out: &mut [Changes],
     ) {
-        if !shares_score(params) {
-            return changes_by_positions(self, bars, ind, params, d, end, buffers, out);
-        }
-        let job = Job::new(bars, ind, params, d, end);
         assert!(level <= Level::best(), "{level:?} on a CPU without it");
-        #[cfg(target_arch = "x86_64")]
-        match level {
-            // SAFETY: the CPU has the features each function is compiled for.
-            Level::Avx512 => return unsafe { lanes_avx512(&job, buffers, out) },
-            Level::Avx2 => return unsafe { lanes_avx2(&job, buffers, out) },
-            Level::Portable => {}
+        for run in score_runs(params) {
+            let (params, out) = (&params[run.clone()], &mut out[run]);
+            if params.len() < MIN_RUN {
+                changes_by_positions(self, bars, ind, params, d, end, buffers, out);
+                continue;
+            }
+            let job = Job::new(bars, ind, params, d, end);
+            match level {
+                // SAFETY: the CPU has the features each function is
+                // compiled for.
+                #[cfg(target_arch = "x86_64")]
+                Level::Avx512 => unsafe { lanes_avx512(&job, buffers, out) },
+                #[cfg(target_arch = "x86_64")]
+                Level::Avx2 => unsafe { lanes_avx2(&job, buffers, out) },
+                _ => job.run::<Portable>(buffers, out),
+            }
         }
-        job.run::<Portable>(buffers, out)
     }
 
     fn positions(&self, bars: &Bars, ind: &IndicatorSet, p: &[f64], d: Direction, out: &mut [i8]) {
@@ -257,19 +265,31 @@ impl Strategy for Activation {
     }
 }
 
-/// Whether `params` are at most [`LANES`] sets (at least one) with the same
-/// indicators and weights, hence the same score on every bar.
-fn shares_score(params: &[&[f64]]) -> bool {
-    let Some(&first) = params.first() else {
-        return false;
-    };
-    let shared = |p: &&[f64]| {
-        keys(p) == keys(first)
+/// The shortest run of sets sharing a score that the lanes take (a bar of
+/// the vector state machine costs the same for one set as for eight;
+/// measured on the benchmark grid, whose batches straddle groups: runs of
+/// 1 and 2 in lanes were 3 % slower overall than one by one).
+const MIN_RUN: usize = 3;
+
+/// `params` as runs of consecutive sets with the same indicators and
+/// weights, hence the same score on every bar.
+fn score_runs<'p>(params: &'p [&[f64]]) -> impl Iterator<Item = std::ops::Range<usize>> + 'p {
+    let shared = |a: &[f64], b: &[f64]| {
+        keys(a) == keys(b)
             && [W_TREND, W_RSI, W_DC]
                 .iter()
-                .all(|&w| p[w].to_bits() == first[w].to_bits())
+                .all(|&w| a[w].to_bits() == b[w].to_bits())
     };
-    params.len() <= LANES && params.iter().all(shared)
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        let first = *params.get(from)?;
+        let len = params[from..]
+            .iter()
+            .take_while(|p| shared(p, first))
+            .count();
+        from += len;
+        Some(from - len..from)
+    })
 }
 
 /// Up to [`LANES`] parameter sets that share the score series, for the state
@@ -411,10 +431,8 @@ impl<'a> Job<'a> {
                 leave_long = V::or(falls, leave_long);
                 // A long lane turns short when the score falls; a flat one
                 // when it falls and does not rise.
-                entered_short = V::and_not(
-                    V::or(V::and(long, falls), V::and_not(falls, rises)),
-                    short,
-                );
+                entered_short =
+                    V::and_not(V::or(V::and(long, falls), V::and_not(falls, rises)), short);
                 short = V::or(entered_short, V::and_not(short, leave_short));
             }
             long = V::or(entered_long, V::and_not(long, leave_long));

@@ -155,7 +155,8 @@ proptest! {
     /// `activation` sets that share the score series (the same indicators
     /// and weights, other thresholds and stops: a grid's usual group) take
     /// the vector state machine; it agrees with the scalar one, including
-    /// entry ≤ exit (a trade every bar), no stop, and all weights zero.
+    /// entry ≤ exit (a trade every bar), no stop, all weights zero, and
+    /// batches that hold the end of one group and the start of the next.
     #[test]
     fn activation_thresholds_in_lanes_equal_the_scalar_screen(
         seed in 0u64..1_000_000,
@@ -165,6 +166,7 @@ proptest! {
         zero_weights in prop::bool::weighted(0.15),
         score_share in prop_oneof![Just(0.0), 0.0..0.9],
         n_sets in 1usize..20,
+        next_group in 0usize..20,
     ) {
         let bars = synth(n_bars, seed);
         let s = strategy::lookup("activation").unwrap();
@@ -180,6 +182,10 @@ proptest! {
             p[7] = steps[i % 3] - 0.25 * (i % 2) as f64;
             p[8] = steps[(i / 3) % 3] - 0.5;
             p[9] = [0.0, 1.0, 2.5][(i / 2) % 3];
+            if i >= next_group {
+                // Another group: another trend weight.
+                p[4] += 0.5;
+            }
         }
         let engine = EngineConfig {
             fill: if close_fill { Fill::Close } else { Fill::NextOpen },
