@@ -1,9 +1,11 @@
 //! The engine and one window's accumulator for [`LANES`] combinations at
 //! once.
 //!
-//! Fills are rare (tens of bars apart), so they stay scalar: each lane keeps
-//! its own [`Account`] and the bar of its next fill, exactly as
-//! [`crate::engine::simulate`] computes them. Between fills every lane's
+//! Fills are rare (tens of bars apart), so they stay scalar, and come first:
+//! a fill depends only on the fills before it, so each lane's [`Account`]
+//! runs through its fills alone, exactly as [`crate::engine::simulate`]
+//! computes them, and records the cash and units after each. Between fills
+//! every lane's
 //! equity is `cash + signed_units · close`, and the per-bar work — the
 //! equity, the return, its sums and the drawdown — runs on all lanes at once
 //! in vector registers ([`crate::simd`]: one AVX-512 register, two halves of
