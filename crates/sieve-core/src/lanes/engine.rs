@@ -174,10 +174,10 @@ pub(crate) struct FillPlans([Vec<Fill>; LANES]);
 /// depends only on the fills before it, not on the bars between them),
 /// its trades into `stats`, and returns the bars of the window held.
 ///
-/// The fills of a lane are one dependency chain (a fill's units divide its
-/// cash); run one lane at a time, with no bar loop around them, the chains
-/// cost their latency and little else (measured: interleaved with the bars
-/// of all lanes, as before, a fill cost ~60 cycles).
+/// One lane at a time, with no bar loop around the fills (measured: in the
+/// bar loop, as before, a fill cost ~60 cycles; lanes in turn, a fill each,
+/// were 0.82× this, two lanes side by side 0.90×: alone, a lane's branches
+/// of opening and closing alternate and predict well).
 fn plan(
     changes: &Changes,
     bars: &Bars,
