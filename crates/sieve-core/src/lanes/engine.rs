@@ -294,6 +294,17 @@ pub(crate) fn simulate(
         std::array::from_fn(|_| WindowStats::new(window, cfg.initial_cash));
     let mut exposed = [0; LANES];
     for l in 0..LANES {
+        // Lanes with the same targets (a grid's sets often differ only in
+        // a stop that never triggers; unused lanes repeat the first) have
+        // the same fills: simulated once.
+        let same = |j: usize| std::ptr::eq(changes[j], changes[l]) || changes[j] == changes[l];
+        if let Some(j) = (0..l).find(|&j| same(j)) {
+            let (done, rest) = plans.0.split_at_mut(l);
+            rest[0].clone_from(&done[j]);
+            stats[l] = stats[j].clone();
+            exposed[l] = exposed[j];
+            continue;
+        }
         let fills = &mut plans.0[l];
         exposed[l] = plan(changes[l], bars, cfg, window, end, fills, &mut stats[l]);
     }
@@ -419,7 +430,8 @@ mod tests {
     use crate::metrics::WindowKind;
 
     /// A short held through a gap that multiplies the price twelvefold
-    /// goes below zero: that lane is flagged, the others are exact.
+    /// goes below zero: that lane is flagged, the others are exact (lanes
+    /// 2.. hold the same targets: their fills are simulated once, copied).
     #[test]
     fn a_lane_below_zero_is_flagged_and_the_others_are_exact() {
         let n = 60;
