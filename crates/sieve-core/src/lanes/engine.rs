@@ -318,6 +318,7 @@ pub(crate) fn simulate(
         Level::Avx2 => unsafe { accumulate_avx2(close, start, fills, cash, downside) },
         _ => accumulate::<Portable, LANES>(close, start, fills, cash, downside),
     };
+    const { assert!(LANES <= 8, "the inexact mask is a u8") };
     let mut inexact = 0u8;
     for l in 0..LANES {
         // Flat bars divide cash by itself and the drawdown shortcut needs a

@@ -417,7 +417,8 @@ impl<'a> Job<'a> {
             high = c.max(V::select(entered_long, prev_close, high));
             // At most one transition per bar, from the state at its start;
             // the new state is written so that the chain from the last one
-            // is short (the bar loop is bound by it, not by its operations).
+            // is short (with the chain through every branch of the scalar
+            // code, the loop waited on it).
             let rises = score.ge(entry);
             let mut leave_long = V::or(score.le(exit), V::and(stops, c.lt(high.sub(risk))));
             entered_long = V::and_not(rises, long);
