@@ -10,9 +10,10 @@ use rayon::prelude::*;
 use sieve_core::evaluate::{Evaluator, ScreenScore};
 use sieve_core::grid::ParamSpace;
 use sieve_core::indicators::IndicatorSet;
-use sieve_core::lanes::{screen_all_lanes, LaneScratch, LANES};
+use sieve_core::lanes::{screen_all_lanes, LaneScratch, TargetMemo};
 use sieve_core::metrics::Aggregation;
 use sieve_core::Result;
+use std::sync::Arc;
 
 use crate::backend::{Checkpoint, ScreenBackend, ScreenJob, SeriesPlan};
 use crate::{ObjectiveStats, Scored, Screen, TopK};
@@ -57,6 +58,9 @@ fn screen_in_pool(
         })
     });
     let (mut next, mut top, mut stats, mut sharpe) = job.start();
+    // Scores by targets, for the whole screen: the same instruments and
+    // scoring throughout.
+    let memo = Arc::new(TargetMemo::default());
     let end = job.range.end;
     let batch = CHUNK * CHUNKS_PER_THREAD * pool.current_num_threads() as u64;
     let n_params = job.strategy.params().len();
@@ -116,13 +120,11 @@ fn screen_in_pool(
             order
                 .par_chunks(CHUNK as usize)
                 .map_init(
-                    || (LaneGroup::new(n_params), LaneScratch::default()),
+                    || (LaneGroup::new(n_params), LaneScratch::sharing(memo.clone())),
                     |(group, scratch), positions| {
                         let mut scores = Vec::with_capacity(positions.len());
                         for &p in positions {
-                            if group.add(job.space, indices[p]) == LANES {
-                                group.screen(&evals, aggregation, scratch, &mut scores);
-                            }
+                            group.add(job.space, indices[p]);
                         }
                         group.screen(&evals, aggregation, scratch, &mut scores);
                         scores
@@ -206,13 +208,13 @@ impl ChunkResult {
     }
 }
 
-/// Up to [`LANES`] combinations waiting to be screened together.
+/// Combinations waiting to be screened together.
 struct LaneGroup {
     n_params: usize,
     count: usize,
     /// Their parameter sets, one after another.
     params: Vec<f64>,
-    scores: [ScreenScore; LANES],
+    scores: Vec<ScreenScore>,
 }
 
 impl LaneGroup {
@@ -220,20 +222,17 @@ impl LaneGroup {
         LaneGroup {
             n_params,
             count: 0,
-            params: vec![0.0; n_params * LANES],
-            scores: [ScreenScore::default(); LANES],
+            params: Vec::new(),
+            scores: Vec::new(),
         }
     }
 
-    /// Adds combination `index`; returns how many are waiting.
-    fn add(&mut self, space: &ParamSpace, index: u64) -> usize {
+    /// Adds combination `index`.
+    fn add(&mut self, space: &ParamSpace, index: u64) {
         let k = self.n_params;
-        space.params_at(
-            index,
-            &mut self.params[self.count * k..(self.count + 1) * k],
-        );
+        self.params.resize((self.count + 1) * k, 0.0);
+        space.params_at(index, &mut self.params[self.count * k..]);
         self.count += 1;
-        self.count
     }
 
     /// Screens the waiting combinations, appending their scores in the
@@ -245,20 +244,13 @@ impl LaneGroup {
         scratch: &mut LaneScratch,
         out: &mut Vec<ScreenScore>,
     ) {
-        let n = self.count;
-        if n == 0 {
-            return;
-        }
-        let k = self.n_params;
-        let sets: [&[f64]; LANES] = std::array::from_fn(|i| &self.params[i * k..(i + 1) * k]);
-        screen_all_lanes(
-            evals,
-            aggregation,
-            &sets[..n],
-            scratch,
-            &mut self.scores[..n],
-        );
-        out.extend_from_slice(&self.scores[..n]);
+        let (n, k) = (self.count, self.n_params);
+        let sets: Vec<&[f64]> = (0..n).map(|i| &self.params[i * k..(i + 1) * k]).collect();
+        self.scores.clear();
+        self.scores.resize(n, ScreenScore::default());
+        screen_all_lanes(evals, aggregation, &sets, scratch, &mut self.scores);
+        out.extend_from_slice(&self.scores);
+        self.params.clear();
         self.count = 0;
     }
 }

@@ -157,7 +157,27 @@ fn market_cases() -> Vec<Case> {
             let extra = format!("aggregate = \"{how}\"\nobjective = \"sharpe\"");
             case_on("name = \"sma_cross\"", grid, &extra, data())
         })
+        .chain([case_on(
+            "name = \"sma_cross\"",
+            grid,
+            "aggregate = \"min\"",
+            same_closes(),
+        )])
         .collect()
+}
+
+/// Two instruments with the same closes and other opens: every
+/// combination has the same targets on both (crossings of averages of
+/// closes) and other fills, so other scores.
+fn same_closes() -> Vec<(String, Bars)> {
+    let a = synth(2500, 11);
+    let mut b = a.clone();
+    for (i, open) in b.open.iter_mut().enumerate() {
+        *open *= 1.0 + 0.01 * (i as f64 * 0.37).sin();
+        b.high[i] = b.high[i].max(*open);
+        b.low[i] = b.low[i].min(*open);
+    }
+    vec![("a".to_string(), a), ("b".to_string(), b)]
 }
 
 fn screen(

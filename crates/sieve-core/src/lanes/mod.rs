@@ -8,47 +8,75 @@
 //! goes through the scalar path instead.
 
 mod engine;
+mod memo;
 
 /// Combinations screened together, and the vector code that runs them.
 pub use crate::simd::{Level, LANES};
+pub use memo::TargetMemo;
+
+use std::sync::Arc;
 
 use crate::evaluate::{Evaluator, ScreenScore};
 use crate::metrics::{Aggregation, Objective};
 use crate::strategy::{Changes, LaneBuffers};
+use memo::Key;
 
-/// Scratch space of one worker: each lane's positions.
+/// Scratch space of one worker.
 pub struct LaneScratch {
     level: Level,
     /// Lanes for every strategy, not only where they pay.
     always: bool,
-    /// Each lane's targets.
+    /// The targets of the strategy's current lanes.
     changes: [Changes; LANES],
     /// What finding the changes reuses (`positions` also serves the
     /// scalar path).
     buffers: LaneBuffers,
+    /// Targets waiting for the engine.
+    pending: Pending,
     /// Each lane's fills.
     plans: engine::FillPlans,
-    /// Per lane, the objective on each instrument (several instruments).
-    objectives: [Vec<f64>; LANES],
+    /// Scores by targets, shared with other workers.
+    memo: Arc<TargetMemo>,
+    /// The memo key of the lane at hand.
+    key: Key,
+    /// Lookups in the memo and hits, not yet reported to it.
+    lookups: u64,
+    hits: u64,
+    /// Several instruments: each one's scores, instrument after instrument.
+    scores: Vec<ScreenScore>,
+    /// Several instruments: one combination's objective on each.
+    objectives: Vec<f64>,
+}
+
+/// Distinct targets gathered for one run of the engine: the strategy's
+/// lanes lose those the memo knows and those that repeat a waiting one, so
+/// the engine gets full batches of new targets.
+#[derive(Default)]
+struct Pending {
+    changes: [Changes; LANES],
+    keys: [Key; LANES],
+    /// Whether `keys[l]` holds `changes[l]` (targets too far out for a
+    /// key are compared whole and not memoized).
+    keyed: [bool; LANES],
+    /// Each waiting lane's place in the parameter sets.
+    at: [usize; LANES],
+    len: usize,
+    /// (place, waiting lane): sets whose targets repeat a waiting lane's.
+    repeats: Vec<(usize, usize)>,
 }
 
 impl Default for LaneScratch {
     fn default() -> Self {
-        LaneScratch {
-            level: Level::best(),
-            always: false,
-            changes: Default::default(),
-            buffers: LaneBuffers::default(),
-            plans: engine::FillPlans::default(),
-            objectives: Default::default(),
-        }
+        LaneScratch::sharing(Arc::default())
     }
 }
 
 impl LaneScratch {
     /// Scratch space that screens every strategy in lanes (tests and
     /// benchmarks) with the vector code of `level`, which must be one of
-    /// [`Level::available`].
+    /// [`Level::available`]. Like all scratch space it remembers scores by
+    /// targets: it serves the evaluators of one screen (the same bars and
+    /// scoring for each instrument) and panics if given others.
     pub fn always(level: Level) -> Self {
         assert!(level <= Level::best(), "{level:?} on a CPU without it");
         LaneScratch {
@@ -57,10 +85,30 @@ impl LaneScratch {
             ..LaneScratch::default()
         }
     }
+
+    /// Scratch space whose scores by targets are `memo`'s, which other
+    /// workers share. A memo serves one set of instruments and one
+    /// scoring; another screen needs another memo.
+    pub fn sharing(memo: Arc<TargetMemo>) -> Self {
+        LaneScratch {
+            level: Level::best(),
+            always: false,
+            changes: Default::default(),
+            buffers: LaneBuffers::default(),
+            pending: Pending::default(),
+            plans: engine::FillPlans::default(),
+            memo,
+            key: Key::default(),
+            lookups: 0,
+            hits: 0,
+            scores: Vec::new(),
+            objectives: Vec::new(),
+        }
+    }
 }
 
 impl Evaluator<'_> {
-    /// Screens up to [`LANES`] parameter sets; `out[i]` is exactly
+    /// Screens parameter sets [`LANES`] at a time; `out[i]` is exactly
     /// [`Evaluator::screen`] of `params[i]`.
     pub fn screen_lanes(
         &self,
@@ -68,63 +116,151 @@ impl Evaluator<'_> {
         scratch: &mut LaneScratch,
         out: &mut [ScreenScore],
     ) {
-        assert!(params.len() <= LANES && out.len() >= params.len());
-        let window = &self.scoring.screen;
-        if params.is_empty() {
-            return;
-        }
-        // Measured on an AVX2 CPU: the portable lane code (SSE2 there) ran
-        // sma_cross at half the scalar speed; the AVX2 code runs it at 2×.
-        let pays =
-            scratch.always || (self.strategy.lanes_pay(params) && scratch.level > Level::Portable);
-        if window != &self.scoring.windows.score || !pays {
-            // The lanes accumulate one window; this screen reads two. Or
-            // the strategy is faster one combination at a time.
-            for (p, o) in params.iter().zip(out.iter_mut()) {
-                *o = self.screen(p, &mut scratch.buffers.positions);
-            }
-            return;
-        }
-        self.strategy.lane_changes(
-            self.bars,
-            self.indicators,
-            params,
-            self.scoring.direction,
-            window.end,
-            scratch.level,
-            &mut scratch.buffers,
-            &mut scratch.changes,
+        self.screen_lanes_of(0, params, scratch, out);
+    }
+
+    /// [`Evaluator::screen_lanes`] for instrument `slot` (its memo keys).
+    fn screen_lanes_of(
+        &self,
+        slot: usize,
+        params: &[&[f64]],
+        scratch: &mut LaneScratch,
+        out: &mut [ScreenScore],
+    ) {
+        assert!(out.len() >= params.len());
+        let owner = (
+            std::ptr::from_ref(self.bars) as usize,
+            std::ptr::from_ref(self.scoring) as usize,
         );
+        scratch.memo.claim(slot, owner);
+        let window = &self.scoring.screen;
+        for (b, batch) in params.chunks(LANES).enumerate() {
+            // Measured on an AVX2 CPU: the portable lane code (SSE2 there)
+            // ran sma_cross at half the scalar speed; the AVX2 code runs it
+            // at 2×.
+            let pays = scratch.always
+                || (self.strategy.lanes_pay(batch) && scratch.level > Level::Portable);
+            if window != &self.scoring.windows.score || !pays {
+                // The lanes accumulate one window; this screen reads two.
+                // Or the strategy is faster one combination at a time.
+                for (p, o) in batch.iter().zip(&mut out[b * LANES..]) {
+                    *o = self.screen(p, &mut scratch.buffers.positions);
+                }
+                continue;
+            }
+            self.strategy.lane_changes(
+                self.bars,
+                self.indicators,
+                batch,
+                self.scoring.direction,
+                window.end,
+                scratch.level,
+                &mut scratch.buffers,
+                &mut scratch.changes,
+            );
+            for l in 0..batch.len() {
+                if let Some(score) = self.take_lane(slot, b * LANES + l, l, scratch) {
+                    out[b * LANES + l] = score;
+                }
+                if scratch.pending.len == LANES {
+                    self.run_pending(params, scratch, out);
+                }
+            }
+        }
+        self.run_pending(params, scratch, out);
+    }
+
+    /// Lane `l` of the strategy's batch, set `at` of the call: its score
+    /// if the memo has it; else it waits for the engine (or repeats a
+    /// waiting lane).
+    fn take_lane(
+        &self,
+        slot: usize,
+        at: usize,
+        l: usize,
+        scratch: &mut LaneScratch,
+    ) -> Option<ScreenScore> {
+        let keyed = scratch.memo.is_on() && scratch.key.set(slot, &scratch.changes[l]);
+        if keyed {
+            let found = scratch.memo.get(&scratch.key);
+            scratch.lookups += 1;
+            scratch.hits += u64::from(found.is_some());
+            if scratch.lookups == memo::REPORT_EVERY {
+                scratch.memo.report(scratch.lookups, scratch.hits);
+                (scratch.lookups, scratch.hits) = (0, 0);
+            }
+            if found.is_some() {
+                return found;
+            }
+        }
+        let p = &mut scratch.pending;
+        let same = (0..p.len).find(|&w| {
+            if keyed && p.keyed[w] {
+                p.keys[w] == scratch.key
+            } else {
+                p.changes[w] == scratch.changes[l]
+            }
+        });
+        if let Some(w) = same {
+            p.repeats.push((at, w));
+            return None;
+        }
+        let w = p.len;
+        std::mem::swap(&mut p.changes[w], &mut scratch.changes[l]);
+        std::mem::swap(&mut p.keys[w], &mut scratch.key);
+        p.keyed[w] = keyed;
+        p.at[w] = at;
+        p.len += 1;
+        None
+    }
+
+    /// Runs the waiting lanes through the engine: their scores into `out`
+    /// (and the memo), and those of the sets that repeat them.
+    fn run_pending(&self, params: &[&[f64]], scratch: &mut LaneScratch, out: &mut [ScreenScore]) {
+        let p = &mut scratch.pending;
+        let n = p.len;
+        if n == 0 {
+            return;
+        }
         // Unused lanes repeat the first one; their results are dropped.
         let lanes: [&Changes; LANES] =
-            std::array::from_fn(|l| &scratch.changes[if l < params.len() { l } else { 0 }]);
+            std::array::from_fn(|l| &p.changes[if l < n { l } else { 0 }]);
         let downside = self.scoring.objective == Objective::Sortino;
         let (stats, inexact) = engine::simulate(
             self.bars,
             &lanes,
             &self.scoring.engine,
-            window,
+            &self.scoring.screen,
             downside,
             scratch.level,
             &mut scratch.plans,
         );
-        for (l, (p, o)) in params.iter().zip(out.iter_mut()).enumerate() {
-            *o = if inexact & (1 << l) != 0 {
-                self.screen(p, &mut scratch.buffers.positions)
+        for (l, lane) in stats.iter().enumerate().take(n) {
+            let at = p.at[l];
+            let score = if inexact & (1 << l) != 0 {
+                self.screen(params[at], &mut scratch.buffers.positions)
             } else {
-                let m = stats[l].finish(self.bars, self.scoring.periods_per_year);
+                let m = lane.finish(self.bars, self.scoring.periods_per_year);
                 ScreenScore {
                     objective: self.objective(&m),
                     trades: m.trades,
-                    sharpe: stats[l].per_period_sharpe(),
+                    sharpe: lane.per_period_sharpe(),
                 }
             };
+            out[at] = score;
+            if p.keyed[l] {
+                scratch.memo.insert(&p.keys[l], score);
+            }
         }
+        for (at, w) in p.repeats.drain(..) {
+            out[at] = out[p.at[w]];
+        }
+        p.len = 0;
     }
 }
 
-/// [`crate::evaluate::screen_all`] for up to [`LANES`] parameter sets:
-/// `out[i]` is exactly its result for `params[i]`.
+/// [`crate::evaluate::screen_all`] for many parameter sets: `out[i]` is
+/// exactly its result for `params[i]`.
 pub fn screen_all_lanes(
     evals: &[Evaluator<'_>],
     aggregation: &Aggregation,
@@ -133,27 +269,28 @@ pub fn screen_all_lanes(
     out: &mut [ScreenScore],
 ) {
     if let [eval] = evals {
-        return eval.screen_lanes(params, scratch, out);
+        return eval.screen_lanes_of(0, params, scratch, out);
     }
     let n = params.len();
-    for objectives in &mut scratch.objectives[..n] {
-        objectives.clear();
+    let mut scores = std::mem::take(&mut scratch.scores);
+    scores.clear();
+    scores.resize(n * evals.len(), ScreenScore::default());
+    for (slot, (eval, one)) in evals.iter().zip(scores.chunks_mut(n.max(1))).enumerate() {
+        eval.screen_lanes_of(slot, params, scratch, one);
     }
-    let mut sums = [(0u64, 0.0f64); LANES];
-    let mut one = [ScreenScore::default(); LANES];
-    for eval in evals {
-        eval.screen_lanes(params, scratch, &mut one[..n]);
-        for (l, s) in one[..n].iter().enumerate() {
-            scratch.objectives[l].push(s.objective);
-            sums[l].0 += s.trades;
-            sums[l].1 += s.sharpe;
+    for (i, o) in out[..n].iter_mut().enumerate() {
+        scratch.objectives.clear();
+        let (mut trades, mut sharpe) = (0u64, 0.0f64);
+        for one in scores.chunks(n.max(1)) {
+            scratch.objectives.push(one[i].objective);
+            trades += one[i].trades;
+            sharpe += one[i].sharpe;
         }
-    }
-    for (l, o) in out[..n].iter_mut().enumerate() {
         *o = ScreenScore {
-            objective: aggregation.of(&scratch.objectives[l]),
-            trades: sums[l].0,
-            sharpe: sums[l].1 / evals.len() as f64,
+            objective: aggregation.of(&scratch.objectives),
+            trades,
+            sharpe: sharpe / evals.len() as f64,
         };
     }
+    scratch.scores = scores;
 }

@@ -63,6 +63,11 @@ impl Changes {
         self.len == 0
     }
 
+    /// Each change: the bar it takes effect and the target from there.
+    pub fn entries(&self) -> impl ExactSizeIterator<Item = (usize, i8)> + '_ {
+        self.bars.iter().copied().zip(self.targets.iter().copied())
+    }
+
     /// A reader that moves forward through the bars.
     pub fn cursor(&self) -> Cursor<'_> {
         Cursor {

@@ -35,28 +35,45 @@ fn check(bars: &Bars, config: &Config, s: &dyn SieveStrategy, sets: &[Vec<f64>])
     };
     let mut scratch = Vec::new();
     let expected: Vec<ScreenScore> = sets.iter().map(|p| eval.screen(p, &mut scratch)).collect();
+    let fail = |p: &[f64], g: &ScreenScore, w: &ScreenScore, how: &str| {
+        panic!(
+            "{} {p:?} with {:?}, {:?}, {:?} ({how}): lanes {g:?}, scalar {w:?}",
+            s.name(),
+            config.engine,
+            config.direction,
+            config.objective
+        )
+    };
+    let params: Vec<&[f64]> = sets.iter().map(Vec::as_slice).collect();
+    let unset = ScreenScore {
+        objective: -1.0,
+        trades: 0,
+        sharpe: -1.0,
+    };
     let scratches = Level::available().into_iter().map(LaneScratch::always);
     for mut lanes in scratches.chain([LaneScratch::default()]) {
-        for (group, want) in sets.chunks(LANES).zip(expected.chunks(LANES)) {
-            let params: Vec<&[f64]> = group.iter().map(Vec::as_slice).collect();
-            let mut got = vec![
-                ScreenScore {
-                    objective: -1.0,
-                    trades: 0,
-                    sharpe: -1.0,
-                };
-                params.len()
-            ];
-            eval.screen_lanes(&params, &mut lanes, &mut got);
+        // A batch at a time; then all at once with the memo full of their
+        // targets (every lane a hit); then all at once with an empty memo
+        // (repeats wait beside the lanes they repeat).
+        for (group, want) in params.chunks(LANES).zip(expected.chunks(LANES)) {
+            let mut got = vec![unset; group.len()];
+            eval.screen_lanes(group, &mut lanes, &mut got);
             for ((g, w), p) in got.iter().zip(want).zip(group) {
-                assert!(
-                    same(g, w),
-                    "{} {p:?} with {:?}, {:?}, {:?}: lanes {g:?}, scalar {w:?}",
-                    s.name(),
-                    config.engine,
-                    config.direction,
-                    config.objective
-                );
+                if !same(g, w) {
+                    fail(p, g, w, "a batch");
+                }
+            }
+        }
+        for (how, scratch) in [
+            ("remembered", &mut lanes),
+            ("at once", &mut LaneScratch::default()),
+        ] {
+            let mut got = vec![unset; params.len()];
+            eval.screen_lanes(&params, scratch, &mut got);
+            for ((g, w), p) in got.iter().zip(&expected).zip(&params) {
+                if !same(g, w) {
+                    fail(p, g, w, how);
+                }
             }
         }
     }
@@ -267,4 +284,31 @@ fn lanes_outside_the_fast_path_agree_too() {
     assert!(sets
         .iter()
         .any(|p| eval.backtest(p).equity.iter().any(|&e| e < 0.0)));
+}
+
+/// Scratch space remembers scores by targets for one screen: handing it an
+/// evaluator of other bars is a programming error, and it says so instead
+/// of returning the first screen's scores.
+#[test]
+#[should_panic(expected = "serves one screen")]
+fn scratch_space_refuses_a_second_screen() {
+    let s = strategy::lookup("sma_cross").unwrap();
+    let sets = [vec![5.0, 20.0]];
+    let params: Vec<&[f64]> = sets.iter().map(Vec::as_slice).collect();
+    let config = Config::parse("").unwrap();
+    let mut lanes = LaneScratch::default();
+    let mut out = [ScreenScore::default()];
+    let (a, b) = (synth(300, 1), synth(300, 2));
+    for bars in [&a, &b] {
+        let scoring = Scoring::new(&config, bars).unwrap();
+        let keys = Evaluator::indicators_for(s, sets.iter().map(Vec::as_slice));
+        let ind = IndicatorSet::build(bars, keys);
+        let eval = Evaluator {
+            bars,
+            strategy: s,
+            indicators: &ind,
+            scoring: &scoring,
+        };
+        eval.screen_lanes(&params, &mut lanes, &mut out);
+    }
 }
