@@ -111,6 +111,24 @@ pub(crate) trait Vector<const W: usize>: Copy {
     fn min(self, o: Self) -> Self {
         Self::select(self.lt(o), self, o)
     }
+    /// 64 bytes of lane bits (as [`Vector::bits`] gives them) turned into a
+    /// word per lane: bit `i` of `out[l]` is bit `l` of `marks[i]`.
+    #[inline(always)]
+    fn transpose(marks: &[u8; 64]) -> [u64; 8] {
+        // Multiplying bit 0 of each of 8 bytes by this constant gathers
+        // them, byte k's bit at bit 56 + k, without carries into the top
+        // byte.
+        const GATHER: u64 = 0x0102_0408_1020_4080;
+        std::array::from_fn(|lane| {
+            let mut bits = 0;
+            for (k, eight) in marks.chunks_exact(8).enumerate() {
+                let word = u64::from_le_bytes(eight.try_into().expect("eight bytes"));
+                let ones = (word >> lane) & 0x0101_0101_0101_0101;
+                bits |= (ones.wrapping_mul(GATHER) >> 56) << (8 * k);
+            }
+            bits
+        })
+    }
 }
 
 /// Arrays the compiler vectorizes as well as it can.
@@ -408,6 +426,25 @@ mod avx2 {
         fn min(self, o: Self) -> Self {
             each(self, o, |a, b| unsafe { _mm256_min_pd(a, b) })
         }
+        /// `vpmovmskb` reads bit 7 of each byte; adding a byte to itself
+        /// moves the next lane's bit there. (Needs AVX2, which every
+        /// function using `Avx2` enables.)
+        #[inline(always)]
+        fn transpose(marks: &[u8; 64]) -> [u64; 8] {
+            let mut out = [0u64; 8];
+            unsafe {
+                let p = marks.as_ptr().cast::<__m256i>();
+                let (mut lo, mut hi) = (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1)));
+                for lane in (0..8).rev() {
+                    let low = _mm256_movemask_epi8(lo) as u32;
+                    let high = _mm256_movemask_epi8(hi) as u32;
+                    out[lane] = u64::from(low) | u64::from(high) << 32;
+                    lo = _mm256_add_epi8(lo, lo);
+                    hi = _mm256_add_epi8(hi, hi);
+                }
+            }
+            out
+        }
     }
 
     // SAFETY (every block below): as above, inlined into functions
@@ -483,5 +520,44 @@ mod avx2 {
         fn select(m: Self::Mask, a: Self, b: Self) -> Self {
             Avx4(unsafe { _mm256_blendv_pd(b.0, a.0, m) })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every level's transpose against the definition, on bytes with every
+    /// bit pattern.
+    #[test]
+    fn transpose_gives_each_lane_its_bits() {
+        let mut marks = [0u8; 64];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for round in 0..50 {
+            for m in &mut marks {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                *m = state as u8;
+            }
+            if round == 0 {
+                marks = std::array::from_fn(|i| if i % 3 == 0 { 0xff } else { i as u8 });
+            }
+            let want: [u64; 8] = std::array::from_fn(|l| {
+                (0..64).fold(0, |w, i| w | u64::from(marks[i] >> l & 1) << i)
+            });
+            assert_eq!(Portable::transpose(&marks), want);
+            #[cfg(target_arch = "x86_64")]
+            if Level::best() >= Level::Avx2 {
+                // SAFETY: the CPU has AVX2.
+                assert_eq!(unsafe { transpose_avx2(&marks) }, want);
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx,avx2")]
+    fn transpose_avx2(marks: &[u8; 64]) -> [u64; 8] {
+        Avx2::transpose(marks)
     }
 }

@@ -305,8 +305,6 @@ struct Job<'a> {
     exit: Lanes,
     stop_atr: Lanes,
     shorts: bool,
-    /// Lanes holding a parameter set (the rest repeat the first).
-    used: usize,
 }
 
 impl<'a> Job<'a> {
@@ -330,7 +328,6 @@ impl<'a> Job<'a> {
             exit: std::array::from_fn(|l| weights_and_thresholds(lane(l)).2),
             stop_atr: std::array::from_fn(|l| lane(l)[STOP_ATR]),
             shorts: d == Direction::LongShort,
-            used: params.len(),
         }
     }
 
@@ -351,9 +348,9 @@ impl<'a> Job<'a> {
     /// A lane moves every ~17 bars on the benchmark grid, so "did any lane
     /// move on this bar" is a coin toss: the bar loop has no branch and
     /// marks each bar's masks in bytes, and the changes are read from
-    /// those marks afterwards, 64 bars of one lane at a time (measured:
-    /// the mispredicted branch and the per-lane pushes were most of the
-    /// scan).
+    /// those marks afterwards, 64 bars at a time turned into a word per
+    /// lane ([`Vector::transpose`]) (measured: the mispredicted branch and
+    /// the per-lane pushes were most of the scan).
     #[inline(always)]
     fn scan<V: Vector<LANES>, const SHORTS: bool>(
         &self,
@@ -361,7 +358,12 @@ impl<'a> Job<'a> {
         out: &mut [Changes],
     ) {
         let n = self.close.len();
-        let LaneBuffers { marks, values, .. } = buffers;
+        let LaneBuffers {
+            marks,
+            values,
+            moves,
+            ..
+        } = buffers;
         // Rows of a whole number of 64-bar words: the lanes that moved on
         // each bar, the lanes long after it, and (with shorts) those short.
         let row = n.div_ceil(64) * 64;
@@ -447,39 +449,28 @@ impl<'a> Job<'a> {
             }
             moved_at[t] = (long_bits ^ was_long) | (short_bits ^ was_short);
         }
-        for (l, changes) in out.iter_mut().enumerate().take(self.used) {
-            changes.reset(n);
-            let bit = |row: &[u8], t: usize| i8::from(row[t] & (1 << l) != 0);
-            for (w, word) in moved_row.chunks_exact(64).enumerate() {
-                let mut moves = lane_bits(word, l);
-                while moves != 0 {
-                    let t = w * 64 + moves.trailing_zeros() as usize;
-                    let target = if SHORTS {
-                        bit(long_row, t) - bit(short_row, t)
-                    } else {
-                        bit(long_row, t)
-                    };
-                    changes.push(t, target);
-                    moves &= moves - 1;
-                }
+        // Each lane's moves as bits, lane after lane.
+        let words = row / 64;
+        moves.clear();
+        moves.resize(LANES * words, 0);
+        for (w, word) in moved_row.chunks_exact(64).enumerate() {
+            let moved = V::transpose(word.try_into().expect("64 marks"));
+            for (l, bits) in moved.into_iter().enumerate() {
+                moves[l * words + w] = bits;
             }
         }
+        for (l, (changes, moves)) in out.iter_mut().zip(moves.chunks_exact(words)).enumerate() {
+            changes.reset(n);
+            let bit = |row: &[u8], t: usize| i8::from(row[t] & (1 << l) != 0);
+            changes.extend_moves(moves, |t| {
+                if SHORTS {
+                    bit(long_row, t) - bit(short_row, t)
+                } else {
+                    bit(long_row, t)
+                }
+            });
+        }
     }
-}
-
-/// Bit `i` of the result is bit `lane` of `marks[i]` (64 marks).
-#[inline(always)]
-fn lane_bits(marks: &[u8], lane: usize) -> u64 {
-    // Multiplying bit 0 of each of 8 bytes by this constant gathers them,
-    // byte k's bit at bit 56 + k, without carries into the top byte.
-    const GATHER: u64 = 0x0102_0408_1020_4080;
-    let mut bits = 0;
-    for (k, eight) in marks.chunks_exact(8).enumerate() {
-        let word = u64::from_le_bytes(eight.try_into().expect("eight bytes"));
-        let ones = (word >> lane) & 0x0101_0101_0101_0101;
-        bits |= (ones.wrapping_mul(GATHER) >> 56) << (8 * k);
-    }
-    bits
 }
 
 /// The state machine in lanes compiled for AVX-512 (plain compares and

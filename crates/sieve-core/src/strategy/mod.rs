@@ -297,6 +297,8 @@ pub struct LaneBuffers {
     pub marks: Vec<u8>,
     /// A series shared by the lanes (`activation`: the score).
     pub values: Vec<f64>,
+    /// Bits per bar and lane (`activation`: where each lane moves).
+    pub moves: Vec<u64>,
 }
 
 /// The default [`Strategy::lane_changes`]: each set's
