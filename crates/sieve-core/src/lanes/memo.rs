@@ -223,13 +223,17 @@ impl Key {
         let entries = changes.entries();
         self.words.resize(2 + entries.len(), 0);
         self.words[..2].copy_from_slice(&[slot, len]);
-        // Two bits for the target (-1, 0, 1), thirty for the bar. Written
-        // through a slice and checked once: pushes would store the length
-        // on every word.
+        // Two bits for the target (-1, 0, 1), thirty for the bar (bars
+        // are below the length). Written through a slice and checked once:
+        // pushes would store the length on every word.
+        if len >= 1 << 30 {
+            return false;
+        }
         let mut fits = true;
         for (word, (bar, target)) in self.words[2..].iter_mut().zip(entries) {
-            fits &= bar < 1 << 30 && (-1..=1).contains(&target);
-            *word = (bar as u32) << 2 | u32::from(target.wrapping_add(1) as u8);
+            let code = target.wrapping_add(1) as u8;
+            fits &= code <= 2;
+            *word = (bar as u32) << 2 | u32::from(code);
         }
         if !fits {
             return false;

@@ -364,13 +364,13 @@ impl<'a> Job<'a> {
             moves,
             ..
         } = buffers;
-        // Rows of a whole number of 64-bar words: the lanes that moved on
-        // each bar, the lanes long after it, and (with shorts) those short.
+        // Rows of a whole number of 64-bar words: the lanes long after each
+        // bar and (with shorts) those short; zero before the first bar
+        // simulated and after the last.
         let row = n.div_ceil(64) * 64;
         marks.clear();
-        marks.resize(if SHORTS { 3 * row } else { 2 * row }, 0);
-        let (moved_row, held) = marks.split_at_mut(row);
-        let (long_row, short_row) = held.split_at_mut(row);
+        marks.resize(if SHORTS { 2 * row } else { row }, 0);
+        let (long_row, short_row) = marks.split_at_mut(row);
         let [trend, momentum, breakout, atr] = self.series;
         let [w_trend, w_rsi, w_dc] = self.weights;
         let zero = V::splat(0.0);
@@ -386,7 +386,6 @@ impl<'a> Job<'a> {
         // Each lane's state (long / short: the masks; flat: neither) at the
         // start of the bar, and the lanes that entered on the bar before.
         let (mut long, mut short) = (none, none);
-        let (mut long_bits, mut short_bits) = (0u8, 0u8);
         let (mut entered_long, mut entered_short) = (none, none);
         // The highest close since a long entry decision, the lowest since a
         // short one: kept on every bar (the scalar code keeps them only
@@ -410,7 +409,7 @@ impl<'a> Job<'a> {
         let scores = &values[..n];
         let close = &self.close[..n];
         let atr = &atr[..n];
-        let (moved_at, long_at) = (&mut moved_row[..n], &mut long_row[..n]);
+        let long_at = &mut long_row[..n];
         let short_at = &mut short_row[..if SHORTS { n } else { 0 }];
         for t in self.start..n {
             let c = V::splat(close[t]);
@@ -440,23 +439,34 @@ impl<'a> Job<'a> {
             }
             long = V::or(entered_long, V::and_not(long, leave_long));
             prev_close = c;
-            let (was_long, was_short) = (long_bits, short_bits);
-            long_bits = V::bits(long);
-            long_at[t] = long_bits;
+            long_at[t] = V::bits(long);
             if SHORTS {
-                short_bits = V::bits(short);
-                short_at[t] = short_bits;
+                short_at[t] = V::bits(short);
             }
-            moved_at[t] = (long_bits ^ was_long) | (short_bits ^ was_short);
         }
-        // Each lane's moves as bits, lane after lane.
+        // Each lane's moves as bits, lane after lane: where its long or
+        // short bit differs from the bar before's (found here, per word,
+        // rather than per bar in the loop above).
         let words = row / 64;
         moves.clear();
         moves.resize(LANES * words, 0);
-        for (w, word) in moved_row.chunks_exact(64).enumerate() {
-            let moved = V::transpose(word.try_into().expect("64 marks"));
-            for (l, bits) in moved.into_iter().enumerate() {
-                moves[l * words + w] = bits;
+        let (mut long_before, mut short_before) = ([0u64; LANES], [0u64; LANES]);
+        for w in 0..words {
+            let bars = w * 64..(w + 1) * 64;
+            let long = V::transpose(long_row[bars.clone()].try_into().expect("64 marks"));
+            let short = if SHORTS {
+                V::transpose(short_row[bars].try_into().expect("64 marks"))
+            } else {
+                [0; LANES]
+            };
+            for l in 0..LANES {
+                let moved = |now: u64, before: &mut u64| {
+                    let m = now ^ (now << 1 | *before >> 63);
+                    *before = now;
+                    m
+                };
+                moves[l * words + w] =
+                    moved(long[l], &mut long_before[l]) | moved(short[l], &mut short_before[l]);
             }
         }
         for (l, (changes, moves)) in out.iter_mut().zip(moves.chunks_exact(words)).enumerate() {
