@@ -243,6 +243,25 @@ impl Key {
     }
 }
 
+impl Key {
+    /// The key of a strategy's key of a parameter set's targets
+    /// ([`crate::strategy::Strategy::lane_keys`]) on instrument `slot`;
+    /// never equal to a key of targets (whose second word is a length
+    /// below 2³⁰).
+    pub(crate) fn set_params(&mut self, slot: usize, key: &[u64]) -> bool {
+        self.words.clear();
+        let Ok(slot) = u32::try_from(slot) else {
+            return false;
+        };
+        self.words.extend([slot, u32::MAX]);
+        for &w in key {
+            self.words.extend([w as u32, (w >> 32) as u32]);
+        }
+        self.hash = hash_words(&self.words);
+        true
+    }
+}
+
 impl PartialEq for Key {
     fn eq(&self, other: &Key) -> bool {
         self.hash == other.hash && self.words == other.words

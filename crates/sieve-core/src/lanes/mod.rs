@@ -39,6 +39,12 @@ pub struct LaneScratch {
     memo: Arc<TargetMemo>,
     /// The memo key of the lane at hand.
     key: Key,
+    /// The strategy's keys of the current batch's targets.
+    param_words: [Vec<u64>; LANES],
+    /// Memo keys of those keys whose sets wait for their scores (the
+    /// first `param_waiting.len()`), and those sets' places.
+    param_keys: Vec<Key>,
+    param_waiting: Vec<usize>,
     /// Lookups in the memo and hits, not yet reported to it.
     lookups: u64,
     hits: u64,
@@ -99,6 +105,9 @@ impl LaneScratch {
             plans: engine::FillPlans::default(),
             memo,
             key: Key::default(),
+            param_words: Default::default(),
+            param_keys: Vec::new(),
+            param_waiting: Vec::new(),
             lookups: 0,
             hits: 0,
             scores: Vec::new(),
@@ -148,6 +157,10 @@ impl Evaluator<'_> {
                 }
                 continue;
             }
+            let known = self.known_scores(slot, b * LANES, batch, scratch, out);
+            if known.count_ones() as usize == batch.len() {
+                continue;
+            }
             self.strategy.lane_changes(
                 self.bars,
                 self.indicators,
@@ -159,6 +172,9 @@ impl Evaluator<'_> {
                 &mut scratch.changes,
             );
             for l in 0..batch.len() {
+                if known & (1 << l) != 0 {
+                    continue;
+                }
                 if let Some(score) = self.take_lane(slot, b * LANES + l, l, scratch) {
                     out[b * LANES + l] = score;
                 }
@@ -168,6 +184,63 @@ impl Evaluator<'_> {
             }
         }
         self.run_pending(params, scratch, out);
+        // Every score is known now: keep those the strategy keyed.
+        for (key, &at) in scratch.param_keys.iter().zip(&scratch.param_waiting) {
+            scratch.memo.insert(key, out[at]);
+        }
+        scratch.param_waiting.clear();
+    }
+
+    /// The scores of the sets `at..` of a batch that the memo has by the
+    /// strategy's keys of their targets
+    /// ([`crate::strategy::Strategy::lane_keys`]), written
+    /// to `out`; as bits by lane. The others' keys wait in `scratch` for
+    /// their scores.
+    fn known_scores(
+        &self,
+        slot: usize,
+        at: usize,
+        batch: &[&[f64]],
+        scratch: &mut LaneScratch,
+        out: &mut [ScreenScore],
+    ) -> u8 {
+        let words = &mut scratch.param_words;
+        if !scratch.memo.is_on()
+            || !self.strategy.lane_keys(
+                self.bars,
+                self.indicators,
+                batch,
+                self.scoring.screen.end,
+                &mut words[..batch.len()],
+            )
+        {
+            return 0;
+        }
+        let mut known = 0u8;
+        // Sets of a batch mostly share their group: once one is not known,
+        // the rest are not looked up.
+        let mut looking = true;
+        for (l, words) in words[..batch.len()].iter().enumerate() {
+            let waiting = scratch.param_waiting.len();
+            if scratch.param_keys.len() == waiting {
+                scratch.param_keys.push(Key::default());
+            }
+            let key = &mut scratch.param_keys[waiting];
+            if !key.set_params(slot, words) {
+                continue;
+            }
+            match looking.then(|| scratch.memo.get(key)).flatten() {
+                Some(score) => {
+                    out[at + l] = score;
+                    known |= 1 << l;
+                }
+                None => {
+                    looking = false;
+                    scratch.param_waiting.push(at + l);
+                }
+            }
+        }
+        known
     }
 
     /// Lane `l` of the strategy's batch, set `at` of the call: its score

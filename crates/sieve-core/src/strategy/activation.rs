@@ -176,6 +176,55 @@ impl Strategy for Activation {
         params.len() <= LANES && score_runs(params).any(|run| run.len() >= MIN_RUN)
     }
 
+    /// The targets depend on the parameters only through the first bar
+    /// simulated, the score's terms, the thresholds and the stop: a term
+    /// weighted 0 whose series is finite on the bars simulated adds ±0
+    /// (no comparison sees the sign), so its length does not count; with
+    /// no stop, neither does the ATR's (beyond the first bar and the trend
+    /// term).
+    fn lane_keys(
+        &self,
+        _bars: &Bars,
+        ind: &IndicatorSet,
+        params: &[&[f64]],
+        end: usize,
+        out: &mut [Vec<u64>],
+    ) -> bool {
+        // The last series found finite or not, per term (sets of a batch
+        // mostly share them).
+        let mut finite: [Option<(Indicator, usize, bool)>; 3] = [None; 3];
+        for (p, key) in params.iter().zip(out.iter_mut()) {
+            let k = keys(p);
+            let start = super::warmup(&k).min(end);
+            key.clear();
+            key.extend([start as u64, end as u64]);
+            for (term, (&series, &w)) in k[..3].iter().zip(&p[W_TREND..=W_DC]).enumerate() {
+                let irrelevant = w == 0.0 && {
+                    let known = finite[term].filter(|&(s, at, _)| s == series && at == start);
+                    let is_finite = known.map_or_else(
+                        || ind.get(series)[start..end].iter().all(|v| v.is_finite()),
+                        |(_, _, f)| f,
+                    );
+                    finite[term] = Some((series, start, is_finite));
+                    is_finite
+                };
+                key.extend(if irrelevant {
+                    NO_SERIES
+                } else {
+                    series_words(series)
+                });
+            }
+            let stop = p[STOP_ATR];
+            key.extend(if stop > 0.0 {
+                series_words(k[3])
+            } else {
+                NO_SERIES
+            });
+            key.extend(p[W_TREND..].iter().map(|v| v.to_bits()));
+        }
+        true
+    }
+
     /// Runs of sets that share the score series run the state machine side
     /// by side in vector lanes (a batch that straddles two groups of a grid
     /// runs twice); short runs one by one.
@@ -264,6 +313,21 @@ impl Strategy for Activation {
         }
     }
 }
+
+/// An indicator setting of [`keys`] as words of a memo key.
+fn series_words(key: Indicator) -> [u64; 3] {
+    let (kind, a, b) = match key {
+        Indicator::TrendScore(n, atr) => (1, n, atr),
+        Indicator::RsiScore(n) => (2, n, 0),
+        Indicator::ChannelPosition(n) => (3, n, 0),
+        Indicator::Atr(n) => (4, n, 0),
+        _ => (5, 0, 0),
+    };
+    [kind, a as u64, b as u64]
+}
+
+/// A series that does not count, in a memo key.
+const NO_SERIES: [u64; 3] = [u64::MAX; 3];
 
 /// The shortest run of sets sharing a score that the lanes take (a bar of
 /// the vector state machine costs the same for one set as for eight;

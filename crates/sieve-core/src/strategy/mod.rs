@@ -162,6 +162,23 @@ pub trait Strategy: Send + Sync {
         false
     }
 
+    /// Keys of the targets of up to [`crate::lanes::LANES`] parameter sets
+    /// over the first `end` bars (`out[i]` for `params[i]`), for the
+    /// screen's memo: sets with equal keys must have equal targets on
+    /// these bars (a weight of 0 makes a length irrelevant, say). With
+    /// them the screen skips a batch whose scores it already has, before
+    /// finding its targets. `false`: no keys (the default).
+    fn lane_keys(
+        &self,
+        _bars: &Bars,
+        _indicators: &IndicatorSet,
+        _params: &[&[f64]],
+        _end: usize,
+        _out: &mut [Vec<u64>],
+    ) -> bool {
+        false
+    }
+
     /// Whether the screen should run these parameter sets of this strategy
     /// in lanes ([`crate::lanes`]). Lanes mark every bar until all of them are flat,
     /// where one combination at a time skips each flat stretch in O(1):

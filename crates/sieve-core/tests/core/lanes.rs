@@ -312,3 +312,49 @@ fn scratch_space_refuses_a_second_screen() {
         eval.screen_lanes(&params, &mut lanes, &mut out);
     }
 }
+
+/// `activation` sets whose targets the strategy keys alike (a term weighted
+/// 0, whose length then does not count; no stop, so the ATR's length counts
+/// only in the trend term) reuse each other's scores, batch after batch:
+/// still exactly the scalar screen's, also where the irrelevant length
+/// moves the first bar simulated (an RSI longer than every other warmup).
+#[test]
+fn activation_sets_keyed_alike_share_scores_exactly() {
+    let s = strategy::lookup("activation").unwrap();
+    let mut sets = Vec::new();
+    for rsi_len in [7.0, 14.0, 40.0, 7.0] {
+        for i in 0..LANES {
+            // trend_len, rsi_len, dc_len, atr_len, weights, entry, exit, stop
+            sets.push(vec![
+                20.0,
+                rsi_len,
+                10.0,
+                10.0,
+                1.0,
+                0.0,
+                0.5,
+                0.1 + 0.1 * (i % 4) as f64,
+                -0.2 + 0.2 * (i / 4) as f64,
+                if i % 3 == 0 { 0.0 } else { 1.5 },
+            ]);
+        }
+    }
+    for (seed, long_short) in [(3, false), (4, true), (5, false)] {
+        let bars = synth(400, seed);
+        let direction = if long_short {
+            Direction::LongShort
+        } else {
+            Direction::Long
+        };
+        let c = config(
+            EngineConfig::default(),
+            direction,
+            Objective::Sharpe,
+            0.0,
+            None,
+            false,
+            0,
+        );
+        check(&bars, &c, s, &sets);
+    }
+}
