@@ -15,8 +15,18 @@ use std::sync::Mutex;
 
 use rustc_hash::FxHashMap;
 
-use crate::evaluate::ScreenScore;
+use crate::evaluate::{Scoring, ScreenScore};
 use crate::strategy::Changes;
+
+/// What an instrument slot of a memo was screened with: its bars (where
+/// they are and how many), its scoring, and the strategy (whose keys of
+/// parameter sets are its own).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Owner {
+    pub bars: (usize, usize),
+    pub scoring: Scoring,
+    pub strategy: usize,
+}
 
 /// Locks that divide the memo, so that many workers rarely wait.
 const SHARDS: usize = 16;
@@ -39,10 +49,9 @@ pub struct TargetMemo {
     /// Lookups and hits reported by the workers.
     lookups: AtomicU64,
     hits: AtomicU64,
-    /// Per instrument slot, what scored it (the addresses of its bars and
-    /// scoring): a memo serves one screen, and mixing screens would return
-    /// another screen's scores.
-    owners: Mutex<Vec<Option<(usize, usize)>>>,
+    /// Per instrument slot, what scored it: a memo serves one screen, and
+    /// mixing screens would return another screen's scores.
+    owners: Mutex<Vec<Option<Owner>>>,
 }
 
 #[derive(Default)]
@@ -85,7 +94,15 @@ impl Default for TargetMemo {
 }
 
 impl TargetMemo {
-    /// A memo that keeps at most about `bytes` of entries.
+    /// A memo that is never used (its scratch space runs every set).
+    pub fn disabled() -> Self {
+        let memo = TargetMemo::with_budget(0);
+        memo.off.store(true, Ordering::Relaxed);
+        memo
+    }
+
+    /// A memo that keeps about `bytes` of entries (their tables' slack
+    /// aside).
     pub fn with_budget(bytes: usize) -> Self {
         TargetMemo {
             shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
@@ -109,7 +126,7 @@ impl TargetMemo {
 
     /// Claims instrument `slot` for `owner`; panics if another owner
     /// claimed it (a programming error: one memo per screen).
-    pub(crate) fn claim(&self, slot: usize, owner: (usize, usize)) {
+    pub(crate) fn claim(&self, slot: usize, owner: Owner) {
         let mut owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
         if owners.len() <= slot {
             owners.resize(slot + 1, None);
@@ -117,7 +134,7 @@ impl TargetMemo {
         let held = owners[slot].get_or_insert(owner);
         assert!(
             *held == owner,
-            "a TargetMemo serves one screen: instrument {slot} came with other bars or scoring"
+            "a TargetMemo serves one screen: instrument {slot} came with other bars, scoring or strategy"
         );
     }
 
@@ -224,7 +241,7 @@ impl Key {
         self.words.resize(2 + entries.len(), 0);
         self.words[..2].copy_from_slice(&[slot, len]);
         // Two bits for the target (-1, 0, 1), thirty for the bar (bars
-        // are below the length). Written through a slice and checked once:
+        // are below the length, which is checked). Written through a slice and checked once:
         // pushes would store the length on every word.
         if len >= 1 << 30 {
             return false;

@@ -81,14 +81,33 @@ impl LaneScratch {
     /// Scratch space that screens every strategy in lanes (tests and
     /// benchmarks) with the vector code of `level`, which must be one of
     /// [`Level::available`]. Like all scratch space it remembers scores by
-    /// targets: it serves the evaluators of one screen (the same bars and
-    /// scoring for each instrument) and panics if given others.
+    /// targets: it serves the evaluators of one screen (the same bars,
+    /// scoring and strategy for each instrument) and panics if given others.
     pub fn always(level: Level) -> Self {
         assert!(level <= Level::best(), "{level:?} on a CPU without it");
         LaneScratch {
             level,
             always: true,
             ..LaneScratch::default()
+        }
+    }
+
+    /// Scratch space that never reuses a score (tests and benchmarks that
+    /// time the work itself).
+    pub fn without_memo(self) -> Self {
+        LaneScratch {
+            memo: Arc::new(TargetMemo::disabled()),
+            ..self
+        }
+    }
+
+    /// Counts a lookup in the memo, reporting every few.
+    fn count(&mut self, hit: bool) {
+        self.lookups += 1;
+        self.hits += u64::from(hit);
+        if self.lookups == memo::REPORT_EVERY {
+            self.memo.report(self.lookups, self.hits);
+            (self.lookups, self.hits) = (0, 0);
         }
     }
 
@@ -137,11 +156,14 @@ impl Evaluator<'_> {
         out: &mut [ScreenScore],
     ) {
         assert!(out.len() >= params.len());
-        let owner = (
-            std::ptr::from_ref(self.bars) as usize,
-            std::ptr::from_ref(self.scoring) as usize,
+        scratch.memo.claim(
+            slot,
+            memo::Owner {
+                bars: (std::ptr::from_ref(self.bars) as usize, self.bars.len()),
+                scoring: *self.scoring,
+                strategy: std::ptr::from_ref(self.strategy).cast::<()>() as usize,
+            },
         );
-        scratch.memo.claim(slot, owner);
         let window = &self.scoring.screen;
         for (b, batch) in params.chunks(LANES).enumerate() {
             // Measured on an AVX2 CPU: the portable lane code (SSE2 there)
@@ -204,14 +226,13 @@ impl Evaluator<'_> {
         scratch: &mut LaneScratch,
         out: &mut [ScreenScore],
     ) -> u8 {
-        let words = &mut scratch.param_words;
         if !scratch.memo.is_on()
             || !self.strategy.lane_keys(
                 self.bars,
                 self.indicators,
                 batch,
                 self.scoring.screen.end,
-                &mut words[..batch.len()],
+                &mut scratch.param_words[..batch.len()],
             )
         {
             return 0;
@@ -220,16 +241,20 @@ impl Evaluator<'_> {
         // Sets of a batch mostly share their group: once one is not known,
         // the rest are not looked up.
         let mut looking = true;
-        for (l, words) in words[..batch.len()].iter().enumerate() {
+        for l in 0..batch.len() {
             let waiting = scratch.param_waiting.len();
             if scratch.param_keys.len() == waiting {
                 scratch.param_keys.push(Key::default());
             }
             let key = &mut scratch.param_keys[waiting];
-            if !key.set_params(slot, words) {
+            if !key.set_params(slot, &scratch.param_words[l]) {
                 continue;
             }
-            match looking.then(|| scratch.memo.get(key)).flatten() {
+            let found = looking.then(|| scratch.memo.get(key)).flatten();
+            if looking {
+                scratch.count(found.is_some());
+            }
+            match found {
                 Some(score) => {
                     out[at + l] = score;
                     known |= 1 << l;
@@ -256,12 +281,7 @@ impl Evaluator<'_> {
         let keyed = scratch.memo.is_on() && scratch.key.set(slot, &scratch.changes[l]);
         if keyed {
             let found = scratch.memo.get(&scratch.key);
-            scratch.lookups += 1;
-            scratch.hits += u64::from(found.is_some());
-            if scratch.lookups == memo::REPORT_EVERY {
-                scratch.memo.report(scratch.lookups, scratch.hits);
-                (scratch.lookups, scratch.hits) = (0, 0);
-            }
+            scratch.count(found.is_some());
             if found.is_some() {
                 return found;
             }

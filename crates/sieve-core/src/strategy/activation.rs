@@ -533,6 +533,13 @@ impl<'a> Job<'a> {
                     moved(long[l], &mut long_before[l]) | moved(short[l], &mut short_before[l]);
             }
         }
+        // The marks after the last bar are zero, not the last bar's state:
+        // no move there.
+        if !n.is_multiple_of(64) {
+            for lane in moves.chunks_exact_mut(words) {
+                lane[words - 1] &= (1 << (n % 64)) - 1;
+            }
+        }
         for (l, (changes, moves)) in out.iter_mut().zip(moves.chunks_exact(words)).enumerate() {
             changes.reset(n);
             let bit = |row: &[u8], t: usize| i8::from(row[t] & (1 << l) != 0);

@@ -39,8 +39,9 @@ impl Changes {
     }
 
     /// Adds the moves in `words` (bit `i` of `words[w]`: the target moves
-    /// at bar `64 w + i`, after every bar pushed so far) with their targets
-    /// from `target`. Each move must change the target.
+    /// at bar `64 w + i`, below [`Changes::len`]) with their targets from
+    /// `target`, right after [`Changes::reset`]. Each move must change the
+    /// target.
     ///
     /// Faster than [`Changes::push`] per move: the entries are written
     /// into room made first, with the count in a register (pushes store
@@ -63,8 +64,10 @@ impl Changes {
                 moves &= moves - 1;
             }
         }
-        // A move at the last bar pushed replaces its target.
-        if count > 0 && from > 0 && bars[from] == bars[from - 1] {
+        debug_assert!(from == 1 && k == from + count);
+        debug_assert!(bars.last().is_none_or(|&t| t < self.len));
+        // A move at bar 0 replaces the target there.
+        if count > 0 && bars[from] == bars[from - 1] {
             self.bars.remove(from - 1);
             self.targets.remove(from - 1);
         }

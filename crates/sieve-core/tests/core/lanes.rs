@@ -51,7 +51,8 @@ fn check(bars: &Bars, config: &Config, s: &dyn SieveStrategy, sets: &[Vec<f64>])
         sharpe: -1.0,
     };
     let scratches = Level::available().into_iter().map(LaneScratch::always);
-    for mut lanes in scratches.chain([LaneScratch::default()]) {
+    let unmemoized = LaneScratch::always(Level::best()).without_memo();
+    for mut lanes in scratches.chain([LaneScratch::default(), unmemoized]) {
         // A batch at a time; then all at once with the memo full of their
         // targets (every lane a hit); then all at once with an empty memo
         // (repeats wait beside the lanes they repeat).
@@ -357,4 +358,53 @@ fn activation_sets_keyed_alike_share_scores_exactly() {
         );
         check(&bars, &c, s, &sets);
     }
+}
+
+/// `activation`'s changes from the lanes are entry for entry those of its
+/// positions (what the memo keys on), also where a lane still holds a
+/// position at the last bar of bars that are not whole 64-bar words.
+#[test]
+fn activation_lane_changes_equal_its_positions_as_changes() {
+    use sieve_core::strategy::{Changes, LaneBuffers};
+    let s = strategy::lookup("activation").unwrap();
+    let mut held_at_end = 0;
+    for (n, seed, direction) in [
+        (300, 1, Direction::Long),
+        (333, 2, Direction::LongShort),
+        (448, 3, Direction::Long),
+    ] {
+        let bars = synth(n, seed);
+        let sets: Vec<Vec<f64>> = (0..LANES)
+            .map(|i| {
+                let entry = -0.3 + 0.1 * (i % 4) as f64;
+                let stop = if i < 4 { 0.0 } else { 3.0 };
+                vec![20.0, 14.0, 10.0, 10.0, 1.0, 0.5, 0.5, entry, -0.99, stop]
+            })
+            .collect();
+        let params: Vec<&[f64]> = sets.iter().map(Vec::as_slice).collect();
+        let ind = IndicatorSet::build(&bars, Evaluator::indicators_for(s, params.iter().copied()));
+        for level in Level::available() {
+            let mut buffers = LaneBuffers::default();
+            let mut got: [Changes; LANES] = Default::default();
+            s.lane_changes(
+                &bars,
+                &ind,
+                &params,
+                direction,
+                n,
+                level,
+                &mut buffers,
+                &mut got,
+            );
+            for (p, got) in params.iter().zip(&got) {
+                let mut positions = vec![0; n];
+                s.positions(&bars, &ind, p, direction, &mut positions);
+                let mut want = Changes::default();
+                want.set_from(&positions);
+                assert_eq!(got, &want, "{level:?} {p:?} on {n} bars");
+                held_at_end += usize::from(positions[n - 1] != 0);
+            }
+        }
+    }
+    assert!(held_at_end > 0, "no lane held a position at the end");
 }
