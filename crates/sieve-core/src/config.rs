@@ -545,6 +545,25 @@ fn apply_override(table: &mut toml::Table, item: &str) -> Result<()> {
 mod tests {
     use super::*;
 
+    /// One data source: an override of either key replaces the other,
+    /// while a file that sets both is refused (docs/config.md).
+    #[test]
+    fn a_data_override_replaces_the_other_data_key() {
+        let file = "[data]\npaths = [\"a.csv\", \"b.csv\"]\nnames = [\"a\", \"b\"]\n";
+        let one = Config::parse_with_overrides(file, &["data.path=c.csv".into()]).unwrap();
+        assert_eq!(one.data, Some(PathBuf::from("c.csv")));
+        assert!(one.paths.is_empty() && one.names.is_none());
+        let several = Config::parse_with_overrides(
+            "[data]\npath = \"c.csv\"\n",
+            &["data.paths=[\"a.csv\", \"b.csv\"]".into()],
+        )
+        .unwrap();
+        assert_eq!(several.data, None);
+        assert_eq!(several.paths.len(), 2);
+        let both = "[data]\npath = \"c.csv\"\npaths = [\"a.csv\"]\n";
+        assert!(Config::parse(both).is_err());
+    }
+
     #[test]
     fn defaults_match_design() {
         let c = Config::parse("").unwrap();
