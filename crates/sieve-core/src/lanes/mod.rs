@@ -6,6 +6,13 @@
 //! lane cannot be exact, or the screen needs something the lanes do not
 //! compute (a screen window other than the score window), that parameter set
 //! goes through the scalar path instead.
+//!
+//! A parameter set whose targets repeat an earlier one's on the same
+//! instrument takes that one's score from a [`TargetMemo`] (the engine
+//! sees a set only through its targets), and a strategy that keys its
+//! targets by parameters ([`crate::strategy::Strategy::lane_keys`]) lets a
+//! batch of known sets skip finding them; sets the memo does not know fill
+//! the engine's batches.
 
 mod engine;
 mod memo;
@@ -112,8 +119,8 @@ impl LaneScratch {
     }
 
     /// Scratch space whose scores by targets are `memo`'s, which other
-    /// workers share. A memo serves one set of instruments and one
-    /// scoring; another screen needs another memo.
+    /// workers share. A memo serves one screen (the same bars, scoring and
+    /// strategy per instrument); another screen needs another memo.
     pub fn sharing(memo: Arc<TargetMemo>) -> Self {
         LaneScratch {
             level: Level::best(),
