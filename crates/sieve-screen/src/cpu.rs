@@ -11,7 +11,6 @@ use sieve_core::evaluate::{Evaluator, ScreenScore};
 use sieve_core::grid::ParamSpace;
 use sieve_core::indicators::IndicatorSet;
 use sieve_core::lanes::{screen_all_lanes, LaneScratch, TargetMemo};
-use sieve_core::metrics::Aggregation;
 use sieve_core::Result;
 use std::sync::Arc;
 
@@ -120,13 +119,21 @@ fn screen_in_pool(
             order
                 .par_chunks(CHUNK as usize)
                 .map_init(
-                    || (LaneGroup::new(n_params), LaneScratch::sharing(memo.clone())),
-                    |(group, scratch), positions| {
-                        let mut scores = Vec::with_capacity(positions.len());
-                        for &p in positions {
-                            group.add(job.space, indices[p]);
+                    || (Vec::new(), LaneScratch::sharing(memo.clone())),
+                    |(params, scratch), positions| {
+                        // The chunk's parameter sets, one after another.
+                        let k = n_params;
+                        params.clear();
+                        params.resize(positions.len() * k, 0.0);
+                        for (i, &p) in positions.iter().enumerate() {
+                            job.space
+                                .params_at(indices[p], &mut params[i * k..(i + 1) * k]);
                         }
-                        group.screen(&evals, aggregation, scratch, &mut scores);
+                        let sets: Vec<&[f64]> = (0..positions.len())
+                            .map(|i| &params[i * k..(i + 1) * k])
+                            .collect();
+                        let mut scores = vec![ScreenScore::default(); sets.len()];
+                        screen_all_lanes(&evals, aggregation, &sets, scratch, &mut scores);
                         scores
                     },
                 )
@@ -205,53 +212,6 @@ impl ChunkResult {
                 trades: s.trades,
             });
         }
-    }
-}
-
-/// Combinations waiting to be screened together.
-struct LaneGroup {
-    n_params: usize,
-    count: usize,
-    /// Their parameter sets, one after another.
-    params: Vec<f64>,
-    scores: Vec<ScreenScore>,
-}
-
-impl LaneGroup {
-    fn new(n_params: usize) -> Self {
-        LaneGroup {
-            n_params,
-            count: 0,
-            params: Vec::new(),
-            scores: Vec::new(),
-        }
-    }
-
-    /// Adds combination `index`.
-    fn add(&mut self, space: &ParamSpace, index: u64) {
-        let k = self.n_params;
-        self.params.resize((self.count + 1) * k, 0.0);
-        space.params_at(index, &mut self.params[self.count * k..]);
-        self.count += 1;
-    }
-
-    /// Screens the waiting combinations, appending their scores in the
-    /// order they were added.
-    fn screen(
-        &mut self,
-        evals: &[Evaluator<'_>],
-        aggregation: &Aggregation,
-        scratch: &mut LaneScratch,
-        out: &mut Vec<ScreenScore>,
-    ) {
-        let (n, k) = (self.count, self.n_params);
-        let sets: Vec<&[f64]> = (0..n).map(|i| &self.params[i * k..(i + 1) * k]).collect();
-        self.scores.clear();
-        self.scores.resize(n, ScreenScore::default());
-        screen_all_lanes(evals, aggregation, &sets, scratch, &mut self.scores);
-        out.extend_from_slice(&self.scores);
-        self.params.clear();
-        self.count = 0;
     }
 }
 

@@ -294,11 +294,10 @@ pub(crate) fn simulate(
         std::array::from_fn(|_| WindowStats::new(window, cfg.initial_cash));
     let mut exposed = [0; LANES];
     for l in 0..LANES {
-        // Lanes with the same targets (a grid's sets often differ only in
-        // a stop that never triggers; unused lanes repeat the first) have
-        // the same fills: simulated once.
-        let same = |j: usize| std::ptr::eq(changes[j], changes[l]) || changes[j] == changes[l];
-        if let Some(j) = (0..l).find(|&j| same(j)) {
+        // Unused lanes repeat the first one's targets (the screen hands
+        // the engine distinct targets otherwise): their fills are the
+        // same, simulated once.
+        if let Some(j) = (0..l).find(|&j| std::ptr::eq(changes[j], changes[l])) {
             let (done, rest) = plans.0.split_at_mut(l);
             rest[0].clone_from(&done[j]);
             stats[l] = stats[j].clone();
@@ -432,7 +431,7 @@ mod tests {
 
     /// A short held through a gap that multiplies the price twelvefold
     /// goes below zero: that lane is flagged, the others are exact (lanes
-    /// 2.. hold the same targets: their fills are simulated once, copied).
+    /// 2.. are the same targets: their fills are simulated once, copied).
     #[test]
     fn a_lane_below_zero_is_flagged_and_the_others_are_exact() {
         let n = 60;
@@ -466,7 +465,8 @@ mod tests {
             c.set_from(positions[l]);
             c
         });
-        let lanes: [&Changes; LANES] = std::array::from_fn(|l| &changes[l]);
+        // Lanes 2.. share one `Changes`, as unused lanes do.
+        let lanes: [&Changes; LANES] = std::array::from_fn(|l| &changes[l.min(2)]);
         let cfg = EngineConfig::default();
         let window = Window {
             kind: WindowKind::Score,

@@ -176,9 +176,9 @@ impl Shard {
             std::mem::swap(&mut self.older, &mut self.newer);
             self.newer.clear();
         }
-        if self.newer.get(key).is_none() {
-            self.newer.push(key, score);
-        }
+        // Callers insert after a miss; a key two workers computed at once
+        // is kept twice with the same score, which no lookup can tell.
+        self.newer.push(key, score);
     }
 }
 
