@@ -176,9 +176,11 @@ impl Shard {
             std::mem::swap(&mut self.older, &mut self.newer);
             self.newer.clear();
         }
-        // Callers insert after a miss; a key two workers computed at once
-        // is kept twice with the same score, which no lookup can tell.
-        self.newer.push(key, score);
+        // Not twice: sets whose keys were not looked up (the rest of a
+        // batch after a miss) are inserted too.
+        if self.newer.get(key).is_none() {
+            self.newer.push(key, score);
+        }
     }
 }
 
