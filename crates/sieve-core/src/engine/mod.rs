@@ -244,7 +244,7 @@ impl<'a> Account<'a> {
 
     /// Moves to `target` at raw price `p` on bar `t`: closes the old
     /// position first, then opens the new one with all equity.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn rebalance<S: Sink + ?Sized>(
         &mut self,
         target: i8,

