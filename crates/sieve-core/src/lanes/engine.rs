@@ -99,43 +99,55 @@ impl<const W: usize> Accumulators<W> {
         let mut factor = V::load(&self.factor);
         let mut max = V::load(&self.max);
         let close = &close[..end];
-        let mut next_event = fills.next_event;
-        let mut all_flat = fills.all_flat();
+        // One bar's equity, return and drawdown, every lane at once (a
+        // macro: a closure would not inherit the caller's target features,
+        // and its vector calls would not inline).
+        macro_rules! bar {
+            ($t:expr) => {{
+                let t: usize = $t;
+                let e = cash.add(units.mul(V::splat(close[t])));
+                let r = e.div(prev).sub(one);
+                sum = sum.add(r);
+                sum_sq = sum_sq.add(r.mul(r));
+                if DOWNSIDE {
+                    let d = V::select(r.lt(zero), r, zero);
+                    downside_sq = downside_sq.add(d.mul(d));
+                }
+                prev = e;
+                peak = V::select(e.gt(peak), e, peak);
+                let deep = e.lt(peak.mul(factor));
+                if V::any(deep) {
+                    // The scalar drawdown's `1 − equity / peak`, where it may
+                    // set a new maximum.
+                    let dd = one.sub(e.div(peak));
+                    let more = V::and(deep, dd.gt(max));
+                    max = V::select(more, dd, max);
+                    factor = V::select(more, one.sub(dd).mul(slack), factor);
+                }
+            }};
+        }
         let mut t = start;
         while t < end {
-            if t == next_event {
+            if t == fills.next_event {
                 fills.advance(t);
                 cash = V::load(&fills.cash);
                 units = V::load(&fills.units);
-                next_event = fills.next_event;
-                all_flat = fills.all_flat();
             }
-            let e = cash.add(units.mul(V::splat(close[t])));
-            let r = e.div(prev).sub(one);
-            sum = sum.add(r);
-            sum_sq = sum_sq.add(r.mul(r));
-            if DOWNSIDE {
-                let d = V::select(r.lt(zero), r, zero);
-                downside_sq = downside_sq.add(d.mul(d));
-            }
-            prev = e;
-            peak = V::select(e.gt(peak), e, peak);
-            let deep = e.lt(peak.mul(factor));
-            if V::any(deep) {
-                // The scalar drawdown's `1 − equity / peak`, where it may
-                // set a new maximum.
-                let dd = one.sub(e.div(peak));
-                let more = V::and(deep, dd.gt(max));
-                max = V::select(more, dd, max);
-                factor = V::select(more, one.sub(dd).mul(slack), factor);
-            }
-            t += 1;
-            if all_flat && t < next_event {
+            // Up to the next fill the lanes' cash and units hold: a plain
+            // counted loop (the bar counter waits on nothing).
+            let stop = fills.next_event.min(end);
+            if fills.all_flat() {
                 // Every lane flat since this bar: until the next fill each
                 // bar repeats it exactly (equity `cash`, return `cash / cash
                 // − 1` = +0 adds nothing, no new peak or low, and a
                 // drawdown already counted) — skip to that fill.
-                t = next_event.min(end);
+                bar!(t);
+                t = stop;
+                continue;
+            }
+            while t < stop {
+                bar!(t);
+                t += 1;
             }
         }
         prev.store(&mut self.prev);
