@@ -182,155 +182,152 @@ pub(crate) struct Fill {
 #[derive(Debug, Default)]
 pub(crate) struct FillPlans([Vec<Fill>; LANES]);
 
-/// Simulates the fills of one lane's targets over bars `..end` (a fill
-/// depends only on the fills before it, not on the bars between them),
-/// its trades into `stats`, and returns the bars of the window held.
-///
-/// One lane at a time, with no bar loop around the fills (measured: in the
-/// bar loop, as before, a fill cost ~60 cycles; lanes in turn, a fill each,
-/// were 0.82× this, two lanes side by side 0.90×: alone, a lane's branches
-/// of opening and closing alternate and predict well).
-fn plan(
-    changes: &Changes,
-    bars: &Bars,
-    cfg: &EngineConfig,
-    window: &Window,
+/// What a lane's fills are simulated against: the bars and the engine,
+/// up to bar `end`, and the window whose bars held are counted.
+struct Planner<'a> {
+    bars: &'a Bars,
+    cfg: &'a EngineConfig,
+    window: &'a Window,
     end: usize,
-    fills: &mut Vec<Fill>,
-    stats: &mut WindowStats,
-) -> u64 {
-    let before = stats.clone();
-    if let Some(exposed) = plan_by_changes(changes, bars, cfg, window, end, fills, stats) {
-        return exposed;
+}
+
+impl Planner<'_> {
+    /// Simulates the fills of one lane's targets over bars `..end` (a
+    /// fill depends only on the fills before it, not on the bars between
+    /// them), its trades into `stats`, and returns the bars of the window
+    /// held.
+    ///
+    /// One lane at a time, with no bar loop around the fills (measured: in
+    /// the bar loop, as before, a fill cost ~60 cycles; lanes in turn, a
+    /// fill each, were 0.82× this, two lanes side by side 0.90×: alone, a
+    /// lane's branches of opening and closing alternate and predict well).
+    fn plan(&self, changes: &Changes, fills: &mut Vec<Fill>, stats: &mut WindowStats) -> u64 {
+        let before = stats.clone();
+        if let Some(exposed) = self.by_changes(changes, fills, stats) {
+            return exposed;
+        }
+        // A fill was skipped (no cash, or less than a lot): the account
+        // then tries again on every bar, as the general loop does.
+        *stats = before;
+        self.by_bars(changes, fills, stats)
     }
-    // A fill was skipped (no cash, or less than a lot): the account then
-    // tries again on every bar, as the general loop does.
-    *stats = before;
-    plan_by_bars(changes, bars, cfg, window, end, fills, stats)
-}
 
-/// The bars of the window in `from..to` are `place(to) − place(from)`.
-fn place(window: &Window, t: usize) -> i64 {
-    t.clamp(window.start, window.end.max(window.start)) as i64
-}
+    /// The bars of the window in `from..to` are `place(to) − place(from)`.
+    fn place(&self, t: usize) -> i64 {
+        let window = self.window;
+        t.clamp(window.start, window.end.max(window.start)) as i64
+    }
 
-/// [`plan`] read straight off the changes: each change whose fill bar (its
-/// own with close fills, the next with next-open ones) is before `end` is
-/// one fill — the first entry too where it is not flat — and bar 0 gets a
-/// record of its own where nothing fills there, as the general loop gives
-/// it. This holds as long as every fill reaches its target; `None` (with
-/// `stats` to be restored) where one does not.
-///
-/// The general loop ([`plan_by_bars`]) finds the same bars through the
-/// engine's cursor, which took half the fill pass's instructions (measured:
-/// the `activation` screen 1.12× faster read this way).
-fn plan_by_changes(
-    changes: &Changes,
-    bars: &Bars,
-    cfg: &EngineConfig,
-    window: &Window,
-    end: usize,
-    fills: &mut Vec<Fill>,
-    stats: &mut WindowStats,
-) -> Option<u64> {
-    let (delay, prices) = match cfg.fill {
-        scalar_engine::Fill::NextOpen => (1, &bars.open[..end]),
-        scalar_engine::Fill::Close => (0, &bars.close[..end]),
-    };
-    let mut account = Account::new(cfg);
-    let mut exposed = 0i64;
-    fills.clear();
-    for (bar, target) in changes.entries() {
-        let t = bar + delay;
-        if t >= end {
-            break;
+    /// [`Planner::plan`] read straight off the changes: each change whose
+    /// fill bar (its own with close fills, the next with next-open ones) is
+    /// before `end` is one fill — the first entry too where it is not flat
+    /// — and bar 0 gets a record of its own where nothing fills there, as
+    /// the general loop gives it. This holds as long as every fill reaches
+    /// its target; `None` (with `stats` to be restored) where one does not.
+    ///
+    /// The general loop ([`Planner::by_bars`]) finds the same bars through
+    /// the engine's cursor, which took half the fill pass's instructions
+    /// (measured: the `activation` screen 1.12× faster read this way).
+    fn by_changes(
+        &self,
+        changes: &Changes,
+        fills: &mut Vec<Fill>,
+        stats: &mut WindowStats,
+    ) -> Option<u64> {
+        let end = self.end;
+        let (delay, prices) = match self.cfg.fill {
+            scalar_engine::Fill::NextOpen => (1, &self.bars.open[..end]),
+            scalar_engine::Fill::Close => (0, &self.bars.close[..end]),
+        };
+        let mut account = Account::new(self.cfg);
+        let mut exposed = 0i64;
+        fills.clear();
+        for (bar, target) in changes.entries() {
+            let t = bar + delay;
+            if t >= end {
+                break;
+            }
+            if target == account.position {
+                // The first entry, flat.
+                continue;
+            }
+            if t > 0 && fills.is_empty() {
+                // The general loop's first bar, where nothing fills.
+                fills.push(Fill {
+                    bar: 0,
+                    cash: account.cash,
+                    units: 0.0,
+                });
+            }
+            let was_held = account.position != 0;
+            account.rebalance(target, prices[t], t, stats);
+            if account.position != target {
+                return None;
+            }
+            self.record(&account, was_held, t, &mut exposed, fills);
         }
-        if target == account.position {
-            // The first entry, flat.
-            continue;
-        }
-        if t > 0 && fills.is_empty() {
-            // The general loop's first bar, where nothing fills.
+        if fills.is_empty() && end > 0 {
             fills.push(Fill {
                 bar: 0,
                 cash: account.cash,
                 units: 0.0,
             });
         }
-        let was_held = account.position != 0;
-        account.rebalance(target, prices[t], t, stats);
-        if account.position != target {
-            return None;
+        Some(self.finish(&account, exposed, fills))
+    }
+
+    /// [`Planner::plan`] bar by bar through the engine's own loop.
+    fn by_bars(&self, changes: &Changes, fills: &mut Vec<Fill>, stats: &mut WindowStats) -> u64 {
+        let end = self.end;
+        let (open, close) = (&self.bars.open[..end], &self.bars.close[..end]);
+        let mut account = Account::new(self.cfg);
+        let mut targets = changes.cursor();
+        // Bars held up to the last fill, less the place of the bar the
+        // current position opened on.
+        let mut exposed = 0i64;
+        fills.clear();
+        let mut t = 0;
+        while t < end {
+            let was_held = account.position != 0;
+            account.fill(&mut targets, open, close, t, stats);
+            self.record(&account, was_held, t, &mut exposed, fills);
+            t = account.next_fill(&mut targets, t);
         }
+        self.finish(&account, exposed, fills)
+    }
+
+    /// Records the account after a fill on bar `t` (the bars held count
+    /// from where a position opens to where it closes).
+    fn record(
+        &self,
+        account: &Account<'_>,
+        was_held: bool,
+        t: usize,
+        exposed: &mut i64,
+        fills: &mut Vec<Fill>,
+    ) {
         let opened = i64::from(account.position != 0) - i64::from(was_held);
-        exposed -= opened * place(window, t);
+        *exposed -= opened * self.place(t);
         fills.push(Fill {
             bar: t,
             cash: account.cash,
             units: account.signed_units(),
         });
     }
-    if fills.is_empty() && end > 0 {
-        fills.push(Fill {
-            bar: 0,
-            cash: account.cash,
-            units: 0.0,
-        });
-    }
-    Some(finish_plan(&account, window, end, exposed, fills))
-}
 
-/// [`plan`] bar by bar through the engine's own loop.
-fn plan_by_bars(
-    changes: &Changes,
-    bars: &Bars,
-    cfg: &EngineConfig,
-    window: &Window,
-    end: usize,
-    fills: &mut Vec<Fill>,
-    stats: &mut WindowStats,
-) -> u64 {
-    let (open, close) = (&bars.open[..end], &bars.close[..end]);
-    let mut account = Account::new(cfg);
-    let mut targets = changes.cursor();
-    // Bars held up to the last fill, less the place of the bar the current
-    // position opened on.
-    let mut exposed = 0i64;
-    fills.clear();
-    let mut t = 0;
-    while t < end {
-        let was_held = account.position != 0;
-        account.fill(&mut targets, open, close, t, stats);
-        let opened = i64::from(account.position != 0) - i64::from(was_held);
-        exposed -= opened * place(window, t);
+    /// Ends a plan: the bars held to the end, and a last fill that is never
+    /// reached (so that reading needs no length check).
+    fn finish(&self, account: &Account<'_>, mut exposed: i64, fills: &mut Vec<Fill>) -> u64 {
+        if account.position != 0 {
+            exposed += self.place(self.end);
+        }
         fills.push(Fill {
-            bar: t,
+            bar: usize::MAX,
             cash: account.cash,
             units: account.signed_units(),
         });
-        t = account.next_fill(&mut targets, t);
+        exposed as u64
     }
-    finish_plan(&account, window, end, exposed, fills)
-}
-
-/// Ends a plan: the bars held to the end, and a last fill that is never
-/// reached (so that reading needs no length check).
-fn finish_plan(
-    account: &Account<'_>,
-    window: &Window,
-    end: usize,
-    mut exposed: i64,
-    fills: &mut Vec<Fill>,
-) -> u64 {
-    if account.position != 0 {
-        exposed += place(window, end);
-    }
-    fills.push(Fill {
-        bar: usize::MAX,
-        cash: account.cash,
-        units: account.signed_units(),
-    });
-    exposed as u64
 }
 
 /// Reads the lanes' fills bar by bar: the cash and signed units each lane
@@ -405,6 +402,12 @@ pub(crate) fn simulate(
     let mut stats: [WindowStats; LANES] =
         std::array::from_fn(|_| WindowStats::new(window, cfg.initial_cash));
     let mut exposed = [0; LANES];
+    let planner = Planner {
+        bars,
+        cfg,
+        window,
+        end,
+    };
     for l in 0..LANES {
         // Unused lanes repeat the first one's targets (the screen hands
         // the engine distinct targets otherwise): their fills are the
@@ -417,7 +420,7 @@ pub(crate) fn simulate(
             continue;
         }
         let fills = &mut plans.0[l];
-        exposed[l] = plan(changes[l], bars, cfg, window, end, fills, &mut stats[l]);
+        exposed[l] = planner.plan(changes[l], fills, &mut stats[l]);
     }
     let fills: [&[Fill]; LANES] = std::array::from_fn(|l| plans.0[l].as_slice());
     let (close, cash) = (&bars.close[..end], cfg.initial_cash);
@@ -589,28 +592,19 @@ mod tests {
                 start: next(n as u64) as usize,
                 end,
             };
-            let mut want = (Vec::new(), WindowStats::new(&window, cfg.initial_cash));
-            let want_held = plan_by_bars(
-                &changes,
-                &bars,
-                &cfg,
-                &window,
+            let planner = Planner {
+                bars: &bars,
+                cfg: &cfg,
+                window: &window,
                 end,
-                &mut want.0,
-                &mut want.1,
-            );
-            let mut got = (Vec::new(), WindowStats::new(&window, cfg.initial_cash));
-            let got_held = plan(&changes, &bars, &cfg, &window, end, &mut got.0, &mut got.1);
-            let mut quick = (Vec::new(), WindowStats::new(&window, cfg.initial_cash));
-            let read = plan_by_changes(
-                &changes,
-                &bars,
-                &cfg,
-                &window,
-                end,
-                &mut quick.0,
-                &mut quick.1,
-            );
+            };
+            let fresh = || (Vec::new(), WindowStats::new(&window, cfg.initial_cash));
+            let mut want = fresh();
+            let want_held = planner.by_bars(&changes, &mut want.0, &mut want.1);
+            let mut got = fresh();
+            let got_held = planner.plan(&changes, &mut got.0, &mut got.1);
+            let mut quick = fresh();
+            let read = planner.by_changes(&changes, &mut quick.0, &mut quick.1);
             fallbacks += usize::from(read.is_none());
             cases += 1;
             let as_bits = |f: &[Fill]| -> Vec<(usize, u64, u64)> {
