@@ -201,15 +201,21 @@ impl Planner<'_> {
     /// the bar loop, as before, a fill cost ~60 cycles; lanes in turn, a
     /// fill each, were 0.82× this, two lanes side by side 0.90×: alone, a
     /// lane's branches of opening and closing alternate and predict well).
-    fn plan(&self, changes: &Changes, fills: &mut Vec<Fill>, stats: &mut WindowStats) -> u64 {
-        let before = stats.clone();
-        if let Some(exposed) = self.by_changes(changes, fills, stats) {
-            return exposed;
+    fn plan(&self, changes: &Changes, fills: &mut Vec<Fill>) -> (WindowStats, u64) {
+        let mut stats = self.stats();
+        if let Some(exposed) = self.by_changes(changes, fills, &mut stats) {
+            return (stats, exposed);
         }
         // A fill was skipped (no cash, or less than a lot): the account
         // then tries again on every bar, as the general loop does.
-        *stats = before;
-        self.by_bars(changes, fills, stats)
+        let mut stats = self.stats();
+        let exposed = self.by_bars(changes, fills, &mut stats);
+        (stats, exposed)
+    }
+
+    /// The window's accumulator before any bar.
+    fn stats(&self) -> WindowStats {
+        WindowStats::new(self.window, self.cfg.initial_cash)
     }
 
     /// The bars of the window in `from..to` are `place(to) − place(from)`.
@@ -223,7 +229,7 @@ impl Planner<'_> {
     /// before `end` is one fill — the first entry too where it is not flat
     /// — and bar 0 gets a record of its own where nothing fills there, as
     /// the general loop gives it. This holds as long as every fill reaches
-    /// its target; `None` (with `stats` to be restored) where one does not.
+    /// its target; `None` (and `stats` spoilt) where one does not.
     ///
     /// The general loop ([`Planner::by_bars`]) finds the same bars through
     /// the engine's cursor, which took half the fill pass's instructions
@@ -242,6 +248,14 @@ impl Planner<'_> {
         let mut account = Account::new(self.cfg);
         let mut exposed = 0i64;
         fills.clear();
+        if end > 0 {
+            // The general loop's first bar, where nothing may fill.
+            fills.push(Fill {
+                bar: 0,
+                cash: account.cash,
+                units: 0.0,
+            });
+        }
         for (bar, target) in changes.entries() {
             let t = bar + delay;
             if t >= end {
@@ -251,27 +265,16 @@ impl Planner<'_> {
                 // The first entry, flat.
                 continue;
             }
-            if t > 0 && fills.is_empty() {
-                // The general loop's first bar, where nothing fills.
-                fills.push(Fill {
-                    bar: 0,
-                    cash: account.cash,
-                    units: 0.0,
-                });
-            }
             let was_held = account.position != 0;
             account.rebalance(target, prices[t], t, stats);
             if account.position != target {
                 return None;
             }
+            if t == 0 {
+                // A fill on bar 0 is that bar's record.
+                fills.pop();
+            }
             self.record(&account, was_held, t, &mut exposed, fills);
-        }
-        if fills.is_empty() && end > 0 {
-            fills.push(Fill {
-                bar: 0,
-                cash: account.cash,
-                units: 0.0,
-            });
         }
         Some(self.finish(&account, exposed, fills))
     }
@@ -419,8 +422,7 @@ pub(crate) fn simulate(
             exposed[l] = exposed[j];
             continue;
         }
-        let fills = &mut plans.0[l];
-        exposed[l] = planner.plan(changes[l], fills, &mut stats[l]);
+        (stats[l], exposed[l]) = planner.plan(changes[l], &mut plans.0[l]);
     }
     let fills: [&[Fill]; LANES] = std::array::from_fn(|l| plans.0[l].as_slice());
     let (close, cash) = (&bars.close[..end], cfg.initial_cash);
@@ -598,12 +600,12 @@ mod tests {
                 window: &window,
                 end,
             };
-            let fresh = || (Vec::new(), WindowStats::new(&window, cfg.initial_cash));
-            let mut want = fresh();
+            let mut want = (Vec::new(), planner.stats());
             let want_held = planner.by_bars(&changes, &mut want.0, &mut want.1);
-            let mut got = fresh();
-            let got_held = planner.plan(&changes, &mut got.0, &mut got.1);
-            let mut quick = fresh();
+            let mut got_fills = Vec::new();
+            let (got_stats, got_held) = planner.plan(&changes, &mut got_fills);
+            let got = (got_fills, got_stats);
+            let mut quick = (Vec::new(), planner.stats());
             let read = planner.by_changes(&changes, &mut quick.0, &mut quick.1);
             fallbacks += usize::from(read.is_none());
             cases += 1;
