@@ -92,8 +92,15 @@ pub(crate) trait Vector<const W: usize>: Copy {
     fn gt(self, o: Self) -> Self::Mask;
     fn le(self, o: Self) -> Self::Mask;
     fn ge(self, o: Self) -> Self::Mask;
+    /// `!(self < o)`: unlike `ge`, true where either side is NaN.
+    fn not_lt(self, o: Self) -> Self::Mask;
+    /// `!(self > o)`, true on NaN.
+    fn not_gt(self, o: Self) -> Self::Mask;
+    /// `!(self <= o)`, true on NaN.
+    fn not_le(self, o: Self) -> Self::Mask;
+    /// `!(self >= o)`, true on NaN.
+    fn not_ge(self, o: Self) -> Self::Mask;
     fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask;
-    fn or(a: Self::Mask, b: Self::Mask) -> Self::Mask;
     /// `a and not b`.
     fn and_not(a: Self::Mask, b: Self::Mask) -> Self::Mask;
     fn any(m: Self::Mask) -> bool;
@@ -101,6 +108,8 @@ pub(crate) trait Vector<const W: usize>: Copy {
     fn bits(m: Self::Mask) -> u8;
     /// `if m { a } else { b }`, per lane.
     fn select(m: Self::Mask, a: Self, b: Self) -> Self;
+    /// `if m { a } else { b }`, per lane, of masks.
+    fn pick(m: Self::Mask, a: Self::Mask, b: Self::Mask) -> Self::Mask;
     /// `if self > o { self } else { o }`, per lane (the rule of `maxpd`).
     #[inline(always)]
     fn max(self, o: Self) -> Self {
@@ -135,6 +144,8 @@ pub(crate) trait Vector<const W: usize>: Copy {
 #[derive(Clone, Copy)]
 pub(crate) struct Portable(Lanes);
 
+// The negated comparisons are meant: they are true on NaN.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
 impl Vector<LANES> for Portable {
     type Mask = [bool; LANES];
     #[inline(always)]
@@ -182,12 +193,24 @@ impl Vector<LANES> for Portable {
         std::array::from_fn(|l| self.0[l] >= o.0[l])
     }
     #[inline(always)]
-    fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask {
-        std::array::from_fn(|l| a[l] & b[l])
+    fn not_lt(self, o: Self) -> Self::Mask {
+        std::array::from_fn(|l| !(self.0[l] < o.0[l]))
     }
     #[inline(always)]
-    fn or(a: Self::Mask, b: Self::Mask) -> Self::Mask {
-        std::array::from_fn(|l| a[l] | b[l])
+    fn not_gt(self, o: Self) -> Self::Mask {
+        std::array::from_fn(|l| !(self.0[l] > o.0[l]))
+    }
+    #[inline(always)]
+    fn not_le(self, o: Self) -> Self::Mask {
+        std::array::from_fn(|l| !(self.0[l] <= o.0[l]))
+    }
+    #[inline(always)]
+    fn not_ge(self, o: Self) -> Self::Mask {
+        std::array::from_fn(|l| !(self.0[l] >= o.0[l]))
+    }
+    #[inline(always)]
+    fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask {
+        std::array::from_fn(|l| a[l] & b[l])
     }
     #[inline(always)]
     fn and_not(a: Self::Mask, b: Self::Mask) -> Self::Mask {
@@ -206,6 +229,10 @@ impl Vector<LANES> for Portable {
     #[inline(always)]
     fn select(m: Self::Mask, a: Self, b: Self) -> Self {
         Portable(std::array::from_fn(|l| if m[l] { a.0[l] } else { b.0[l] }))
+    }
+    #[inline(always)]
+    fn pick(m: Self::Mask, a: Self::Mask, b: Self::Mask) -> Self::Mask {
+        std::array::from_fn(|l| if m[l] { a[l] } else { b[l] })
     }
 }
 
@@ -270,12 +297,24 @@ mod avx512 {
             unsafe { _mm512_cmp_pd_mask::<_CMP_GE_OQ>(self.0, o.0) }
         }
         #[inline(always)]
-        fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask {
-            a & b
+        fn not_lt(self, o: Self) -> Self::Mask {
+            unsafe { _mm512_cmp_pd_mask::<_CMP_NLT_UQ>(self.0, o.0) }
         }
         #[inline(always)]
-        fn or(a: Self::Mask, b: Self::Mask) -> Self::Mask {
-            a | b
+        fn not_gt(self, o: Self) -> Self::Mask {
+            unsafe { _mm512_cmp_pd_mask::<_CMP_NGT_UQ>(self.0, o.0) }
+        }
+        #[inline(always)]
+        fn not_le(self, o: Self) -> Self::Mask {
+            unsafe { _mm512_cmp_pd_mask::<_CMP_NLE_UQ>(self.0, o.0) }
+        }
+        #[inline(always)]
+        fn not_ge(self, o: Self) -> Self::Mask {
+            unsafe { _mm512_cmp_pd_mask::<_CMP_NGE_UQ>(self.0, o.0) }
+        }
+        #[inline(always)]
+        fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask {
+            a & b
         }
         #[inline(always)]
         fn and_not(a: Self::Mask, b: Self::Mask) -> Self::Mask {
@@ -292,6 +331,10 @@ mod avx512 {
         #[inline(always)]
         fn select(m: Self::Mask, a: Self, b: Self) -> Self {
             Avx512(unsafe { _mm512_mask_blend_pd(m, b.0, a.0) })
+        }
+        #[inline(always)]
+        fn pick(m: Self::Mask, a: Self::Mask, b: Self::Mask) -> Self::Mask {
+            (m & a) | (!m & b)
         }
         #[inline(always)]
         fn max(self, o: Self) -> Self {
@@ -388,12 +431,36 @@ mod avx2 {
             each(self, o, |a, b| unsafe { _mm256_cmp_pd::<_CMP_GE_OQ>(a, b) }).0
         }
         #[inline(always)]
-        fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask {
-            each(Avx2(a), Avx2(b), |a, b| unsafe { _mm256_and_pd(a, b) }).0
+        fn not_lt(self, o: Self) -> Self::Mask {
+            each(self, o, |a, b| unsafe {
+                _mm256_cmp_pd::<_CMP_NLT_UQ>(a, b)
+            })
+            .0
         }
         #[inline(always)]
-        fn or(a: Self::Mask, b: Self::Mask) -> Self::Mask {
-            each(Avx2(a), Avx2(b), |a, b| unsafe { _mm256_or_pd(a, b) }).0
+        fn not_gt(self, o: Self) -> Self::Mask {
+            each(self, o, |a, b| unsafe {
+                _mm256_cmp_pd::<_CMP_NGT_UQ>(a, b)
+            })
+            .0
+        }
+        #[inline(always)]
+        fn not_le(self, o: Self) -> Self::Mask {
+            each(self, o, |a, b| unsafe {
+                _mm256_cmp_pd::<_CMP_NLE_UQ>(a, b)
+            })
+            .0
+        }
+        #[inline(always)]
+        fn not_ge(self, o: Self) -> Self::Mask {
+            each(self, o, |a, b| unsafe {
+                _mm256_cmp_pd::<_CMP_NGE_UQ>(a, b)
+            })
+            .0
+        }
+        #[inline(always)]
+        fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask {
+            each(Avx2(a), Avx2(b), |a, b| unsafe { _mm256_and_pd(a, b) }).0
         }
         #[inline(always)]
         fn and_not(a: Self::Mask, b: Self::Mask) -> Self::Mask {
@@ -417,6 +484,10 @@ mod avx2 {
                     _mm256_blendv_pd(b.0[1], a.0[1], m[1]),
                 ])
             }
+        }
+        #[inline(always)]
+        fn pick(m: Self::Mask, a: Self::Mask, b: Self::Mask) -> Self::Mask {
+            Self::select(m, Avx2(a), Avx2(b)).0
         }
         #[inline(always)]
         fn max(self, o: Self) -> Self {
@@ -497,12 +568,24 @@ mod avx2 {
             unsafe { _mm256_cmp_pd::<_CMP_GE_OQ>(self.0, o.0) }
         }
         #[inline(always)]
-        fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask {
-            unsafe { _mm256_and_pd(a, b) }
+        fn not_lt(self, o: Self) -> Self::Mask {
+            unsafe { _mm256_cmp_pd::<_CMP_NLT_UQ>(self.0, o.0) }
         }
         #[inline(always)]
-        fn or(a: Self::Mask, b: Self::Mask) -> Self::Mask {
-            unsafe { _mm256_or_pd(a, b) }
+        fn not_gt(self, o: Self) -> Self::Mask {
+            unsafe { _mm256_cmp_pd::<_CMP_NGT_UQ>(self.0, o.0) }
+        }
+        #[inline(always)]
+        fn not_le(self, o: Self) -> Self::Mask {
+            unsafe { _mm256_cmp_pd::<_CMP_NLE_UQ>(self.0, o.0) }
+        }
+        #[inline(always)]
+        fn not_ge(self, o: Self) -> Self::Mask {
+            unsafe { _mm256_cmp_pd::<_CMP_NGE_UQ>(self.0, o.0) }
+        }
+        #[inline(always)]
+        fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask {
+            unsafe { _mm256_and_pd(a, b) }
         }
         #[inline(always)]
         fn and_not(a: Self::Mask, b: Self::Mask) -> Self::Mask {
@@ -519,6 +602,10 @@ mod avx2 {
         #[inline(always)]
         fn select(m: Self::Mask, a: Self, b: Self) -> Self {
             Avx4(unsafe { _mm256_blendv_pd(b.0, a.0, m) })
+        }
+        #[inline(always)]
+        fn pick(m: Self::Mask, a: Self::Mask, b: Self::Mask) -> Self::Mask {
+            unsafe { _mm256_blendv_pd(b, a, m) }
         }
     }
 }
@@ -553,6 +640,76 @@ mod tests {
                 assert_eq!(unsafe { transpose_avx2(&marks) }, want);
             }
         }
+    }
+
+    /// The negated comparisons are the negations (true on NaN, unlike the
+    /// reversed comparisons) and `pick` picks, at every level.
+    #[test]
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
+    fn negated_comparisons_hold_on_nan_and_pick_picks() {
+        let values = [
+            f64::NAN,
+            f64::NEG_INFINITY,
+            -1.0,
+            -0.0,
+            0.0,
+            2.0,
+            f64::INFINITY,
+        ];
+        let lanes = |seed: usize| -> Lanes { std::array::from_fn(|l| values[(l * 3 + seed) % 7]) };
+        let bits = |f: &dyn Fn(usize) -> bool| (0..LANES).fold(0u8, |b, l| b | u8::from(f(l)) << l);
+        for seed in 0..7 {
+            let (a, b) = (lanes(seed), lanes(seed + 2));
+            let want = [
+                bits(&|l| !(a[l] < b[l])),
+                bits(&|l| !(a[l] > b[l])),
+                bits(&|l| !(a[l] <= b[l])),
+                bits(&|l| !(a[l] >= b[l])),
+                // pick(a < b, a ≤ b, a ≥ b)
+                bits(&|l| {
+                    if a[l] < b[l] {
+                        a[l] <= b[l]
+                    } else {
+                        a[l] >= b[l]
+                    }
+                }),
+            ];
+            assert_eq!(negations::<Portable>(&a, &b), want);
+            #[cfg(target_arch = "x86_64")]
+            if Level::best() >= Level::Avx2 {
+                // SAFETY: the CPU has AVX2.
+                assert_eq!(unsafe { negations_avx2(&a, &b) }, want);
+            }
+            #[cfg(target_arch = "x86_64")]
+            if Level::best() >= Level::Avx512 {
+                // SAFETY: the CPU has AVX-512.
+                assert_eq!(unsafe { negations_avx512(&a, &b) }, want);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn negations<V: Vector<LANES>>(a: &Lanes, b: &Lanes) -> [u8; 5] {
+        let (a, b) = (V::load(a), V::load(b));
+        [
+            V::bits(a.not_lt(b)),
+            V::bits(a.not_gt(b)),
+            V::bits(a.not_le(b)),
+            V::bits(a.not_ge(b)),
+            V::bits(V::pick(a.lt(b), a.le(b), a.ge(b))),
+        ]
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx,avx2")]
+    fn negations_avx2(a: &Lanes, b: &Lanes) -> [u8; 5] {
+        negations::<Avx2>(a, b)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,bmi1")]
+    fn negations_avx512(a: &Lanes, b: &Lanes) -> [u8; 5] {
+        negations::<Avx512>(a, b)
     }
 
     #[cfg(target_arch = "x86_64")]

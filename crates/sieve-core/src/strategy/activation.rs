@@ -367,6 +367,11 @@ struct Job<'a> {
     start: usize,
     entry: Lanes,
     exit: Lanes,
+    /// Each lane's stop in ATRs; lanes without one (`stop_atr ≤ 0`) get
+    /// +∞, whose stop test is false as the scalar code's skipped one: the
+    /// ATR is ≥ 0 or NaN (a true range is max(high, prev close) −
+    /// min(low, prev close) ≥ 0, whatever the bars), so the stop distance
+    /// is +∞ or NaN, and no close is below `high − ∞` or above `low + ∞`.
     stop_atr: Lanes,
     shorts: bool,
 }
@@ -390,7 +395,10 @@ impl<'a> Job<'a> {
             start: super::warmup(&k).min(n),
             entry: std::array::from_fn(|l| weights_and_thresholds(lane(l)).1),
             exit: std::array::from_fn(|l| weights_and_thresholds(lane(l)).2),
-            stop_atr: std::array::from_fn(|l| lane(l)[STOP_ATR]),
+            stop_atr: std::array::from_fn(|l| match lane(l)[STOP_ATR] {
+                s if s > 0.0 => s,
+                _ => f64::INFINITY,
+            }),
             shorts: d == Direction::LongShort,
         }
     }
@@ -445,7 +453,6 @@ impl<'a> Job<'a> {
         let below_entry = zero.sub(entry);
         let below_exit = zero.sub(exit);
         let stop_atr = V::load(&self.stop_atr);
-        let stops = stop_atr.gt(zero);
         let none = zero.lt(zero);
         // Each lane's state (long / short: the masks; flat: neither) at the
         // start of the bar, and the lanes that entered on the bar before.
@@ -480,28 +487,31 @@ impl<'a> Job<'a> {
             let score = V::splat(scores[t]);
             let risk = stop_atr.mul(V::splat(atr[t]));
             high = c.max(V::select(entered_long, prev_close, high));
-            // At most one transition per bar, from the state at its start;
-            // the new state is written so that the chain from the last one
-            // is short (with the chain through every branch of the scalar
-            // code, the loop waited on it).
+            // At most one transition per bar, from the state at its start:
+            // a lane in a position stays in it where none of the scalar
+            // code's exit tests holds (their negations, true on NaN as the
+            // tests are false), a lane out of it enters as the scalar code
+            // decides; each new state is one pick from the old one, so
+            // that the chain from the bar before is short.
             let rises = score.ge(entry);
-            let mut leave_long = V::or(score.le(exit), V::and(stops, c.lt(high.sub(risk))));
+            let mut stays_long = V::and(score.not_le(exit), c.not_lt(high.sub(risk)));
             entered_long = V::and_not(rises, long);
             if SHORTS {
                 low = c.min(V::select(entered_short, prev_close, low));
                 let falls = score.le(below_entry);
-                let leave_short = V::or(
+                stays_long = V::and_not(stays_long, falls);
+                let stays_short = V::and_not(
+                    V::and(score.not_ge(below_exit), c.not_gt(low.add(risk))),
                     rises,
-                    V::or(score.ge(below_exit), V::and(stops, c.gt(low.add(risk)))),
                 );
-                leave_long = V::or(falls, leave_long);
                 // A long lane turns short when the score falls; a flat one
-                // when it falls and does not rise.
-                entered_short =
-                    V::and_not(V::or(V::and(long, falls), V::and_not(falls, rises)), short);
-                short = V::or(entered_short, V::and_not(short, leave_short));
+                // when it falls and does not rise: every lane but those
+                // entering long.
+                let turns_short = V::and_not(falls, entered_long);
+                entered_short = V::and_not(turns_short, short);
+                short = V::pick(short, stays_short, turns_short);
             }
-            long = V::or(entered_long, V::and_not(long, leave_long));
+            long = V::pick(long, stays_long, rises);
             prev_close = c;
             long_at[t] = V::bits(long);
             if SHORTS {

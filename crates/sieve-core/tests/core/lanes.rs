@@ -287,6 +287,72 @@ fn lanes_outside_the_fast_path_agree_too() {
         .any(|p| eval.backtest(p).equity.iter().any(|&e| e < 0.0)));
 }
 
+/// Lanes without a stop take an infinite one (the ATR is never negative):
+/// bars that do not move at first give an ATR of exactly 0 (∞ · 0 is NaN
+/// there), and lanes that enter on that stretch (entry ≤ 0) still agree
+/// with the scalar screen, stop or none, long-only and long/short.
+#[test]
+fn lanes_without_a_stop_agree_where_the_atr_is_zero() {
+    let n = 500;
+    let moving = synth(n, 7);
+    let flat = 150;
+    let pick = |series: &[f64], i: usize| if i < flat { 100.0 } else { series[i] };
+    let bars = Bars {
+        time: moving.time.clone(),
+        open: (0..n).map(|i| pick(&moving.open, i)).collect(),
+        high: (0..n).map(|i| pick(&moving.high, i)).collect(),
+        low: (0..n).map(|i| pick(&moving.low, i)).collect(),
+        close: (0..n).map(|i| pick(&moving.close, i)).collect(),
+        volume: None,
+    };
+    let s = strategy::lookup("activation").unwrap();
+    let mut sets = Vec::new();
+    for entry in [-0.5, 0.0, 0.3] {
+        for stop in [0.0, 2.0, 0.0, 1.0] {
+            // trend_len, rsi_len, dc_len, atr_len, weights, entry, exit, stop
+            sets.push(vec![
+                20.0,
+                14.0,
+                20.0,
+                14.0,
+                1.0,
+                0.5,
+                1.0,
+                entry,
+                entry - 0.4,
+                stop,
+            ]);
+        }
+    }
+    for direction in [Direction::Long, Direction::LongShort] {
+        let c = config(
+            EngineConfig::default(),
+            direction,
+            Objective::Sharpe,
+            0.0,
+            None,
+            false,
+            0,
+        );
+        check(&bars, &c, s, &sets);
+    }
+    // The case is real: the ATR is exactly 0 on bars where a lane without
+    // a stop is long.
+    let keys = Evaluator::indicators_for(s, sets.iter().map(Vec::as_slice));
+    let ind = IndicatorSet::build(&bars, keys);
+    let atr = ind.get(sieve_core::indicators::Indicator::Atr(14));
+    let scoring = Scoring::new(&Config::parse("").unwrap(), &bars).unwrap();
+    let eval = Evaluator {
+        bars: &bars,
+        strategy: s,
+        indicators: &ind,
+        scoring: &scoring,
+    };
+    let mut positions = Vec::new();
+    eval.positions(&sets[0], &mut positions);
+    assert!((0..n).any(|t| atr[t] == 0.0 && positions[t] == 1));
+}
+
 /// Scratch space remembers scores by targets for one screen: handing it an
 /// evaluator of other bars is a programming error, and it says so instead
 /// of returning the first screen's scores.
