@@ -666,19 +666,27 @@ mod tests {
         ];
         let lanes = |seed: usize| -> Lanes { std::array::from_fn(|l| values[(l * 3 + seed) % 7]) };
         let bits = |f: &dyn Fn(usize) -> bool| (0..LANES).fold(0u8, |b, l| b | u8::from(f(l)) << l);
-        for seed in 0..7 {
-            let (a, b) = (lanes(seed), lanes(seed + 2));
+        // Every pair of the values (equal ones, ±0 and NaN included)
+        // somewhere in some lane.
+        for (seed_a, seed_b) in (0..7).flat_map(|a| (0..7).map(move |b| (a, b))) {
+            let (a, b) = (lanes(seed_a), lanes(seed_b));
             let want = [
                 bits(&|l| !(a[l] < b[l])),
                 bits(&|l| !(a[l] > b[l])),
                 bits(&|l| !(a[l] <= b[l])),
                 bits(&|l| !(a[l] >= b[l])),
-                // pick(a < b, a ≤ b, a ≥ b)
                 bits(&|l| {
                     if a[l] < b[l] {
                         a[l] <= b[l]
                     } else {
                         a[l] >= b[l]
+                    }
+                }),
+                bits(&|l| {
+                    if a[l] < b[l] {
+                        a[l] >= b[l]
+                    } else {
+                        a[l] <= b[l]
                     }
                 }),
             ];
@@ -697,7 +705,7 @@ mod tests {
     }
 
     #[inline(always)]
-    fn negations<V: Vector<LANES>>(a: &Lanes, b: &Lanes) -> [u8; 5] {
+    fn negations<V: Vector<LANES>>(a: &Lanes, b: &Lanes) -> [u8; 6] {
         let (a, b) = (V::load(a), V::load(b));
         [
             V::bits(a.not_lt(b)),
@@ -705,18 +713,19 @@ mod tests {
             V::bits(a.not_le(b)),
             V::bits(a.not_ge(b)),
             V::bits(V::pick(a.lt(b), a.le(b), a.ge(b))),
+            V::bits(V::pick(a.lt(b), a.ge(b), a.le(b))),
         ]
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx,avx2")]
-    fn negations_avx2(a: &Lanes, b: &Lanes) -> [u8; 5] {
+    fn negations_avx2(a: &Lanes, b: &Lanes) -> [u8; 6] {
         negations::<Avx2>(a, b)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,bmi1")]
-    fn negations_avx512(a: &Lanes, b: &Lanes) -> [u8; 5] {
+    fn negations_avx512(a: &Lanes, b: &Lanes) -> [u8; 6] {
         negations::<Avx512>(a, b)
     }
 

@@ -370,8 +370,9 @@ struct Job<'a> {
     /// Each lane's stop in ATRs; lanes without one (`stop_atr ≤ 0`) get
     /// +∞, whose stop test is false as the scalar code's skipped one: the
     /// ATR is ≥ 0 or NaN (a true range is max(high, prev close) −
-    /// min(low, prev close) ≥ 0, whatever the bars), so the stop distance
-    /// is +∞ or NaN, and no close is below `high − ∞` or above `low + ∞`.
+    /// min(low, prev close) ≥ 0 for any high and low where the close is a
+    /// number, as loaded closes are), so the stop distance is +∞ or NaN,
+    /// and no close is below `high − ∞` or above `low + ∞`.
     stop_atr: Lanes,
     shorts: bool,
 }

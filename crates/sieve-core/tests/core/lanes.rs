@@ -289,8 +289,11 @@ fn lanes_outside_the_fast_path_agree_too() {
 
 /// Lanes without a stop take an infinite one (the ATR is never negative):
 /// bars that do not move at first give an ATR of exactly 0 (∞ · 0 is NaN
-/// there), and lanes that enter on that stretch (entry ≤ 0) still agree
-/// with the scalar screen, stop or none, long-only and long/short.
+/// there), and lanes that enter long on that stretch (entry ≤ 0) still
+/// agree with the scalar screen, stop or none. (With shorts, the score of
+/// such a stretch is 0, where a lane with entry ≤ 0 both rises and falls,
+/// so no short holds there: the short side's negated tests are checked
+/// on NaN by the `simd` unit test.)
 #[test]
 fn lanes_without_a_stop_agree_where_the_atr_is_zero() {
     let n = 500;
