@@ -131,6 +131,19 @@ fn config(
     c
 }
 
+/// The default engine, Sharpe on every bar, in `direction`.
+fn default_engine(direction: Direction) -> Config {
+    config(
+        EngineConfig::default(),
+        direction,
+        Objective::Sharpe,
+        0.0,
+        None,
+        false,
+        0,
+    )
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
@@ -328,16 +341,7 @@ fn lanes_without_a_stop_agree_where_the_atr_is_zero() {
         }
     }
     for direction in [Direction::Long, Direction::LongShort] {
-        let c = config(
-            EngineConfig::default(),
-            direction,
-            Objective::Sharpe,
-            0.0,
-            None,
-            false,
-            0,
-        );
-        check(&bars, &c, s, &sets);
+        check(&bars, &default_engine(direction), s, &sets);
     }
     // The case is real: the ATR is exactly 0 on bars where a lane without
     // a stop is long.
@@ -416,16 +420,7 @@ fn activation_sets_keyed_alike_share_scores_exactly() {
         } else {
             Direction::Long
         };
-        let c = config(
-            EngineConfig::default(),
-            direction,
-            Objective::Sharpe,
-            0.0,
-            None,
-            false,
-            0,
-        );
-        check(&bars, &c, s, &sets);
+        check(&bars, &default_engine(direction), s, &sets);
     }
 }
 
