@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Two sieve binaries screening the same grid, interleaved (A, B, A, B, ...).
+
+The development machines are shared and noisy: the same command varies by
+20-40 % between minutes, so a speed-up is only believable as a ratio of runs
+taken side by side. This prints each binary's median and best screening
+rate (`timings.bar_combinations_per_s` of `sieve sweep`'s meta file), the
+ratio of the medians and the median of the paired ratios.
+
+    python3 scripts/bench_ab.py OLD_BINARY NEW_BINARY --grid sma --runs 8
+    python3 scripts/bench_ab.py target/release/sieve target/release/sieve --grid activation
+
+Grids: `sma` (sma_cross, all 2 <= fast < slow <= 500, 124,251 combinations)
+and `activation` (the 1,323,000-combination grid of bench_cli.py), on
+`sieve synth --bars 4000 --seed 42`, scored from 2019-01-01, 2 threads
+unless --threads says otherwise.
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+GRIDS = {
+    "sma": """
+[strategy]
+name = "sma_cross"
+constraints = ["fast < slow"]
+[strategy.params]
+fast = { start = 2, stop = 500, step = 1 }
+slow = { start = 2, stop = 500, step = 1 }
+[score]
+score_start = "2019-01-01"
+""",
+    "activation": """
+[strategy]
+name = "activation"
+[strategy.params]
+trend_len = { start = 20, stop = 200, step = 20 }
+rsi_len = { values = [7, 14, 21] }
+dc_len = { start = 10, stop = 50, step = 10 }
+atr_len = { values = [10, 14, 20] }
+w_trend = { values = [0.5, 1.0] }
+w_rsi = { start = 0, stop = 1, step = 0.5 }
+w_dc = { values = [0.5, 1.0] }
+entry = { start = 0.1, stop = 0.7, step = 0.1 }
+exit = { start = -0.3, stop = 0.3, step = 0.1 }
+stop_atr = { start = 0, stop = 4, step = 1 }
+[score]
+score_start = "2019-01-01"
+""",
+}
+
+
+def rate(binary: str, config: Path, bars: Path, threads: int, work: Path) -> float:
+    out = work / "sweep.csv"
+    subprocess.run(
+        [binary, "sweep", "--config", str(config), "--data", str(bars),
+         "--out", str(out), "--threads", str(threads)],
+        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    meta = json.loads((work / "sweep.meta.json").read_text())
+    return float(meta["timings"]["bar_combinations_per_s"])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("a", help="the binary measured first in each pair (the baseline)")
+    ap.add_argument("b", help="the binary compared with it")
+    ap.add_argument("--grid", choices=sorted(GRIDS), default="sma")
+    ap.add_argument("--runs", type=int, default=8)
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        bars = work / "bars.csv"
+        subprocess.run(
+            [args.a, "synth", "--bars", "4000", "--seed", "42", "--out", str(bars)],
+            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        config = work / "grid.toml"
+        config.write_text(GRIDS[args.grid])
+        a, b = [], []
+        for i in range(args.runs):
+            a.append(rate(args.a, config, bars, args.threads, work))
+            b.append(rate(args.b, config, bars, args.threads, work))
+            print(f"run {i + 1}: A {a[-1]:.3e}  B {b[-1]:.3e}", file=sys.stderr)
+    med_a, med_b = statistics.median(a), statistics.median(b)
+    paired = statistics.median(y / x for x, y in zip(a, b))
+    print(f"{args.grid}, {args.runs} interleaved runs, {args.threads} threads "
+          "(bar-combinations/s)")
+    print(f"A: median {med_a:.3e}, best {max(a):.3e}")
+    print(f"B: median {med_b:.3e}, best {max(b):.3e}")
+    print(f"B/A: {med_b / med_a:.3f} by medians, {paired:.3f} paired")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
