@@ -24,35 +24,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-GRIDS = {
-    "sma": """
-[strategy]
-name = "sma_cross"
-constraints = ["fast < slow"]
-[strategy.params]
-fast = { start = 2, stop = 500, step = 1 }
-slow = { start = 2, stop = 500, step = 1 }
-[score]
-score_start = "2019-01-01"
-""",
-    "activation": """
-[strategy]
-name = "activation"
-[strategy.params]
-trend_len = { start = 20, stop = 200, step = 20 }
-rsi_len = { values = [7, 14, 21] }
-dc_len = { start = 10, stop = 50, step = 10 }
-atr_len = { values = [10, 14, 20] }
-w_trend = { values = [0.5, 1.0] }
-w_rsi = { start = 0, stop = 1, step = 0.5 }
-w_dc = { values = [0.5, 1.0] }
-entry = { start = 0.1, stop = 0.7, step = 0.1 }
-exit = { start = -0.3, stop = 0.3, step = 0.1 }
-stop_atr = { start = 0, stop = 4, step = 1 }
-[score]
-score_start = "2019-01-01"
-""",
-}
+# The grids bench_cli.py times, one definition for both scripts.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_cli import ACTIVATION_1M, SMA_ALL  # noqa: E402
+
+GRIDS = {"sma": SMA_ALL, "activation": ACTIVATION_1M}
 
 
 def rate(binary: str, config: Path, bars: Path, threads: int, work: Path) -> float:
