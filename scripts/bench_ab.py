@@ -17,7 +17,6 @@ unless --threads says otherwise.
 """
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
@@ -26,7 +25,7 @@ from pathlib import Path
 
 # The grids bench_cli.py times, one definition for both scripts.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_cli import ACTIVATION_1M, SMA_ALL  # noqa: E402
+from bench_cli import ACTIVATION_1M, SMA_ALL, meta  # noqa: E402
 
 GRIDS = {"sma": SMA_ALL, "activation": ACTIVATION_1M}
 
@@ -38,8 +37,7 @@ def rate(binary: str, config: Path, bars: Path, threads: int, work: Path) -> flo
          "--out", str(out), "--threads", str(threads)],
         check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
-    meta = json.loads((work / "sweep.meta.json").read_text())
-    return float(meta["timings"]["bar_combinations_per_s"])
+    return float(meta(work / "sweep.meta.json")["timings"]["bar_combinations_per_s"])
 
 
 def main() -> int:
