@@ -10,9 +10,11 @@ ratio of the medians and the median of the paired ratios.
     python3 scripts/bench_ab.py OLD_BINARY NEW_BINARY --grid sma --runs 8
     python3 scripts/bench_ab.py target/release/sieve target/release/sieve --grid activation
 
-Grids: `sma` (sma_cross, all 2 <= fast < slow <= 500, 124,251 combinations)
-and `activation` (the 1,323,000-combination grid of bench_cli.py), on
-`sieve synth --bars 4000 --seed 42`, scored from 2019-01-01, 2 threads
+Grids: `sma` (sma_cross, all 2 <= fast < slow <= 500, 124,251 combinations),
+`activation` (the 1,323,000-combination grid of bench_cli.py), and two rule
+strategies: `sma_rules` (the `sma` grid as a rule strategy) and `macd`
+(bench_cli.py's 113,400-point MACD grid), on
+`sieve synth --bars 4000 --seed 42`, scored as each grid says, 2 threads
 unless --threads says otherwise.
 """
 
@@ -25,9 +27,14 @@ from pathlib import Path
 
 # The grids bench_cli.py times, one definition for both scripts.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_cli import ACTIVATION_1M, SMA_ALL, meta  # noqa: E402
+from bench_cli import ACTIVATION_1M, MACD_BIG, SMA_ALL, SMA_RULES, meta  # noqa: E402
 
-GRIDS = {"sma": SMA_ALL, "activation": ACTIVATION_1M}
+GRIDS = {
+    "sma": SMA_ALL,
+    "activation": ACTIVATION_1M,
+    "sma_rules": SMA_RULES,
+    "macd": MACD_BIG,
+}
 
 
 def rate(binary: str, config: Path, bars: Path, threads: int, work: Path) -> float:

@@ -26,7 +26,7 @@ fn same(a: &ScreenScore, b: &ScreenScore) -> bool {
 fn check(bars: &Bars, config: &Config, s: &dyn SieveStrategy, sets: &[Vec<f64>]) {
     let scoring = Scoring::new(config, bars).unwrap();
     let keys = Evaluator::indicators_for(s, sets.iter().map(Vec::as_slice));
-    let ind = IndicatorSet::build(bars, keys);
+    let ind = IndicatorSet::build_for(bars, s.series(), keys);
     let eval = Evaluator {
         bars,
         strategy: s,
@@ -116,7 +116,31 @@ fn config(
     screen_full: bool,
     min_trades: u64,
 ) -> Config {
-    let mut c = Config::parse("").unwrap();
+    config_of(
+        "",
+        engine,
+        direction,
+        objective,
+        score_share,
+        holdout_share,
+        screen_full,
+        min_trades,
+    )
+}
+
+/// [`config`] of the strategy (and anything else) that `text` sets.
+#[allow(clippy::too_many_arguments)]
+fn config_of(
+    text: &str,
+    engine: EngineConfig,
+    direction: Direction,
+    objective: Objective,
+    score_share: f64,
+    holdout_share: Option<f64>,
+    screen_full: bool,
+    min_trades: u64,
+) -> Config {
+    let mut c = Config::parse(text).unwrap();
     c.engine = engine;
     c.direction = direction;
     c.objective = objective;
@@ -176,6 +200,62 @@ proptest! {
         };
         let direction = if long_short { Direction::LongShort } else { Direction::Long };
         let c = config(engine, direction, Objective::ALL[objective], score_share, holdout, screen_full, min_trades);
+        check(&bars, &c, s, &param_sets(s, n_sets, seed));
+    }
+}
+
+/// Rule strategies: the shipped examples, and rules that go short and
+/// cross often.
+const RULE_STRATEGIES: [&str; 7] = [
+    include_str!("../../../../examples/strategies/sma_cross.toml"),
+    include_str!("../../../../examples/strategies/ema_cross.toml"),
+    include_str!("../../../../examples/strategies/macd.toml"),
+    include_str!("../../../../examples/strategies/rsi_reversion.toml"),
+    include_str!("../../../../examples/strategies/bollinger_reversion.toml"),
+    include_str!("../../../../examples/strategies/weighted_score.toml"),
+    r#"
+[strategy]
+name = "swing"
+entry = "cross_above(close, sma(close, n))"
+exit = "cross_below(close, sma(close, n)) or rsi(close, k) > u"
+short_entry = "close < sma(close, n) and rsi(close, k) < 100 - u"
+short_exit = "cross_above(close, sma(close, n))"
+[strategy.params]
+n = { start = 2, stop = 40, step = 1 }
+k = { start = 2, stop = 20, step = 1 }
+u = { start = 50, stop = 90, step = 5 }
+"#,
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// Rule strategies screen in lanes (where the screen now runs them) as
+    /// they do one at a time.
+    #[test]
+    fn rule_strategies_in_lanes_equal_the_scalar_screen(
+        seed in 0u64..1_000_000,
+        n_bars in 30usize..900,
+        pick in 0usize..RULE_STRATEGIES.len(),
+        close_fill in any::<bool>(),
+        fee in prop_oneof![Just(0.0), 0.0..0.01],
+        lot in prop_oneof![Just(0.0), Just(1.0), Just(50.0)],
+        long_short in any::<bool>(),
+        objective in 0usize..6,
+        score_share in prop_oneof![Just(0.0), 0.0..0.9],
+        holdout in prop_oneof![Just(None), (0.91..0.99).prop_map(Some)],
+        n_sets in 1usize..20,
+    ) {
+        let bars = synth(n_bars, seed);
+        let engine = EngineConfig {
+            fill: if close_fill { Fill::Close } else { Fill::NextOpen },
+            fee,
+            lot_size: lot,
+            ..EngineConfig::default()
+        };
+        let direction = if long_short { Direction::LongShort } else { Direction::Long };
+        let c = config_of(RULE_STRATEGIES[pick], engine, direction, Objective::ALL[objective], score_share, holdout, false, 0);
+        let s = c.strategy().unwrap();
         check(&bars, &c, s, &param_sets(s, n_sets, seed));
     }
 }
