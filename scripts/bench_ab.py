@@ -11,9 +11,10 @@ ratio of the medians and the median of the paired ratios.
     python3 scripts/bench_ab.py target/release/sieve target/release/sieve --grid activation
 
 Grids: `sma` (sma_cross, all 2 <= fast < slow <= 500, 124,251 combinations),
-`activation` (the 1,323,000-combination grid of bench_cli.py), and two rule
-strategies: `sma_rules` (the `sma` grid as a rule strategy) and `macd`
-(bench_cli.py's 113,400-point MACD grid), on
+`activation` (the 1,323,000-combination grid of bench_cli.py), and rule
+strategies: `sma_rules` (the `sma` grid as a rule strategy), `macd`
+(bench_cli.py's 113,400-point MACD grid), and the RSI, Bollinger and
+weighted-score examples of examples/strategies on larger grids, on
 `sieve synth --bars 4000 --seed 42`, scored as each grid says, 2 threads
 unless --threads says otherwise.
 """
@@ -29,11 +30,85 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_cli import ACTIVATION_1M, MACD_BIG, SMA_ALL, SMA_RULES, meta  # noqa: E402
 
+# The shipped rule examples on larger grids (111,274, 29,596 and 33,516
+# combinations).
+RSI_RULES = """
+[strategy]
+name = "rsi_reversion_rules"
+entry = "rsi(close, period) < lower"
+exit = "rsi(close, period) > upper"
+[strategy.params]
+period = { start = 2, stop = 60, step = 1 }
+lower = { start = 5, stop = 45, step = 1 }
+upper = { start = 50, stop = 95, step = 1 }
+[score]
+score_start = "2019-01-01"
+"""
+
+BOLLINGER = """
+[strategy]
+name = "bollinger_reversion"
+entry = "close < lower"
+exit = "close > middle"
+
+[strategy.define]
+middle = "sma(close, n)"
+lower = "middle - k * stdev(close, n)"
+
+[strategy.params]
+n = { start = 5, stop = 200, step = 1 }
+k = { start = 0.5, stop = 3.5, step = 0.02 }
+
+[score]
+score_start = "40%"
+holdout_start = "80%"
+"""
+
+WEIGHTED_SCORE = """
+[strategy]
+name = "weighted_score"
+entry = "score >= entry_at"
+exit = "score <= exit_at"
+trailing_stop = "stop_atr * atr(atr_len)"
+
+[strategy.define]
+trend = "clamp((close - sma(close, trend_len)) / (2 * atr(atr_len)), -1, 1)"
+momentum = "(rsi(close, rsi_len) - 50) / 50"
+high_n = "highest(high, dc_len)"
+low_n = "lowest(low, dc_len)"
+breakout = "if(high_n > low_n, 2 * (close - low_n) / (high_n - low_n) - 1, 0)"
+score = "(w_trend * trend + w_rsi * momentum + w_dc * breakout) / (w_trend + w_rsi + w_dc)"
+
+[strategy.params]
+trend_len = { start = 20, stop = 200, step = 10 }
+rsi_len = 14
+dc_len = { values = [10, 30, 50] }
+atr_len = 14
+w_trend = 1.0
+w_rsi = { values = [0.5, 1.0] }
+w_dc = { values = [0.5, 1.0] }
+entry_at = { start = 0.1, stop = 0.7, step = 0.1 }
+exit_at = { start = -0.3, stop = 0.3, step = 0.1 }
+stop_atr = { values = [0, 2, 4] }
+
+[backtest]
+fee = 0.001
+
+[score]
+objective = "calmar"
+score_start = "40%"
+holdout_start = "80%"
+min_trades = 5
+"""
+
 GRIDS = {
     "sma": SMA_ALL,
     "activation": ACTIVATION_1M,
     "sma_rules": SMA_RULES,
     "macd": MACD_BIG,
+    "rsi_rules": RSI_RULES,
+    "bollinger": BOLLINGER,
+    "weighted_score": WEIGHTED_SCORE,
 }
 
 
