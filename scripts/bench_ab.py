@@ -13,7 +13,7 @@ ratio of the medians and the median of the paired ratios.
 Grids: `sma` (sma_cross, all 2 <= fast < slow <= 500, 124,251 combinations),
 `activation` (the 1,323,000-combination grid of bench_cli.py), and rule
 strategies: `sma_rules` (the `sma` grid as a rule strategy), `macd`
-(bench_cli.py's 113,400-point MACD grid), and the RSI, Bollinger and
+(bench_cli.py's MACD grid, 36,636 combinations), and the RSI, Bollinger and
 weighted-score examples of examples/strategies on larger grids, on
 `sieve synth --bars 4000 --seed 42`, scored as each grid says, 2 threads
 unless --threads says otherwise.

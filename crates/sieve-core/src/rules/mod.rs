@@ -23,6 +23,7 @@ use crate::data::Bars;
 use crate::error::{Error, Result};
 use crate::grid::ParamSpace;
 use crate::indicators::{Indicator, IndicatorSet, RuleSeries, SeriesSource, RULE_SETTING_LEN};
+use crate::simd::Level;
 use crate::strategy::{Direction, ParamKind, ParamSpec, Strategy};
 
 pub use check::suggest;
@@ -890,12 +891,15 @@ impl Strategy for RuleStrategy {
         self.rules.space_indicators(space)
     }
 
-    /// Measured with the lane engine's flat skipping (interleaved runs,
-    /// AVX2): `sma_rules` over all pairs 1.27×, the 113,400-point MACD
-    /// grid 1.07×, large grids of the RSI, Bollinger and weighted-score
-    /// examples 1.12×, 1.01×, 1.04×.
+    /// In lanes where the lane engine runs halves of four lanes (AVX2),
+    /// each skipping where its lanes are all flat: measured there
+    /// (interleaved runs) `sma_rules` over all pairs 1.27×, bench_cli.py's
+    /// MACD grid 1.07×, large grids of the RSI, Bollinger and
+    /// weighted-score examples 1.12×, 1.01×, 1.04×. AVX-512 runs all
+    /// eight lanes in step (they skip only where all eight are flat), not
+    /// measured for rules: one at a time there, as before.
     fn lanes_pay(&self, _params: &[&[f64]]) -> bool {
-        true
+        Level::best() == Level::Avx2
     }
 
     fn positions(

@@ -180,12 +180,12 @@ pub trait Strategy: Send + Sync {
     }
 
     /// Whether the screen should run these parameter sets of this strategy
-    /// in lanes ([`crate::lanes`]). Lanes mark every bar until all of them are flat,
-    /// where one combination at a time skips each flat stretch in O(1):
-    /// they pay for a strategy whose targets come cheaply as changes
-    /// (measured on AVX2: `sma_cross` 2.1×, `activation` 1.4× — both find
-    /// their changes in vector code; rule strategies, whose targets come
-    /// one set at a time, were mixed: −7 % to +40 %).
+    /// in lanes ([`crate::lanes`]). Lanes mark every bar where one of them
+    /// (on AVX2: one of a half's four) holds a position, where one
+    /// combination at a time skips each flat stretch in O(1): they pay
+    /// where the lanes' targets come cheaply and hold alike (measured on
+    /// AVX2: `sma_cross` 2.1×, `activation` 1.4× — both find their changes
+    /// in vector code; rule strategies 1.01–1.27×).
     fn lanes_pay(&self, _params: &[&[f64]]) -> bool {
         false
     }

@@ -228,10 +228,10 @@ u = { start = 50, stop = 90, step = 5 }
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(32))]
+    #![proptest_config(ProptestConfig::with_cases(48))]
 
-    /// Rule strategies screen in lanes (where the screen now runs them) as
-    /// they do one at a time.
+    /// Rule strategies screen in lanes (where the screen runs them: on
+    /// AVX2) as they do one at a time.
     #[test]
     fn rule_strategies_in_lanes_equal_the_scalar_screen(
         seed in 0u64..1_000_000,
@@ -239,22 +239,25 @@ proptest! {
         pick in 0usize..RULE_STRATEGIES.len(),
         close_fill in any::<bool>(),
         fee in prop_oneof![Just(0.0), 0.0..0.01],
+        slippage in prop_oneof![Just(0.0), 0.0..0.005],
         lot in prop_oneof![Just(0.0), Just(1.0), Just(50.0)],
         long_short in any::<bool>(),
         objective in 0usize..6,
         score_share in prop_oneof![Just(0.0), 0.0..0.9],
         holdout in prop_oneof![Just(None), (0.91..0.99).prop_map(Some)],
+        min_trades in 0u64..3,
         n_sets in 1usize..20,
     ) {
         let bars = synth(n_bars, seed);
         let engine = EngineConfig {
             fill: if close_fill { Fill::Close } else { Fill::NextOpen },
             fee,
+            slippage,
             lot_size: lot,
             ..EngineConfig::default()
         };
         let direction = if long_short { Direction::LongShort } else { Direction::Long };
-        let c = config_of(RULE_STRATEGIES[pick], engine, direction, Objective::ALL[objective], score_share, holdout, false, 0);
+        let c = config_of(RULE_STRATEGIES[pick], engine, direction, Objective::ALL[objective], score_share, holdout, false, min_trades);
         let s = c.strategy().unwrap();
         check(&bars, &c, s, &param_sets(s, n_sets, seed));
     }
