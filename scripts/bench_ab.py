@@ -20,6 +20,7 @@ unless --threads says otherwise.
 """
 
 import argparse
+import re
 import statistics
 import subprocess
 import sys
@@ -30,76 +31,39 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_cli import ACTIVATION_1M, MACD_BIG, SMA_ALL, SMA_RULES, meta  # noqa: E402
 
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "strategies"
+
+
+def example(name: str, extra: str = "", **grids: str) -> str:
+    """The strategy of examples/strategies/NAME with the grids of some
+    parameters replaced (`key = value` lines), and `extra` appended."""
+    text = (EXAMPLES / name).read_text()
+    for key, value in grids.items():
+        text, n = re.subn(rf"^{key} = .*$", f"{key} = {value}", text, flags=re.M)
+        assert n == 1, f"{name}: {key}"
+    return text + extra
+
+
 # The shipped rule examples on larger grids (111,274, 29,596 and 33,516
 # combinations).
-RSI_RULES = """
-[strategy]
-name = "rsi_reversion_rules"
-entry = "rsi(close, period) < lower"
-exit = "rsi(close, period) > upper"
-[strategy.params]
-period = { start = 2, stop = 60, step = 1 }
-lower = { start = 5, stop = 45, step = 1 }
-upper = { start = 50, stop = 95, step = 1 }
-[score]
-score_start = "2019-01-01"
-"""
-
-BOLLINGER = """
-[strategy]
-name = "bollinger_reversion"
-entry = "close < lower"
-exit = "close > middle"
-
-[strategy.define]
-middle = "sma(close, n)"
-lower = "middle - k * stdev(close, n)"
-
-[strategy.params]
-n = { start = 5, stop = 200, step = 1 }
-k = { start = 0.5, stop = 3.5, step = 0.02 }
-
-[score]
-score_start = "40%"
-holdout_start = "80%"
-"""
-
-WEIGHTED_SCORE = """
-[strategy]
-name = "weighted_score"
-entry = "score >= entry_at"
-exit = "score <= exit_at"
-trailing_stop = "stop_atr * atr(atr_len)"
-
-[strategy.define]
-trend = "clamp((close - sma(close, trend_len)) / (2 * atr(atr_len)), -1, 1)"
-momentum = "(rsi(close, rsi_len) - 50) / 50"
-high_n = "highest(high, dc_len)"
-low_n = "lowest(low, dc_len)"
-breakout = "if(high_n > low_n, 2 * (close - low_n) / (high_n - low_n) - 1, 0)"
-score = "(w_trend * trend + w_rsi * momentum + w_dc * breakout) / (w_trend + w_rsi + w_dc)"
-
-[strategy.params]
-trend_len = { start = 20, stop = 200, step = 10 }
-rsi_len = 14
-dc_len = { values = [10, 30, 50] }
-atr_len = 14
-w_trend = 1.0
-w_rsi = { values = [0.5, 1.0] }
-w_dc = { values = [0.5, 1.0] }
-entry_at = { start = 0.1, stop = 0.7, step = 0.1 }
-exit_at = { start = -0.3, stop = 0.3, step = 0.1 }
-stop_atr = { values = [0, 2, 4] }
-
-[backtest]
-fee = 0.001
-
-[score]
-objective = "calmar"
-score_start = "40%"
-holdout_start = "80%"
-min_trades = 5
-"""
+RSI_RULES = example(
+    "rsi_reversion.toml",
+    '[score]\nscore_start = "2019-01-01"\n',
+    period="{ start = 2, stop = 60, step = 1 }",
+    lower="{ start = 5, stop = 45, step = 1 }",
+    upper="{ start = 50, stop = 95, step = 1 }",
+)
+BOLLINGER = example(
+    "bollinger_reversion.toml",
+    n="{ start = 5, stop = 200, step = 1 }",
+    k="{ start = 0.5, stop = 3.5, step = 0.02 }",
+)
+WEIGHTED_SCORE = example(
+    "weighted_score.toml",
+    trend_len="{ start = 20, stop = 200, step = 10 }",
+    entry_at="{ start = 0.1, stop = 0.7, step = 0.1 }",
+    exit_at="{ start = -0.3, stop = 0.3, step = 0.1 }",
+)
 
 GRIDS = {
     "sma": SMA_ALL,

@@ -107,28 +107,8 @@ fn param_sets(s: &dyn SieveStrategy, n: usize, seed: u64) -> Vec<Vec<f64>> {
         .collect()
 }
 
-fn config(
-    engine: EngineConfig,
-    direction: Direction,
-    objective: Objective,
-    score_share: f64,
-    holdout_share: Option<f64>,
-    screen_full: bool,
-    min_trades: u64,
-) -> Config {
-    config_of(
-        "",
-        engine,
-        direction,
-        objective,
-        score_share,
-        holdout_share,
-        screen_full,
-        min_trades,
-    )
-}
-
-/// [`config`] of the strategy (and anything else) that `text` sets.
+/// The config of the strategy (and anything else) that `text` sets
+/// (`""`: the default strategy), with these settings.
 #[allow(clippy::too_many_arguments)]
 fn config_of(
     text: &str,
@@ -157,7 +137,8 @@ fn config_of(
 
 /// The default engine, Sharpe on every bar, in `direction`.
 fn default_engine(direction: Direction) -> Config {
-    config(
+    config_of(
+        "",
         EngineConfig::default(),
         direction,
         Objective::Sharpe,
@@ -166,42 +147,6 @@ fn default_engine(direction: Direction) -> Config {
         false,
         0,
     )
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
-
-    #[test]
-    fn lanes_equal_the_scalar_screen(
-        seed in 0u64..1_000_000,
-        n_bars in 30usize..900,
-        strategy_pick in 0usize..16,
-        close_fill in any::<bool>(),
-        fee in prop_oneof![Just(0.0), 0.0..0.01],
-        slippage in prop_oneof![Just(0.0), 0.0..0.005],
-        lot in prop_oneof![Just(0.0), Just(1.0), Just(50.0)],
-        long_short in any::<bool>(),
-        objective in 0usize..6,
-        score_share in prop_oneof![Just(0.0), 0.0..0.9],
-        holdout in prop_oneof![Just(None), (0.91..0.99).prop_map(Some)],
-        screen_full in any::<bool>(),
-        min_trades in 0u64..3,
-        n_sets in 1usize..20,
-    ) {
-        let bars = synth(n_bars, seed);
-        let registry = strategy::registry();
-        let s = registry[strategy_pick % registry.len()];
-        let engine = EngineConfig {
-            fill: if close_fill { Fill::Close } else { Fill::NextOpen },
-            fee,
-            slippage,
-            lot_size: lot,
-            initial_cash: 10_000.0,
-        };
-        let direction = if long_short { Direction::LongShort } else { Direction::Long };
-        let c = config(engine, direction, Objective::ALL[objective], score_share, holdout, screen_full, min_trades);
-        check(&bars, &c, s, &param_sets(s, n_sets, seed));
-    }
 }
 
 /// Rule strategies: the shipped examples, and rules that go short and
@@ -228,15 +173,15 @@ u = { start = 50, stop = 90, step = 5 }
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
+    #![proptest_config(ProptestConfig::with_cases(96))]
 
-    /// Rule strategies screen in lanes (where the screen runs them: on
-    /// AVX2) as they do one at a time.
+    /// Every built-in strategy and the rule strategies above (which the
+    /// screen runs in lanes on AVX2).
     #[test]
-    fn rule_strategies_in_lanes_equal_the_scalar_screen(
+    fn lanes_equal_the_scalar_screen(
         seed in 0u64..1_000_000,
         n_bars in 30usize..900,
-        pick in 0usize..RULE_STRATEGIES.len(),
+        strategy_pick in 0usize..64,
         close_fill in any::<bool>(),
         fee in prop_oneof![Just(0.0), 0.0..0.01],
         slippage in prop_oneof![Just(0.0), 0.0..0.005],
@@ -245,19 +190,26 @@ proptest! {
         objective in 0usize..6,
         score_share in prop_oneof![Just(0.0), 0.0..0.9],
         holdout in prop_oneof![Just(None), (0.91..0.99).prop_map(Some)],
+        screen_full in any::<bool>(),
         min_trades in 0u64..3,
         n_sets in 1usize..20,
     ) {
         let bars = synth(n_bars, seed);
+        let registry = strategy::registry();
+        let pick = strategy_pick % (registry.len() + RULE_STRATEGIES.len());
+        let text = match registry.get(pick) {
+            Some(s) => format!("[strategy]\nname = \"{}\"\n", s.name()),
+            None => RULE_STRATEGIES[pick - registry.len()].to_string(),
+        };
         let engine = EngineConfig {
             fill: if close_fill { Fill::Close } else { Fill::NextOpen },
             fee,
             slippage,
             lot_size: lot,
-            ..EngineConfig::default()
+            initial_cash: 10_000.0,
         };
         let direction = if long_short { Direction::LongShort } else { Direction::Long };
-        let c = config_of(RULE_STRATEGIES[pick], engine, direction, Objective::ALL[objective], score_share, holdout, false, min_trades);
+        let c = config_of(&text, engine, direction, Objective::ALL[objective], score_share, holdout, screen_full, min_trades);
         let s = c.strategy().unwrap();
         check(&bars, &c, s, &param_sets(s, n_sets, seed));
     }
@@ -306,7 +258,7 @@ proptest! {
             ..EngineConfig::default()
         };
         let direction = if long_short { Direction::LongShort } else { Direction::Long };
-        let c = config(engine, direction, Objective::Sharpe, score_share, None, false, 0);
+        let c = config_of("", engine, direction, Objective::Sharpe, score_share, None, false, 0);
         check(&bars, &c, s, &sets);
     }
 }
@@ -347,7 +299,8 @@ fn lanes_outside_the_fast_path_agree_too() {
                 fee: 0.001,
                 ..EngineConfig::default()
             };
-            let c = config(
+            let c = config_of(
+                "",
                 engine,
                 direction,
                 Objective::Calmar,
@@ -360,7 +313,8 @@ fn lanes_outside_the_fast_path_agree_too() {
         }
     }
     // The case is real: some short's equity goes below zero.
-    let c = config(
+    let c = config_of(
+        "",
         EngineConfig::default(),
         Direction::LongShort,
         Objective::Calmar,
