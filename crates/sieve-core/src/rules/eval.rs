@@ -9,6 +9,7 @@ use super::check::{Col, Func, Graph, Id, Op, Ty};
 use super::parse::BinOp;
 use crate::data::Bars;
 use crate::indicators::{average, channel, momentum, volatility};
+use crate::strategy::Changes;
 
 /// Bars per block: long enough to vectorise each operation, short enough
 /// that every node's block stays in cache.
@@ -561,13 +562,59 @@ pub struct Machine {
     extreme: f64,
 }
 
+/// Where the state machine writes the positions it holds, by bar (counted
+/// from the first bar of the series).
+pub trait Held {
+    /// Bars `from..to` all hold `position` (the one held before them).
+    fn quiet(&mut self, from: usize, to: usize, position: i8);
+    /// Bar `t` holds `position`.
+    fn bar(&mut self, t: usize, position: i8);
+    /// The position moves to `position` on bar `t` (before bar 0: flat);
+    /// [`Held::bar`] follows for the same bar.
+    fn moved(&mut self, t: usize, position: i8);
+}
+
+/// A position per bar.
+pub struct PerBar<'a>(pub &'a mut [i8]);
+
+impl Held for PerBar<'_> {
+    #[inline(always)]
+    fn quiet(&mut self, from: usize, to: usize, position: i8) {
+        if to - from == SUB {
+            self.0[from..to].copy_from_slice(&[position; SUB]);
+        } else {
+            self.0[from..to].fill(position);
+        }
+    }
+    #[inline(always)]
+    fn bar(&mut self, t: usize, position: i8) {
+        self.0[t] = position;
+    }
+    #[inline(always)]
+    fn moved(&mut self, _: usize, _: i8) {}
+}
+
+/// Only the bars where the position moves: what the screen's lanes read,
+/// with no position per bar written and read again.
+impl Held for Changes {
+    #[inline(always)]
+    fn quiet(&mut self, _: usize, _: usize, _: i8) {}
+    #[inline(always)]
+    fn bar(&mut self, _: usize, _: i8) {}
+    #[inline(always)]
+    fn moved(&mut self, t: usize, position: i8) {
+        self.push(t, position);
+    }
+}
+
 impl Machine {
-    /// Steps through one block, writing the position held after each bar.
+    /// Steps through one block, the bars from `start` on, writing the
+    /// position held after each bar to `out`.
     /// At most one transition per bar, from the state at its start: a long
     /// reverses on a short entry, else leaves on its exit or its stop; a
     /// short mirrors it; flat enters long first, then short.
-    pub fn run(&mut self, s: &Signals, out: &mut [i8]) {
-        let len = out.len();
+    pub fn run(&mut self, s: &Signals, start: usize, out: &mut impl Held) {
+        let len = s.close.len();
         let mut b = 0;
         while b < len {
             let e = (b + SUB).min(len);
@@ -578,51 +625,56 @@ impl Machine {
                 _ => s.stop.is_none() && !any(s.long_entry, s.short_exit),
             };
             if quiet {
-                if e - b == SUB {
-                    out[b..e].copy_from_slice(&[self.position; SUB]);
-                } else {
-                    out[b..e].fill(self.position);
-                }
+                out.quiet(start + b, start + e, self.position);
                 b = e;
                 continue;
             }
             for t in b..e {
                 let c = s.close[t];
                 let stop = s.stop.map_or(f64::NAN, |d| d[t]);
+                let at = start + t;
                 match self.position {
                     1 => {
                         self.extreme = self.extreme.max(c);
                         if s.short_entry[t] != 0 {
-                            self.enter(-1, c);
+                            self.enter(-1, c, at, out);
                         } else if s.long_exit[t] != 0 || (stop > 0.0 && c < self.extreme - stop) {
-                            self.position = 0;
+                            self.leave(at, out);
                         }
                     }
                     -1 => {
                         self.extreme = self.extreme.min(c);
                         if s.long_entry[t] != 0 {
-                            self.enter(1, c);
+                            self.enter(1, c, at, out);
                         } else if s.short_exit[t] != 0 || (stop > 0.0 && c > self.extreme + stop) {
-                            self.position = 0;
+                            self.leave(at, out);
                         }
                     }
                     _ => {
                         if s.long_entry[t] != 0 {
-                            self.enter(1, c);
+                            self.enter(1, c, at, out);
                         } else if s.short_entry[t] != 0 {
-                            self.enter(-1, c);
+                            self.enter(-1, c, at, out);
                         }
                     }
                 }
-                out[t] = self.position;
+                out.bar(at, self.position);
             }
             b = e;
         }
     }
 
-    fn enter(&mut self, position: i8, close: f64) {
+    #[inline(always)]
+    fn enter(&mut self, position: i8, close: f64, t: usize, out: &mut impl Held) {
         self.position = position;
         self.extreme = close;
+        out.moved(t, position);
+    }
+
+    #[inline(always)]
+    fn leave(&mut self, t: usize, out: &mut impl Held) {
+        self.position = 0;
+        out.moved(t, 0);
     }
 }
 

