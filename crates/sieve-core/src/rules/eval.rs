@@ -9,7 +9,7 @@ use super::check::{Col, Func, Graph, Id, Op, Ty};
 use super::parse::BinOp;
 use crate::data::Bars;
 use crate::indicators::{average, channel, momentum, volatility};
-use crate::strategy::Changes;
+use crate::strategy::Targets;
 
 /// Bars per block: long enough to vectorise each operation, short enough
 /// that every node's block stays in cache.
@@ -562,58 +562,13 @@ pub struct Machine {
     extreme: f64,
 }
 
-/// Where the state machine writes the positions it holds, by bar (counted
-/// from the first bar of the series).
-pub trait Held {
-    /// Bars `from..to` all hold `position` (the one held before them).
-    fn quiet(&mut self, from: usize, to: usize, position: i8);
-    /// Bar `t` holds `position`.
-    fn bar(&mut self, t: usize, position: i8);
-    /// The position moves to `position` on bar `t` (before bar 0: flat);
-    /// [`Held::bar`] follows for the same bar.
-    fn moved(&mut self, t: usize, position: i8);
-}
-
-/// A position per bar.
-pub struct PerBar<'a>(pub &'a mut [i8]);
-
-impl Held for PerBar<'_> {
-    #[inline(always)]
-    fn quiet(&mut self, from: usize, to: usize, position: i8) {
-        if to - from == SUB {
-            self.0[from..to].copy_from_slice(&[position; SUB]);
-        } else {
-            self.0[from..to].fill(position);
-        }
-    }
-    #[inline(always)]
-    fn bar(&mut self, t: usize, position: i8) {
-        self.0[t] = position;
-    }
-    #[inline(always)]
-    fn moved(&mut self, _: usize, _: i8) {}
-}
-
-/// Only the bars where the position moves: what the screen's lanes read,
-/// with no position per bar written and read again.
-impl Held for Changes {
-    #[inline(always)]
-    fn quiet(&mut self, _: usize, _: usize, _: i8) {}
-    #[inline(always)]
-    fn bar(&mut self, _: usize, _: i8) {}
-    #[inline(always)]
-    fn moved(&mut self, t: usize, position: i8) {
-        self.push(t, position);
-    }
-}
-
 impl Machine {
     /// Steps through one block, the bars from `start` on, writing the
     /// position held after each bar to `out`.
     /// At most one transition per bar, from the state at its start: a long
     /// reverses on a short entry, else leaves on its exit or its stop; a
     /// short mirrors it; flat enters long first, then short.
-    pub fn run(&mut self, s: &Signals, start: usize, out: &mut impl Held) {
+    pub fn run(&mut self, s: &Signals, start: usize, out: &mut impl Targets) {
         let len = s.close.len();
         let mut b = 0;
         while b < len {
@@ -665,14 +620,14 @@ impl Machine {
     }
 
     #[inline(always)]
-    fn enter(&mut self, position: i8, close: f64, t: usize, out: &mut impl Held) {
+    fn enter(&mut self, position: i8, close: f64, t: usize, out: &mut impl Targets) {
         self.position = position;
         self.extreme = close;
         out.moved(t, position);
     }
 
     #[inline(always)]
-    fn leave(&mut self, t: usize, out: &mut impl Held) {
+    fn leave(&mut self, t: usize, out: &mut impl Targets) {
         self.position = 0;
         out.moved(t, 0);
     }

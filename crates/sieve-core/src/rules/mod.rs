@@ -16,7 +16,7 @@ use std::cell::RefCell;
 use std::sync::Mutex;
 
 use check::{Checker, Func, Graph, Id, Op, Ty};
-use eval::{Frame, Held, Machine, PerBar, Signals, BLOCK};
+use eval::{Frame, Machine, Signals, BLOCK};
 use plan::Plan;
 
 use crate::data::Bars;
@@ -24,7 +24,9 @@ use crate::error::{Error, Result};
 use crate::grid::ParamSpace;
 use crate::indicators::{Indicator, IndicatorSet, RuleSeries, SeriesSource, RULE_SETTING_LEN};
 use crate::simd::Level;
-use crate::strategy::{Changes, Direction, LaneBuffers, ParamKind, ParamSpec, Strategy};
+use crate::strategy::{
+    Changes, Direction, LaneBuffers, ParamKind, ParamSpec, PerBar, Strategy, Targets,
+};
 
 pub use check::suggest;
 pub use check::Col;
@@ -798,7 +800,7 @@ impl Rules {
         params: &[f64],
         direction: Direction,
         n: usize,
-        out: &mut impl Held,
+        out: &mut impl Targets,
     ) {
         SCRATCH.with(|cell| {
             let mut scratch = cell.borrow_mut();

@@ -159,6 +159,52 @@ impl crate::engine::Targets for Cursor<'_> {
     }
 }
 
+/// Where a scan writes the targets it finds: a target per bar
+/// ([`PerBar`]), or only the bars where it changes ([`Changes`]).
+pub(crate) trait Targets {
+    /// Bars `from..to` all hold `target` (the one held before them).
+    fn quiet(&mut self, from: usize, to: usize, target: i8);
+    /// Bar `t` holds `target`.
+    fn bar(&mut self, t: usize, target: i8);
+    /// Bar `t`'s target, where it may differ from the bar before's (before
+    /// bar 0: flat); [`Targets::bar`] is told too.
+    fn moved(&mut self, t: usize, target: i8);
+}
+
+/// A target per bar.
+pub(crate) struct PerBar<'a>(pub &'a mut [i8]);
+
+impl Targets for PerBar<'_> {
+    #[inline(always)]
+    fn quiet(&mut self, from: usize, to: usize, target: i8) {
+        let run = &mut self.0[from..to];
+        // The rule machine's quiet runs are 16 bars: one fixed-size store.
+        match <&mut [i8; 16]>::try_from(&mut *run) {
+            Ok(run) => *run = [target; 16],
+            Err(_) => run.fill(target),
+        }
+    }
+    #[inline(always)]
+    fn bar(&mut self, t: usize, target: i8) {
+        self.0[t] = target;
+    }
+    #[inline(always)]
+    fn moved(&mut self, _: usize, _: i8) {}
+}
+
+/// Only the bars where the target moves, with no target per bar written
+/// and read again.
+impl Targets for Changes {
+    #[inline(always)]
+    fn quiet(&mut self, _: usize, _: usize, _: i8) {}
+    #[inline(always)]
+    fn bar(&mut self, _: usize, _: i8) {}
+    #[inline(always)]
+    fn moved(&mut self, t: usize, target: i8) {
+        self.push(t, target);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

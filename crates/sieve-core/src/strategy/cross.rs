@@ -3,41 +3,11 @@
 //! earlier bar where fast ≠ slow with both defined, fast < slow. Bars where the
 //! two are equal neither cross nor reset the memory of the last side.
 
-use super::{len_param, Changes, Direction, LaneBuffers, ParamSpec, Strategy};
+use super::{len_param, Changes, Direction, LaneBuffers, ParamSpec, PerBar, Strategy, Targets};
 use crate::data::Bars;
 use crate::grid::ParamSpace;
 use crate::indicators::{Indicator, IndicatorSet};
 use crate::simd::Level;
-
-/// Where the crossing scan writes its positions.
-trait Out {
-    /// Bars `from..to` all hold `position`.
-    fn quiet(&mut self, from: usize, to: usize, position: i8);
-    /// Bar `t` holds `position`.
-    fn bar(&mut self, t: usize, position: i8);
-}
-
-struct PerBar<'a>(&'a mut [i8]);
-
-impl Out for PerBar<'_> {
-    #[inline(always)]
-    fn quiet(&mut self, from: usize, to: usize, position: i8) {
-        self.0[from..to].fill(position);
-    }
-    #[inline(always)]
-    fn bar(&mut self, t: usize, position: i8) {
-        self.0[t] = position;
-    }
-}
-
-impl Out for Changes {
-    #[inline(always)]
-    fn quiet(&mut self, _: usize, _: usize, _: i8) {}
-    #[inline(always)]
-    fn bar(&mut self, t: usize, position: i8) {
-        self.push(t, position);
-    }
-}
 
 /// The two series a crossing scan compares.
 #[derive(Clone, Copy)]
@@ -110,7 +80,7 @@ fn scan<B: Blocks>(
     start: usize,
     direction: Direction,
     n: usize,
-    out: &mut impl Out,
+    out: &mut impl Targets,
 ) {
     let (fast, slow) = (&pair.fast[..n], &pair.slow[..n]);
     let mut position = 0i8;
@@ -138,6 +108,7 @@ fn scan<B: Blocks>(
         position = direction.step(position, enter, exit);
         last_side = side;
         out.bar(i, position);
+        out.moved(i, position);
         t = i + 1;
     }
 }

@@ -22,6 +22,7 @@ use crate::simd::Level;
 
 pub use activation::Activation;
 pub use changes::{Changes, Cursor};
+pub(crate) use changes::{PerBar, Targets};
 pub use cross::AverageCross;
 pub use donchian_breakout::DonchianBreakout;
 pub use ema_cross::EMA_CROSS;
