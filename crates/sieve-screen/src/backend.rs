@@ -45,8 +45,9 @@ impl SeriesPlan {
     pub fn of(strategy: &dyn Strategy, space: &ParamSpace, market: &Market, budget: u64) -> Self {
         let series = strategy.space_indicators(space).len();
         let bars: u64 = market.instruments.iter().map(|i| i.bars.len() as u64).sum();
-        // Each value as f64, and as f32 where the screen reads that too.
-        let per_value = if strategy.narrow_series() { 12 } else { 8 };
+        // Each value as f64, and its 16-bit code where the screen reads
+        // that too.
+        let per_value = if strategy.narrow_series() { 10 } else { 8 };
         let bytes = series as u64 * bars * per_value;
         SeriesPlan {
             series,

@@ -7,6 +7,7 @@
 
 pub mod average;
 pub mod channel;
+mod codes;
 pub mod composite;
 pub mod momentum;
 pub mod volatility;
@@ -19,6 +20,7 @@ use rustc_hash::FxHashMap;
 use rayon::prelude::*;
 
 use crate::data::Bars;
+pub use codes::{CodeScale, Codes, PAST_END};
 
 /// One indicator setting. Lengths are in bars and at least 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -144,31 +146,28 @@ impl Indicator {
 pub struct IndicatorSet {
     /// A fast hash: every screened combination looks its series up here.
     values: FxHashMap<Indicator, Series>,
+    /// The codes' scale, made from every series of the set when a scan
+    /// first asks for codes (one scale, so that they compare).
+    scale: OnceLock<CodeScale>,
 }
 
-/// One computed series, and (once a scan asks) the same values rounded to
-/// f32.
+/// One computed series, and (once a scan asks) its codes.
 #[derive(Debug, Clone)]
 struct Series {
     values: Vec<f64>,
-    /// Half the bytes for scans that compare series (the crossing scan):
-    /// rounding is monotonic, so `narrow[a] < narrow[b]` implies
-    /// `values[a] < values[b]`; only equal narrow values need the f64 ones.
-    /// Made on first use, so strategies that never read it pay nothing.
-    narrow: OnceLock<Vec<f32>>,
+    /// A quarter of the bytes for scans that compare series (the crossing
+    /// scan): `code(a) < code(b)` implies `a < b`; only equal codes need
+    /// the f64 values. Made on first use, so strategies that never read
+    /// them pay nothing.
+    codes: OnceLock<Codes>,
 }
 
 impl Series {
     fn new(values: Vec<f64>) -> Self {
         Series {
             values,
-            narrow: OnceLock::new(),
+            codes: OnceLock::new(),
         }
-    }
-
-    fn narrow(&self) -> &[f32] {
-        self.narrow
-            .get_or_init(|| self.values.iter().map(|&v| v as f32).collect())
     }
 }
 
@@ -245,17 +244,20 @@ impl IndicatorSet {
         &self.series(key).values
     }
 
-    /// The series of `key` rounded to f32 (each value `v as f32`), made
-    /// on the first call for that key.
-    pub fn get_narrow(&self, key: Indicator) -> &[f32] {
-        self.series(key).narrow()
-    }
-
-    /// [`IndicatorSet::get`] and [`IndicatorSet::get_narrow`] in one
-    /// lookup.
-    pub fn both(&self, key: Indicator) -> (&[f64], &[f32]) {
+    /// The series of `key` and its codes ([`CodeScale::codes`], each bar
+    /// scaled to the span of the set's values there), the codes made on
+    /// the first call for that key.
+    pub fn with_codes(&self, key: Indicator) -> (&[f64], &Codes) {
         let s = self.series(key);
-        (&s.values, s.narrow())
+        let codes = s.codes.get_or_init(|| {
+            let scale = self.scale.get_or_init(|| {
+                let all = || self.values.values().map(|s| s.values.as_slice());
+                let len = all().map(<[f64]>::len).max().unwrap_or(0);
+                CodeScale::spanning_each_bar(len, all())
+            });
+            scale.codes(&s.values)
+        });
+        (&s.values, codes)
     }
 
     fn series(&self, key: Indicator) -> &Series {

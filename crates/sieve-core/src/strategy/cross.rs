@@ -7,6 +7,8 @@ use super::{len_param, Changes, Direction, LaneBuffers, ParamSpec, PerBar, Strat
 use crate::data::Bars;
 use crate::grid::ParamSpace;
 use crate::indicators::{Indicator, IndicatorSet};
+#[cfg(target_arch = "x86_64")]
+use crate::indicators::PAST_END;
 use crate::simd::Level;
 
 /// The two series a crossing scan compares.
@@ -15,29 +17,34 @@ pub(crate) struct Pair<'a> {
     fast: &'a [f64],
     slow: &'a [f64],
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-    /// Both rounded to f32 ([`IndicatorSet::get_narrow`]), which the vector
-    /// blocks compare first; empty from [`Pair::wide`] (the portable blocks
-    /// do not read them).
-    narrow: (&'a [f32], &'a [f32]),
+    /// Both as 16-bit codes on one scale ([`IndicatorSet::with_codes`]),
+    /// which the vector blocks compare first; empty from [`Pair::wide`]
+    /// (the portable blocks do not read them).
+    codes: (&'a [i16], &'a [i16]),
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    /// The first bar where both codes hold.
+    coded_from: usize,
 }
 
 impl<'a> Pair<'a> {
-    /// The pair of series for the portable blocks (no narrowed values).
+    /// The pair of series for the portable blocks (no codes).
     pub(crate) fn wide(fast: &'a [f64], slow: &'a [f64]) -> Self {
         Pair {
             fast,
             slow,
-            narrow: (&[], &[]),
+            codes: (&[], &[]),
+            coded_from: 0,
         }
     }
 
     /// The averages `fast` and `slow` of `set`, for any blocks.
     fn of(set: &'a IndicatorSet, fast: Indicator, slow: Indicator) -> Self {
-        let ((fast, narrow_fast), (slow, narrow_slow)) = (set.both(fast), set.both(slow));
+        let ((fast, fast_codes), (slow, slow_codes)) = (set.with_codes(fast), set.with_codes(slow));
         Pair {
             fast,
             slow,
-            narrow: (narrow_fast, narrow_slow),
+            codes: (&fast_codes.values, &slow_codes.values),
+            coded_from: fast_codes.from.max(slow_codes.from),
         }
     }
 }
@@ -157,184 +164,145 @@ fn is_event(a: f64, b: f64, last_side: i8) -> bool {
     }
 }
 
-/// [`Blocks::next_event`] on the narrowed values, [`BLOCK`] bars at a time:
-/// `maybe(f, s)` tells whether any bar of the block at `f`, `s` may be an
-/// event (on the event side or tied, in f32); only then `bits(f, s)` gives
-/// the event bits and the tie bits of the `W` bars at `f`, `s`. Rounding to
-/// f32 keeps order, so a strict narrow compare is the f64 one; a tie is
-/// decided on the f64 values. The bars after the last whole block are
-/// portable.
+/// [`Blocks::next_event`] on the codes, [`BLOCK`] bars at a time: `maybe(f,
+/// s)` tells whether any bar of the block at `f`, `s` may be an event (its
+/// codes on the event side or equal); only then `bits(f, s)` gives the
+/// event bits and the tie bits of the block's bars, two bits per bar.
+/// Codes keep order, so a strict compare of codes is the f64 one; a tie is
+/// decided on the f64 values. The last block reads codes past bar `n`
+/// (those past the series' end are [`PAST_END`] padding) and drops their
+/// bits. Bars before the codes hold are portable.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn narrowed<const W: usize>(
+fn coded(
     pair: &Pair<'_>,
     mut t: usize,
     n: usize,
     last_side: i8,
-    maybe: impl Fn(*const f32, *const f32) -> bool,
-    bits: impl Fn(*const f32, *const f32) -> (u32, u32),
+    maybe: impl Fn(*const i16, *const i16) -> bool,
+    bits: impl Fn(*const i16, *const i16) -> (u64, u64),
 ) -> usize {
-    const { assert!(BLOCK.is_multiple_of(W) && BLOCK <= 32) };
-    let (nf, ns) = pair.narrow;
-    let whole = n.min(nf.len()).min(ns.len());
-    while t + BLOCK <= whole {
-        // In bounds: both hold `whole` ≥ t + BLOCK values.
-        let (f, s) = (nf[t..].as_ptr(), ns[t..].as_ptr());
+    const { assert!(BLOCK <= PAST_END + 1) };
+    let (cf, cs) = pair.codes;
+    // A block may start at any bar before `readable`.
+    let readable = cf.len().min(cs.len()).saturating_sub(BLOCK - 1);
+    if t < pair.coded_from {
+        let to = pair.coded_from.min(n);
+        let i = Portable::next_event(pair, t, to, last_side);
+        if i < to {
+            return i;
+        }
+        t = to;
+    }
+    let end = n.min(readable);
+    let (cf, cs) = (cf.as_ptr(), cs.as_ptr());
+    while t < end {
+        // SAFETY: t < readable, so both hold t + BLOCK codes.
+        let (f, s) = unsafe { (cf.add(t), cs.add(t)) };
         if maybe(f, s) {
-            let (mut events, mut ties) = (0u32, 0u32);
-            for k in 0..BLOCK / W {
-                let (e, tie) = bits(nf[t + W * k..].as_ptr(), ns[t + W * k..].as_ptr());
-                events |= e << (W * k);
-                ties |= tie << (W * k);
+            let (mut events, mut ties) = bits(f, s);
+            if n - t < BLOCK {
+                let bars = (1u64 << (2 * (n - t))) - 1;
+                events &= bars;
+                ties &= bars;
             }
             // Only ties before the first strict event can come first.
             if events != 0 {
                 ties &= (events & events.wrapping_neg()) - 1;
             }
             while ties != 0 {
-                let i = ties.trailing_zeros() as usize;
-                let event = is_event(pair.fast[t + i], pair.slow[t + i], last_side);
-                events |= u32::from(event) << i;
-                ties &= ties - 1;
+                let i = ties.trailing_zeros() as usize / 2;
+                if is_event(pair.fast[t + i], pair.slow[t + i], last_side) {
+                    return t + i;
+                }
+                ties &= !(3 << (2 * i));
             }
             if events != 0 {
-                return t + events.trailing_zeros() as usize;
+                return t + events.trailing_zeros() as usize / 2;
             }
         }
         t += BLOCK;
     }
-    Portable::next_event(pair, t, n, last_side)
+    Portable::next_event(pair, t.min(n), n, last_side)
 }
 
-/// Vector compares of the narrowed values for one side: `STRICT` the
-/// event compare, `MAYBE` event or tie (`_CMP_*` predicates).
-#[cfg(target_arch = "x86_64")]
-trait Narrow {
-    fn next<const STRICT: i32, const MAYBE: i32>(
-        pair: &Pair<'_>,
-        t: usize,
-        n: usize,
-        last_side: i8,
-    ) -> usize;
-}
-
-/// [`Blocks::next_event`] with the compares of `last_side`.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn by_side<N: Narrow>(pair: &Pair<'_>, t: usize, n: usize, last_side: i8) -> usize {
-    use std::arch::x86_64::*;
-    match last_side {
-        1 => N::next::<_CMP_LT_OQ, _CMP_LE_OQ>(pair, t, n, last_side),
-        -1 => N::next::<_CMP_GT_OQ, _CMP_GE_OQ>(pair, t, n, last_side),
-        // Ordered not-equal: false where either is NaN, as sides.
-        _ => N::next::<_CMP_NEQ_OQ, _CMP_ORD_Q>(pair, t, n, last_side),
-    }
-}
-
-/// AVX-512 compares of 16 narrowed bars, straight into bit masks. Only used
-/// inlined into functions compiled with `avx512f`.
-#[cfg(target_arch = "x86_64")]
-pub(crate) struct Avx512Blocks;
-
-#[cfg(target_arch = "x86_64")]
-impl Narrow for Avx512Blocks {
-    #[inline(always)]
-    fn next<const STRICT: i32, const MAYBE: i32>(
-        pair: &Pair<'_>,
-        t: usize,
-        n: usize,
-        last_side: i8,
-    ) -> usize {
-        use std::arch::x86_64::*;
-        // SAFETY (both closures): `narrowed` passes BLOCK readable values
-        // at each pointer; the caller runs on AVX-512.
-        let compare = |f: *const f32, s: *const f32, k: usize| unsafe {
-            let (fv, sv) = (
-                _mm512_loadu_ps(f.add(16 * k)),
-                _mm512_loadu_ps(s.add(16 * k)),
-            );
-            (
-                _mm512_cmp_ps_mask::<STRICT>(fv, sv),
-                _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(fv, sv),
-                _mm512_cmp_ps_mask::<MAYBE>(fv, sv),
-            )
-        };
-        narrowed::<16>(
-            pair,
-            t,
-            n,
-            last_side,
-            |f, s| (compare(f, s, 0).2 | compare(f, s, 1).2) != 0,
-            |f, s| {
-                let (events, ties, _) = compare(f, s, 0);
-                (u32::from(events), u32::from(ties))
-            },
-        )
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-impl Blocks for Avx512Blocks {
-    #[inline(always)]
-    fn next_event(pair: &Pair<'_>, t: usize, n: usize, last_side: i8) -> usize {
-        by_side::<Self>(pair, t, n, last_side)
-    }
-}
-
-/// AVX compares of 8 narrowed bars, each into eight bits. Only used inlined
-/// into functions compiled with `avx`.
+/// AVX2 compares of 16 codes, each into two bits. Only used inlined into
+/// functions compiled with `avx2` (AVX-512 ones included: 32 codes are two
+/// AVX registers).
 #[cfg(target_arch = "x86_64")]
 pub(crate) struct Avx2Blocks;
-
-#[cfg(target_arch = "x86_64")]
-impl Narrow for Avx2Blocks {
-    #[inline(always)]
-    fn next<const STRICT: i32, const MAYBE: i32>(
-        pair: &Pair<'_>,
-        t: usize,
-        n: usize,
-        last_side: i8,
-    ) -> usize {
-        use std::arch::x86_64::*;
-        // SAFETY (all three closures): `narrowed` passes BLOCK readable
-        // values at each pointer; the caller runs on AVX.
-        let load = |f: *const f32, s: *const f32, k: usize| unsafe {
-            (_mm256_loadu_ps(f.add(8 * k)), _mm256_loadu_ps(s.add(8 * k)))
-        };
-        let maybe = |f, s, k| unsafe {
-            let (fv, sv) = load(f, s, k);
-            _mm256_cmp_ps::<MAYBE>(fv, sv)
-        };
-        narrowed::<8>(
-            pair,
-            t,
-            n,
-            last_side,
-            |f, s| unsafe {
-                let any = _mm256_or_ps(
-                    _mm256_or_ps(maybe(f, s, 0), maybe(f, s, 1)),
-                    _mm256_or_ps(maybe(f, s, 2), maybe(f, s, 3)),
-                );
-                _mm256_movemask_ps(any) != 0
-            },
-            |f, s| unsafe {
-                let (fv, sv) = load(f, s, 0);
-                let events = _mm256_cmp_ps::<STRICT>(fv, sv);
-                let ties = _mm256_cmp_ps::<_CMP_EQ_OQ>(fv, sv);
-                (
-                    _mm256_movemask_ps(events) as u32,
-                    _mm256_movemask_ps(ties) as u32,
-                )
-            },
-        )
-    }
-}
 
 #[cfg(target_arch = "x86_64")]
 impl Blocks for Avx2Blocks {
     #[inline(always)]
     fn next_event(pair: &Pair<'_>, t: usize, n: usize, last_side: i8) -> usize {
-        by_side::<Self>(pair, t, n, last_side)
+        // SAFETY: only used in functions compiled with AVX2, which run on
+        // CPUs that have it.
+        unsafe { avx2_next_event(pair, t, n, last_side) }
+    }
+}
+
+/// [`Avx2Blocks`]' [`Blocks::next_event`]: its closures inherit the
+/// features, so the intrinsics inline.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,avx2")]
+#[inline]
+fn avx2_next_event(pair: &Pair<'_>, t: usize, n: usize, last_side: i8) -> usize {
+    use std::arch::x86_64::*;
+    const { assert!(BLOCK == 32) };
+    // SAFETY: `coded` passes BLOCK readable codes at each pointer.
+    let load = |p: *const i16| unsafe {
+        (
+            _mm256_loadu_si256(p.cast()),
+            _mm256_loadu_si256(p.add(16).cast()),
+        )
+    };
+    // Bit pairs of the 32 bars, from the two halves' compares.
+    let mask = |(lo, hi): (__m256i, __m256i)| {
+        u64::from(_mm256_movemask_epi8(lo) as u32)
+            | u64::from(_mm256_movemask_epi8(hi) as u32) << 32
+    };
+    let ties = |f: *const i16, s: *const i16| {
+        let ((f0, f1), (s0, s1)) = (load(f), load(s));
+        (_mm256_cmpeq_epi16(f0, s0), _mm256_cmpeq_epi16(f1, s1))
+    };
+    // The bars where the first is above the second.
+    let above = |f: *const i16, s: *const i16| {
+        let ((f0, f1), (s0, s1)) = (load(f), load(s));
+        (_mm256_cmpgt_epi16(f0, s0), _mm256_cmpgt_epi16(f1, s1))
+    };
+    // Whether some bar is not above (all bits are set otherwise).
+    let not_all = |(a, b): (__m256i, __m256i)| _mm256_movemask_epi8(_mm256_and_si256(a, b)) != -1;
+    match last_side {
+        // Events where fast is below; maybe where it is not above.
+        1 => coded(
+            pair,
+            t,
+            n,
+            last_side,
+            |f, s| not_all(above(f, s)),
+            |f, s| (mask(above(s, f)), mask(ties(f, s))),
+        ),
+        -1 => coded(
+            pair,
+            t,
+            n,
+            last_side,
+            |f, s| not_all(above(s, f)),
+            |f, s| (mask(above(f, s)), mask(ties(f, s))),
+        ),
+        // Every coded bar is on a side or tied.
+        _ => coded(
+            pair,
+            t,
+            n,
+            last_side,
+            |_, _| true,
+            |f, s| {
+                let tied = mask(ties(f, s));
+                (!tied, tied)
+            },
+        ),
     }
 }
 
@@ -477,17 +445,16 @@ impl Job<'_> {
     }
 }
 
-/// The scan compiled for AVX-512: a block's test is two compares of 16
-/// narrowed bars (comparisons of values rounded once, the same way for
-/// every level, so the levels cannot differ).
+/// The scan compiled for AVX-512: the AVX2 blocks (compares of the same
+/// codes, so the levels cannot differ).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,bmi1")]
 fn lane_changes_avx512(job: &Job<'_>, out: &mut [Changes]) {
-    job.run::<Avx512Blocks>(out)
+    job.run::<Avx2Blocks>(out)
 }
 
-/// The scan compiled for AVX2: a block's test is four compares of 8
-/// narrowed bars and one mask move.
+/// The scan compiled for AVX2: a block's test is two compares of 16 codes
+/// and one mask move.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,avx2")]
 fn lane_changes_avx2(job: &Job<'_>, out: &mut [Changes]) {
@@ -501,23 +468,26 @@ const BLOCK: usize = 32;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::indicators::CodeScale;
 
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,bmi1")]
     fn avx512_changes(pair: Pair<'_>, start: usize, d: Direction, n: usize, out: &mut Changes) {
-        cross_changes::<Avx512Blocks>(pair, start, d, n, out)
+        cross_changes::<Avx2Blocks>(pair, start, d, n, out)
     }
 
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx")]
+    #[target_feature(enable = "avx,avx2")]
     fn avx2_changes(pair: Pair<'_>, start: usize, d: Direction, n: usize, out: &mut Changes) {
         cross_changes::<Avx2Blocks>(pair, start, d, n, out)
     }
 
-    /// Two random walks that cross often, with ties, NaNs, and (with
-    /// `near`) values apart by less than f32 resolves: the narrowed
-    /// compares see ties there that the f64 values do not have.
-    fn walks(near: bool) -> (Vec<f64>, Vec<f64>) {
+    /// Two random walks that cross often, with ties, three undefined
+    /// values first, and (with `near`) values apart by less than codes
+    /// resolve: their compares see ties there that the f64 values do not
+    /// have; with `nans`, undefined values now and then (which leave the
+    /// codes only the bars after the last).
+    fn walks(near: bool, nans: bool) -> (Vec<f64>, Vec<f64>) {
         let (mut a, mut b, mut x) = (1000.0f64, 1000.0f64, 12345u64);
         let mut fast = Vec::new();
         let mut slow = Vec::new();
@@ -533,8 +503,9 @@ mod tests {
             } else {
                 a
             };
-            // Now and then an undefined value, which is on neither side.
-            fast.push(if fast.len() % 97 == 50 {
+            // Undefined values, which are on neither side.
+            let i = fast.len();
+            fast.push(if i < 3 || nans && i % 97 == 50 {
                 f64::NAN
             } else {
                 value
@@ -544,16 +515,31 @@ mod tests {
         (fast, slow)
     }
 
-    /// Every level's changes of `fast` against `slow` (and the f32 copies)
-    /// are the positions of the scalar scan, for both directions and
-    /// several starts and ends.
-    fn assert_levels_agree(fast: &[f64], slow: &[f64], label: &str) {
-        let narrow = |v: &[f64]| v.iter().map(|&v| v as f32).collect::<Vec<f32>>();
-        let (nf, ns) = (narrow(fast), narrow(slow));
+    /// The scales the tests code values on: each bar's span of the two (as
+    /// the screen's), every value in one code around `mid` apart from
+    /// clamped ends (ties everywhere), and the default (coarse).
+    fn scales(fast: &[f64], slow: &[f64], mid: f64) -> [(&'static str, CodeScale); 3] {
+        let len = fast.len();
+        [
+            (
+                "each bar's span",
+                CodeScale::spanning_each_bar(len, [fast, slow]),
+            ),
+            ("tight", CodeScale::spanning(len, mid, mid)),
+            ("coarse", CodeScale::default()),
+        ]
+    }
+
+    /// Every level's changes of `fast` against `slow` (their codes on
+    /// `scale`) are the positions of the scalar scan, for both directions
+    /// and several starts and ends.
+    fn assert_levels_agree(fast: &[f64], slow: &[f64], scale: &CodeScale, label: &str) {
+        let (cf, cs) = (scale.codes(fast), scale.codes(slow));
         let pair = Pair {
             fast,
             slow,
-            narrow: (&nf, &ns),
+            codes: (&cf.values, &cs.values),
+            coded_from: cf.from.max(cs.from),
         };
         let len = fast.len();
         for direction in [Direction::Long, Direction::LongShort] {
@@ -584,26 +570,31 @@ mod tests {
         }
     }
 
-    /// Bars where the f32 copies tie but the f64 values differ and make
-    /// an event (after either side).
-    fn f32_only_events(fast: &[f64], slow: &[f64]) -> usize {
+    /// Bars where the codes tie but the f64 values differ and make an
+    /// event (after either side).
+    fn code_only_events(fast: &[f64], slow: &[f64], scale: &CodeScale) -> usize {
         (0..fast.len())
-            .filter(|&i| fast[i] as f32 == slow[i] as f32)
             .filter(|&i| on_a_side(fast[i], slow[i]))
+            .filter(|&i| scale.code(i, fast[i]) == scale.code(i, slow[i]))
             .count()
     }
 
     #[test]
     fn changes_are_the_positions() {
-        for near in [false, true] {
-            let (fast, slow) = walks(near);
+        for (near, nans) in [(false, false), (true, false), (true, true)] {
+            let (fast, slow) = walks(near, nans);
+            let [by_span, tight, coarse] = scales(&fast, &slow, 1000.0);
             if near {
                 assert!(
-                    f32_only_events(&fast, &slow) > 20,
-                    "the walks tie in f32 only"
+                    code_only_events(&fast, &slow, &by_span.1) > 20,
+                    "the walks tie in codes only"
                 );
             }
-            assert_levels_agree(&fast, &slow, &format!("near {near}"));
+            assert!(code_only_events(&fast, &slow, &tight.1) > 200);
+            for (name, scale) in &[by_span, tight, coarse] {
+                let label = format!("near {near}, nans {nans}, {name}");
+                assert_levels_agree(&fast, &slow, scale, &label);
+            }
         }
     }
 
@@ -638,23 +629,35 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             (x >> 33) % m
         };
-        // First a side and a cross seen in f64 only: above by 1e-12 for
-        // two blocks, then below.
-        let (mut fast, mut slow) = (vec![1.0 + 1e-12; 64], vec![1.0; 64]);
-        fast.extend([1.0 - 1e-12; 64]);
-        slow.extend([1.0; 64]);
-        while fast.len() < 2000 {
-            let (f, s) = (palette[next(16) as usize], palette[next(16) as usize]);
-            for _ in 0..1 + next(40) {
-                fast.push(f);
-                slow.push(s);
+        // Without NaN the codes hold on every bar; with it, after the last.
+        for with_nan in [false, true] {
+            let palette: Vec<f64> = palette
+                .iter()
+                .copied()
+                .filter(|v| with_nan || !v.is_nan())
+                .collect();
+            // First a side and a cross seen in f64 only: above by 1e-12
+            // for two blocks, then below.
+            let (mut fast, mut slow) = (vec![1.0 + 1e-12; 64], vec![1.0; 64]);
+            fast.extend([1.0 - 1e-12; 64]);
+            slow.extend([1.0; 64]);
+            while fast.len() < 2000 {
+                let m = palette.len() as u64;
+                let (f, s) = (palette[next(m) as usize], palette[next(m) as usize]);
+                for _ in 0..1 + next(40) {
+                    fast.push(f);
+                    slow.push(s);
+                }
+            }
+            for (name, scale) in &scales(&fast, &slow, 1.0) {
+                assert!(
+                    code_only_events(&fast, &slow, scale) > 100,
+                    "{name}: code-only ties with events"
+                );
+                let label = format!("edge values, NaN {with_nan}, {name}");
+                assert_levels_agree(&fast, &slow, scale, &label);
             }
         }
-        assert!(
-            f32_only_events(&fast, &slow) > 100,
-            "f32-only ties with events"
-        );
-        assert_levels_agree(&fast, &slow, "edge values");
     }
 
     #[test]

@@ -156,8 +156,8 @@ pub trait Strategy: Send + Sync {
         None
     }
 
-    /// Whether its screen also reads each series rounded to f32
-    /// ([`IndicatorSet::get_narrow`]: 4 more bytes per value, which the
+    /// Whether its screen also reads each series' codes
+    /// ([`IndicatorSet::with_codes`]: 2 more bytes per value, which the
     /// series budget counts).
     fn narrow_series(&self) -> bool {
         false
