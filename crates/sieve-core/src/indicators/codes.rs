@@ -52,7 +52,7 @@ impl BarScale {
         BarScale { base, shift }
     }
 
-    #[inline]
+    #[inline(always)]
     fn code(self, value: f64) -> i16 {
         let steps = (order_key(value) - self.base) >> self.shift;
         (steps + i64::from(i16::MIN)).clamp(i64::from(i16::MIN), i64::from(i16::MAX)) as i16
@@ -66,14 +66,11 @@ impl CodeScale {
         let mut lo = vec![f64::INFINITY; len];
         let mut hi = vec![f64::NEG_INFINITY; len];
         for values in series {
+            // `min` and `max` pass over NaN (and ±∞ leaves the bar
+            // coarse); both vectorize.
             for ((lo, hi), &v) in lo.iter_mut().zip(&mut hi).zip(values) {
-                // NaN fails both tests (and ±∞ leaves the bar coarse).
-                if v < *lo {
-                    *lo = v;
-                }
-                if v > *hi {
-                    *hi = v;
-                }
+                *lo = lo.min(v);
+                *hi = hi.max(v);
             }
         }
         CodeScale {
@@ -107,15 +104,25 @@ impl CodeScale {
     /// they hold: the bar after the last NaN (a NaN is on neither side of
     /// a comparison, which no code can say), 0 without one.
     pub fn codes(&self, values: &[f64]) -> Codes {
-        let from = values.iter().rposition(|v| v.is_nan()).map_or(0, |i| i + 1);
-        let mut codes = Vec::with_capacity(values.len() + PAST_END);
-        codes.extend(
-            values
-                .iter()
-                .enumerate()
-                .map(|(t, &v)| if t < from { 0 } else { self.code(t, v) }),
-        );
-        codes.resize(values.len() + PAST_END, 0);
+        let mut codes = vec![0; values.len() + PAST_END];
+        // One pass, every bar coded (a NaN's code means nothing) and the
+        // last NaN noted; bars after the scaled ones are coarse.
+        let scaled = self.bars.len().min(values.len());
+        let mut from = 0;
+        let pairs = codes.iter_mut().zip(values).enumerate();
+        for ((t, (c, &v)), scale) in pairs.zip(&self.bars[..scaled]) {
+            *c = scale.code(v);
+            if v.is_nan() {
+                from = t + 1;
+            }
+        }
+        for (t, (c, &v)) in codes.iter_mut().zip(values).enumerate().skip(scaled) {
+            *c = BarScale::COARSE.code(v);
+            if v.is_nan() {
+                from = t + 1;
+            }
+        }
+        codes[..from].fill(0);
         Codes {
             values: codes,
             from,
@@ -142,16 +149,13 @@ pub struct Codes {
 /// monotonic, and so is this map of the f32's bits (negative floats'
 /// bits reversed below the positive ones). Both zeros get one key, as
 /// they compare equal.
-#[inline]
+#[inline(always)]
 fn order_key(value: f64) -> i64 {
     let narrow = value as f32;
     let bits = if narrow == 0.0 { 0 } else { narrow.to_bits() };
-    let key = if bits >> 31 == 1 {
-        !bits
-    } else {
-        bits | 1 << 31
-    };
-    i64::from(key)
+    // Negative: all bits flipped; positive: the sign bit set.
+    let flip = ((bits as i32 >> 31) as u32) | 1 << 31;
+    i64::from(bits ^ flip)
 }
 
 #[cfg(test)]
