@@ -73,28 +73,30 @@ fn screen_in_pool(
             chunks.push(lo..hi);
             lo = hi;
         }
-        let batch_sets;
-        let sets = match &whole {
-            Some(sets) => sets,
-            None => {
-                batch_sets = pool.install(|| batch_series(job, next..batch_end));
-                &batch_sets
-            }
-        };
-        let evals: Vec<Evaluator<'_>> = instruments
-            .iter()
-            .zip(sets)
-            .map(|(i, indicators)| Evaluator {
-                bars: &i.bars,
-                strategy: job.strategy,
-                indicators,
-                scoring: &i.scoring,
-            })
-            .collect();
-        let aggregation = &job.market.aggregation;
-        // The allowed combinations of each chunk, in index order.
-        let allowed: Vec<Vec<u64>> = pool.install(|| {
-            chunks
+        // The batch's stages run in the pool in one go: each `install`
+        // costs the calling thread a sleep and a wake-up.
+        let batch_results = || -> Vec<(ObjectiveStats, ObjectiveStats, TopK)> {
+            let batch_sets;
+            let sets = match &whole {
+                Some(sets) => sets,
+                None => {
+                    batch_sets = batch_series(job, next..batch_end);
+                    &batch_sets
+                }
+            };
+            let evals: Vec<Evaluator<'_>> = instruments
+                .iter()
+                .zip(sets)
+                .map(|(i, indicators)| Evaluator {
+                    bars: &i.bars,
+                    strategy: job.strategy,
+                    indicators,
+                    scoring: &i.scoring,
+                })
+                .collect();
+            let aggregation = &job.market.aggregation;
+            // The allowed combinations of each chunk, in index order.
+            let allowed: Vec<Vec<u64>> = chunks
                 .par_iter()
                 .map_init(
                     || vec![0.0; n_params],
@@ -108,15 +110,13 @@ fn screen_in_pool(
                             .collect()
                     },
                 )
-                .collect()
-        });
-        let indices: Vec<u64> = allowed.concat();
-        // Scored in tiles of the grid's last axis, so that the series it
-        // selects are reused from cache across the other axes; the order
-        // of work changes nothing in the results.
-        let order = tile_order(job.space, &indices);
-        let tiled: Vec<Vec<ScreenScore>> = pool.install(|| {
-            order
+                .collect();
+            let indices: Vec<u64> = allowed.concat();
+            // Scored in tiles of the grid's last axis, so that the series it
+            // selects are reused from cache across the other axes; the order
+            // of work changes nothing in the results.
+            let order = tile_order(job.space, &indices);
+            let tiled: Vec<Vec<ScreenScore>> = order
                 .par_chunks(CHUNK as usize)
                 .map_init(
                     || (Vec::new(), LaneScratch::sharing(memo.clone())),
@@ -137,22 +137,20 @@ fn screen_in_pool(
                         scores
                     },
                 )
-                .collect()
-        });
-        let mut scores = vec![ScreenScore::default(); indices.len()];
-        for (&p, s) in order.iter().zip(tiled.iter().flatten()) {
-            scores[p] = *s;
-        }
-        // Each chunk folds its scores in index order; the chunks are
-        // combined in order.
-        let mut pieces = Vec::with_capacity(allowed.len());
-        let mut rest = scores.as_slice();
-        for chunk_indices in &allowed {
-            let (piece, tail) = rest.split_at(chunk_indices.len());
-            pieces.push((chunk_indices, piece));
-            rest = tail;
-        }
-        let results: Vec<(ObjectiveStats, ObjectiveStats, TopK)> = pool.install(|| {
+                .collect();
+            let mut scores = vec![ScreenScore::default(); indices.len()];
+            for (&p, s) in order.iter().zip(tiled.iter().flatten()) {
+                scores[p] = *s;
+            }
+            // Each chunk folds its scores in index order; the chunks are
+            // combined in order.
+            let mut pieces = Vec::with_capacity(allowed.len());
+            let mut rest = scores.as_slice();
+            for chunk_indices in &allowed {
+                let (piece, tail) = rest.split_at(chunk_indices.len());
+                pieces.push((chunk_indices, piece));
+                rest = tail;
+            }
             pieces
                 .into_par_iter()
                 .map(|(chunk_indices, piece)| {
@@ -163,7 +161,8 @@ fn screen_in_pool(
                     (chunk.stats, chunk.sharpe, chunk.top)
                 })
                 .collect()
-        });
+        };
+        let results = pool.install(batch_results);
         for (chunk_stats, chunk_sharpe, chunk_top) in results {
             stats.combine(&chunk_stats);
             sharpe.combine(&chunk_sharpe);

@@ -6,9 +6,9 @@
 use super::{len_param, Changes, Direction, LaneBuffers, ParamSpec, PerBar, Strategy, Targets};
 use crate::data::Bars;
 use crate::grid::ParamSpace;
-use crate::indicators::{Indicator, IndicatorSet};
 #[cfg(target_arch = "x86_64")]
 use crate::indicators::PAST_END;
+use crate::indicators::{Indicator, IndicatorSet};
 use crate::simd::Level;
 
 /// The two series a crossing scan compares.
