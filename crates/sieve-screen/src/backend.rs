@@ -47,7 +47,7 @@ impl SeriesPlan {
         let bars: u64 = market.instruments.iter().map(|i| i.bars.len() as u64).sum();
         // Each value as f64, and its 16-bit code where the screen reads
         // that too.
-        let per_value = if strategy.narrow_series() { 10 } else { 8 };
+        let per_value = if strategy.coded_series() { 10 } else { 8 };
         let bytes = series as u64 * bars * per_value;
         SeriesPlan {
             series,

@@ -382,8 +382,8 @@ impl Strategy for AverageCross {
         keys.dedup();
         keys
     }
-    /// The crossing scan compares the f32 copies first.
-    fn narrow_series(&self) -> bool {
+    /// The crossing scan compares the 16-bit codes first.
+    fn coded_series(&self) -> bool {
         true
     }
     fn lanes_pay(&self, _params: &[&[f64]]) -> bool {

@@ -159,7 +159,7 @@ pub trait Strategy: Send + Sync {
     /// Whether its screen also reads each series' codes
     /// ([`IndicatorSet::with_codes`]: 2 more bytes per value, which the
     /// series budget counts).
-    fn narrow_series(&self) -> bool {
+    fn coded_series(&self) -> bool {
         false
     }
 
