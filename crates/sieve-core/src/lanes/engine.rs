@@ -18,10 +18,12 @@
 //!
 //! * a flat bar's return is computed as `cash / cash − 1` (exactly 0 for a
 //!   positive finite cash) where the scalar sink adds a known zero;
-//! * the drawdown `1 − equity / peak` is computed only on bars where a
-//!   conservative test (one multiplication) says it may exceed the maximum
-//!   so far, not at every new low: the maximum comes out the same (the
-//!   argument is next to [`Accumulators::window`]);
+//! * the drawdown `1 − equity / peak` is computed once per drawdown episode
+//!   (the bars between two new highs, whose peak is one value), at its
+//!   lowest equity, when the episode ends, and only where a conservative
+//!   test (one multiplication) says it may exceed the maximum so far: the
+//!   maximum comes out the same (the argument is next to
+//!   [`Accumulators::window`]);
 //! * where every lane is flat after a fill, the bars up to the next fill are
 //!   skipped (each would repeat the one before exactly).
 //!
@@ -57,6 +59,9 @@ struct Accumulators<const W: usize> {
     sum_sq: [f64; W],
     downside_sq: [f64; W],
     peak: [f64; W],
+    /// The lowest equity since the peak was set (the peak itself at first):
+    /// the deepest point of the drawdown in progress.
+    low: [f64; W],
     /// `(1 − max) · (1 + SLACK)` once `max > 0`, 1 before: an equity at or
     /// above `peak · factor` cannot set a new maximum drawdown.
     factor: [f64; W],
@@ -72,6 +77,7 @@ impl<const W: usize> Accumulators<W> {
             sum_sq: [0.0; W],
             downside_sq: [0.0; W],
             peak: start,
+            low: start,
             factor: [1.0; W],
             max: [0.0; W],
         }
@@ -96,9 +102,24 @@ impl<const W: usize> Accumulators<W> {
         let mut sum_sq = V::load(&self.sum_sq);
         let mut downside_sq = V::load(&self.downside_sq);
         let mut peak = V::load(&self.peak);
+        let mut low = V::load(&self.low);
         let mut factor = V::load(&self.factor);
         let mut max = V::load(&self.max);
         let close = &close[..end];
+        // The drawdown of the episode that ends (its peak, its low), where
+        // `ends` says and it may set a new maximum: the scalar drawdown's
+        // `1 − equity / peak` at the episode's lowest equity.
+        macro_rules! close_episode {
+            ($ends:expr) => {{
+                let deep = V::and($ends, low.lt(peak.mul(factor)));
+                if V::any(deep) {
+                    let dd = one.sub(low.div(peak));
+                    let more = V::and(deep, dd.gt(max));
+                    max = V::select(more, dd, max);
+                    factor = V::select(more, one.sub(dd).mul(slack), factor);
+                }
+            }};
+        }
         // One bar's equity, return and drawdown, every lane at once (a
         // macro: a closure would not inherit the caller's target features,
         // and its vector calls would not inline).
@@ -114,16 +135,13 @@ impl<const W: usize> Accumulators<W> {
                     downside_sq = downside_sq.add(d.mul(d));
                 }
                 prev = e;
-                peak = V::select(e.gt(peak), e, peak);
-                let deep = e.lt(peak.mul(factor));
-                if V::any(deep) {
-                    // The scalar drawdown's `1 − equity / peak`, where it may
-                    // set a new maximum.
-                    let dd = one.sub(e.div(peak));
-                    let more = V::and(deep, dd.gt(max));
-                    max = V::select(more, dd, max);
-                    factor = V::select(more, one.sub(dd).mul(slack), factor);
-                }
+                // A new high ends a drawdown episode: only then is its low
+                // final (and a division due, where it may set a new
+                // maximum), not at every new low on the way down.
+                let high = e.gt(peak);
+                close_episode!(high);
+                peak = V::select(high, e, peak);
+                low = V::select(high, e, low.min(e));
             }};
         }
         let mut t = start;
@@ -150,25 +168,30 @@ impl<const W: usize> Accumulators<W> {
                 t += 1;
             }
         }
+        // The episode in progress, as if the window ended here (a later
+        // call continues it: a deeper low only deepens it).
+        close_episode!(zero.lt(one));
         prev.store(&mut self.prev);
         sum.store(&mut self.sum);
         sum_sq.store(&mut self.sum_sq);
         downside_sq.store(&mut self.downside_sq);
         peak.store(&mut self.peak);
+        low.store(&mut self.low);
         factor.store(&mut self.factor);
         max.store(&mut self.max);
     }
 }
 
-// Why skipping a bar with `equity ≥ peak · factor` (both rounded) cannot
-// change the maximum: then `x = equity / peak ≥ (1 − max)(1 + SLACK)(1 − 2⁻⁵³)³`,
-// so `1 − fl(x) < max` and `fl(1 − fl(x)) ≤ max`, for `0 < max < 1`
-// (`fl(1 − max)` is within 2⁻⁵³ of `1 − max`); at `max = 0` the factor is 1
-// and a bar at or above the peak gives 0; at `max = 1` any positive equity
-// gives at most 1. Every bar not skipped has a drawdown at most the scalar
-// drawdown's running maximum (its low so far in the episode is at least as
-// deep), and every new low that raises that maximum is not skipped: the
-// maxima agree bar by bar.
+// Why the maximum drawdown comes out as the scalar one's. Within an
+// episode the peak is one value P, and `fl(1 − fl(e / P))` does not
+// decrease as `e` does (rounding is monotonic), so the episode's largest
+// drawdown is the one at its lowest equity; a bar that sets a new high has
+// drawdown 0. And skipping an episode whose low is at or above
+// `P · factor` (both rounded) cannot change the maximum: then `x = low / P
+// ≥ (1 − max)(1 + SLACK)(1 − 2⁻⁵³)³`, so `1 − fl(x) < max` and `fl(1 −
+// fl(x)) ≤ max`, for `0 < max < 1` (`fl(1 − max)` is within 2⁻⁵³ of
+// `1 − max`); at `max = 0` the factor is 1 and a low at or above the peak
+// gives 0; at `max = 1` any positive equity gives at most 1.
 
 /// A lane's fill: its bar, and the cash and signed units after it.
 #[derive(Debug, Clone, Copy)]
@@ -502,6 +525,7 @@ fn accumulate_avx2(
         sum_sq: join(low.sum_sq, high.sum_sq),
         downside_sq: join(low.downside_sq, high.downside_sq),
         peak: join(low.peak, high.peak),
+        low: join(low.low, high.low),
         factor: join(low.factor, high.factor),
         max: join(low.max, high.max),
     }
