@@ -612,6 +612,14 @@ mod avx2 {
             Avx4(unsafe { _mm256_blendv_pd(b.0, a.0, m) })
         }
         #[inline(always)]
+        fn max(self, o: Self) -> Self {
+            Avx4(unsafe { _mm256_max_pd(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn min(self, o: Self) -> Self {
+            Avx4(unsafe { _mm256_min_pd(self.0, o.0) })
+        }
+        #[inline(always)]
         fn pick(m: Self::Mask, a: Self::Mask, b: Self::Mask) -> Self::Mask {
             unsafe { _mm256_blendv_pd(b, a, m) }
         }
@@ -702,6 +710,76 @@ mod tests {
                 assert_eq!(unsafe { negations_avx512(&a, &b) }, want);
             }
         }
+    }
+
+    /// `min` and `max` follow their rule (`minpd`'s and `maxpd`'s: the
+    /// second value unless the compare holds, so on NaN and ±0 too) at
+    /// every level, the four-lane halves included.
+    #[test]
+    fn min_and_max_follow_their_rule() {
+        let values = [
+            f64::NAN,
+            f64::NEG_INFINITY,
+            -1.0,
+            -0.0,
+            0.0,
+            2.0,
+            f64::INFINITY,
+        ];
+        let lanes = |seed: usize| -> Lanes { std::array::from_fn(|l| values[(l * 3 + seed) % 7]) };
+        let bits = |v: &Lanes| v.map(f64::to_bits);
+        for (seed_a, seed_b) in (0..7).flat_map(|a| (0..7).map(move |b| (a, b))) {
+            let (a, b) = (lanes(seed_a), lanes(seed_b));
+            let min: Lanes = std::array::from_fn(|l| if a[l] < b[l] { a[l] } else { b[l] });
+            let max: Lanes = std::array::from_fn(|l| if a[l] > b[l] { a[l] } else { b[l] });
+            let want = [bits(&min), bits(&max)];
+            let got = |(min, max): (Lanes, Lanes)| [bits(&min), bits(&max)];
+            assert_eq!(got(min_max::<Portable>(&a, &b)), want);
+            #[cfg(target_arch = "x86_64")]
+            if Level::best() >= Level::Avx2 {
+                // SAFETY: the CPU has AVX2.
+                let (eight, halves) = unsafe { min_max_avx2(&a, &b) };
+                assert_eq!(got(eight), want);
+                assert_eq!(got(halves), want);
+            }
+            #[cfg(target_arch = "x86_64")]
+            if Level::best() >= Level::Avx512 {
+                // SAFETY: the CPU has AVX-512.
+                assert_eq!(got(unsafe { min_max_avx512(&a, &b) }), want);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn min_max<V: Vector<LANES>>(a: &Lanes, b: &Lanes) -> (Lanes, Lanes) {
+        let (a, b) = (V::load(a), V::load(b));
+        let (mut min, mut max) = ([0.0; LANES], [0.0; LANES]);
+        a.min(b).store(&mut min);
+        a.max(b).store(&mut max);
+        (min, max)
+    }
+
+    /// Eight lanes in two AVX registers, and as two halves of four.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx,avx2")]
+    fn min_max_avx2(a: &Lanes, b: &Lanes) -> ((Lanes, Lanes), (Lanes, Lanes)) {
+        let (mut min, mut max) = ([0.0; LANES], [0.0; LANES]);
+        for h in 0..2 {
+            let half = |v: &Lanes| -> [f64; 4] { std::array::from_fn(|l| v[4 * h + l]) };
+            let (x, y) = (Avx4::load(&half(a)), Avx4::load(&half(b)));
+            let (mut lo, mut hi) = ([0.0; 4], [0.0; 4]);
+            x.min(y).store(&mut lo);
+            x.max(y).store(&mut hi);
+            min[4 * h..4 * h + 4].copy_from_slice(&lo);
+            max[4 * h..4 * h + 4].copy_from_slice(&hi);
+        }
+        (min_max::<Avx2>(a, b), (min, max))
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,bmi1")]
+    fn min_max_avx512(a: &Lanes, b: &Lanes) -> (Lanes, Lanes) {
+        min_max::<Avx512>(a, b)
     }
 
     #[inline(always)]
