@@ -8,7 +8,8 @@
 //! f32, its bits read as an integer that orders like the floats (a
 //! piecewise-linear log2: the same relative precision at every level),
 //! then scaled per bar so that the span of all the set's values at that
-//! bar fills at least half the 65,536 codes. The averages of one price
+//! bar fills at least half the 65,536 codes (or, where it holds fewer f32
+//! values than that, one code per f32 value). The averages of one price
 //! series lie within a factor of two or so of each other at any bar, so a
 //! code is a few 10⁻⁵ of the value: equal codes with unequal values come
 //! at about 5 bars in 100,000 (measured on 4,000 synthetic days, all
@@ -60,8 +61,9 @@ impl BarScale {
 }
 
 impl CodeScale {
-    /// At each of `len` bars, the codes spanning the finite values of
-    /// every series at that bar.
+    /// At each of `len` bars, the codes spanning the values of every
+    /// series at that bar (NaN left out); a bar with an infinite value, or
+    /// none, gets the coarse scale.
     pub fn spanning_each_bar<'a>(len: usize, series: impl IntoIterator<Item = &'a [f64]>) -> Self {
         let mut lo = vec![f64::INFINITY; len];
         let mut hi = vec![f64::NEG_INFINITY; len];

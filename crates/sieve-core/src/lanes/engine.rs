@@ -157,8 +157,8 @@ impl<const W: usize> Accumulators<W> {
             if fills.all_flat() {
                 // Every lane flat since this bar: until the next fill each
                 // bar repeats it exactly (equity `cash`, return `cash / cash
-                // − 1` = +0 adds nothing, no new peak or low, and a
-                // drawdown already counted) — skip to that fill.
+                // − 1` = +0 adds nothing, no new peak, and its low
+                // already recorded) — skip to that fill.
                 bar!(t);
                 t = stop;
                 continue;
@@ -463,9 +463,11 @@ pub(crate) fn simulate(
         // Flat bars divide cash by itself and the drawdown shortcut needs a
         // positive peak: both hold while the equity stays positive and
         // finite. An equity at or below zero (or −∞) under a positive peak
-        // is a drawdown of at least 1, which the pre-test never skips (so
-        // `max ≥ 1` flags it, and the rare tiny positive equity whose
-        // drawdown rounds to 1); +∞ shows in the peak, NaN in the sum.
+        // stays its episode's low until the episode closes (only a NaN
+        // could replace it, and that shows in the sum), and is a drawdown
+        // of at least 1, which the pre-test never skips (so `max ≥ 1` flags
+        // it, and the rare tiny positive equity whose drawdown rounds to
+        // 1); +∞ shows in the peak, NaN in the sum.
         let finite = acc.peak[l].is_finite() && acc.sum[l].is_finite();
         if !(acc.start[l] > 0.0 && acc.max[l] < 1.0 && finite) {
             inexact |= 1 << l;
@@ -706,6 +708,109 @@ mod tests {
                 scalar(&bars, positions[l], &cfg, n, &mut want);
                 let (got, want) = (stats[l].finish(&bars, 252.0), want.finish(&bars, 252.0));
                 assert_eq!(format!("{got:?}"), format!("{want:?}"), "lane {l}");
+            }
+        }
+    }
+
+    /// The drawdown taken once per episode is the scalar engine's, bit for
+    /// bit, on paths made for it: the deepest episode first or last, a
+    /// window that ends inside an episode, equal lows, and an episode open
+    /// while a whole half of lanes is flat (skipped). Two lanes are also
+    /// checked against drawdowns worked out by hand.
+    #[test]
+    fn drawdowns_by_episode_are_the_scalar_ones() {
+        // 100 for 10 bars; down to 80 (bar 20), 81, 80 again (bar 22); up
+        // to 120 (bar 40); down to 108 (bar 45); up to 130 (bar 59); down
+        // to 91 (bar 79, the last).
+        let close: Vec<f64> = (0..80)
+            .map(|i| match i {
+                0..=10 => 100.0,
+                11..=20 => 100.0 - 2.0 * f64::from(i - 10),
+                21 => 81.0,
+                22 => 80.0,
+                23..=40 => 80.0 + 40.0 * f64::from(i - 22) / 18.0,
+                41..=45 => 120.0 - 2.4 * f64::from(i - 40),
+                46..=59 => 108.0 + 22.0 * f64::from(i - 45) / 14.0,
+                _ => 130.0 - 39.0 * f64::from(i - 59) / 20.0,
+            })
+            .collect();
+        let n = close.len();
+        let bars = Bars {
+            time: (0..n as i64).map(|i| i * 86_400_000).collect(),
+            open: close.clone(),
+            high: close.iter().map(|c| c + 1.0).collect(),
+            low: close.iter().map(|c| c - 1.0).collect(),
+            close,
+            volume: None,
+        };
+        // Long on bars `from..to` (the fill is at the next open).
+        let long = |from: usize, to: usize| -> Vec<i8> {
+            (0..n).map(|i| i8::from(from <= i && i < to)).collect()
+        };
+        let positions: [Vec<i8>; LANES] = [
+            // Half one: all four flat on bars 16..30, inside the first
+            // episode of the ones that held before.
+            long(0, 15),
+            long(0, 14),
+            long(2, 15),
+            long(0, 15)
+                .iter()
+                .zip(long(30, 80))
+                .map(|(a, b)| a + b)
+                .collect(),
+            // Half two: the first episode deepest (it ends at bar 55), the
+            // last deepest and unfinished (from bar 25), held throughout,
+            // short then long.
+            long(0, 55),
+            long(25, 80),
+            long(0, 80),
+            (0..n).map(|i| if i < 30 { -1 } else { 1 }).collect(),
+        ];
+        let changes: [Changes; LANES] = std::array::from_fn(|l| {
+            let mut c = Changes::default();
+            c.set_from(&positions[l]);
+            c
+        });
+        let lanes: [&Changes; LANES] = std::array::from_fn(|l| &changes[l]);
+        let cfg = EngineConfig::default();
+        for (start, end) in [(5, n), (5, 70), (0, 50), (12, 21)] {
+            let window = Window {
+                kind: WindowKind::Score,
+                start,
+                end,
+            };
+            for level in Level::available() {
+                for downside in [false, true] {
+                    let mut plans = FillPlans::default();
+                    let (stats, inexact) =
+                        simulate(&bars, &lanes, &cfg, &window, downside, level, &mut plans);
+                    assert_eq!(inexact, 0, "{level:?}");
+                    for l in 0..LANES {
+                        let mut want = WindowStats::new(&window, cfg.initial_cash);
+                        scalar(&bars, &positions[l], &cfg, end, &mut want);
+                        let got = stats[l].finish(&bars, 252.0);
+                        let want = want.finish(&bars, 252.0);
+                        let label = format!("{level:?}, lane {l}, window {start}..{end}");
+                        assert_eq!(
+                            got.max_drawdown.to_bits(),
+                            want.max_drawdown.to_bits(),
+                            "{label}"
+                        );
+                        // Without the downside sums Sortino is left out.
+                        if downside {
+                            assert_eq!(format!("{got:?}"), format!("{want:?}"), "{label}");
+                        }
+                        // By hand, over the whole window: 100 → 80 for the
+                        // lane that left at bar 55, 130 → 91 for the one
+                        // that came in at bar 25.
+                        if (start, end) == (5, n) && l == 4 {
+                            assert!((got.max_drawdown - 0.2).abs() < 1e-12, "{label}");
+                        }
+                        if (start, end) == (5, n) && l == 5 {
+                            assert!((got.max_drawdown - 0.3).abs() < 1e-12, "{label}");
+                        }
+                    }
+                }
             }
         }
     }

@@ -236,6 +236,7 @@ pub(crate) struct Avx2Blocks;
 impl Blocks for Avx2Blocks {
     #[inline(always)]
     fn next_event(pair: &Pair<'_>, t: usize, n: usize, last_side: i8) -> usize {
+        debug_assert!(Level::best() >= Level::Avx2);
         // SAFETY: only used in functions compiled with AVX2, which run on
         // CPUs that have it.
         unsafe { avx2_next_event(pair, t, n, last_side) }
