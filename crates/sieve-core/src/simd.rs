@@ -658,11 +658,9 @@ mod tests {
         }
     }
 
-    /// The negated comparisons are the negations (true on NaN, unlike the
-    /// reversed comparisons) and `pick` picks, at every level.
-    #[test]
-    #[allow(clippy::neg_cmp_op_on_partial_ord)]
-    fn negated_comparisons_hold_on_nan_and_pick_picks() {
+    /// Lanes in which every pair of some edge values (equal ones, ±0 and
+    /// NaN included) meets somewhere.
+    fn edge_pairs() -> impl Iterator<Item = (Lanes, Lanes)> {
         let values = [
             f64::NAN,
             f64::NEG_INFINITY,
@@ -672,12 +670,18 @@ mod tests {
             2.0,
             f64::INFINITY,
         ];
-        let lanes = |seed: usize| -> Lanes { std::array::from_fn(|l| values[(l * 3 + seed) % 7]) };
+        let lanes =
+            move |seed: usize| -> Lanes { std::array::from_fn(|l| values[(l * 3 + seed) % 7]) };
+        (0..7).flat_map(move |a| (0..7).map(move |b| (lanes(a), lanes(b))))
+    }
+
+    /// The negated comparisons are the negations (true on NaN, unlike the
+    /// reversed comparisons) and `pick` picks, at every level.
+    #[test]
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
+    fn negated_comparisons_hold_on_nan_and_pick_picks() {
         let bits = |f: &dyn Fn(usize) -> bool| (0..LANES).fold(0u8, |b, l| b | u8::from(f(l)) << l);
-        // Every pair of the values (equal ones, ±0 and NaN included)
-        // somewhere in some lane.
-        for (seed_a, seed_b) in (0..7).flat_map(|a| (0..7).map(move |b| (a, b))) {
-            let (a, b) = (lanes(seed_a), lanes(seed_b));
+        for (a, b) in edge_pairs() {
             let want = [
                 bits(&|l| !(a[l] < b[l])),
                 bits(&|l| !(a[l] > b[l])),
@@ -717,19 +721,8 @@ mod tests {
     /// every level, the four-lane halves included.
     #[test]
     fn min_and_max_follow_their_rule() {
-        let values = [
-            f64::NAN,
-            f64::NEG_INFINITY,
-            -1.0,
-            -0.0,
-            0.0,
-            2.0,
-            f64::INFINITY,
-        ];
-        let lanes = |seed: usize| -> Lanes { std::array::from_fn(|l| values[(l * 3 + seed) % 7]) };
         let bits = |v: &Lanes| v.map(f64::to_bits);
-        for (seed_a, seed_b) in (0..7).flat_map(|a| (0..7).map(move |b| (a, b))) {
-            let (a, b) = (lanes(seed_a), lanes(seed_b));
+        for (a, b) in edge_pairs() {
             let min: Lanes = std::array::from_fn(|l| if a[l] < b[l] { a[l] } else { b[l] });
             let max: Lanes = std::array::from_fn(|l| if a[l] > b[l] { a[l] } else { b[l] });
             let want = [bits(&min), bits(&max)];

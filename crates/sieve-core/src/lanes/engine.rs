@@ -670,14 +670,7 @@ mod tests {
                 }
             })
             .collect();
-        let bars = Bars {
-            time: (0..n as i64).map(|i| i * 86_400_000).collect(),
-            open: close.clone(),
-            high: close.iter().map(|c| c + 1.0).collect(),
-            low: close.iter().map(|c| c - 1.0).collect(),
-            close,
-            volume: None,
-        };
+        let bars = daily_bars(close);
         let short = vec![-1i8; n];
         let long: Vec<i8> = (0..n).map(|i| i8::from(i % 7 < 4)).collect();
         let flat = vec![0i8; n];
@@ -712,6 +705,18 @@ mod tests {
         }
     }
 
+    /// Daily bars that open at `close` and range a point around it.
+    fn daily_bars(close: Vec<f64>) -> Bars {
+        Bars {
+            time: (0..close.len() as i64).map(|i| i * 86_400_000).collect(),
+            open: close.clone(),
+            high: close.iter().map(|c| c + 1.0).collect(),
+            low: close.iter().map(|c| c - 1.0).collect(),
+            close,
+            volume: None,
+        }
+    }
+
     /// The drawdown taken once per episode is the scalar engine's, bit for
     /// bit, on paths made for it: the deepest episode first or last, a
     /// window that ends inside an episode, equal lows, and an episode open
@@ -735,14 +740,7 @@ mod tests {
             })
             .collect();
         let n = close.len();
-        let bars = Bars {
-            time: (0..n as i64).map(|i| i * 86_400_000).collect(),
-            open: close.clone(),
-            high: close.iter().map(|c| c + 1.0).collect(),
-            low: close.iter().map(|c| c - 1.0).collect(),
-            close,
-            volume: None,
-        };
+        let bars = daily_bars(close);
         // Long on bars `from..to` (the fill is at the next open).
         let long = |from: usize, to: usize| -> Vec<i8> {
             (0..n).map(|i| i8::from(from <= i && i < to)).collect()
