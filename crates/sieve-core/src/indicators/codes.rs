@@ -85,7 +85,8 @@ impl CodeScale {
     }
 
     /// The codes spanning `lo..=hi` at each of `len` bars.
-    pub fn spanning(len: usize, lo: f64, hi: f64) -> Self {
+    #[cfg(test)]
+    pub(crate) fn spanning(len: usize, lo: f64, hi: f64) -> Self {
         CodeScale {
             bars: vec![BarScale::spanning(lo, hi); len],
         }
@@ -95,11 +96,8 @@ impl CodeScale {
     /// place in the order).
     #[inline]
     pub fn code(&self, bar: usize, value: f64) -> i16 {
-        self.bars
-            .get(bar)
-            .copied()
-            .unwrap_or(BarScale::COARSE)
-            .code(value)
+        let scale = self.bars.get(bar).copied();
+        scale.unwrap_or(BarScale::COARSE).code(value)
     }
 
     /// The codes of `values` (from bar 0), and the first bar from which
@@ -108,21 +106,22 @@ impl CodeScale {
     pub fn codes(&self, values: &[f64]) -> Codes {
         let mut codes = vec![0; values.len() + PAST_END];
         // One pass, every bar coded (a NaN's code means nothing) and the
-        // last NaN noted; bars after the scaled ones are coarse.
-        let scaled = self.bars.len().min(values.len());
+        // last NaN noted; bars past the scale's are coarse.
         let mut from = 0;
-        let pairs = codes.iter_mut().zip(values).enumerate();
-        for ((t, (c, &v)), scale) in pairs.zip(&self.bars[..scaled]) {
+        let scaled = self.bars.len().min(values.len());
+        let (head, tail) = codes[..values.len()].split_at_mut(scaled);
+        let mut code = |t: usize, c: &mut i16, scale: BarScale| {
+            let v = values[t];
             *c = scale.code(v);
             if v.is_nan() {
                 from = t + 1;
             }
+        };
+        for (t, (c, &scale)) in head.iter_mut().zip(&self.bars).enumerate() {
+            code(t, c, scale);
         }
-        for (t, (c, &v)) in codes.iter_mut().zip(values).enumerate().skip(scaled) {
-            *c = BarScale::COARSE.code(v);
-            if v.is_nan() {
-                from = t + 1;
-            }
+        for (t, c) in tail.iter_mut().enumerate() {
+            code(scaled + t, c, BarScale::COARSE);
         }
         codes[..from].fill(0);
         Codes {

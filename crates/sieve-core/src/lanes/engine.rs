@@ -168,9 +168,10 @@ impl<const W: usize> Accumulators<W> {
                 t += 1;
             }
         }
-        // The episode in progress, as if the window ended here (a later
-        // call continues it: a deeper low only deepens it).
-        close_episode!(zero.lt(one));
+        // Every lane's episode in progress, as if the window ended here (a
+        // later call continues it: a deeper low only deepens it).
+        let every_lane = zero.lt(one);
+        close_episode!(every_lane);
         prev.store(&mut self.prev);
         sum.store(&mut self.sum);
         sum_sq.store(&mut self.sum_sq);
