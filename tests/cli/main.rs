@@ -3,6 +3,7 @@
 mod backtest;
 mod corpus;
 mod formats;
+mod golden;
 mod instruments;
 mod optimize;
 mod robust;
