@@ -73,16 +73,21 @@ fn mask_report(text: &str) -> String {
 struct Pins {
     files: String,
     texts: String,
+    /// The temporary folder's path, masked as `$TMP` wherever it is written.
+    tmp: String,
 }
 
 impl Pins {
     fn file(&mut self, case: &str, path: &Path) {
         let name = path.file_name().unwrap().to_string_lossy();
         let raw = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let text = || String::from_utf8(raw.clone()).unwrap().replace(&self.tmp, "$TMP");
         let masked = if name.ends_with(".json") {
-            mask_json(&String::from_utf8(raw).unwrap()).into_bytes()
+            mask_json(&text()).into_bytes()
         } else if name.ends_with(".html") {
-            mask_report(&String::from_utf8(raw).unwrap()).into_bytes()
+            mask_report(&text()).into_bytes()
+        } else if name.ends_with(".csv") {
+            text().into_bytes()
         } else {
             raw
         };
@@ -238,7 +243,10 @@ fn outputs_are_byte_identical_to_the_pinned_ones() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let s = |p: &Path| p.to_str().unwrap().to_string();
-    let mut pins = Pins::default();
+    let mut pins = Pins {
+        tmp: s(dir),
+        ..Pins::default()
+    };
 
     let bars = dir.join("bars.csv");
     run_ok(&[
