@@ -19,9 +19,9 @@ impl Inputs {
     /// Also prints the settings that make results unreliable.
     pub fn into_study(self) -> Result<sieve_run::Study> {
         let study = sieve_run::Study::of_instruments(self.config, self.data, self.data_label)?;
-        for i in &study.market.instruments {
-            for w in sieve_run::study::warnings(&study.config, &i.scoring) {
-                match study.market.is_several() {
+        for i in &study.market().instruments {
+            for w in sieve_run::study::warnings(study.config(), &i.scoring) {
+                match study.market().is_several() {
                     true => eprintln!("warning: {}: {w}", i.name),
                     false => eprintln!("warning: {w}"),
                 }
@@ -132,13 +132,14 @@ pub fn input_paths<'a>(common: &'a Common, config: &'a Config) -> Vec<&'a Path> 
 
 /// What `-v` says of the GPU kernel a strategy gets.
 pub fn gpu_kernel_note(strategy: &dyn sieve_core::strategy::Strategy) -> String {
-    match (strategy.as_rules(), sieve_screen::wgsl::strategy_module(strategy)) {
-        (Some(_), Ok(wgsl)) => format!(
+    use sieve_core::strategy::GpuKernel;
+    match strategy.gpu_kernel() {
+        GpuKernel::Generated(k) => format!(
             "gpu kernel: generated from the rules of '{}' ({} bytes of WGSL; --emit-wgsl FILE writes it)",
             strategy.name(),
-            wgsl.len()
+            sieve_screen::wgsl::generated_module(k.as_ref()).len()
         ),
-        (Some(_), Err(why)) => format!("gpu kernel: none; the rules use {why}: the CPU screens them"),
-        (None, _) => format!("gpu kernel: the hand-written one for '{}' where there is one", strategy.name()),
+        GpuKernel::Unsupported(why) => format!("gpu kernel: none; the rules use {why}: the CPU screens them"),
+        GpuKernel::Cross | GpuKernel::Activation | GpuKernel::None => format!("gpu kernel: the hand-written one for '{}' where there is one", strategy.name()),
     }
 }

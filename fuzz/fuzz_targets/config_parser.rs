@@ -7,11 +7,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
     if let Ok(config) = sieve_core::config::Config::parse(text) {
         if let Ok(strategy) = sieve_core::strategy::lookup(&config.strategy) {
-            if let Ok(space) = sieve_core::grid::ParamSpace::from_config(
-                strategy,
-                config.params.as_ref(),
-                config.constraints.as_deref(),
-            ) {
+            if let Ok(space) = config.space(strategy) {
                 // Index → parameters → index round-trips at both ends.
                 for i in [0, space.size().saturating_sub(1)] {
                     if space.size() > 0 {

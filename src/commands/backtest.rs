@@ -20,8 +20,8 @@ pub fn run(a: BacktestArgs) -> Result<()> {
         .map(|(k, v)| (k, Some(v.to_string())))
         .collect();
     let study = crate::inputs::load(&a.common, &flags)?.into_study()?;
-    if study.config.rules.is_some() {
-        for axis in study.space.axes.iter().filter(|x| x.values.len() > 1) {
+    if study.config().rules.is_some() {
+        for axis in study.space().axes.iter().filter(|x| x.values.len() > 1) {
             eprintln!(
                 "note: {} is not --set; using {}, the first value of its grid",
                 axis.name,
@@ -30,17 +30,20 @@ pub fn run(a: BacktestArgs) -> Result<()> {
         }
     }
     for out in [&a.trades, &a.equity].into_iter().flatten() {
-        sieve_run::files::check_output(out, &crate::inputs::input_paths(&a.common, &study.config))?;
+        sieve_run::files::check_output(
+            out,
+            &crate::inputs::input_paths(&a.common, study.config()),
+        )?;
     }
     let done = sieve_run::backtest::backtest(&study, &a.set)?;
     for w in sieve_run::backtest::warnings(&study, &done) {
         eprintln!("warning: {w}");
     }
-    let several = study.market.is_several();
+    let several = study.market().is_several();
     if several && (a.trades.is_some() || a.equity.is_some()) {
         anyhow::bail!(
             "--trades and --equity write one instrument's record; this config has {} instruments (data.paths): run the backtest with --data on one file",
-            study.market.instruments.len()
+            study.market().instruments.len()
         );
     }
     let time = &study.bars().time;

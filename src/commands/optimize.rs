@@ -2,17 +2,15 @@ use std::io::Write;
 use std::time::Duration;
 
 use anyhow::Result;
-use sieve_core::config::{Config, EXAMPLE_STRATEGY};
+use sieve_core::config::Config;
 use sieve_run::best::Best;
+use sieve_run::jobs;
 use sieve_run::optimize::{self, OptimizeOptions, Stop};
 use sieve_run::progress::ProgressObserver;
 
 use crate::args::{Common, OptimizeArgs, RunFlags};
 use crate::output::{human, table};
 use crate::{status, Exit};
-
-/// The built-in example, used when no --config is given.
-pub const EXAMPLE_CONFIG: &str = include_str!("../../examples/activation.toml");
 
 /// The config of a run: the user's file, or the built-in example adapted to
 /// what the user gave (their data: windows as shares of the bars; another
@@ -25,44 +23,14 @@ pub(crate) fn config(common: &Common, run: &RunFlags) -> Result<Config> {
     if common.config.is_some() {
         return crate::inputs::load_config(common, &flags);
     }
-    let mut example: toml::Table = EXAMPLE_CONFIG.parse()?;
-    let mut note = String::from("the activation strategy on synthetic daily data");
-    let given = |prefix: &str| {
-        common
-            .options
-            .iter()
-            .any(|o| o.trim_start().starts_with(prefix))
-    };
-    if common.data.is_some() && !given("score.score_start") && !given("score.holdout_start") {
-        if let Some(toml::Value::Table(score)) = example.get_mut("score") {
-            score.insert("score_start".into(), "40%".into());
-            score.insert("holdout_start".into(), "80%".into());
-        }
-        note = "windows as shares of your data: score from 40%, holdout from 80%".into();
-    }
-    if let Some(name) = common
-        .strategy
-        .as_deref()
-        .filter(|n| *n != EXAMPLE_STRATEGY)
-    {
-        if let Some(toml::Value::Table(strategy)) = example.get_mut("strategy") {
-            strategy.remove("params");
-        }
-        if given("strategy.params") {
-            note.push_str(&format!(
-                "; {name} with the grid given by -O strategy.params.*"
-            ));
-        } else {
-            note.push_str(&format!(
-                "; {name} with its default grid (sieve strategies)"
-            ));
-        }
-    }
-    eprintln!("no --config given: running the built-in example (examples/activation.toml; {note})");
-    Ok(Config::from_table_with_overrides(
-        example,
+    let (config, note) = jobs::example_config(
+        common.data.is_some(),
+        common.strategy.as_deref(),
+        &common.options,
         &crate::inputs::overrides(common, &flags),
-    )?)
+    )?;
+    eprintln!("no --config given: running the built-in example (examples/activation.toml; {note})");
+    Ok(config)
 }
 
 pub fn run(a: OptimizeArgs) -> Result<()> {
@@ -72,14 +40,14 @@ pub fn run(a: OptimizeArgs) -> Result<()> {
     let opts = options(&a.out, backend.as_ref(), &a.run);
     eprintln!(
         "optimize: {} on {}, grid {} = {} combinations; run folder {}",
-        study.strategy.name(),
-        study.data_label,
-        study.space,
-        study.space.size(),
+        study.strategy().name(),
+        study.data_label(),
+        study.space(),
+        study.space().size(),
         a.out.display()
     );
     let mut term = ProgressObserver::new(true, a.common.verbose);
-    let outcome = optimize::optimize(&study, &opts, &mut term)?;
+    let outcome = jobs::optimize(&study, &opts, &mut term)?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "stopped: {}", outcome.stop)?;
     let Some(best) = &outcome.best else {
@@ -209,15 +177,15 @@ pub(crate) fn prepare(
     verbose: bool,
 ) -> Result<Box<dyn sieve_screen::ScreenBackend>> {
     sieve_run::files::create_run_folder(out)?;
-    let backend = sieve_screen::backend_by_name(&study.settings.backend)?;
+    let backend = sieve_screen::backend_by_name(&study.settings().backend)?;
     if verbose {
         eprintln!("backend: {}", backend.describe());
         if backend.name() == "gpu" {
-            eprintln!("{}", crate::inputs::gpu_kernel_note(study.strategy));
+            eprintln!("{}", crate::inputs::gpu_kernel_note(study.strategy()));
         }
-        let budget = study.settings.series_budget;
+        let budget = study.settings().series_budget;
         let series =
-            sieve_screen::SeriesPlan::of(study.strategy, &study.space, &study.market, budget);
+            sieve_screen::SeriesPlan::of(study.strategy(), study.space(), study.market(), budget);
         eprintln!("{}", series.describe(budget));
     }
     Ok(backend)

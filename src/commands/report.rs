@@ -33,7 +33,7 @@ pub fn run(a: ReportArgs) -> Result<()> {
         )],
     };
     let study = sieve_run::Study::of_instruments(config, data, state.data.clone())?;
-    if study.data_hash != state.data_hash {
+    if study.data_hash() != state.data_hash {
         anyhow::bail!(
             "the data of this run has changed since it ran ({}); the report would not match it",
             state.data

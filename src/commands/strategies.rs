@@ -3,7 +3,6 @@ use std::io::Write;
 use anyhow::Result;
 use sieve_core::config::Config;
 use sieve_core::format::float;
-use sieve_core::grid::ParamSpace;
 use sieve_core::strategy::{registry, ParamKind};
 
 use crate::args::StrategiesArgs;
@@ -14,23 +13,19 @@ pub fn run(a: StrategiesArgs) -> Result<()> {
         Some(path) => {
             let config = Config::load(Some(path), &a.options)?;
             let strategy = config.strategy()?;
-            if let Some(rules) = config.rules {
-                let space = ParamSpace::from_config(
-                    strategy,
-                    config.params.as_ref(),
-                    config.constraints.as_deref(),
-                )?;
-                out.push_str(&rules.describe(&space));
+            let space = config.space(&*strategy)?;
+            if let Some(text) = strategy.describe(&space) {
+                out.push_str(&text);
                 std::io::stdout().write_all(out.as_bytes())?;
                 return Ok(());
             }
-            Some(strategy.name())
+            Some(strategy.name().to_string())
         }
         None => None,
     };
     for s in registry()
         .iter()
-        .filter(|s| only.is_none_or(|n| n == s.name()))
+        .filter(|s| only.as_deref().is_none_or(|n| n == s.name()))
     {
         out.push_str(&format!("{}\n    {}\n", s.name(), s.summary()));
         if !s.default_constraints().is_empty() {

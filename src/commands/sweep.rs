@@ -1,6 +1,6 @@
 use anyhow::Result;
 use sieve_run::shard::Shard;
-use sieve_run::sweep::{self, SweepPlan};
+use sieve_run::{jobs, sweep};
 
 use crate::args::SweepArgs;
 use crate::output::human;
@@ -18,22 +18,22 @@ pub fn run(a: SweepArgs) -> Result<()> {
     let study = crate::inputs::load(&a.common, &flags)?.into_study()?;
     sieve_run::files::check_output(
         &a.out,
-        &crate::inputs::input_paths(&a.common, &study.config),
+        &crate::inputs::input_paths(&a.common, study.config()),
     )?;
     let shard = match &a.shard {
         Some(s) => Shard::parse(s)?,
         None => Shard::from_env(|k| std::env::var(k).ok(), a.shards)?.unwrap_or(Shard::WHOLE),
     };
-    let top = study.settings.sweep_top;
-    let backend = sieve_screen::backend_by_name(&study.settings.backend)?;
-    let range = shard.range(study.space.size());
+    let top = study.settings().sweep_top;
+    let backend = sieve_screen::backend_by_name(&study.settings().backend)?;
+    let range = shard.range(study.space().size());
     if let Some(path) = &a.emit_wgsl {
-        let wgsl = sieve_screen::wgsl::strategy_module(study.strategy)
+        let wgsl = sieve_screen::wgsl::strategy_module(study.strategy())
             .map_err(|why| anyhow::anyhow!("--emit-wgsl: {why}"))?;
         sieve_core::format::write_atomic(path, wgsl.as_bytes())?;
         eprintln!(
             "wrote the GPU kernel of '{}' ({} bytes of WGSL) to {}",
-            study.strategy.name(),
+            study.strategy().name(),
             wgsl.len(),
             path.display()
         );
@@ -41,11 +41,11 @@ pub fn run(a: SweepArgs) -> Result<()> {
     if a.common.verbose {
         eprintln!("backend: {}", backend.describe());
         if backend.name() == "gpu" {
-            eprintln!("{}", crate::inputs::gpu_kernel_note(study.strategy));
+            eprintln!("{}", crate::inputs::gpu_kernel_note(study.strategy()));
         }
-        let budget = study.settings.series_budget;
+        let budget = study.settings().series_budget;
         let series =
-            sieve_screen::SeriesPlan::of(study.strategy, &study.space, &study.market, budget);
+            sieve_screen::SeriesPlan::of(study.strategy(), study.space(), study.market(), budget);
         eprintln!("{}", series.describe(budget));
     }
     let shard_note = if shard == Shard::WHOLE {
@@ -55,26 +55,28 @@ pub fn run(a: SweepArgs) -> Result<()> {
     };
     eprintln!(
         "sweep: {} on {}: grid {} = {} combinations{shard_note}",
-        study.strategy.name(),
-        study.data_label,
-        study.space,
-        study.space.size(),
+        study.strategy().name(),
+        study.data_label(),
+        study.space(),
+        study.space().size(),
     );
     let progress = Progress::new(range.end - range.start, "sweep", "comb", a.common.verbose);
-    let plan = SweepPlan {
-        backend: backend.as_ref(),
+    let outcome = jobs::sweep(
+        &study,
+        backend.as_ref(),
         shard,
         top,
-        threads: a.threads,
-        resume: None,
-    };
-    let (screen, meta) = sweep::run(&study, &plan, &mut |c| {
-        progress.set(c.next - range.start);
-        if crate::INTERRUPT.load(std::sync::atomic::Ordering::Relaxed) {
-            return Err(sieve_core::Error::Interrupted("signal".into()));
+        a.threads,
+        Some(&crate::INTERRUPT),
+        &mut |done| progress.set(done),
+    )?;
+    let jobs::Outcome::Done((screen, meta)) = outcome else {
+        return Err(Exit {
+            status: status::INTERRUPTED,
+            message: "interrupted".into(),
         }
-        Ok(())
-    })?;
+        .into());
+    };
     progress.finish();
     sweep::write(&a.out, &study, &screen, &meta)?;
     let best = screen

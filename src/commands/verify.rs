@@ -23,7 +23,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     let (inputs, list) = pool.install(|| {
         rayon::join(
             || crate::inputs::with_config(&a.common, config),
-            || candidates::read(&a.candidates, strategy, Some(top)),
+            || candidates::read(&a.candidates, &*strategy, Some(top)),
         )
     });
     let study = inputs?.into_study()?;
@@ -51,7 +51,7 @@ pub fn summary(study: &sieve_run::Study, v: &verify::Verification) -> String {
     let mut s = format!(
         "verified {} candidates of {} on the score window ({} = objective)\n",
         ag.candidates,
-        study.strategy.name(),
+        study.strategy().name(),
         study.scoring().objective
     );
     if let Some(best) = v.rows.first().filter(|r| !r.score.is_nan()) {

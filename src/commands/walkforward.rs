@@ -10,7 +10,7 @@ use sieve_run::progress::ProgressObserver;
 pub fn run(a: WalkforwardArgs) -> Result<()> {
     let config = config(&a.common, &a.run)?;
     let study = crate::inputs::with_config(&a.common, config)?.into_study()?;
-    if study.settings.walkforward.is_none() {
+    if study.settings().walkforward.is_none() {
         anyhow::bail!(
             "sieve walkforward needs a [walkforward] section in the config (train and test lengths, e.g. train = \"4y\", test = \"1y\"; see docs/config.md), or -O walkforward.train=4y -O walkforward.test=1y"
         );
@@ -18,7 +18,7 @@ pub fn run(a: WalkforwardArgs) -> Result<()> {
     let backend = prepare(&a.out, &study, a.common.verbose)?;
     let opts = options(&a.out, backend.as_ref(), &a.run);
     let mut term = ProgressObserver::new(true, a.common.verbose);
-    let o = sieve_run::walkforward::walkforward(&study, &opts, &mut term)?;
+    let o = sieve_run::jobs::walkforward(&study, &opts, &mut term)?;
     let mut out = std::io::stdout().lock();
     let mut header = vec!["fold".to_string()];
     header.extend(study.param_names().iter().map(|s| s.to_string()));

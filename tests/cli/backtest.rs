@@ -102,7 +102,7 @@ fn output_matches_the_engine_for_every_window() {
         .bars;
     let s = strategy::lookup("ema_cross").unwrap();
     let params = [2.0, 4.0];
-    let scoring = Scoring::new(&config, &bars).unwrap();
+    let scoring = Scoring::new(&config.scoring(), &bars).unwrap();
     let ind = IndicatorSet::build(&bars, strategy::indicators_for(s, &params));
     let eval = Evaluator {
         bars: &bars,
@@ -181,7 +181,12 @@ fn strategies_lists_every_parameter() {
     for s in strategy::registry() {
         assert!(out.contains(s.name()));
         for p in s.params() {
-            assert!(out.contains(p.name), "{} missing {}", s.name(), p.name);
+            assert!(
+                out.contains(p.name.as_ref()),
+                "{} missing {}",
+                s.name(),
+                p.name
+            );
         }
     }
 }

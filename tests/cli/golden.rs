@@ -81,7 +81,11 @@ impl Pins {
     fn file(&mut self, case: &str, path: &Path) {
         let name = path.file_name().unwrap().to_string_lossy();
         let raw = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let text = || String::from_utf8(raw.clone()).unwrap().replace(&self.tmp, "$TMP");
+        let text = || {
+            String::from_utf8(raw.clone())
+                .unwrap()
+                .replace(&self.tmp, "$TMP")
+        };
         let masked = if name.ends_with(".json") {
             mask_json(&text()).into_bytes()
         } else if name.ends_with(".html") {

@@ -67,7 +67,7 @@ fn dsr_and_pbo_in_best_json_equal_the_tests_own_computation() {
     // Every combination of the grid, through the exact engine.
     let config = Config::parse(CONFIG).unwrap();
     let bars = sieve_core::data::synth(4000, 42); // the built-in series
-    let scoring = Scoring::new(&config, &bars).unwrap();
+    let scoring = Scoring::new(&config.scoring(), &bars).unwrap();
     let s = strategy::lookup("sma_cross").unwrap();
     let grid: Vec<Vec<f64>> = (0..10)
         .flat_map(|i| (0..8).map(move |j| vec![2.0 + 2.0 * i as f64, 25.0 + 5.0 * j as f64]))

@@ -12,7 +12,7 @@ use sieve_core::strategy;
 fn activation(c: &mut Criterion) {
     let bars = synth(4000, 42);
     let config = Config::parse("[score]\nscore_start = \"2019-01-01\"\n").unwrap();
-    let scoring = Scoring::new(&config, &bars).unwrap();
+    let scoring = Scoring::new(&config.scoring(), &bars).unwrap();
     let s = strategy::lookup("activation").unwrap();
     let params = strategy::default_params(s);
     let keys = strategy::indicators_for(s, &params);

@@ -14,7 +14,7 @@ use sieve_core::strategy;
 fn lanes(c: &mut Criterion) {
     let bars = synth(4000, 42);
     let config = Config::parse("[score]\nscore_start = \"2019-01-01\"\n").unwrap();
-    let scoring = Scoring::new(&config, &bars).unwrap();
+    let scoring = Scoring::new(&config.scoring(), &bars).unwrap();
     for name in ["sma_cross", "activation"] {
         let s = strategy::lookup(name).unwrap();
         let base = strategy::default_params(s);

@@ -3,16 +3,56 @@
 //! calls [`Evaluator::screen`], which streams the same simulation into the
 //! same accumulator, so both give the same objective bit for bit.
 
-use crate::config::{Config, ScreenWindow};
 use crate::data::Bars;
 use crate::engine::{self, Backtest, EngineConfig};
 use crate::error::Result;
-use crate::grid::ParamSpace;
 use crate::indicators::{Indicator, IndicatorSet};
-use crate::metrics::{self, Aggregation, Metrics, Objective, Window, WindowStats, Windows};
-use crate::strategy::{Direction, ParamKind, Strategy};
+use crate::metrics::{
+    self, Aggregation, Boundary, Metrics, Objective, Window, WindowStats, Windows,
+};
+use crate::strategy::{Direction, Strategy};
 
-/// Everything about scoring that comes from the config and the data.
+/// P in the annualised ratios.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Annualization {
+    /// Bars per year measured from the data's timestamps.
+    Auto,
+    Periods(f64),
+}
+
+impl Annualization {
+    pub fn periods_per_year(self, bars: &Bars) -> f64 {
+        match self {
+            Annualization::Auto => bars.bars_per_year(),
+            Annualization::Periods(p) => p,
+        }
+    }
+}
+
+/// The window the screen ranks by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ScreenWindow {
+    #[default]
+    Score,
+    Full,
+}
+
+/// How a study is scored, before any data is seen: the engine, the
+/// windows' boundaries, the objective and how instruments combine.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScoringSpec {
+    pub engine: EngineConfig,
+    pub direction: Direction,
+    pub annualization: Annualization,
+    pub objective: Objective,
+    pub score_start: Option<Boundary>,
+    pub holdout_start: Option<Boundary>,
+    pub screen_window: ScreenWindow,
+    pub min_trades: u64,
+    pub aggregation: Aggregation,
+}
+
+/// Everything about scoring that comes from the spec and the data.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scoring {
     pub engine: EngineConfig,
@@ -26,16 +66,16 @@ pub struct Scoring {
 }
 
 impl Scoring {
-    pub fn new(config: &Config, bars: &Bars) -> Result<Scoring> {
-        let windows = Windows::new(bars, config.score_start, config.holdout_start)?;
+    pub fn new(spec: &ScoringSpec, bars: &Bars) -> Result<Scoring> {
+        let windows = Windows::new(bars, spec.score_start, spec.holdout_start)?;
         Ok(Scoring {
-            engine: config.engine,
-            direction: config.direction,
-            objective: config.objective,
-            min_trades: config.min_trades,
-            periods_per_year: config.annualization.periods_per_year(bars),
+            engine: spec.engine,
+            direction: spec.direction,
+            objective: spec.objective,
+            min_trades: spec.min_trades,
+            periods_per_year: spec.annualization.periods_per_year(bars),
             windows,
-            screen: match config.screen_window {
+            screen: match spec.screen_window {
                 ScreenWindow::Score => windows.score,
                 ScreenWindow::Full => windows.full,
             },
@@ -57,11 +97,7 @@ impl<'a> Evaluator<'a> {
         strategy: &dyn Strategy,
         sets: impl IntoIterator<Item = &'p [f64]>,
     ) -> Vec<Indicator> {
-        let mut keys = Keys::default();
-        for p in sets {
-            keys.add(strategy, p);
-        }
-        keys.finish()
+        crate::strategy::indicators_for_sets(strategy, sets)
     }
 
     pub fn positions(&self, params: &[f64], out: &mut Vec<i8>) {
@@ -255,49 +291,6 @@ pub struct ScreenScore {
     pub trades: u64,
     /// mean / std (ddof = 1) of the score window's returns, not annualised.
     pub sharpe: f64,
-}
-
-/// Every indicator setting any combination of `space` needs.
-///
-/// Strategies derive indicators from their whole-number (length) parameters
-/// only, so this walks the product of the int axes, not the whole grid.
-pub fn indicators_for_space(
-    strategy: &(impl Strategy + ?Sized),
-    space: &ParamSpace,
-) -> Vec<Indicator> {
-    let int_params: Vec<usize> = space
-        .axes
-        .iter()
-        .map(|a| a.param)
-        .filter(|&p| strategy.params()[p].kind == ParamKind::Int)
-        .collect();
-    let mut keys = Keys::default();
-    space.for_each_setting(&int_params, |params| keys.add(strategy, params));
-    keys.finish()
-}
-
-/// Indicator keys gathered from many parameter sets: a set, so memory is
-/// the distinct keys however many sets name them.
-#[derive(Default)]
-struct Keys {
-    /// A fast hash: a grid names its keys millions of times.
-    seen: rustc_hash::FxHashSet<Indicator>,
-    scratch: Vec<Indicator>,
-}
-
-impl Keys {
-    fn add(&mut self, strategy: &(impl Strategy + ?Sized), params: &[f64]) {
-        self.scratch.clear();
-        strategy.indicators(params, &mut self.scratch);
-        self.seen.extend(self.scratch.iter().copied());
-    }
-
-    /// The distinct keys, sorted.
-    fn finish(self) -> Vec<Indicator> {
-        let mut keys: Vec<Indicator> = self.seen.into_iter().collect();
-        keys.sort_unstable();
-        keys
-    }
 }
 
 /// Several window accumulators fed by one simulation.

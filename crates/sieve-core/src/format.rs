@@ -2,6 +2,9 @@
 
 use chrono::{DateTime, Timelike};
 
+/// Milliseconds in a day (times are milliseconds since the Unix epoch, UTC).
+pub const MS_PER_DAY: i64 = 86_400_000;
+
 /// Shortest round-trip form of a float (the digits of Rust's `Display` for
 /// f64: no exponent, no trailing ".0"), with `NaN`, `inf` and `-inf` spelled
 /// the way pandas reads them.
@@ -69,7 +72,7 @@ impl TimeStyle {
             if t.rem_euclid(1000) != 0 {
                 return TimeStyle::Millis;
             }
-            if t.rem_euclid(crate::data::MS_PER_DAY) != 0 {
+            if t.rem_euclid(MS_PER_DAY) != 0 {
                 style = TimeStyle::Seconds;
             }
         }

@@ -7,7 +7,7 @@
 use std::fmt;
 
 use crate::error::{Error, Result};
-use crate::strategy::{ParamKind, Strategy};
+use crate::param::{param_index, ParamKind, ParamSpec};
 
 /// A position in the full (unconstrained) enumeration.
 pub type GridIndex = u64;
@@ -51,7 +51,8 @@ pub struct Constraint {
 }
 
 impl Constraint {
-    pub fn parse(text: &str, strategy: &dyn Strategy) -> Result<Constraint> {
+    /// Parses `text` over the parameters `specs` of the strategy `owner`.
+    pub fn parse(text: &str, owner: &str, specs: &[ParamSpec]) -> Result<Constraint> {
         const OPS: [(&str, Cmp); 6] = [
             ("<=", Cmp::Le),
             (">=", Cmp::Ge),
@@ -75,15 +76,14 @@ impl Constraint {
             if let Ok(v) = s.parse::<f64>() {
                 return Ok(Operand::Number(v));
             }
-            crate::strategy::param_index(strategy, s)
+            param_index(owner, specs, s)
                 .map(Operand::Param)
                 .map_err(|_| {
-                    let names: Vec<_> = strategy.params().iter().map(|p| p.name).collect();
+                    let names: Vec<&str> = specs.iter().map(|p| p.name.as_ref()).collect();
                     Error::config(
                         key,
                         format!(
-                            "\"{text}\": '{s}' is neither a number nor a parameter of {} ({})",
-                            strategy.name(),
+                            "\"{text}\": '{s}' is neither a number nor a parameter of {owner} ({})",
                             names.join(", ")
                         ),
                     )
@@ -141,11 +141,7 @@ pub struct ParamSpace {
 
 impl ParamSpace {
     /// Builds a space from axes; errors if the product exceeds 2⁶⁴ − 1.
-    pub fn new(
-        strategy: &dyn Strategy,
-        axes: Vec<Axis>,
-        constraints: Vec<Constraint>,
-    ) -> Result<Self> {
+    pub fn new(specs: &[ParamSpec], axes: Vec<Axis>, constraints: Vec<Constraint>) -> Result<Self> {
         let mut strides = vec![0u64; axes.len()];
         let mut size: u64 = 1;
         for (i, axis) in axes.iter().enumerate().rev() {
@@ -160,22 +156,24 @@ impl ParamSpace {
         Ok(ParamSpace {
             axes,
             constraints,
-            base: crate::strategy::default_params(strategy),
+            base: crate::param::default_params(specs),
             strides,
             size,
         })
     }
 
-    /// From `[strategy.params]` and `strategy.constraints`; `None` takes the
-    /// strategy's default grid and constraints.
-    pub fn from_config(
-        strategy: &dyn Strategy,
-        params: Option<&toml::Table>,
+    /// From the swept axes as written (`None`: each parameter's default
+    /// grid) and constraints (`None`: `default_constraints`), for the
+    /// parameters `specs` of the strategy `owner`.
+    pub fn build(
+        owner: &str,
+        specs: &[ParamSpec],
+        axes: Option<Vec<(String, AxisValues)>>,
         constraints: Option<&[String]>,
+        default_constraints: &[&str],
     ) -> Result<Self> {
-        let axes = match params {
-            None => strategy
-                .params()
+        let axes = match axes {
+            None => specs
                 .iter()
                 .enumerate()
                 .map(|(i, p)| {
@@ -183,27 +181,24 @@ impl ParamSpace {
                     Ok(Axis {
                         param: i,
                         name: p.name.to_string(),
-                        values: range_values(p.name, start, stop, step)?,
+                        values: range_values(&p.name, start, stop, step)?,
                     })
                 })
                 .collect::<Result<Vec<_>>>()?,
-            Some(table) => table
-                .iter()
-                .map(|(name, spec)| parse_axis(strategy, name, spec))
-                .collect::<Result<Vec<_>>>()?,
-        };
-        let constraints = match constraints {
             Some(list) => list
-                .iter()
-                .map(|c| Constraint::parse(c, strategy))
-                .collect::<Result<Vec<_>>>()?,
-            None => strategy
-                .default_constraints()
-                .iter()
-                .map(|c| Constraint::parse(c, strategy))
+                .into_iter()
+                .map(|(name, values)| Axis::checked(owner, specs, &name, values))
                 .collect::<Result<Vec<_>>>()?,
         };
-        ParamSpace::new(strategy, axes, constraints)
+        let parse = |c: &str| Constraint::parse(c, owner, specs);
+        let constraints = match constraints {
+            Some(list) => list.iter().map(|c| parse(c)).collect::<Result<Vec<_>>>()?,
+            None => default_constraints
+                .iter()
+                .map(|c| parse(c))
+                .collect::<Result<Vec<_>>>()?,
+        };
+        ParamSpace::new(specs, axes, constraints)
     }
 
     /// Grid indices run over `0..size()` (constraints excluded or not).
@@ -422,220 +417,43 @@ pub fn grid_value(v: f64, step: f64) -> f64 {
     }
 }
 
-fn parse_axis(strategy: &dyn Strategy, name: &str, spec: &toml::Value) -> Result<Axis> {
-    let key = format!("strategy.params.{name}");
-    let param = crate::strategy::param_index(strategy, name)
-        .map_err(|e| Error::config(&key, e.to_string()))?;
-    let pspec = strategy.params()[param];
-    let (values, all_int) = axis_values(&key, name, spec)?;
-    if pspec.kind == ParamKind::Int && !all_int && values.iter().any(|v| v.fract() != 0.0) {
-        return Err(Error::config(
-            &key,
-            "takes whole numbers (a length), but the grid has fractions",
-        ));
-    }
-    for &v in &values {
-        pspec
-            .check(v)
-            .map_err(|e| Error::config(&key, e.to_string()))?;
-    }
-    let mut seen = values.clone();
-    seen.sort_by(f64::total_cmp);
-    if seen.windows(2).any(|w| w[0] == w[1]) {
-        return Err(Error::config(&key, "lists the same value twice"));
-    }
-    Ok(Axis {
-        param,
-        name: name.to_string(),
-        values,
-    })
+/// One `[strategy.params]` entry as written: its values in order, and
+/// whether every number was written as an integer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AxisValues {
+    pub values: Vec<f64>,
+    pub integers: bool,
 }
 
-/// The values of one `[strategy.params]` entry (`{ start, stop, step }`,
-/// `{ values = [...] }` or a number), and whether all were written as
-/// integers; errors name `key`.
-pub fn axis_values(key: &str, name: &str, spec: &toml::Value) -> Result<(Vec<f64>, bool)> {
-    let number = |v: &toml::Value, what: &str| -> Result<(f64, bool)> {
-        match v {
-            toml::Value::Integer(i) => Ok((*i as f64, true)),
-            toml::Value::Float(f) => Ok((*f, false)),
-            other => Err(Error::config(
-                key,
-                format!("{what} must be a number, got {other}"),
-            )),
-        }
-    };
-    Ok(match spec {
-        toml::Value::Table(t) => {
-            if let Some(list) = t.get("values") {
-                if let Some(extra) = t.keys().find(|k| *k != "values") {
-                    return Err(Error::config(
-                        key,
-                        format!("unknown key '{extra}' beside 'values'"),
-                    ));
-                }
-                let list = list
-                    .as_array()
-                    .ok_or_else(|| Error::config(key, "values must be a list of numbers"))?;
-                if list.is_empty() {
-                    return Err(Error::config(key, "values is empty"));
-                }
-                let parsed = list
-                    .iter()
-                    .map(|v| number(v, "each value"))
-                    .collect::<Result<Vec<_>>>()?;
-                let all_int = parsed.iter().all(|p| p.1);
-                (
-                    parsed
-                        .into_iter()
-                        .map(|p| round_sig(p.0))
-                        .collect::<Vec<_>>(),
-                    all_int,
-                )
-            } else {
-                if let Some(extra) = t
-                    .keys()
-                    .find(|k| !["start", "stop", "step"].contains(&k.as_str()))
-                {
-                    return Err(Error::config(
-                        key,
-                        format!("unknown key '{extra}'; expected {{ start, stop, step }} or {{ values = [...] }}"),
-                    ));
-                }
-                let get = |k: &str| {
-                    t.get(k)
-                        .ok_or_else(|| Error::config(key, format!("missing '{k}'; expected {{ start, stop, step }} or {{ values = [...] }}")))
-                        .and_then(|v| number(v, k))
-                };
-                let (start, a) = get("start")?;
-                let (stop, b) = get("stop")?;
-                let (step, c) = get("step")?;
-                (range_values(name, start, stop, step)?, a && b && c)
-            }
-        }
-        v @ (toml::Value::Integer(_) | toml::Value::Float(_)) => {
-            let (x, is_int) = number(v, "value")?;
-            (vec![x], is_int)
-        }
-        other => {
+impl Axis {
+    /// The axis of parameter `name` (of the strategy `owner`), every value
+    /// checked against its spec; errors name `strategy.params.<name>`.
+    pub fn checked(owner: &str, specs: &[ParamSpec], name: &str, axis: AxisValues) -> Result<Axis> {
+        let key = format!("strategy.params.{name}");
+        let param =
+            param_index(owner, specs, name).map_err(|e| Error::config(&key, e.to_string()))?;
+        let pspec = &specs[param];
+        let AxisValues { values, integers } = axis;
+        if pspec.kind == ParamKind::Int && !integers && values.iter().any(|v| v.fract() != 0.0) {
             return Err(Error::config(
-                key,
-                format!(
-                "expected {{ start, stop, step }}, {{ values = [...] }} or a number, got {other}"
-            ),
-            ))
+                &key,
+                "takes whole numbers (a length), but the grid has fractions",
+            ));
         }
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::strategy::lookup;
-
-    fn space(text: &str, constraints: &[&str]) -> Result<ParamSpace> {
-        let s = lookup("sma_cross").unwrap();
-        let table: toml::Table = text.parse().unwrap();
-        let c: Vec<String> = constraints.iter().map(|c| c.to_string()).collect();
-        ParamSpace::from_config(s, Some(&table), Some(&c))
-    }
-
-    #[test]
-    fn float_steps_do_not_drift() {
-        let v = range_values("x", 0.1, 1.0, 0.1).unwrap();
-        assert_eq!(v.len(), 10);
-        assert_eq!(v, vec![0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]);
-        assert_eq!(range_values("x", 0.0, 1.0, 0.1).unwrap().len(), 11);
-        assert_eq!(range_values("x", 0.0, 0.95, 0.1).unwrap().len(), 10);
-        assert_eq!(
-            format!("{}", range_values("x", 0.1, 0.3, 0.1).unwrap()[2]),
-            "0.3"
-        );
-        // −0.3 + 3 × 0.1 is 5.55e−17 in floating point: it must be 0.
-        let v = range_values("x", -0.3, 0.3, 0.1).unwrap();
-        assert_eq!(v, vec![-0.3, -0.2, -0.1, 0.0, 0.1, 0.2, 0.3]);
-    }
-
-    #[test]
-    fn first_declared_varies_slowest() {
-        let g = space(
-            "slow = { values = [10, 20, 30] }\nfast = { start = 1, stop = 2, step = 1 }",
-            &[],
-        )
-        .unwrap();
-        assert_eq!(g.size(), 6);
-        // index 1 → slow = 10, fast = 2 (params in strategy order: fast, slow)
-        assert_eq!(g.params_of(1), vec![2.0, 10.0]);
-        assert_eq!(g.params_of(4), vec![1.0, 30.0]);
-        for i in 0..g.size() {
-            assert_eq!(g.index_of(&g.params_of(i)), Some(i));
+        for &v in &values {
+            pspec
+                .check(v)
+                .map_err(|e| Error::config(&key, e.to_string()))?;
         }
-    }
-
-    #[test]
-    fn constraint_counts_by_hand() {
-        // fast 1..=5, slow 1..=5, fast < slow: 4+3+2+1 = 10 of 25
-        let g = space(
-            "fast = { start = 1, stop = 5, step = 1 }\nslow = { start = 1, stop = 5, step = 1 }",
-            &["fast < slow"],
-        )
-        .unwrap();
-        assert_eq!((g.size(), g.count_allowed()), (25, 10));
-        let g = space(
-            "fast = { start = 1, stop = 5, step = 1 }\nslow = { start = 1, stop = 5, step = 1 }",
-            &["fast <= slow", "slow != 3"],
-        )
-        .unwrap();
-        assert_eq!(g.count_allowed(), 15 - 3);
-        let g = space(
-            "fast = { start = 1, stop = 5, step = 1 }\nslow = 50",
-            &["fast >= 3"],
-        )
-        .unwrap();
-        assert_eq!((g.size(), g.count_allowed()), (5, 3));
-    }
-
-    #[test]
-    fn bad_grids_name_the_problem() {
-        for (text, c, want) in [
-            (
-                "fast = { start = 1, stop = 5, step = 0 }",
-                "fast < slow",
-                "step",
-            ),
-            (
-                "fast = { start = 5, stop = 1, step = 1 }",
-                "fast < slow",
-                "start",
-            ),
-            (
-                "fast = { start = 1.5, stop = 5, step = 1 }",
-                "fast < slow",
-                "whole numbers",
-            ),
-            ("speed = { values = [1] }", "fast < slow", "speed"),
-            ("fast = { values = [1, 2] }", "fast < sloww", "sloww"),
-            ("fast = { values = [0] }", "fast < slow", "outside"),
-            ("fast = { start = 1, stop = 5 }", "fast < slow", "step"),
-            ("fast = \"ten\"", "fast < slow", "fast"),
-        ] {
-            let e = space(text, &[c]).unwrap_err().to_string();
-            assert!(e.contains(want), "{text} / {c}: {e}");
+        let mut seen = values.clone();
+        seen.sort_by(f64::total_cmp);
+        if seen.windows(2).any(|w| w[0] == w[1]) {
+            return Err(Error::config(&key, "lists the same value twice"));
         }
-    }
-
-    #[test]
-    fn more_than_u64_is_an_error() {
-        let s = lookup("activation").unwrap();
-        let mut text = String::new();
-        for p in ["trend_len", "rsi_len", "dc_len", "atr_len"] {
-            text.push_str(&format!("{p} = {{ start = 1, stop = 100000, step = 1 }}\n"));
-        }
-        text.push_str("w_trend = { start = 0, stop = 1000, step = 1 }\n");
-        let table: toml::Table = text.parse().unwrap();
-        let e = ParamSpace::from_config(s, Some(&table), None)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("2^64"), "{e}");
+        Ok(Axis {
+            param,
+            name: name.to_string(),
+            values,
+        })
     }
 }

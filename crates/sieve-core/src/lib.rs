@@ -28,6 +28,7 @@ pub mod indicators;
 pub mod lanes;
 pub mod market;
 pub mod metrics;
+pub mod param;
 pub mod robust;
 pub mod rules;
 mod simd;

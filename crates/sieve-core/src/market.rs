@@ -5,10 +5,9 @@
 
 use std::path::Path;
 
-use crate::config::Config;
 use crate::data::Bars;
 use crate::error::{Error, Result};
-use crate::evaluate::Scoring;
+use crate::evaluate::{Scoring, ScoringSpec};
 use crate::metrics::Aggregation;
 use crate::metrics::Boundary;
 use crate::strategy::Strategy;
@@ -30,11 +29,11 @@ pub struct Market {
 }
 
 impl Market {
-    /// Scores each named bar series under `config`; `strategy` checks that
+    /// Scores each named bar series under `spec`; `strategy` checks that
     /// each has what it reads. Errors name the instrument when there are
     /// several.
     pub fn new(
-        config: &Config,
+        spec: &ScoringSpec,
         data: Vec<(String, Bars)>,
         strategy: &dyn Strategy,
     ) -> Result<Market> {
@@ -52,8 +51,11 @@ impl Market {
             }
             (_, e) => e,
         };
-        let dated = several.then(|| on_common_dates(config, &data));
-        let config = dated.as_ref().unwrap_or(config);
+        let spec = &if several {
+            on_common_dates(spec, &data)
+        } else {
+            *spec
+        };
         let mut instruments = Vec::with_capacity(data.len());
         for (name, bars) in data {
             if instruments.iter().any(|i: &Instrument| i.name == name) {
@@ -63,7 +65,7 @@ impl Market {
                 ));
             }
             strategy.check_data(&bars).map_err(|e| name_it(&name, e))?;
-            let scoring = Scoring::new(config, &bars).map_err(|e| name_it(&name, e))?;
+            let scoring = Scoring::new(spec, &bars).map_err(|e| name_it(&name, e))?;
             instruments.push(Instrument {
                 name,
                 bars,
@@ -72,18 +74,18 @@ impl Market {
         }
         Ok(Market {
             instruments,
-            aggregation: config.aggregation,
+            aggregation: spec.aggregation,
         })
     }
 
     /// One instrument named `name`.
     pub fn single(
-        config: &Config,
+        spec: &ScoringSpec,
         name: &str,
         bars: Bars,
         strategy: &dyn Strategy,
     ) -> Result<Market> {
-        Market::new(config, vec![(name.to_string(), bars)], strategy)
+        Market::new(spec, vec![(name.to_string(), bars)], strategy)
     }
 
     /// The first instrument: the only one of a single-instrument study.
@@ -117,12 +119,12 @@ pub fn name_of(path: &Path) -> String {
         .unwrap_or_else(|| path.display().to_string())
 }
 
-/// `config` with its share boundaries ("40%") turned into dates on the
+/// `spec` with its share boundaries ("40%") turned into dates on the
 /// instruments' combined timeline (every time any of them has a bar), so that
 /// every instrument's windows start on the same dates.
-fn on_common_dates(config: &Config, data: &[(String, Bars)]) -> Config {
+fn on_common_dates(spec: &ScoringSpec, data: &[(String, Bars)]) -> ScoringSpec {
     let is_share = |b: Option<Boundary>| matches!(b, Some(Boundary::Share(_)));
-    let mut config = config.clone();
+    let mut config = *spec;
     if !is_share(config.score_start) && !is_share(config.holdout_start) {
         return config;
     }
@@ -149,6 +151,7 @@ fn on_common_dates(config: &Config, data: &[(String, Bars)]) -> Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
     use crate::data::synth;
 
     /// Share boundaries fall on the same dates for every instrument, on the
@@ -165,12 +168,12 @@ mod tests {
         short.time.copy_from_slice(&long.time[500..]);
         let strategy = config.strategy().unwrap();
         let market = Market::new(
-            &config,
+            &config.scoring(),
             vec![
                 ("long".into(), long.clone()),
                 ("short".into(), short.clone()),
             ],
-            strategy,
+            &*strategy,
         )
         .unwrap();
         // Combined timeline = the long series' 1,000 days: 40% → day 400, 80% → day 800.
@@ -189,7 +192,8 @@ mod tests {
         assert_eq!(market.instruments[1].scoring.windows.score.start, 0);
         assert_eq!(starts(&market.instruments[1]).1, long.time[800]);
         // One instrument keeps the plain share of its own bars.
-        let alone = Market::new(&config, vec![("short".into(), short)], strategy).unwrap();
+        let alone =
+            Market::new(&config.scoring(), vec![("short".into(), short)], &*strategy).unwrap();
         assert_eq!(
             alone.instruments[0].scoring.windows.holdout.unwrap().start,
             400

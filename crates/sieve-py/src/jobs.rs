@@ -4,7 +4,6 @@
 //! `sieve/__init__.py` parses with exact floats.
 
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -12,8 +11,7 @@ use sieve_core::Error;
 use sieve_run::optimize::OptimizeOptions;
 use sieve_run::progress::{Progress, ProgressObserver};
 use sieve_run::shard::Shard;
-use sieve_run::sweep::SweepPlan;
-use sieve_run::{candidates, files};
+use sieve_run::{candidates, files, jobs};
 
 use crate::{interruptible, sieve_err, ConfigSpec, DataSpec};
 
@@ -55,7 +53,7 @@ pub fn backtest(
     let json = serde_json::to_string(&done.json(&study)).map_err(sieve_err)?;
     let curves = match equity {
         true => study
-            .market
+            .market()
             .instruments
             .iter()
             .zip(&done.runs)
@@ -79,25 +77,25 @@ pub fn sweep(
 ) -> PyResult<String> {
     let (_, study) = study(py, data, config, overrides)?;
     let outcome = interruptible(py, |stop| -> Result<String, Error> {
-        let backend = sieve_screen::backend_by_name(&study.settings.backend)?;
-        let total = study.space.size();
+        let backend = sieve_screen::backend_by_name(&study.settings().backend)?;
+        let total = study.space().size();
         let bar = bar(progress, total, "sweep", "comb");
-        let plan = SweepPlan {
-            backend: backend.as_ref(),
-            shard: Shard::WHOLE,
-            top: study.settings.sweep_top,
+        let outcome = jobs::sweep(
+            &study,
+            backend.as_ref(),
+            Shard::WHOLE,
+            study.settings().sweep_top,
             threads,
-            resume: None,
+            Some(stop),
+            &mut |done| {
+                if let Some(b) = &bar {
+                    b.set(done);
+                }
+            },
+        )?;
+        let jobs::Outcome::Done((screen, _meta)) = outcome else {
+            return Err(Error::Interrupted("KeyboardInterrupt".into()));
         };
-        let (screen, _meta) = sieve_run::sweep::run(&study, &plan, &mut |c| {
-            if let Some(b) = &bar {
-                b.set(c.next);
-            }
-            match stop.load(Ordering::Relaxed) {
-                true => Err(Error::Interrupted("KeyboardInterrupt".into())),
-                false => Ok(()),
-            }
-        })?;
         if let Some(b) = bar {
             b.finish();
         }
@@ -122,8 +120,8 @@ pub fn verify(
     threads: usize,
 ) -> PyResult<String> {
     let (_, study) = study(py, data, config, overrides)?;
-    let top = study.settings.verify_top;
-    let list = candidates::parse(candidates_csv.as_bytes(), study.strategy, Some(top)).map_err(
+    let top = study.settings().verify_top;
+    let list = candidates::parse(candidates_csv.as_bytes(), study.strategy(), Some(top)).map_err(
         |message| {
             sieve_err(Error::Data {
                 path: "candidates".into(),
@@ -152,7 +150,21 @@ pub fn optimize(
     progress: bool,
     restart: bool,
 ) -> PyResult<String> {
-    let (data, mut study) = study(py, data, config, overrides)?;
+    let (data, mut study) = match config.0.as_str() {
+        // No config: the built-in example, as `sieve optimize` runs it.
+        "none" => {
+            let data = DataSpec::from_py(data)?;
+            let mut overrides = overrides;
+            overrides.extend(data.overrides());
+            let given = !matches!(data, DataSpec::Path(None));
+            let (config, _) =
+                jobs::example_config(given, None, &[], &overrides).map_err(sieve_err)?;
+            sieve_run::settings::RunSettings::of(&config).map_err(sieve_err)?;
+            let study = data.study(py, config)?;
+            (data, study)
+        }
+        _ => study(py, data, config, overrides)?,
+    };
     files::create_run_folder(&out).map_err(sieve_err)?;
     if let DataSpec::Frame(_) = data {
         // The run folder keeps the DataFrame's bars, so that `sieve report`
@@ -165,10 +177,10 @@ pub fn optimize(
             py.detach(|| sieve_core::data::write_bars(&bars, &path))
                 .map_err(sieve_err)?;
         }
-        study.config.data = Some(path);
+        study = study.with_data_path(path);
     }
     let outcome = interruptible(py, |stop| -> Result<_, Error> {
-        let backend = sieve_screen::backend_by_name(&study.settings.backend)?;
+        let backend = sieve_screen::backend_by_name(&study.settings().backend)?;
         let opts = OptimizeOptions {
             out: out.clone(),
             backend: backend.as_ref(),
@@ -178,7 +190,7 @@ pub fn optimize(
             interrupt: Some(stop),
         };
         let mut observer = ProgressObserver::new(progress, true);
-        sieve_run::optimize::optimize(&study, &opts, &mut observer)
+        jobs::optimize(&study, &opts, &mut observer)
     })?
     .map_err(sieve_err)?;
     if outcome.best.is_none() {

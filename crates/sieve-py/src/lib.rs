@@ -126,9 +126,9 @@ impl DataSpec {
                 Study::of_instruments(config, data, label)
             })
             .map_err(sieve_err)?;
-        for i in &study.market.instruments {
-            for w in sieve_run::study::warnings(&study.config, &i.scoring) {
-                let text = match study.market.is_several() {
+        for i in &study.market().instruments {
+            for w in sieve_run::study::warnings(study.config(), &i.scoring) {
+                let text = match study.market().is_several() {
                     true => format!("{}: {w}", i.name),
                     false => w,
                 };

@@ -32,7 +32,7 @@ pub struct Backtested {
 /// Backtests `name=value` settings (over the strategy's defaults, each
 /// checked, and the study's constraints) on every instrument.
 pub fn backtest(study: &Study, sets: &[String]) -> Result<Backtested> {
-    let params = parse_sets(study.strategy, sets)?;
+    let params = parse_sets(study.strategy(), sets)?;
     check_constraints(study, &params)?;
     let runs: Vec<InstrumentRun> = study.with_evaluators([params.as_slice()], |evals| {
         evals
@@ -54,7 +54,7 @@ pub fn backtest(study: &Study, sets: &[String]) -> Result<Backtested> {
             })
             .collect()
     });
-    let aggregation = study.market.aggregation;
+    let aggregation = study.market().aggregation;
     let combined = (0..runs[0].windows.len())
         .map(|k| {
             let values: Vec<f64> = runs.iter().map(|r| r.objectives[k]).collect();
@@ -71,14 +71,14 @@ pub fn backtest(study: &Study, sets: &[String]) -> Result<Backtested> {
 /// What makes a backtest's result meaningless: parameters whose indicators
 /// need more bars than an instrument has.
 pub fn warnings(study: &Study, done: &Backtested) -> Vec<String> {
-    let warmup = study.strategy.warmup(&done.params);
+    let warmup = study.strategy().warmup(&done.params);
     study
-        .market
+        .market()
         .instruments
         .iter()
         .filter(|i| warmup >= i.bars.len())
         .map(|i| {
-            let of = match study.market.is_several() {
+            let of = match study.market().is_several() {
                 true => format!("instrument '{}'", i.name),
                 false => "the data".to_string(),
             };
@@ -94,7 +94,7 @@ impl Backtested {
     /// `sieve backtest --json`: strategy, params, objective and windows
     /// (with several instruments: the aggregate and each instrument's).
     pub fn json(&self, study: &Study) -> serde_json::Value {
-        let strategy = study.strategy;
+        let strategy = study.strategy();
         let params: serde_json::Map<String, serde_json::Value> = strategy
             .params()
             .iter()
@@ -106,7 +106,7 @@ impl Backtested {
             "params": params,
             "objective": study.scoring().objective.name(),
         });
-        if !study.market.is_several() {
+        if !study.market().is_several() {
             doc["windows"] = self.runs[0].windows_json();
             return doc;
         }
@@ -114,10 +114,10 @@ impl Backtested {
         for (w, v) in self.runs[0].windows.iter().zip(&self.combined) {
             aggregate.insert(w.kind.to_string(), serde_json::json!({ "objective": v }));
         }
-        doc["aggregate"] = serde_json::json!(study.market.aggregation.how.name());
+        doc["aggregate"] = serde_json::json!(study.market().aggregation.how.name());
         doc["windows"] = aggregate.into();
         let instruments: serde_json::Map<String, serde_json::Value> = study
-            .market
+            .market()
             .names()
             .into_iter()
             .zip(&self.runs)
@@ -135,8 +135,8 @@ impl Backtested {
     /// The tables `sieve backtest` prints: one per instrument, then (with
     /// several) the aggregate objective.
     pub fn text(&self, study: &Study) -> String {
-        let strategy = study.strategy;
-        let several = study.market.is_several();
+        let strategy = study.strategy();
+        let several = study.market().is_several();
         let objective = study.scoring().objective;
         let named: Vec<String> = strategy
             .params()
@@ -145,11 +145,11 @@ impl Backtested {
             .map(|(p, v)| format!("{}={}", p.name, float(*v)))
             .collect();
         let mut text = String::new();
-        for (instrument, run) in study.market.instruments.iter().zip(&self.runs) {
+        for (instrument, run) in study.market().instruments.iter().zip(&self.runs) {
             let bars = &instrument.bars;
             let on = match several {
                 true => instrument.name.clone(),
-                false => study.data_label.clone(),
+                false => study.data_label().to_string(),
             };
             let style = TimeStyle::for_times(&bars.time);
             text.push_str(&format!(
@@ -168,7 +168,7 @@ impl Backtested {
         if several {
             let mut header = vec![format!(
                 "{} over {} instruments",
-                study.market.aggregation.how,
+                study.market().aggregation.how,
                 self.runs.len()
             )];
             header.extend(self.runs[0].windows.iter().map(|w| w.kind.to_string()));
@@ -261,7 +261,7 @@ pub fn parse_sets(strategy: &dyn Strategy, sets: &[String]) -> Result<Vec<f64>> 
 /// for a backtest's parameters too.
 fn check_constraints(study: &Study, params: &[f64]) -> Result<()> {
     let names = study.param_names();
-    for c in &study.space.constraints {
+    for c in &study.space().constraints {
         if !c.holds(params) {
             let named: Vec<String> = c
                 .params()

@@ -137,12 +137,12 @@ pub fn instrument_results(
     study: &Study,
     params: &[f64],
 ) -> IndexMap<String, IndexMap<String, WindowResult>> {
-    if !study.market.is_several() {
+    if !study.market().is_several() {
         return IndexMap::new();
     }
     let style = time_style(study);
     study
-        .market
+        .market()
         .names()
         .into_iter()
         .zip(measure(study, params))
@@ -159,7 +159,7 @@ pub fn instrument_results(
 /// One way of writing times across every instrument.
 fn time_style(study: &Study) -> TimeStyle {
     let times: Vec<i64> = study
-        .market
+        .market()
         .instruments
         .iter()
         .flat_map(|i| i.bars.time.iter().copied())
@@ -169,7 +169,7 @@ fn time_style(study: &Study) -> TimeStyle {
 
 fn aggregate_results(study: &Study, measured: &[Vec<Measured>]) -> IndexMap<String, WindowResult> {
     let style = time_style(study);
-    let aggregation = &study.market.aggregation;
+    let aggregation = study.market().aggregation;
     (0..measured[0].len())
         .map(|k| {
             let of: Vec<&Measured> = measured.iter().map(|windows| &windows[k]).collect();
@@ -222,7 +222,7 @@ pub(crate) fn best_json(
     let Some((rec, b)) = best_record(state) else {
         return Ok(None);
     };
-    let robustness = if robust && study.market.is_several() {
+    let robustness = if robust && study.market().is_several() {
         // Both rank one return series per candidate; several instruments
         // have several, and no agreed way to pool them.
         Some(crate::robust::Robustness {
@@ -248,7 +248,7 @@ pub(crate) fn best_json(
         None
     };
     Ok(Some(Best {
-        strategy: study.strategy.name().to_string(),
+        strategy: study.strategy().name().to_string(),
         objective: study.scoring().objective.name().to_string(),
         iteration: rec.iteration,
         grid_index: b.grid_index,
@@ -262,8 +262,8 @@ pub(crate) fn best_json(
         score: b.score,
         windows: crate::best::window_results(study, &b.params),
         instruments: crate::best::instrument_results(study, &b.params),
-        aggregate: study.market.is_several().then(|| {
-            let a = study.market.aggregation;
+        aggregate: study.market().is_several().then(|| {
+            let a = study.market().aggregation;
             match a.skip_undefined {
                 true => format!("{}, skipping undefined", a.how),
                 false => a.how.to_string(),

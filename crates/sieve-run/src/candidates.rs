@@ -53,18 +53,18 @@ pub fn parse(
         .params()
         .iter()
         .enumerate()
-        .filter_map(|(i, p)| column(p.name).map(|c| (i, c)))
+        .filter_map(|(i, p)| column(&p.name).map(|c| (i, c)))
         .collect();
     // Every parameter needs its column: a misspelt one must not be
     // replaced by a default without a word.
     let missing: Vec<&str> = strategy
         .params()
         .iter()
-        .filter(|p| column(p.name).is_none())
-        .map(|p| p.name)
+        .filter(|p| column(&p.name).is_none())
+        .map(|p| p.name.as_ref())
         .collect();
     if !missing.is_empty() {
-        let names: Vec<_> = strategy.params().iter().map(|p| p.name).collect();
+        let names: Vec<_> = strategy.params().iter().map(|p| p.name.as_ref()).collect();
         return Err(format!(
             "line 1: missing parameter column(s) {} of '{}' (it needs {}); found: {}",
             missing.join(", "),

@@ -12,8 +12,10 @@
 pub mod backtest;
 pub mod best;
 pub mod candidates;
+pub mod control;
 pub mod files;
 pub mod inputs;
+pub mod jobs;
 pub mod merge;
 pub mod optimize;
 pub mod progress;

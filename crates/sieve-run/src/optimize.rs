@@ -9,82 +9,17 @@
 //! as an uninterrupted one.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use sieve_core::format::float;
 use sieve_core::grid::{Axis, ParamSpace};
 use sieve_core::{strategy, Error, Result};
-use sieve_screen::ScreenBackend;
 
 use crate::best::Best;
+use crate::control::Session;
+pub use crate::control::{Observer, OptimizeOptions, Stop};
 use crate::rundir::{AxisRecord, IterationRecord, RunDir, RunState, Stage};
 use crate::{files, Study};
-
-pub struct OptimizeOptions<'a> {
-    pub out: PathBuf,
-    pub backend: &'a dyn ScreenBackend,
-    pub threads: usize,
-    /// Start over even if the folder holds a run of another config or data.
-    pub restart: bool,
-    /// How often a sweep in progress writes its checkpoint.
-    pub checkpoint_every: Duration,
-    /// Set (by a SIGINT/SIGTERM handler) to stop at the next chunk batch,
-    /// checkpointed and resumable.
-    pub interrupt: Option<&'a AtomicBool>,
-}
-
-/// What the loop tells the user as it goes.
-pub trait Observer {
-    /// A step starts: `total` is its units (combinations or candidates).
-    fn start(&mut self, iteration: u32, stage: Stage, total: u64);
-    fn progress(&mut self, done: u64);
-    fn finish(&mut self);
-    fn note(&mut self, message: &str);
-}
-
-/// Why the loop stopped. Every rule lives in [`optimize`]'s one loop.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Stop {
-    AllIterations(u32),
-    /// The time budget ran out; `during` the sweep of that iteration.
-    TimeBudget {
-        seconds: f64,
-        during: Option<u32>,
-    },
-    Stale,
-    NothingToRefine,
-    /// No combination of the first iteration had a finite objective.
-    NoFiniteObjective,
-    /// SIGINT/SIGTERM: the current step was checkpointed.
-    Interrupted,
-}
-
-impl std::fmt::Display for Stop {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Stop::AllIterations(n) => write!(f, "all {n} iterations done"),
-            Stop::TimeBudget { seconds, during: Some(i) } => write!(
-                f,
-                "time budget of {} s reached during iteration {i}'s sweep (checkpointed; the same command continues it with a fresh budget)",
-                float(*seconds)
-            ),
-            Stop::TimeBudget { seconds, during: None } => write!(
-                f,
-                "time budget of {} s reached (the same command continues with a fresh budget)",
-                float(*seconds)
-            ),
-            Stop::Stale => {
-                f.write_str("the best verified objective did not improve for two iterations")
-            }
-            Stop::NothingToRefine => f.write_str(
-                "nothing can be refined further (the grid is as fine as it gets within optimize.max_combinations)",
-            ),
-            Stop::NoFiniteObjective => f.write_str("no combination had a finite objective"),
-            Stop::Interrupted => f.write_str("interrupted; re-run the same command to resume"),
-        }
-    }
-}
 
 pub struct Outcome {
     pub state: RunState,
@@ -100,7 +35,7 @@ pub struct Outcome {
 fn open_run(study: &Study, opts: &OptimizeOptions<'_>, obs: &mut dyn Observer) -> Result<RunState> {
     let dir = RunDir::new(&opts.out)?;
     match dir.load_state()? {
-        Some(s) if s.config_hash == study.config_hash && s.data_hash == study.data_hash => {
+        Some(s) if s.config_hash == study.config_hash() && s.data_hash == study.data_hash() => {
             let done = s
                 .iterations
                 .iter()
@@ -113,13 +48,13 @@ fn open_run(study: &Study, opts: &OptimizeOptions<'_>, obs: &mut dyn Observer) -
             Ok(s)
         }
         Some(s) if !opts.restart => {
-            let what = if s.config_hash != study.config_hash {
+            let what = if s.config_hash != study.config_hash() {
                 "config"
             } else {
                 "data"
             };
             let changed = if what == "config" {
-                changed_keys(&s.config, &study.config.source)
+                changed_keys(&s.config, &study.config().source)
             } else {
                 String::new()
             };
@@ -138,21 +73,21 @@ fn open_run(study: &Study, opts: &OptimizeOptions<'_>, obs: &mut dyn Observer) -
             dir.clear()?;
             Ok(RunState {
                 sieve_version: env!("CARGO_PKG_VERSION").to_string(),
-                strategy: study.strategy.name().to_string(),
-                config_hash: study.config_hash.clone(),
-                data_hash: study.data_hash.clone(),
-                data: study.data_label.clone(),
+                strategy: study.strategy().name().to_string(),
+                config_hash: study.config_hash().to_string(),
+                data_hash: study.data_hash().to_string(),
+                data: study.data_label().to_string(),
                 data_path: study
-                    .config
+                    .config()
                     .data
                     .as_ref()
                     .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())),
-                instruments: match study.market.is_several() {
+                instruments: match study.market().is_several() {
                     true => study
-                        .market
+                        .market()
                         .names()
                         .into_iter()
-                        .zip(&study.config.paths)
+                        .zip(&study.config().paths)
                         .map(|(n, p)| {
                             let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
                             (n.to_string(), p)
@@ -160,7 +95,7 @@ fn open_run(study: &Study, opts: &OptimizeOptions<'_>, obs: &mut dyn Observer) -
                         .collect(),
                     false => Vec::new(),
                 },
-                config: study.config.canonical_toml(),
+                config: study.config().canonical_toml(),
                 status: "running".into(),
                 stop_reason: None,
                 elapsed_s: 0.0,
@@ -170,47 +105,23 @@ fn open_run(study: &Study, opts: &OptimizeOptions<'_>, obs: &mut dyn Observer) -
     }
 }
 
-/// The shared clock and stop signals of one invocation.
-pub(crate) struct Session<'a> {
-    started: Instant,
-    budget_s: f64,
-    elapsed_before: f64,
-    interrupt: Option<&'a AtomicBool>,
-}
-
-impl Session<'_> {
-    /// The budget counts per invocation: a re-run gets all of it again.
-    pub(crate) fn out_of_time(&self) -> bool {
-        self.started.elapsed().as_secs_f64() >= self.budget_s
-    }
-
-    pub(crate) fn interrupted(&self) -> bool {
-        self.interrupt.is_some_and(|f| f.load(Ordering::Relaxed))
-    }
-
-    /// Seconds over every session of the run (recorded, not a stop rule).
-    fn total_elapsed(&self) -> f64 {
-        self.elapsed_before + self.started.elapsed().as_secs_f64()
-    }
-}
-
 pub fn optimize(
     study: &Study,
     opts: &OptimizeOptions<'_>,
     obs: &mut dyn Observer,
 ) -> Result<Outcome> {
-    study.space.check_satisfiable()?;
+    study.space().check_satisfiable()?;
     let dir = RunDir::new(&opts.out)?;
     let mut state = open_run(study, opts, obs)?;
     let session = Session {
         started: Instant::now(),
-        budget_s: study.settings.time_budget_s,
+        budget_s: study.settings().time_budget_s,
         elapsed_before: state.elapsed_s,
         interrupt: opts.interrupt,
     };
     state.status = "running".into();
-    let config = &study.settings;
-    let original = study.space.axes.clone();
+    let config = study.settings();
+    let original = study.space().axes.clone();
     let mut best_so_far: Option<f64> = None;
     let mut stale = 0;
 
@@ -243,14 +154,11 @@ pub fn optimize(
             dir.save_state(&state)?;
         }
         let space = ParamSpace::new(
-            study.strategy,
+            study.strategy().params(),
             axes_of(study, &state.iterations[idx].grid)?,
-            study.space.constraints.clone(),
+            study.space().constraints.clone(),
         )?;
-        let iter_study = Study {
-            space,
-            ..study.clone()
-        };
+        let iter_study = study.with_space(space);
         let iter_dir = dir.iter_dir(iteration)?;
         if state.iterations[idx].stage == Stage::Sweep {
             if let Some(stop) = crate::stages::sweep::run(
@@ -287,7 +195,7 @@ pub fn optimize(
         // A partial run always has both best.json and report.html.
         if newly_done {
             let progress = format!("in progress: {iteration} iteration(s) done");
-            write_results(study, &dir, &state, &progress, false)?;
+            write_results(study, &dir, &state, &progress, false, obs)?;
         }
         // Stop rules, evaluated identically on a resumed run.
         let score = rec.best.as_ref().and_then(|b| b.score);
@@ -313,7 +221,7 @@ pub fn optimize(
     state.elapsed_s = session.total_elapsed();
     dir.save_state(&state)?;
     // The robustness numbers take a second or two: once, at the end.
-    let best = write_results(study, &dir, &state, &stop.to_string(), true)?;
+    let best = write_results(study, &dir, &state, &stop.to_string(), true, obs)?;
     state.status = match stop {
         Stop::Interrupted | Stop::TimeBudget { .. } => "stopped",
         _ => "done",
@@ -336,14 +244,15 @@ fn write_results(
     state: &RunState,
     reason: &str,
     robust: bool,
+    obs: &mut dyn Observer,
 ) -> Result<Option<Best>> {
     let Some(best) = crate::best::best_json(study, dir, state, reason, robust)? else {
         return Ok(None);
     };
     files::write_json(&dir.best_path(), &best)?;
-    // The report reads the state from run.json.
+    // What shows the results (the report) reads the state from run.json.
     dir.save_state(state)?;
-    crate::report::write(study, &dir.root, &crate::report::HeatmapAxes::default())?;
+    obs.results(study, &dir.root)?;
     Ok(Some(best))
 }
 
@@ -359,15 +268,19 @@ fn next_grid(
         None => Some(original.to_vec()),
         Some(prev) => {
             let max = study
-                .settings
+                .settings()
                 .max_combinations
                 .unwrap_or(state.iterations[0].grid_size);
             let current = axes_of(study, &prev.grid)?;
-            crate::refine::refine(study.strategy, &current, original, &prev.refine_from, max)
+            crate::refine::refine(study.strategy(), &current, original, &prev.refine_from, max)
         }
     };
     let Some(axes) = axes else { return Ok(None) };
-    let space = ParamSpace::new(study.strategy, axes, study.space.constraints.clone())?;
+    let space = ParamSpace::new(
+        study.strategy().params(),
+        axes,
+        study.space().constraints.clone(),
+    )?;
     Ok(Some(IterationRecord {
         iteration,
         grid: space
@@ -401,7 +314,7 @@ pub fn no_best(study: &Study, stop: &Stop) -> String {
         Stop::Interrupted => stop.to_string(),
         Stop::TimeBudget { .. } => format!(
             "no iteration has finished yet, so there is no best; re-run the same command to continue (the budget counts per run of the command), or raise optimize.time_budget_s (now {} s)",
-            study.settings.time_budget_s
+            study.settings().time_budget_s
         ),
         _ => no_finite_objective(study),
     }
@@ -426,7 +339,7 @@ pub fn no_finite_objective(study: &Study) -> String {
             "no combination had a finite {objective} in {window}: there is no best to report (widen the grid, try another objective, or move the windows)"
         )
     };
-    let market = &study.market;
+    let market = study.market();
     if market.is_several() && !market.aggregation.skip_undefined {
         message.push_str(&format!(
             "; with {} instruments the {} is undefined when it is on any one of them: check each with `sieve backtest --data FILE`, or set score.aggregate_skip_undefined = true",
@@ -441,7 +354,7 @@ fn axes_of(study: &Study, grid: &[AxisRecord]) -> Result<Vec<Axis>> {
     grid.iter()
         .map(|a| {
             Ok(Axis {
-                param: strategy::param_index(study.strategy, &a.name)?,
+                param: strategy::param_index(study.strategy(), &a.name)?,
                 name: a.name.clone(),
                 values: a.values.clone(),
             })

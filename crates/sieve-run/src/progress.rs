@@ -179,7 +179,7 @@ impl ProgressObserver {
     }
 }
 
-impl crate::optimize::Observer for ProgressObserver {
+impl crate::control::Observer for ProgressObserver {
     fn start(&mut self, iteration: u32, stage: crate::rundir::Stage, total: u64) {
         let unit = match stage {
             crate::rundir::Stage::Sweep => "comb",

@@ -136,7 +136,7 @@ pub fn overfitting(
     }
     // Grid-index order: an in-sample tie goes to the lower index.
     candidates.sort_by_key(|c| c.0);
-    let blocks = study.settings.pbo_blocks;
+    let blocks = study.settings().pbo_blocks;
     let w = study.scoring().windows.score;
     if w.end - w.start < 2 * blocks {
         return Err(format!(
@@ -216,7 +216,7 @@ fn histogram(values: &[f64], bins: usize) -> Histogram {
 /// The verified candidates of `verified.csv` with a finite score:
 /// (grid index, parameters).
 pub fn finite_candidates(study: &Study, path: &Path) -> Result<Vec<(u64, Vec<f64>)>> {
-    let list = crate::candidates::read(path, study.strategy, None)?;
+    let list = crate::candidates::read(path, study.strategy(), None)?;
     let scores = crate::files::read_column(path, "score")?;
     Ok(list
         .into_iter()

@@ -6,30 +6,38 @@ use sieve_core::format::float;
 use sieve_core::grid::ParamSpace;
 use sieve_core::indicators::IndicatorSet;
 use sieve_core::market::Market;
-use sieve_core::strategy::Strategy;
+use sieve_core::metrics::Windows;
+use sieve_core::strategy::{SharedStrategy, Strategy};
 use sieve_core::Result;
+use std::path::PathBuf;
+use std::sync::Arc;
 
-/// Everything a job needs about what it studies, checked once.
+use crate::settings::RunSettings;
+
+/// Everything a job needs about what it studies, checked once and hashed.
+/// Its inputs are shared (`Arc`): a clone costs no copy of the prices, and
+/// nothing can change after hashing except through the methods below, each
+/// of which says what the identity becomes.
 #[derive(Clone)]
 pub struct Study {
-    pub config: Config,
+    config: Arc<Config>,
     /// The run sections of the config, checked.
-    pub settings: crate::settings::RunSettings,
+    settings: Arc<RunSettings>,
     /// The instruments (one, or several with `data.paths`) and how their
     /// objectives combine.
-    pub market: Market,
-    pub strategy: &'static dyn Strategy,
-    pub space: ParamSpace,
+    market: Arc<Market>,
+    strategy: SharedStrategy,
+    space: Arc<ParamSpace>,
     /// Where the bars came from (a path, or a note on synthetic data).
-    pub data_label: String,
+    data_label: String,
     /// SHA-256 of the bars' values (and, with several instruments, their
     /// names): the same data loaded from anywhere.
-    pub data_hash: String,
+    data_hash: String,
     /// SHA-256 of the config: the run's identity. Left out: `data.path`
     /// and `data.columns` (the data hash covers the data) and the stop rules
     /// `optimize.iterations` / `optimize.time_budget_s`, which a user may
     /// raise to continue a run.
-    pub config_hash: String,
+    config_hash: String,
 }
 
 impl Study {
@@ -45,22 +53,99 @@ impl Study {
         data_label: String,
     ) -> Result<Study> {
         let strategy = config.strategy()?;
-        let space = ParamSpace::from_config(
-            strategy,
-            config.params.as_ref(),
-            config.constraints.as_deref(),
-        )?;
-        let market = Market::new(&config, data, strategy)?;
+        let space = config.space(&*strategy)?;
+        let market = Market::new(&config.scoring(), data, &*strategy)?;
         Ok(Study {
-            settings: crate::settings::RunSettings::of(&config)?,
+            settings: Arc::new(RunSettings::of(&config)?),
             data_hash: market_hash(&market),
             config_hash: config_hash(&config),
-            config,
-            market,
+            config: Arc::new(config),
+            market: Arc::new(market),
             strategy,
-            space,
+            space: Arc::new(space),
             data_label,
         })
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The run sections of the config, checked.
+    pub fn settings(&self) -> &RunSettings {
+        &self.settings
+    }
+
+    /// The instruments (one, or several with `data.paths`) and how their
+    /// objectives combine.
+    pub fn market(&self) -> &Market {
+        &self.market
+    }
+
+    pub fn strategy(&self) -> &dyn Strategy {
+        &*self.strategy
+    }
+
+    /// The grid.
+    pub fn space(&self) -> &ParamSpace {
+        &self.space
+    }
+
+    /// Where the bars came from (a path, or a note on synthetic data).
+    pub fn data_label(&self) -> &str {
+        &self.data_label
+    }
+
+    /// SHA-256 of the bars' values (and, with several instruments, their
+    /// names): the same data loaded from anywhere.
+    pub fn data_hash(&self) -> &str {
+        &self.data_hash
+    }
+
+    /// SHA-256 of the config: the run's identity (see the field's note).
+    pub fn config_hash(&self) -> &str {
+        &self.config_hash
+    }
+
+    /// The same study over another grid of the same strategy (the optimize
+    /// loop's zoomed grids): the identity is the run's.
+    pub fn with_space(&self, space: ParamSpace) -> Study {
+        Study {
+            space: Arc::new(space),
+            ..self.clone()
+        }
+    }
+
+    /// The same study with its bars kept at `path` (a DataFrame's bars
+    /// written into the run folder): `data.path` is not part of the
+    /// identity, so the hashes stay.
+    pub fn with_data_path(&self, path: PathBuf) -> Study {
+        let mut config = (*self.config).clone();
+        config.data = Some(path);
+        Study {
+            config: Arc::new(config),
+            ..self.clone()
+        }
+    }
+
+    /// The same study of its one instrument scored on `windows` (screening
+    /// on `screen`, one of them): a walk-forward fold, whose identity is
+    /// `identity` (the run's, and the fold's windows).
+    pub fn with_windows(
+        &self,
+        windows: Windows,
+        screen: sieve_core::metrics::Window,
+        identity: String,
+    ) -> Study {
+        let mut market = (*self.market).clone();
+        let scoring = &mut market.instruments[0].scoring;
+        scoring.screen = screen;
+        scoring.windows = windows;
+        Study {
+            market: Arc::new(market),
+            config_hash: identity,
+            ..self.clone()
+        }
     }
 
     /// The first instrument's bars (the only one's, with one instrument).
@@ -90,7 +175,7 @@ impl Study {
         sets: impl IntoIterator<Item = &'p [f64]>,
         f: impl FnOnce(&[Evaluator<'_>]) -> R,
     ) -> R {
-        let keys = Evaluator::indicators_for(self.strategy, sets);
+        let keys = Evaluator::indicators_for(self.strategy(), sets);
         let sets: Vec<IndicatorSet> = self
             .market
             .instruments
@@ -104,7 +189,7 @@ impl Study {
             .zip(&sets)
             .map(|(i, indicators)| Evaluator {
                 bars: &i.bars,
-                strategy: self.strategy,
+                strategy: self.strategy(),
                 indicators,
                 scoring: &i.scoring,
             })
@@ -113,8 +198,12 @@ impl Study {
     }
 
     /// Parameter names in strategy order (the CSV columns).
-    pub fn param_names(&self) -> Vec<&'static str> {
-        self.strategy.params().iter().map(|p| p.name).collect()
+    pub fn param_names(&self) -> Vec<&str> {
+        self.strategy
+            .params()
+            .iter()
+            .map(|p| p.name.as_ref())
+            .collect()
     }
 }
 
@@ -204,7 +293,7 @@ pub fn warnings(config: &Config, scoring: &Scoring) -> Vec<String> {
             ));
         }
     }
-    if let Some(rules) = config.rules {
+    if let Some(rules) = &config.rules {
         if rules.has_short_rules() && config.direction == sieve_core::strategy::Direction::Long {
             out.push(
                 "short_entry and short_exit are ignored with backtest.direction = \"long\"; set it to \"long_short\" to trade them".to_string(),

@@ -110,17 +110,17 @@ pub fn run(
     plan: &SweepPlan<'_>,
     on_batch: &mut dyn FnMut(&Checkpoint) -> Result<()>,
 ) -> Result<(Screen, SweepMeta)> {
-    study.space.check_satisfiable()?;
-    let range = plan.shard.range(study.space.size());
+    study.space().check_satisfiable()?;
+    let range = plan.shard.range(study.space().size());
     let job = ScreenJob {
-        market: &study.market,
-        strategy: study.strategy,
-        space: &study.space,
+        market: study.market(),
+        strategy: study.strategy(),
+        space: study.space(),
         range: range.clone(),
         top: plan.top,
         threads: plan.threads,
         resume: plan.resume.clone(),
-        series_budget: study.settings.series_budget,
+        series_budget: study.settings().series_budget,
     };
     let started = Instant::now();
     let screen = plan.backend.screen(&job, on_batch)?;
@@ -128,7 +128,7 @@ pub fn run(
     let evaluated = screen.stats.evaluated as f64;
     // Every instrument is simulated up to its screen window's end.
     let bars_per_combination: u64 = study
-        .market
+        .market()
         .instruments
         .iter()
         .map(|i| i.scoring.screen.end as u64)
@@ -136,14 +136,14 @@ pub fn run(
     let bars = bars_per_combination as f64;
     let meta = SweepMeta {
         sieve_version: env!("CARGO_PKG_VERSION").to_string(),
-        strategy: study.strategy.name().to_string(),
+        strategy: study.strategy().name().to_string(),
         params: study.param_names().iter().map(|s| s.to_string()).collect(),
-        config_hash: study.config_hash.clone(),
-        data_hash: study.data_hash.clone(),
-        data: study.data_label.clone(),
+        config_hash: study.config_hash().to_string(),
+        data_hash: study.data_hash().to_string(),
+        data: study.data_label().to_string(),
         objective: study.scoring().objective.name().to_string(),
         screen_window: study.scoring().screen.kind.to_string(),
-        grid_size: study.space.size(),
+        grid_size: study.space().size(),
         bars_per_combination,
         top: plan.top,
         backend: plan.backend.name().to_string(),
@@ -171,7 +171,7 @@ pub fn rows(study: &Study, screen: &Screen) -> Vec<SweepRow> {
         .iter()
         .map(|s| SweepRow {
             grid_index: s.index,
-            params: study.space.params_of(s.index),
+            params: study.space().params_of(s.index),
             score: s.score,
             trades: s.trades,
         })

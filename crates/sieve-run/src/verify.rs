@@ -128,7 +128,7 @@ fn verify_one(
         );
         metrics.push(m[0]);
     }
-    let aggregation = &study.market.aggregation;
+    let aggregation = study.market().aggregation;
     Verified {
         candidate: candidate.clone(),
         metrics: mean_metrics(&metrics),
@@ -210,8 +210,8 @@ fn csv_text(study: &Study, rows: &[Verified]) -> String {
         out.push_str(name);
     }
     out.push_str(",screen_rank,score,full_score,holdout_score");
-    if study.market.is_several() {
-        for name in study.market.names() {
+    if study.market().is_several() {
+        for name in study.market().names() {
             out.push_str(",score_");
             out.push_str(name);
         }

@@ -23,7 +23,8 @@ use sieve_core::robust::window_returns;
 use sieve_core::{Error, Result};
 
 use crate::best::Best;
-use crate::optimize::{self, Observer, OptimizeOptions, Stop};
+use crate::control::{Observer, OptimizeOptions, Stop};
+use crate::optimize;
 use crate::rundir::RunDir;
 use crate::{files, Study};
 
@@ -217,7 +218,6 @@ pub struct Outcome {
 /// The study of one fold: its train window is the score window, its test
 /// window the holdout.
 fn fold_study(study: &Study, fold: &Fold) -> Study {
-    let mut s = study.clone();
     let windows = Windows {
         full: Window {
             kind: WindowKind::Full,
@@ -236,18 +236,18 @@ fn fold_study(study: &Study, fold: &Fold) -> Study {
         }),
     };
     // Walk-forward studies one instrument (checked when it starts).
-    let scoring = &mut s.market.instruments[0].scoring;
-    scoring.screen = match study.config.screen_window {
+    let screen = match study.config().screen_window {
         sieve_core::config::ScreenWindow::Score => windows.score,
         sieve_core::config::ScreenWindow::Full => windows.full,
     };
-    scoring.windows = windows;
     // A fold's identity: the run's config and data, and its own windows.
-    s.config_hash = crate::study::hash_text(&format!(
+    let identity = crate::study::hash_text(&format!(
         "{}\nfold train {:?} test {:?}",
-        study.config_hash, fold.train, fold.test
+        study.config_hash(),
+        fold.train,
+        fold.test
     ));
-    s
+    study.with_windows(windows, screen, identity)
 }
 
 /// A fold finished in an earlier invocation: its best, read back.
@@ -257,7 +257,7 @@ fn finished(dir: &Path, fold_study: &Study) -> Option<Best> {
     let run = RunDir::new(dir).ok()?;
     let state = run.load_state().ok()??;
     let same =
-        state.config_hash == fold_study.config_hash && state.data_hash == fold_study.data_hash;
+        state.config_hash == fold_study.config_hash() && state.data_hash == fold_study.data_hash();
     (same && state.status == "done").then_some(())?;
     files::read_json(&run.best_path()).ok()
 }
@@ -267,16 +267,16 @@ pub fn walkforward(
     opts: &OptimizeOptions<'_>,
     obs: &mut dyn Observer,
 ) -> Result<Outcome> {
-    let wf = study.settings.walkforward.ok_or_else(|| {
+    let wf = study.settings().walkforward.ok_or_else(|| {
         Error::config(
             "walkforward",
             "sieve walkforward needs a [walkforward] section (train, test)",
         )
     })?;
-    if study.market.is_several() {
+    if study.market().is_several() {
         return Err(Error::Invalid(format!(
             "sieve walkforward studies one instrument; this config has {} (data.paths). Run it once per instrument with --data",
-            study.market.instruments.len()
+            study.market().instruments.len()
         )));
     }
     let limit = study
@@ -338,7 +338,6 @@ pub fn walkforward(
         summary,
         equity,
     };
-    crate::report::walkforward::write(study, &opts.out, &outcome)?;
     Ok(outcome)
 }
 

@@ -54,12 +54,7 @@ fn config_parser() {
         };
         if let Ok(config) = sieve_core::config::Config::parse(text) {
             let strategy = config.strategy().unwrap();
-            let _ = sieve_core::grid::ParamSpace::from_config(
-                strategy,
-                config.params.as_ref(),
-                config.constraints.as_deref(),
-            )
-            .map(|space| space.size());
+            let _ = config.space(&*strategy).map(|space| space.size());
         }
     }
 }

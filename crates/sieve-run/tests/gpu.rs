@@ -43,7 +43,7 @@ fn best_verified(study: &Study, screen: &Screen) -> Vec<f64> {
             line: i as u64 + 2,
             grid_index: s.index,
             screen_rank: i as u64 + 1,
-            params: study.space.params_of(s.index),
+            params: study.space().params_of(s.index),
         })
         .collect();
     let v = verify::verify(study, list, 0, &|| {}).unwrap();
@@ -94,10 +94,10 @@ fn gpu_top_1000_overlaps_cpu_and_verifies_to_the_same_best() {
         ))
         .unwrap();
         let study = Study::new(config, synth(4000, 42), "synthetic".into()).unwrap();
-        if study.strategy.as_rules().is_some() {
+        if study.config().rules.is_some() {
             // The generated kernel runs these (no CPU fallback).
             assert!(
-                sieve_screen::wgsl::strategy_module(study.strategy).is_ok(),
+                sieve_screen::wgsl::strategy_module(study.strategy()).is_ok(),
                 "{name}"
             );
         }

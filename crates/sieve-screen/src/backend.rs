@@ -3,9 +3,10 @@ use std::ops::Range;
 use sieve_core::grid::{GridIndex, ParamSpace};
 use sieve_core::market::Market;
 use sieve_core::strategy::Strategy;
-use sieve_core::{Error, Result};
+use sieve_core::Result;
 
-use crate::{ObjectiveStats, Scored, Screen, TopK};
+use crate::stats::ObjectiveStats;
+use crate::topk::{Scored, TopK};
 
 /// One screening task: a slice of a grid, scored on the instruments of a market.
 pub struct ScreenJob<'a> {
@@ -130,14 +131,14 @@ pub trait ScreenBackend: Send + Sync {
     ) -> Result<Screen>;
 }
 
-/// `cpu` or `gpu`.
-pub fn backend_by_name(name: &str) -> Result<Box<dyn ScreenBackend>> {
-    match name {
-        "cpu" => Ok(Box::new(crate::CpuBackend)),
-        "gpu" => Ok(Box::new(crate::GpuBackend::new()?)),
-        other => Err(Error::config(
-            "sweep.backend",
-            format!("unknown backend '{other}'; expected cpu or gpu"),
-        )),
-    }
+/// What a screen returns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Screen {
+    /// Best first, at most K.
+    pub top: Vec<Scored>,
+    pub stats: ObjectiveStats,
+    /// The per-period score-window Sharpe of every combination (the
+    /// Deflated Sharpe's trial variance); empty where a backend does not
+    /// compute it.
+    pub sharpe: ObjectiveStats,
 }

@@ -271,7 +271,7 @@ mod tests {
             name: String::new(),
             values: (0..n).map(|v| v as f64).collect(),
         };
-        let space = ParamSpace::new(s, vec![axis(0, 5), axis(1, 37)], Vec::new()).unwrap();
+        let space = ParamSpace::new(s.params(), vec![axis(0, 5), axis(1, 37)], Vec::new()).unwrap();
         // Every third combination of a range that starts and ends mid-row.
         let indices: Vec<u64> = (20..170).step_by(3).collect();
         let order = tile_order(&space, &indices);

@@ -20,44 +20,16 @@ mod gpu;
 #[cfg(not(feature = "gpu"))]
 #[path = "gpu_standin.rs"]
 mod gpu;
+mod pool;
+mod select;
 mod stats;
 mod topk;
 pub mod wgsl;
 
-pub use backend::{
-    backend_by_name, Checkpoint, ScreenBackend, ScreenJob, SeriesPlan, SERIES_BUDGET,
-};
+pub use backend::{Checkpoint, Screen, ScreenBackend, ScreenJob, SeriesPlan, SERIES_BUDGET};
 pub use cpu::CpuBackend;
 pub use gpu::GpuBackend;
+pub use pool::{thread_pool, MAX_THREADS};
+pub use select::backend_by_name;
 pub use stats::ObjectiveStats;
 pub use topk::{Scored, TopK};
-
-/// What a screen returns.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Screen {
-    /// Best first, at most K.
-    pub top: Vec<Scored>,
-    pub stats: ObjectiveStats,
-    /// The per-period score-window Sharpe of every combination (the
-    /// Deflated Sharpe's trial variance); empty where a backend does not
-    /// compute it.
-    pub sharpe: ObjectiveStats,
-}
-
-/// A rayon pool of `threads` workers (0 = one per core), the one way sieve
-/// sizes its parallel work.
-/// More workers than this is a typo, not a machine: refused before any
-/// thread starts.
-pub const MAX_THREADS: usize = 4096;
-
-pub fn thread_pool(threads: usize) -> sieve_core::Result<rayon::ThreadPool> {
-    if threads > MAX_THREADS {
-        return Err(sieve_core::Error::Invalid(format!(
-            "--threads {threads}: at most {MAX_THREADS} (0 = one per core)"
-        )));
-    }
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| sieve_core::Error::Invalid(format!("cannot start worker threads: {e}")))
-}

@@ -7,13 +7,13 @@ use sieve_core::evaluate::Evaluator;
 use sieve_core::grid::ParamSpace;
 use sieve_core::indicators::IndicatorSet;
 use sieve_core::market::Market;
-use sieve_core::strategy::Strategy;
+use sieve_core::strategy::SharedStrategy;
 use sieve_screen::{Checkpoint, CpuBackend, Scored, ScreenBackend, ScreenJob};
 
 struct Case {
     /// One instrument, or several.
     market: Market,
-    strategy: &'static dyn Strategy,
+    strategy: SharedStrategy,
     space: ParamSpace,
     /// [`ScreenJob::series_budget`]: 0 forces per-batch shared series.
     series_budget: u64,
@@ -40,13 +40,8 @@ fn case_on(strategy: &str, grid: &str, extra: &str, data: Vec<(String, Bars)>) -
     ))
     .unwrap();
     let strategy = config.strategy().unwrap();
-    let space = ParamSpace::from_config(
-        strategy,
-        config.params.as_ref(),
-        config.constraints.as_deref(),
-    )
-    .unwrap();
-    let market = Market::new(&config, data, strategy).unwrap();
+    let space = config.space(&*strategy).unwrap();
+    let market = Market::new(&config.scoring(), data, &*strategy).unwrap();
     Case {
         market,
         strategy,
@@ -189,7 +184,7 @@ fn screen(
 ) -> Vec<Scored> {
     let job = ScreenJob {
         market: &c.market,
-        strategy: c.strategy,
+        strategy: &*c.strategy,
         space: &c.space,
         range: range.unwrap_or(0..c.space.size()),
         top,
@@ -206,7 +201,7 @@ fn exact_scores(c: &Case) -> Vec<(u64, f64)> {
         .map(|i| (i, c.space.params_of(i)))
         .filter(|(_, p)| c.space.allowed(p))
         .collect();
-    let keys = Evaluator::indicators_for(c.strategy, params.iter().map(|(_, p)| p.as_slice()));
+    let keys = Evaluator::indicators_for(&*c.strategy, params.iter().map(|(_, p)| p.as_slice()));
     // Each instrument's exact objective, then the aggregate over them.
     let per_instrument: Vec<Vec<f64>> = c
         .market
@@ -216,7 +211,7 @@ fn exact_scores(c: &Case) -> Vec<(u64, f64)> {
             let ind = IndicatorSet::build_for(&inst.bars, c.strategy.series(), keys.clone());
             let eval = Evaluator {
                 bars: &inst.bars,
-                strategy: c.strategy,
+                strategy: &*c.strategy,
                 indicators: &ind,
                 scoring: &inst.scoring,
             };
@@ -372,7 +367,7 @@ fn resume_from_any_checkpoint_matches(backend: &dyn ScreenBackend) {
 fn resume_matches(backend: &dyn ScreenBackend, c: &Case) {
     let job = ScreenJob {
         market: &c.market,
-        strategy: c.strategy,
+        strategy: &*c.strategy,
         space: &c.space,
         range: 0..c.space.size(),
         top: 10,
@@ -492,7 +487,7 @@ mod gpu {
         let Some(b) = backend() else { return };
         for c in cases().into_iter().filter(|c| {
             ["sma_cross", "ema_cross", "activation"].contains(&c.strategy.name())
-                || sieve_screen::wgsl::strategy_module(c.strategy).is_ok()
+                || sieve_screen::wgsl::strategy_module(&*c.strategy).is_ok()
         }) {
             let mut exact = exact_scores(&c);
             exact.sort_by(|a, b| sieve_core::metrics::rank_order(a.1, a.0, b.1, b.0));
@@ -520,7 +515,7 @@ mod gpu {
         let Some(b) = backend() else { return };
         let on_device: Vec<Case> = cases()
             .into_iter()
-            .filter(|c| sieve_screen::wgsl::strategy_module(c.strategy).is_ok())
+            .filter(|c| sieve_screen::wgsl::strategy_module(&*c.strategy).is_ok())
             .collect();
         assert!(
             on_device.len() >= 3,

@@ -7,7 +7,7 @@
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime};
 
-pub const MS_PER_DAY: i64 = 86_400_000;
+pub use crate::format::MS_PER_DAY;
 
 /// The unit of an integer time, by magnitude: below 1e11 seconds (1e11 s is
 /// the year 5138), below 1e14 milliseconds (1e11 ms is March 1973), below

@@ -12,8 +12,8 @@ mod parse;
 mod plan;
 mod wgsl;
 
+use std::borrow::Cow;
 use std::cell::RefCell;
-use std::sync::Mutex;
 
 use check::{Checker, Func, Graph, Id, Op, Ty};
 use eval::{Frame, Machine, Signals, BLOCK};
@@ -21,11 +21,11 @@ use plan::Plan;
 
 use crate::data::Bars;
 use crate::error::{Error, Result};
-use crate::grid::ParamSpace;
+use crate::grid::{AxisValues, ParamSpace};
 use crate::indicators::{Indicator, IndicatorSet, RuleSeries, SeriesSource, RULE_SETTING_LEN};
 use crate::simd::Level;
 use crate::strategy::{
-    Changes, Direction, LaneBuffers, ParamKind, ParamSpec, PerBar, Strategy, Targets,
+    Changes, Direction, GpuKernel, LaneBuffers, ParamKind, ParamSpec, PerBar, Strategy, Targets,
 };
 
 pub use check::suggest;
@@ -68,8 +68,8 @@ pub struct RuleSource {
     pub trailing_stop: Option<String>,
     /// `[strategy.define]` in declaration order.
     pub define: Vec<(String, String)>,
-    /// `[strategy.params]`: the parameters are exactly its keys.
-    pub params: toml::Table,
+    /// `[strategy.params]`: the parameters are exactly its keys, in order.
+    pub params: Vec<(String, AxisValues)>,
 }
 
 /// The rules' root nodes.
@@ -83,16 +83,16 @@ struct Roots {
 }
 
 /// A compiled rule strategy: the [`Rules`] plus the names the
-/// [`Strategy`] trait hands out for the life of the process.
+/// [`Strategy`] trait hands out, owned (a run shares it by `Arc`).
 #[derive(Debug)]
 pub struct RuleStrategy {
     rules: Rules,
-    name: &'static str,
-    summary: &'static str,
-    params: &'static [ParamSpec],
+    name: String,
+    summary: String,
+    params: Vec<ParamSpec>,
 }
 
-/// The compiled rules themselves (nothing leaked: what the fuzz target runs).
+/// The compiled rules themselves (what the fuzz target runs).
 #[derive(Debug)]
 struct Rules {
     source: RuleSource,
@@ -104,30 +104,10 @@ struct Rules {
     defines: Vec<(String, Id)>,
 }
 
-/// Every rule strategy compiled in this process. A strategy lives as long
-/// as the process, like the built-ins (`&'static`); compiling the same
-/// source again returns the same one instead of leaking another.
-static COMPILED: Mutex<Vec<&'static RuleStrategy>> = Mutex::new(Vec::new());
-
-/// Compiles `source`, or returns the strategy already compiled from it.
-pub fn resolve(source: &RuleSource) -> Result<&'static RuleStrategy> {
-    let mut compiled = COMPILED.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(s) = compiled.iter().find(|s| s.rules.source == *source) {
-        return Ok(s);
-    }
-    let s: &'static RuleStrategy = Box::leak(Box::new(RuleStrategy::compile(source.clone())?));
-    compiled.push(s);
-    Ok(s)
-}
-
 impl PartialEq for RuleStrategy {
     fn eq(&self, other: &Self) -> bool {
         self.rules.source == other.rules.source
     }
-}
-
-fn leak(s: String) -> &'static str {
-    Box::leak(s.into_boxed_str())
 }
 
 /// A parameter or definition name must be one a rule can write, and not a
@@ -161,7 +141,8 @@ fn reserved(name: &str) -> bool {
 }
 
 impl RuleStrategy {
-    fn compile(source: RuleSource) -> Result<RuleStrategy> {
+    /// Compiles `source`; errors name the key and point at the column.
+    pub fn compile(source: RuleSource) -> Result<RuleStrategy> {
         let (rules, params) = Rules::compile(source)?;
         let summary = format!(
             "rule strategy: entry \"{}\", exit \"{}\"",
@@ -170,14 +151,14 @@ impl RuleStrategy {
         let params: Vec<ParamSpec> = params
             .into_iter()
             .map(|(name, spec)| ParamSpec {
-                name: leak(name),
+                name: Cow::Owned(name),
                 ..spec
             })
             .collect();
         Ok(RuleStrategy {
-            name: leak(rules.source.name.clone()),
-            summary: leak(summary),
-            params: Box::leak(params.into_boxed_slice()),
+            name: rules.source.name.clone(),
+            summary,
+            params,
             rules,
         })
     }
@@ -198,7 +179,7 @@ impl Rules {
                 ),
             ));
         }
-        let names: Vec<String> = source.params.keys().cloned().collect();
+        let names: Vec<String> = source.params.iter().map(|(n, _)| n.clone()).collect();
         if names.len() > 64 {
             return Err(Error::config(
                 "strategy.params",
@@ -468,7 +449,7 @@ impl RuleStrategy {
 
     /// The rules as written, the definitions and the parameters, for
     /// `sieve strategies --config`.
-    pub fn describe(&self, space: &ParamSpace) -> String {
+    fn describe_rules(&self, space: &ParamSpace) -> String {
         let mut out = format!("{}\n    {}\n", self.name, self.summary);
         let s = &self.rules.source;
         for (key, text) in [
@@ -487,7 +468,7 @@ impl RuleStrategy {
             }
         }
         out.push_str("    parameters:\n");
-        for p in self.params {
+        for p in &self.params {
             let kind = match p.kind {
                 ParamKind::Int => "int (a window length)",
                 ParamKind::Float => "float",
@@ -512,7 +493,7 @@ impl RuleStrategy {
             let params: Vec<&str> = self.rules.plan.shared[id]
                 .iter()
                 .flatten()
-                .map(|&p| self.params[p].name)
+                .map(|&p| self.params[p].name.as_ref())
                 .collect();
             out.push_str(&format!(
                 "        {:<40} {count} setting{} ({})\n",
@@ -611,9 +592,12 @@ fn compile_text(checker: &mut Checker, key: &str, text: &str, want: Option<Ty>) 
 /// The parameters' specs: whole-number kinds for windows (every grid value
 /// checked), any real value for the rest; the default is the fixed value
 /// or the grid's first.
-fn param_specs(checker: &Checker, table: &toml::Table) -> Result<Vec<(String, ParamSpec)>> {
+fn param_specs(
+    checker: &Checker,
+    axes: &[(String, AxisValues)],
+) -> Result<Vec<(String, ParamSpec)>> {
     let mut specs = Vec::new();
-    for (u, (name, spec)) in checker.params.iter().zip(table) {
+    for (u, (name, axis)) in checker.params.iter().zip(axes) {
         let key = format!("strategy.params.{name}");
         if !u.used {
             return Err(Error::config(
@@ -621,7 +605,7 @@ fn param_specs(checker: &Checker, table: &toml::Table) -> Result<Vec<(String, Pa
                 "is not used by any rule or definition (remove it, or use it)",
             ));
         }
-        let (values, _) = crate::grid::axis_values(&key, name, spec)?;
+        let values = &axis.values;
         let kind = if u.window.is_some() {
             ParamKind::Int
         } else {
@@ -657,7 +641,7 @@ fn param_specs(checker: &Checker, table: &toml::Table) -> Result<Vec<(String, Pa
         let first = values.first().copied().unwrap_or(0.0);
         let last = values.last().copied().unwrap_or(first);
         let spec = ParamSpec {
-            name: "",
+            name: Cow::Borrowed(""),
             kind,
             default: first,
             min,
@@ -871,20 +855,30 @@ impl Rules {
 }
 
 impl Strategy for RuleStrategy {
-    fn name(&self) -> &'static str {
-        self.name
+    fn name(&self) -> &str {
+        &self.name
     }
 
-    fn as_rules(&self) -> Option<&RuleStrategy> {
-        Some(self)
+    fn summary(&self) -> &str {
+        &self.summary
     }
 
-    fn summary(&self) -> &'static str {
-        self.summary
+    fn params(&self) -> &[ParamSpec] {
+        &self.params
     }
 
-    fn params(&self) -> &'static [ParamSpec] {
-        self.params
+    fn gpu_kernel(&self) -> GpuKernel<'_> {
+        match self.rule_kernel() {
+            Ok(kernel) => GpuKernel::Generated(Box::new(wgsl::RuleGpu {
+                strategy: self,
+                kernel,
+            })),
+            Err(construct) => GpuKernel::Unsupported(construct),
+        }
+    }
+
+    fn describe(&self, space: &ParamSpace) -> Option<String> {
+        Some(self.describe_rules(space))
     }
 
     fn indicators(&self, params: &[f64], out: &mut Vec<Indicator>) {

@@ -23,6 +23,7 @@ use super::check::{Col, Func, Id, Op, Ty};
 use super::parse::BinOp;
 use super::RuleStrategy;
 use crate::indicators::Indicator;
+use crate::strategy::GeneratedKernel;
 
 /// The bit pattern every undefined value is uploaded as.
 pub const NAN_BITS: u32 = 0x7fc0_0000;
@@ -66,7 +67,7 @@ impl RuleKernel {
 impl RuleStrategy {
     /// The device kernel of these rules, or the construct that cannot run
     /// on the device (the whole strategy then screens on the CPU).
-    pub fn gpu_kernel(&self) -> Result<RuleKernel, String> {
+    pub fn rule_kernel(&self) -> Result<RuleKernel, String> {
         let rules = &self.rules;
         let graph = &rules.graph;
         let plan = &rules.plan;
@@ -390,16 +391,51 @@ impl RuleStrategy {
     }
 }
 
+/// A rule strategy's kernel as the GPU screen sees it.
+pub(super) struct RuleGpu<'a> {
+    pub(super) strategy: &'a RuleStrategy,
+    pub(super) kernel: RuleKernel,
+}
+
+impl GeneratedKernel for RuleGpu<'_> {
+    fn wgsl(&self) -> &str {
+        &self.kernel.entry
+    }
+
+    fn reads(&self, key: &Indicator) -> bool {
+        self.kernel.reads(key)
+    }
+
+    fn n_values(&self) -> usize {
+        self.kernel.n_values()
+    }
+
+    fn n_columns(&self) -> usize {
+        self.kernel.n_columns()
+    }
+
+    fn inputs(
+        &self,
+        params: &[f64],
+        scratch: &mut Vec<f64>,
+        values: &mut Vec<f32>,
+        keys: &mut Vec<Indicator>,
+    ) {
+        self.strategy
+            .gpu_inputs(&self.kernel, params, scratch, values, keys);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::config::Config;
 
-    fn rules(strategy: &str, params: &str) -> &'static crate::rules::RuleStrategy {
+    fn rules(strategy: &str, params: &str) -> std::sync::Arc<crate::rules::RuleStrategy> {
         let config = Config::parse(&format!(
             "[strategy]\n{strategy}\n[strategy.params]\n{params}\n"
         ))
         .unwrap();
-        config.strategy().unwrap().as_rules().unwrap()
+        config.rules.clone().unwrap()
     }
 
     /// Rules of shared columns, scalars and per-bar nodes get a kernel that
@@ -410,7 +446,7 @@ mod tests {
             "name = \"dip_gpu\"\nentry = \"close < sma(close, n) * (1 - d) and cross_above(rsi(close, 14), 30)\"\nexit = \"close > sma(close, n)\"",
             "n = { values = [10, 20] }\nd = { values = [0.01, 0.02] }",
         );
-        let k = r.gpu_kernel().unwrap();
+        let k = r.rule_kernel().unwrap();
         // sma(close, n), rsi(close, 14): two shared columns.
         assert_eq!(k.n_columns(), 2, "{}", k.entry);
         assert!(k.entry.contains("fn rules(@builtin(global_invocation_id)"));
@@ -431,7 +467,7 @@ mod tests {
             "name = \"band_gpu\"\nentry = \"close > highest(close - k, n)\"\nexit = \"close < sma(close, n)\"",
             "n = { values = [10, 20] }\nk = { values = [0.5, 1.5] }",
         );
-        let why = r.gpu_kernel().unwrap_err();
+        let why = r.rule_kernel().unwrap_err();
         assert!(why.starts_with("`highest("), "{why}");
         assert!(why.contains("real-valued parameter"), "{why}");
     }

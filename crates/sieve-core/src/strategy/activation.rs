@@ -1,3 +1,5 @@
+use std::borrow::Cow;
+
 use super::{
     changes_by_positions, len_param, Changes, Direction, LaneBuffers, ParamKind, ParamSpec,
     Strategy,
@@ -21,7 +23,7 @@ const fn int(
     doc: &'static str,
 ) -> ParamSpec {
     ParamSpec {
-        name,
+        name: Cow::Borrowed(name),
         kind: ParamKind::Int,
         default,
         min: 1.0,
@@ -39,7 +41,7 @@ const fn real(
     doc: &'static str,
 ) -> ParamSpec {
     ParamSpec {
-        name,
+        name: Cow::Borrowed(name),
         kind: ParamKind::Float,
         default,
         min,

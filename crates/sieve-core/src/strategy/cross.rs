@@ -663,8 +663,8 @@ mod tests {
 
     #[test]
     fn the_averages_of_a_grid_are_those_of_every_pair() {
-        use crate::evaluate::indicators_for_space;
         use crate::grid::{Axis, Constraint};
+        use crate::strategy::indicators_for_space;
         for name in ["sma_cross", "ema_cross"] {
             let strategy = crate::strategy::lookup(name).expect("built in");
             let axis = |param: usize, values: &[f64]| Axis {
@@ -672,7 +672,10 @@ mod tests {
                 name: strategy.params()[param].name.to_string(),
                 values: values.to_vec(),
             };
-            let fast_lt_slow = || Constraint::parse("fast < slow", strategy).expect("parses");
+            let fast_lt_slow = || {
+                Constraint::parse("fast < slow", strategy.name(), strategy.params())
+                    .expect("parses")
+            };
             let spaces = [
                 // Overlapping axes, a constraint that excludes some pairs.
                 (vec![axis(0, &[2.0, 5.0, 9.0]), axis(1, &[5.0, 20.0])], true),
@@ -689,7 +692,7 @@ mod tests {
                 } else {
                     vec![]
                 };
-                let space = ParamSpace::new(strategy, axes, constraints).expect("a grid");
+                let space = ParamSpace::new(strategy.params(), axes, constraints).expect("a grid");
                 let every_pair = indicators_for_space(strategy, &space);
                 assert!(!every_pair.is_empty());
                 assert_eq!(strategy.space_indicators(&space), every_pair, "{name}");

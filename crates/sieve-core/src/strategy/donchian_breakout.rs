@@ -1,3 +1,5 @@
+use std::borrow::Cow;
+
 use super::{len_param, Direction, ParamKind, ParamSpec, Strategy};
 use crate::data::Bars;
 use crate::indicators::{Indicator, IndicatorSet};
@@ -10,7 +12,7 @@ pub struct DonchianBreakout;
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
-        name: "entry",
+        name: Cow::Borrowed("entry"),
         kind: ParamKind::Int,
         default: 20.0,
         min: 1.0,
@@ -19,7 +21,7 @@ const PARAMS: &[ParamSpec] = &[
         doc: "breakout channel length (bars)",
     },
     ParamSpec {
-        name: "exit",
+        name: Cow::Borrowed("exit"),
         kind: ParamKind::Int,
         default: 10.0,
         min: 1.0,

@@ -1,3 +1,5 @@
+use std::borrow::Cow;
+
 use super::cross::AverageCross;
 use super::{ParamKind, ParamSpec};
 use crate::indicators::Indicator;
@@ -12,7 +14,7 @@ pub static EMA_CROSS: AverageCross = AverageCross {
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
-        name: "fast",
+        name: Cow::Borrowed("fast"),
         kind: ParamKind::Int,
         default: 20.0,
         min: 1.0,
@@ -21,7 +23,7 @@ const PARAMS: &[ParamSpec] = &[
         doc: "fast EMA length (bars)",
     },
     ParamSpec {
-        name: "slow",
+        name: Cow::Borrowed("slow"),
         kind: ParamKind::Int,
         default: 100.0,
         min: 1.0,

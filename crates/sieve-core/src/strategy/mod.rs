@@ -11,8 +11,13 @@ mod changes;
 mod cross;
 mod donchian_breakout;
 mod ema_cross;
+mod gpu;
 mod rsi_reversion;
 mod sma_cross;
+mod space;
+
+use std::ops::Deref;
+use std::sync::Arc;
 
 use crate::data::Bars;
 use crate::error::{Error, Result};
@@ -26,56 +31,12 @@ pub(crate) use changes::{PerBar, Targets};
 pub use cross::AverageCross;
 pub use donchian_breakout::DonchianBreakout;
 pub use ema_cross::EMA_CROSS;
+pub use gpu::{GeneratedKernel, GpuKernel};
 pub use rsi_reversion::RsiReversion;
 pub use sma_cross::SMA_CROSS;
+pub use space::{indicators_for_sets, indicators_for_space};
 
-/// Whether a parameter takes whole numbers (lengths) or any real value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ParamKind {
-    Int,
-    Float,
-}
-
-/// One parameter of a strategy: its name, kind, allowed range, default value
-/// and default grid (`start..=stop` by `step`).
-#[derive(Debug, Clone, Copy)]
-pub struct ParamSpec {
-    pub name: &'static str,
-    pub kind: ParamKind,
-    pub default: f64,
-    pub min: f64,
-    pub max: f64,
-    pub grid: (f64, f64, f64),
-    pub doc: &'static str,
-}
-
-impl ParamSpec {
-    /// Checks one value; the error names the parameter and the allowed range.
-    pub fn check(&self, value: f64) -> Result<()> {
-        if !value.is_finite() {
-            return Err(Error::param(
-                self.name,
-                format!("{value} is not a finite number"),
-            ));
-        }
-        if self.kind == ParamKind::Int && value.fract() != 0.0 {
-            return Err(Error::param(
-                self.name,
-                format!("{value} is not a whole number"),
-            ));
-        }
-        if value < self.min || value > self.max {
-            return Err(Error::param(
-                self.name,
-                format!(
-                    "{value} is outside the allowed range {}..={}",
-                    self.min, self.max
-                ),
-            ));
-        }
-        Ok(())
-    }
-}
+pub use crate::param::{ParamKind, ParamSpec};
 
 /// Long only, or long and short: with `LongShort` a strategy's exit becomes a
 /// reversal into a short and its entry a reversal back.
@@ -115,12 +76,12 @@ impl Direction {
 
 pub trait Strategy: Send + Sync {
     /// The CLI / config name.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
 
     /// One line for `sieve strategies`.
-    fn summary(&self) -> &'static str;
+    fn summary(&self) -> &str;
 
-    fn params(&self) -> &'static [ParamSpec];
+    fn params(&self) -> &[ParamSpec];
 
     /// Constraints applied to the default grid (e.g. `fast < slow`).
     fn default_constraints(&self) -> &'static [&'static str] {
@@ -148,11 +109,17 @@ pub trait Strategy: Send + Sync {
 
     /// Every indicator setting any combination of `space` needs.
     fn space_indicators(&self, space: &ParamSpace) -> Vec<Indicator> {
-        crate::evaluate::indicators_for_space(self, space)
+        indicators_for_space(self, space)
     }
 
-    /// The compiled rules, for a strategy defined by rules in the config.
-    fn as_rules(&self) -> Option<&crate::rules::RuleStrategy> {
+    /// The kernel the GPU screen runs for this strategy (none by default).
+    fn gpu_kernel(&self) -> GpuKernel<'_> {
+        GpuKernel::None
+    }
+
+    /// More about the strategy for `sieve strategies --config` (a rule
+    /// strategy's rules, definitions and shared series), over `space`.
+    fn describe(&self, _space: &ParamSpace) -> Option<String> {
         None
     }
 
@@ -252,42 +219,44 @@ pub fn lookup(name: &str) -> Result<&'static dyn Strategy> {
         })
 }
 
+/// A strategy a run holds: a built-in (static) or one compiled from the
+/// config (shared, and dropped when the last run holding it ends).
+#[derive(Clone)]
+pub enum SharedStrategy {
+    Builtin(&'static dyn Strategy),
+    Compiled(Arc<dyn Strategy>),
+}
+
+impl Deref for SharedStrategy {
+    type Target = dyn Strategy;
+
+    fn deref(&self) -> &(dyn Strategy + 'static) {
+        match self {
+            SharedStrategy::Builtin(s) => *s,
+            SharedStrategy::Compiled(s) => s.as_ref(),
+        }
+    }
+}
+
+impl std::fmt::Debug for SharedStrategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SharedStrategy({})", self.name())
+    }
+}
+
 /// Position of the parameter called `name`.
 pub fn param_index(strategy: &dyn Strategy, name: &str) -> Result<usize> {
-    strategy
-        .params()
-        .iter()
-        .position(|p| p.name == name)
-        .ok_or_else(|| {
-            let known: Vec<_> = strategy.params().iter().map(|p| p.name).collect();
-            Error::param(
-                name,
-                format!(
-                    "'{}' has no such parameter; its parameters are {}",
-                    strategy.name(),
-                    known.join(", ")
-                ),
-            )
-        })
+    crate::param::param_index(strategy.name(), strategy.params(), name)
 }
 
 /// The default parameter values.
 pub fn default_params(strategy: &dyn Strategy) -> Vec<f64> {
-    strategy.params().iter().map(|p| p.default).collect()
+    crate::param::default_params(strategy.params())
 }
 
 /// Checks a whole parameter set against the strategy's specs.
 pub fn check_params(strategy: &dyn Strategy, params: &[f64]) -> Result<()> {
-    let specs = strategy.params();
-    if params.len() != specs.len() {
-        return Err(Error::Invalid(format!(
-            "'{}' takes {} parameters, got {}",
-            strategy.name(),
-            specs.len(),
-            params.len()
-        )));
-    }
-    specs.iter().zip(params).try_for_each(|(s, &v)| s.check(v))
+    crate::param::check_params(strategy.name(), strategy.params(), params)
 }
 
 /// The indicators `params` needs, as a fresh list.

@@ -1,3 +1,5 @@
+use std::borrow::Cow;
+
 use super::{len_param, Direction, ParamKind, ParamSpec, Strategy};
 use crate::data::Bars;
 use crate::indicators::{Indicator, IndicatorSet};
@@ -7,7 +9,7 @@ pub struct RsiReversion;
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
-        name: "period",
+        name: Cow::Borrowed("period"),
         kind: ParamKind::Int,
         default: 14.0,
         min: 1.0,
@@ -16,7 +18,7 @@ const PARAMS: &[ParamSpec] = &[
         doc: "RSI length (bars)",
     },
     ParamSpec {
-        name: "lower",
+        name: Cow::Borrowed("lower"),
         kind: ParamKind::Float,
         default: 30.0,
         min: 0.0,
@@ -25,7 +27,7 @@ const PARAMS: &[ParamSpec] = &[
         doc: "enter long below this RSI",
     },
     ParamSpec {
-        name: "upper",
+        name: Cow::Borrowed("upper"),
         kind: ParamKind::Float,
         default: 70.0,
         min: 0.0,

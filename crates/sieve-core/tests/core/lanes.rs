@@ -24,7 +24,7 @@ fn same(a: &ScreenScore, b: &ScreenScore) -> bool {
 /// Screens `sets` one by one and in lanes (every vector level the CPU runs,
 /// and the default choice) and compares.
 fn check(bars: &Bars, config: &Config, s: &dyn SieveStrategy, sets: &[Vec<f64>]) {
-    let scoring = Scoring::new(config, bars).unwrap();
+    let scoring = Scoring::new(&config.scoring(), bars).unwrap();
     let keys = Evaluator::indicators_for(s, sets.iter().map(Vec::as_slice));
     let ind = IndicatorSet::build_for(bars, s.series(), keys);
     let eval = Evaluator {
@@ -210,7 +210,8 @@ proptest! {
         };
         let direction = if long_short { Direction::LongShort } else { Direction::Long };
         let c = config_of(&text, engine, direction, Objective::ALL[objective], score_share, holdout, screen_full, min_trades);
-        let s = c.strategy().unwrap();
+        let shared = c.strategy().unwrap();
+        let s = &*shared;
         check(&bars, &c, s, &param_sets(s, n_sets, seed));
     }
 }
@@ -323,7 +324,7 @@ fn lanes_outside_the_fast_path_agree_too() {
         false,
         0,
     );
-    let scoring = Scoring::new(&c, &bars).unwrap();
+    let scoring = Scoring::new(&c.scoring(), &bars).unwrap();
     let keys = Evaluator::indicators_for(s, sets.iter().map(Vec::as_slice));
     let ind = IndicatorSet::build(&bars, keys);
     let eval = Evaluator {
@@ -385,7 +386,7 @@ fn lanes_without_a_stop_agree_where_the_atr_is_zero() {
     let keys = Evaluator::indicators_for(s, sets.iter().map(Vec::as_slice));
     let ind = IndicatorSet::build(&bars, keys);
     let atr = ind.get(sieve_core::indicators::Indicator::Atr(14));
-    let scoring = Scoring::new(&Config::parse("").unwrap(), &bars).unwrap();
+    let scoring = Scoring::new(&Config::parse("").unwrap().scoring(), &bars).unwrap();
     let eval = Evaluator {
         bars: &bars,
         strategy: s,
@@ -411,7 +412,7 @@ fn scratch_space_refuses_a_second_screen() {
     let mut out = [ScreenScore::default()];
     let (a, b) = (synth(300, 1), synth(300, 2));
     for bars in [&a, &b] {
-        let scoring = Scoring::new(&config, bars).unwrap();
+        let scoring = Scoring::new(&config.scoring(), bars).unwrap();
         let keys = Evaluator::indicators_for(s, sets.iter().map(Vec::as_slice));
         let ind = IndicatorSet::build(bars, keys);
         let eval = Evaluator {

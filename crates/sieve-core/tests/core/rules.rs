@@ -122,8 +122,9 @@ fn a_new_rule_strategy_matches_a_computation_from_scratch() {
             let config =
                 Config::parse_with_overrides(RULES, &[format!("backtest.fill=\"{fill}\"")])
                     .unwrap();
-            let strategy = config.strategy().unwrap();
-            let scoring = Scoring::new(&config, &bars).unwrap();
+            let shared = config.strategy().unwrap();
+            let strategy = &*shared;
+            let scoring = Scoring::new(&config.scoring(), &bars).unwrap();
             let mut traded = 0;
             for n in [10usize, 30] {
                 for k in [5usize, 14] {
@@ -172,7 +173,8 @@ fn undefined_values_never_trade_and_crossings_need_an_earlier_side() {
         "[strategy]\nname = \"c\"\nentry = \"cross_above(close, sma(close, 3))\"\nexit = \"cross_below(close, sma(close, 3))\"\n",
     )
     .unwrap();
-    let strategy = config.strategy().unwrap();
+    let shared = config.strategy().unwrap();
+    let strategy = &*shared;
     // sma(3): -, -, 2, 3, 3.667, 3, 2.667
     let close = [1.0, 2.0, 3.0, 4.0, 4.0, 1.0, 3.0];
     let bars = crate::bars(&close, &close);
@@ -195,7 +197,8 @@ fn positions_of(rules: &str, close: &[f64], direction: &str) -> Vec<i8> {
         "[strategy]\nname = \"h\"\n{rules}\n[backtest]\ndirection = \"{direction}\"\n"
     ))
     .unwrap();
-    let strategy = config.strategy().unwrap();
+    let shared = config.strategy().unwrap();
+    let strategy = &*shared;
     let bars = crate::bars(close, close);
     let set = IndicatorSet::build_for(&bars, strategy.series(), indicators_for(strategy, &[]));
     let mut out = vec![9i8; close.len()];

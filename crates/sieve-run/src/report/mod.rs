@@ -53,18 +53,18 @@ pub fn write(study: &Study, dir: &Path, axes: &HeatmapAxes) -> Result<()> {
     push_head(&mut html, &state, &best);
     robust::push_robustness(&mut html, &best, dir)?;
     push_best(&mut html, &best);
-    if study.market.is_several() {
+    if study.market().is_several() {
         let how = best.aggregate.as_deref().unwrap_or("mean");
         let _ = writeln!(
             html,
             "<p>Over {} instruments: each window's objective is the {how} of theirs; the other metrics are their means (trades summed). Each instrument follows.</p>",
-            study.market.instruments.len()
+            study.market().instruments.len()
         );
     }
     push_metrics(&mut html, "Metrics", &best.windows);
     push_settings(&mut html, study);
     let backtests = best_backtests(study, &best)?;
-    for (instrument, bt) in study.market.instruments.iter().zip(&backtests) {
+    for (instrument, bt) in study.market().instruments.iter().zip(&backtests) {
         if let Some(windows) = best.instruments.get(&instrument.name) {
             let _ = writeln!(html, "<h2>Instrument {}</h2>", esc(&instrument.name));
             push_metrics(&mut html, "Metrics", windows);
@@ -176,9 +176,9 @@ fn push_settings(html: &mut String, study: &Study) {
 fn run_settings(study: &Study) -> Vec<(String, String)> {
     let s = study.scoring();
     let e = &s.engine;
-    let mut rows = vec![("data".to_string(), study.data_label.clone())];
-    let several = study.market.is_several();
-    for instrument in &study.market.instruments {
+    let mut rows = vec![("data".to_string(), study.data_label().to_string())];
+    let several = study.market().is_several();
+    for instrument in &study.market().instruments {
         let times = &instrument.bars.time;
         let tf = TimeFormat::of(times);
         let sc = &instrument.scoring;
@@ -226,7 +226,7 @@ fn run_settings(study: &Study) -> Vec<(String, String)> {
     if several {
         rows.push((
             "aggregate over instruments".into(),
-            study.market.aggregation.how.to_string(),
+            study.market().aggregation.how.to_string(),
         ));
     }
     rows
@@ -267,7 +267,7 @@ fn direction_name(direction: Direction) -> &'static str {
 }
 
 fn periods_per_year(study: &Study, p: f64) -> String {
-    match study.config.annualization {
+    match study.config().annualization {
         Annualization::Auto => format!("{} (auto: measured from the bar times)", round_sig(p, 6)),
         Annualization::Periods(_) => format!("{} (set by backtest.annualization)", float(p)),
     }
@@ -456,7 +456,7 @@ fn best_backtests(study: &Study, best: &Best) -> Result<Vec<Backtest>> {
         .iter()
         .map(|n| best.params.get(*n).copied().unwrap_or(f64::NAN))
         .collect();
-    strategy::check_params(study.strategy, &params)?;
+    strategy::check_params(study.strategy(), &params)?;
     Ok(study.with_evaluators([params.as_slice()], |evals| {
         evals.iter().map(|eval| eval.backtest(&params)).collect()
     }))

@@ -19,8 +19,8 @@ pub fn write(study: &Study, dir: &Path, o: &Outcome) -> Result<()> {
     let mut html = String::new();
     let title = format!(
         "sieve walk-forward: {} on {}",
-        study.strategy.name(),
-        study.data_label
+        study.strategy().name(),
+        study.data_label()
     );
     let _ = write!(
         html,

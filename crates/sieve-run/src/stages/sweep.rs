@@ -10,8 +10,8 @@ use sieve_core::format::float;
 use sieve_core::{Error, Result};
 use sieve_screen::{Checkpoint, ObjectiveStats, Scored};
 
+use crate::control::{Observer, OptimizeOptions, Session, Stop};
 use crate::files;
-use crate::optimize::{Observer, OptimizeOptions, Session, Stop};
 use crate::rundir::{IterationRecord, Stage};
 use crate::sweep::{self, StatsMeta, SweepPlan};
 use crate::Study;
@@ -27,7 +27,7 @@ pub(crate) fn run(
     rec: &mut IterationRecord,
     obs: &mut dyn Observer,
 ) -> Result<Option<Stop>> {
-    let size = study.space.size();
+    let size = study.space().size();
     let checkpoint_path = iter_dir.join("sweep.checkpoint.json");
     let resume = read_checkpoint(&checkpoint_path, size)?;
     if let Some(c) = &resume {
@@ -39,7 +39,7 @@ pub(crate) fn run(
     let plan = SweepPlan {
         backend: opts.backend,
         shard: crate::shard::Shard::WHOLE,
-        top: study.settings.sweep_top,
+        top: study.settings().sweep_top,
         threads: opts.threads,
         resume,
     };
@@ -53,7 +53,7 @@ pub(crate) fn run(
             Some(Stop::Interrupted)
         } else if session.out_of_time() {
             Some(Stop::TimeBudget {
-                seconds: study.settings.time_budget_s,
+                seconds: study.settings().time_budget_s,
                 during: Some(iteration),
             })
         } else {

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use sieve_core::Result;
 
-use crate::optimize::{Observer, OptimizeOptions};
+use crate::control::{Observer, OptimizeOptions};
 use crate::rundir::{BestRecord, IterationRecord, Stage};
 use crate::{candidates, files, verify, Study};
 
@@ -22,11 +22,11 @@ pub(crate) fn run(
     rec: &mut IterationRecord,
     obs: &mut dyn Observer,
 ) -> Result<()> {
-    let config = &study.settings;
+    let config = study.settings();
     let started = Instant::now();
     let list = candidates::read(
         &iter_dir.join("sweep.csv"),
-        study.strategy,
+        study.strategy(),
         Some(config.verify_top),
     )?;
     obs.start(iteration, Stage::Verify, list.len() as u64);

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use sieve_core::grid::GridIndex;
 use sieve_core::indicators::{Indicator, IndicatorSet};
 use sieve_core::metrics::Objective;
-use sieve_core::strategy::Direction;
+use sieve_core::strategy::{Direction, GeneratedKernel, GpuKernel};
 use sieve_core::{engine::Fill, Error, Result};
 use wgpu::util::DeviceExt;
 
@@ -277,19 +277,23 @@ impl GpuBackend {
 enum Kernel<'a> {
     Cross,
     Activation,
-    /// A rule strategy's generated kernel.
-    Rules(
-        &'a sieve_core::rules::RuleStrategy,
-        sieve_core::rules::RuleKernel,
+    /// A generated kernel (rule strategies).
+    Generated(
+        Box<dyn GeneratedKernel + 'a>,
         std::sync::Arc<wgpu::ComputePipeline>,
     ),
 }
 
-fn kernel_for(name: &str) -> Option<Kernel<'static>> {
-    match name {
-        "sma_cross" | "ema_cross" => Some(Kernel::Cross),
-        "activation" => Some(Kernel::Activation),
-        _ => None,
+/// The objective's number in the kernels' `u.objective` (screen.wgsl's
+/// `switch u.objective`; the uniform's comment lists the same numbers).
+fn objective_code(objective: Objective) -> u32 {
+    match objective {
+        Objective::Calmar => 0,
+        Objective::Sharpe => 1,
+        Objective::Sortino => 2,
+        Objective::Cagr => 3,
+        Objective::TotalReturn => 4,
+        Objective::ProfitFactor => 5,
     }
 }
 
@@ -327,22 +331,21 @@ impl ScreenBackend for GpuBackend {
             );
             return CpuBackend.screen(job, on_batch);
         }
-        let kernel = match (job.strategy.as_rules(), kernel_for(job.strategy.name())) {
-            (Some(rules), _) => match rules.gpu_kernel() {
-                Ok(k) => {
-                    let pipeline = self.rule_pipeline(&crate::wgsl::rule_module(&k))?;
-                    Kernel::Rules(rules, k, pipeline)
-                }
-                Err(construct) => {
-                    eprintln!(
-                        "note: the rules of '{}' use {construct}, which the GPU kernel cannot run; screening on the CPU",
-                        job.strategy.name()
-                    );
-                    return CpuBackend.screen(job, on_batch);
-                }
-            },
-            (None, Some(k)) => k,
-            (None, None) => {
+        let kernel = match job.strategy.gpu_kernel() {
+            GpuKernel::Cross => Kernel::Cross,
+            GpuKernel::Activation => Kernel::Activation,
+            GpuKernel::Generated(k) => {
+                let pipeline = self.rule_pipeline(&crate::wgsl::generated_module(k.as_ref()))?;
+                Kernel::Generated(k, pipeline)
+            }
+            GpuKernel::Unsupported(construct) => {
+                eprintln!(
+                    "note: the rules of '{}' use {construct}, which the GPU kernel cannot run; screening on the CPU",
+                    job.strategy.name()
+                );
+                return CpuBackend.screen(job, on_batch);
+            }
+            GpuKernel::None => {
                 eprintln!(
                     "note: no GPU kernel for '{}'; screening on the CPU",
                     job.strategy.name()
@@ -363,7 +366,7 @@ impl ScreenBackend for GpuBackend {
             .space_indicators(job.space)
             .into_iter()
             .filter(|key| match &kernel {
-                Kernel::Rules(_, k, _) => k.reads(key),
+                Kernel::Generated(k, _) => k.reads(key),
                 _ => true,
             })
             .collect();
@@ -383,7 +386,7 @@ impl ScreenBackend for GpuBackend {
         }
         drop(set);
         let columns: Vec<&[f64]> = match &kernel {
-            Kernel::Rules(..) => sieve_core::rules::BAR_COLUMNS
+            Kernel::Generated(..) => sieve_core::rules::BAR_COLUMNS
                 .iter()
                 .map(|&c| sieve_core::rules::column(bars, c).unwrap_or(&[]))
                 .collect(),
@@ -406,7 +409,7 @@ impl ScreenBackend for GpuBackend {
             / sieve_core::data::MS_PER_DAY as f64
             / 365.25;
         let (n_params, n_offs) = match &kernel {
-            Kernel::Rules(_, k, _) => (k.n_values(), k.n_columns()),
+            Kernel::Generated(k, _) => (k.n_values(), k.n_columns()),
             _ => {
                 let mut keys = Vec::new();
                 job.strategy.indicators(&job.space.params_of(0), &mut keys);
@@ -421,10 +424,7 @@ impl ScreenBackend for GpuBackend {
             win_start: window.start as u32,
             fill_close: u32::from(scoring.engine.fill == Fill::Close),
             long_short: u32::from(scoring.direction == Direction::LongShort),
-            objective: Objective::ALL
-                .iter()
-                .position(|o| *o == scoring.objective)
-                .unwrap_or(0) as u32,
+            objective: objective_code(scoring.objective),
             min_trades: scoring.min_trades.min(u64::from(u32::MAX)) as u32,
             n_bars: bars.len() as u32,
             _pad: [0; 2],
@@ -439,7 +439,7 @@ impl ScreenBackend for GpuBackend {
         let pipeline: &wgpu::ComputePipeline = match &kernel {
             Kernel::Cross => &self.cross,
             Kernel::Activation => &self.activation,
-            Kernel::Rules(_, _, p) => p,
+            Kernel::Generated(_, p) => p,
         };
 
         // The kernels' Sharpe is over the screen window: the trials' Sharpe
@@ -467,8 +467,8 @@ impl ScreenBackend for GpuBackend {
                         keys.clear();
                         d.index.push(index);
                         match &kernel {
-                            Kernel::Rules(rules, k, _) => {
-                                rules.gpu_inputs(k, &p, &mut scalars, &mut d.params, &mut keys);
+                            Kernel::Generated(k, _) => {
+                                k.inputs(&p, &mut scalars, &mut d.params, &mut keys);
                                 d.offs.extend(keys.iter().map(|key| offset[key]));
                             }
                             _ => {

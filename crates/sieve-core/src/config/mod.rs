@@ -3,16 +3,24 @@
 //! then a raw serde struct that rejects unknown keys, then a checked
 //! [`Config`] whose every value is valid. Errors name the key.
 
+mod grid;
+
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Deserialize;
 
 use crate::data::parse_time;
 use crate::engine::{EngineConfig, Fill};
 use crate::error::{Error, Result};
+use crate::evaluate::ScoringSpec;
+use crate::grid::ParamSpace;
 use crate::metrics::{Aggregate, Aggregation, Boundary, Objective};
 use crate::rules::{RuleSource, RuleStrategy};
-use crate::strategy::{Direction, Strategy};
+use crate::strategy::{Direction, SharedStrategy, Strategy};
+
+pub use crate::evaluate::{Annualization, ScreenWindow};
+pub use grid::axis_values;
 
 /// A checked configuration; every field has its default filled in.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,7 +40,7 @@ pub struct Config {
     pub names: Option<Vec<String>>,
     pub strategy: String,
     /// The compiled rule strategy, when `[strategy]` has rules.
-    pub rules: Option<&'static RuleStrategy>,
+    pub rules: Option<Arc<RuleStrategy>>,
     /// `strategy.constraints`; `None` = the strategy's defaults.
     pub constraints: Option<Vec<String>>,
     /// `[strategy.params]`; `None` = the strategy's default grid.
@@ -49,28 +57,10 @@ pub struct Config {
     pub aggregation: Aggregation,
 }
 
-/// P in the annualised ratios.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Annualization {
-    /// Bars per year measured from the data's timestamps.
-    Auto,
-    Periods(f64),
-}
-
-impl Annualization {
-    pub fn periods_per_year(self, bars: &crate::data::Bars) -> f64 {
-        match self {
-            Annualization::Auto => bars.bars_per_year(),
-            Annualization::Periods(p) => p,
-        }
-    }
-}
-
-/// The window the screen ranks by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+/// `score.screen_window` as written.
+#[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ScreenWindow {
-    #[default]
+enum RawScreenWindow {
     Score,
     Full,
 }
@@ -172,7 +162,10 @@ impl RawStrategy {
             short_exit: self.short_exit.clone(),
             trailing_stop: self.trailing_stop.clone(),
             define,
-            params: self.params.clone().unwrap_or_default(),
+            params: match &self.params {
+                Some(table) => grid::rule_axes(table)?,
+                None => Vec::new(),
+            },
         }))
     }
 }
@@ -209,7 +202,7 @@ struct RawScore {
     objective: Option<String>,
     score_start: Option<toml::Value>,
     holdout_start: Option<toml::Value>,
-    screen_window: Option<ScreenWindow>,
+    screen_window: Option<RawScreenWindow>,
     min_trades: Option<u64>,
     aggregate: Option<String>,
     aggregate_skip_undefined: Option<bool>,
@@ -383,10 +376,10 @@ impl Config {
             }
         }
         let rules = match raw.strategy.rules()? {
-            Some(source) => Some(crate::rules::resolve(&source)?),
+            Some(source) => Some(Arc::new(RuleStrategy::compile(source)?)),
             None => None,
         };
-        let strategy = match rules {
+        let strategy = match &rules {
             Some(r) => r.name().to_string(),
             None => {
                 let name = raw
@@ -426,18 +419,42 @@ impl Config {
             objective,
             score_start,
             holdout_start,
-            screen_window: s.screen_window.unwrap_or_default(),
+            screen_window: match s.screen_window {
+                Some(RawScreenWindow::Full) => ScreenWindow::Full,
+                Some(RawScreenWindow::Score) | None => ScreenWindow::Score,
+            },
             min_trades: s.min_trades.unwrap_or(1),
             aggregation,
         })
     }
 
     /// The strategy to run: the rules, else the built-in named.
-    pub fn strategy(&self) -> Result<&'static dyn Strategy> {
-        match self.rules {
-            Some(r) => Ok(r),
-            None => crate::strategy::lookup(&self.strategy),
+    pub fn strategy(&self) -> Result<SharedStrategy> {
+        match &self.rules {
+            Some(r) => Ok(SharedStrategy::Compiled(r.clone())),
+            None => crate::strategy::lookup(&self.strategy).map(SharedStrategy::Builtin),
         }
+    }
+
+    /// How runs of this config are scored.
+    pub fn scoring(&self) -> ScoringSpec {
+        ScoringSpec {
+            engine: self.engine,
+            direction: self.direction,
+            annualization: self.annualization,
+            objective: self.objective,
+            score_start: self.score_start,
+            holdout_start: self.holdout_start,
+            screen_window: self.screen_window,
+            min_trades: self.min_trades,
+            aggregation: self.aggregation,
+        }
+    }
+
+    /// The grid of `strategy` that `[strategy.params]` and
+    /// `strategy.constraints` describe (the strategy's own where absent).
+    pub fn space(&self, strategy: &dyn Strategy) -> Result<ParamSpace> {
+        grid::space(strategy, self.params.as_ref(), self.constraints.as_deref())
     }
 
     /// The merged TOML as text (stable key order), for hashing and run files.

@@ -1,0 +1,156 @@
+//! The jobs a front end runs — sweep, optimize, walk-forward — and the
+//! built-in example. The CLI and the Python package call these and nothing
+//! lower for them, so the two run the same code: backend, threads, one
+//! cancel token and an observer in; typed results out. The report is
+//! written here, by an observer wrapped around the caller's, so the loops
+//! never know of it.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use sieve_core::config::{Config, EXAMPLE_STRATEGY};
+use sieve_core::{Error, Result};
+use sieve_screen::{Screen, ScreenBackend};
+
+use crate::control::{Observer, OptimizeOptions};
+use crate::rundir::Stage;
+use crate::shard::Shard;
+use crate::sweep::{SweepMeta, SweepPlan};
+use crate::{optimize, report, walkforward, Study};
+
+/// The built-in example's config: what `sieve optimize` with no config and
+/// `sieve.optimize(None, None, out=…)` run.
+pub const EXAMPLE_CONFIG: &str = include_str!("../../../examples/activation.toml");
+
+/// The built-in example adapted to what the user gave beside it: with
+/// their data (`data_given`), windows as shares of it (unless `options`,
+/// the user's own `section.key=value` overrides, set them); with another
+/// `strategy`, that strategy's default grid. `overrides` (the options and
+/// what the front end's flags became) are applied last. Returns the config
+/// and a note that says what runs.
+pub fn example_config(
+    data_given: bool,
+    strategy: Option<&str>,
+    options: &[String],
+    overrides: &[String],
+) -> Result<(Config, String)> {
+    let mut example: toml::Table = EXAMPLE_CONFIG
+        .parse()
+        .map_err(|e| Error::config("<example>", format!("{e}")))?;
+    let mut note = String::from("the activation strategy on synthetic daily data");
+    let given = |prefix: &str| options.iter().any(|o| o.trim_start().starts_with(prefix));
+    if data_given && !given("score.score_start") && !given("score.holdout_start") {
+        if let Some(toml::Value::Table(score)) = example.get_mut("score") {
+            score.insert("score_start".into(), "40%".into());
+            score.insert("holdout_start".into(), "80%".into());
+        }
+        note = "windows as shares of your data: score from 40%, holdout from 80%".into();
+    }
+    if let Some(name) = strategy.filter(|n| *n != EXAMPLE_STRATEGY) {
+        if let Some(toml::Value::Table(strategy)) = example.get_mut("strategy") {
+            strategy.remove("params");
+        }
+        if given("strategy.params") {
+            note.push_str(&format!(
+                "; {name} with the grid given by -O strategy.params.*"
+            ));
+        } else {
+            note.push_str(&format!(
+                "; {name} with its default grid (sieve strategies)"
+            ));
+        }
+    }
+    let config = Config::from_table_with_overrides(example, overrides)?;
+    Ok((config, note))
+}
+
+/// How a job ends: done, or stopped by its cancel token.
+#[derive(Debug)]
+pub enum Outcome<T> {
+    Done(T),
+    Stopped,
+}
+
+/// Screens `shard` of the study's grid, keeping the best `top`; `progress`
+/// hears the combinations done so far (from the shard's start). Setting
+/// `cancel` stops it after the batch in flight.
+pub fn sweep(
+    study: &Study,
+    backend: &dyn ScreenBackend,
+    shard: Shard,
+    top: usize,
+    threads: usize,
+    cancel: Option<&AtomicBool>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Outcome<(Screen, SweepMeta)>> {
+    let start = shard.range(study.space().size()).start;
+    let plan = SweepPlan {
+        backend,
+        shard,
+        top,
+        threads,
+        resume: None,
+    };
+    let cancelled = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
+    let run = crate::sweep::run(study, &plan, &mut |c| {
+        progress(c.next - start);
+        match cancelled() {
+            true => Err(Error::Interrupted("cancelled".into())),
+            false => Ok(()),
+        }
+    });
+    match run {
+        Ok(done) => Ok(Outcome::Done(done)),
+        Err(Error::Interrupted(_)) if cancelled() => Ok(Outcome::Stopped),
+        Err(e) => Err(e),
+    }
+}
+
+/// Runs (or resumes) the optimize loop in `opts.out`, writing the report
+/// whenever the run's results change.
+pub fn optimize(
+    study: &Study,
+    opts: &OptimizeOptions<'_>,
+    obs: &mut dyn Observer,
+) -> Result<optimize::Outcome> {
+    optimize::optimize(study, opts, &mut Reporting(obs))
+}
+
+/// Runs (or resumes) a walk-forward in `opts.out`: each fold's run folder
+/// with its report, then the walk-forward's files and report.
+pub fn walkforward(
+    study: &Study,
+    opts: &OptimizeOptions<'_>,
+    obs: &mut dyn Observer,
+) -> Result<walkforward::Outcome> {
+    let outcome = walkforward::walkforward(study, opts, &mut Reporting(obs))?;
+    report::walkforward::write(study, &opts.out, &outcome)?;
+    Ok(outcome)
+}
+
+/// The caller's observer, plus the report written whenever a run's
+/// results are complete.
+struct Reporting<'a>(&'a mut dyn Observer);
+
+impl Observer for Reporting<'_> {
+    fn start(&mut self, iteration: u32, stage: Stage, total: u64) {
+        self.0.start(iteration, stage, total);
+    }
+
+    fn progress(&mut self, done: u64) {
+        self.0.progress(done);
+    }
+
+    fn finish(&mut self) {
+        self.0.finish();
+    }
+
+    fn note(&mut self, message: &str) {
+        self.0.note(message);
+    }
+
+    fn results(&mut self, study: &Study, dir: &Path) -> Result<()> {
+        self.0.results(study, dir)?;
+        report::write(study, dir, &report::HeatmapAxes::default())
+    }
+}
