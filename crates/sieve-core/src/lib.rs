@@ -1,18 +1,23 @@
-//! sieve-core: everything sieve knows about one backtest.
+//! sieve-core: everything sieve knows about one backtest, from plain typed
+//! inputs. Its modules depend one way (`scripts/check_layers.py` checks it),
+//! lowest first:
 //!
-//! The layers depend one way:
-//!
-//! * [`data`] loads and validates bars (or synthesises them) into columnar
-//!   [`data::Bars`], held once and shared read-only.
-//! * [`indicators`] computes each distinct indicator setting once
-//!   ([`indicators::IndicatorSet`]); strategies only read them.
-//! * [`strategy`] turns bars + one parameter set into a target position per bar;
-//!   [`rules`] compiles strategies written in the config.
-//! * [`engine`] fills those targets in f64 (fees, slippage, lots, shorts).
-//! * [`metrics`] scores the equity curve over the full / score / holdout windows.
-//! * [`lanes`] runs the engine and the screen's metrics for several
-//!   combinations at once, bit-identical to the scalar path.
-//! * [`config`] and [`grid`] describe what to run; they know nothing of how.
+//! * [`error`], [`format`] (numbers and times as files write them), [`param`]
+//!   (what a strategy parameter is).
+//! * [`data`] loads and validates bars into columnar [`data::Bars`];
+//!   [`indicators`] computes each distinct indicator setting once
+//!   ([`indicators::IndicatorSet`]); [`engine`] fills target positions in f64
+//!   (fees, slippage, lots, shorts); [`metrics`] scores an equity curve over
+//!   the full / score / holdout windows.
+//! * [`grid`]: a parameter grid over [`param::ParamSpec`]s, walked by index.
+//! * [`strategy`]: bars + one parameter set → a target position per bar;
+//!   [`rules`] compiles strategies written as rules into one.
+//! * [`evaluate`] runs strategy → engine → metrics for one parameter set,
+//!   [`lanes`] for several at once (bit-identical), [`market`] over several
+//!   instruments.
+//! * [`config`], on top: the only module that reads TOML and knows every
+//!   section; it turns a config into the typed specs the others take
+//!   ([`evaluate::ScoringSpec`], [`grid::ParamSpace`], a compiled strategy).
 //!
 //! Screening and verification (other crates) only combine these pieces, so the
 //! screen score and the exact score come from the same arithmetic.

@@ -1,11 +1,24 @@
 //! sieve-run: the jobs a user runs, built from the core and the screening
-//! backends.
+//! backends. Front ends (the CLI, the Python package) call [`jobs`] and the
+//! single-step modules; they never assemble a job themselves.
 //!
-//! * [`Study`]: one strategy, grid, config and data set, checked and hashed.
-//! * [`sweep`]: screen a grid (or one shard of it) into `sweep.csv` +
-//!   `sweep.meta.json`; [`merge`] joins shards into exactly the unsharded file.
-//! * [`verify`]: re-run candidates through the exact engine in parallel into
-//!   `verified.csv`, with the screen/verify agreement.
+//! Modules depend one way (`scripts/check_layers.py` checks it), lowest
+//! first:
+//!
+//! * [`files`], [`text`], [`shard`], [`settings`] (the run sections of the
+//!   config, checked), [`study`] ([`Study`]: one strategy, grid, config and
+//!   data set, checked, hashed and shared).
+//! * One step each: [`sweep`] (screen a grid or shard into `sweep.csv`),
+//!   [`merge`] (shards into exactly the unsharded file), [`candidates`],
+//!   [`verify`] (the exact engine on candidates), [`backtest`], [`robust`]
+//!   (DSR, PBO), [`rundir`] (a run folder's files).
+//! * [`control`]: what the loops share — options, the [`control::Observer`],
+//!   why a run stopped, the clock and stop signal.
+//! * The loops: [`optimize`] (screen → verify → zoom in, resumable, its
+//!   stages in `stages`), [`walkforward`] (the optimize loop per fold).
+//! * [`report`]: the HTML report of a run folder or a walk-forward.
+//! * [`jobs`], on top: sweep, optimize and walk-forward as the front ends run
+//!   them, the report written by an observer, and the built-in example.
 //!
 //! Every file is written to a temporary name and renamed.
 

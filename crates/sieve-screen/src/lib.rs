@@ -11,6 +11,13 @@
 //! Memory is O(bars × distinct indicator settings + K × threads): the grid
 //! is walked by index, never materialised, and nothing is kept per
 //! combination beyond the running top K.
+//!
+//! Modules, lowest first: `stats` and `topk` (what a screen accumulates),
+//! `backend` (the trait, the job and [`Screen`]), `pool` (worker threads),
+//! `cpu`, `gpu` (which falls back to `cpu`), `select` (the backend a config
+//! names); [`wgsl`] is the kernels' text. A strategy offers its GPU kernel
+//! ([`sieve_core::strategy::Strategy::gpu_kernel`]); nothing here matches
+//! strategies by name.
 
 mod backend;
 mod cpu;

@@ -5,6 +5,8 @@
 
 use std::collections::HashMap;
 
+pub use super::functions::Func;
+use super::functions::{Arg, Windowed};
 use super::parse::{BinOp, Expr, ExprKind};
 use super::RuleError;
 
@@ -28,125 +30,6 @@ impl Col {
         ("close", Col::Close),
         ("volume", Col::Volume),
     ];
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Func {
-    Sma,
-    Ema,
-    Rsi,
-    Atr,
-    Highest,
-    Lowest,
-    Stdev,
-    Roc,
-    Shift,
-    Abs,
-    Min,
-    Max,
-    Clamp,
-    If,
-    CrossAbove,
-    CrossBelow,
-}
-
-/// What an argument must be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Arg {
-    Num,
-    Bool,
-    /// A whole-number window, at least this much.
-    Window(i64),
-    /// Either type, the same as the other `Same` arguments.
-    Same,
-}
-
-impl Func {
-    pub const ALL: [(&'static str, Func); 16] = [
-        ("sma", Func::Sma),
-        ("ema", Func::Ema),
-        ("rsi", Func::Rsi),
-        ("atr", Func::Atr),
-        ("highest", Func::Highest),
-        ("lowest", Func::Lowest),
-        ("stdev", Func::Stdev),
-        ("roc", Func::Roc),
-        ("shift", Func::Shift),
-        ("abs", Func::Abs),
-        ("min", Func::Min),
-        ("max", Func::Max),
-        ("clamp", Func::Clamp),
-        ("if", Func::If),
-        ("cross_above", Func::CrossAbove),
-        ("cross_below", Func::CrossBelow),
-    ];
-
-    pub fn name(self) -> &'static str {
-        Func::ALL
-            .iter()
-            .find(|(_, f)| *f == self)
-            .map_or("?", |(n, _)| n)
-    }
-
-    fn signature(self) -> &'static str {
-        match self {
-            Func::Sma => "sma(x, n)",
-            Func::Ema => "ema(x, n)",
-            Func::Rsi => "rsi(x, n)",
-            Func::Atr => "atr(n)",
-            Func::Highest => "highest(x, n)",
-            Func::Lowest => "lowest(x, n)",
-            Func::Stdev => "stdev(x, n)",
-            Func::Roc => "roc(x, n)",
-            Func::Shift => "shift(x, n)",
-            Func::Abs => "abs(x)",
-            Func::Min => "min(a, b)",
-            Func::Max => "max(a, b)",
-            Func::Clamp => "clamp(x, lo, hi)",
-            Func::If => "if(condition, a, b)",
-            Func::CrossAbove => "cross_above(a, b)",
-            Func::CrossBelow => "cross_below(a, b)",
-        }
-    }
-
-    fn args(self) -> &'static [Arg] {
-        use Arg::*;
-        match self {
-            Func::Sma | Func::Ema | Func::Rsi | Func::Highest | Func::Lowest | Func::Stdev => {
-                &[Num, Window(1)]
-            }
-            Func::Roc | Func::Shift => &[Num, Window(0)],
-            Func::Atr => &[Window(1)],
-            Func::Abs => &[Num],
-            Func::Min | Func::Max | Func::CrossAbove | Func::CrossBelow => &[Num, Num],
-            Func::Clamp => &[Num, Num, Num],
-            Func::If => &[Bool, Same, Same],
-        }
-    }
-
-    /// Functions over a series' history: computed on whole columns.
-    pub fn is_windowed(self) -> bool {
-        matches!(
-            self,
-            Func::Sma
-                | Func::Ema
-                | Func::Rsi
-                | Func::Atr
-                | Func::Highest
-                | Func::Lowest
-                | Func::Stdev
-                | Func::Roc
-                | Func::Shift
-        )
-    }
-
-    /// The index of the window argument and its least value.
-    pub fn window(self) -> Option<(usize, i64)> {
-        self.args().iter().enumerate().find_map(|(i, a)| match a {
-            Arg::Window(min) => Some((i, *min)),
-            _ => None,
-        })
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -406,7 +289,7 @@ impl Checker {
                 ),
             ));
         }
-        if Func::ALL.iter().any(|(n, _)| *n == name) {
+        if Func::named(name).is_some() {
             return Err(err(
                 e.span.start,
                 format!("'{name}' is a function; call it with its arguments, e.g. {name}(...)"),
@@ -427,11 +310,15 @@ impl Checker {
     }
 
     fn call(&mut self, name: &str, args: &[Expr], e: &Expr) -> Result<Id, RuleError> {
-        let Some(&(_, func)) = Func::ALL.iter().find(|(n, _)| *n == name) else {
-            let hint = suggest(name, Func::ALL.iter().map(|(n, _)| *n));
+        let Some(func) = Func::named(name) else {
+            let hint = suggest(name, Func::all().map(Func::name));
+            let all: Vec<&str> = Func::all().map(Func::name).collect();
             return Err(err(
                 e.span.start,
-                format!("unknown function '{name}'{hint}"),
+                format!(
+                    "unknown function '{name}'{hint}; the functions are {}",
+                    all.join(", ")
+                ),
             ));
         };
         let want = func.args();
@@ -449,7 +336,7 @@ impl Checker {
         }
         let mut ids = Vec::with_capacity(args.len());
         let mut same: Option<Ty> = None;
-        for (arg, kind) in args.iter().zip(want) {
+        for (arg, kind) in args.iter().zip(&want) {
             let id = self.expr(arg)?;
             let what = format!("{} in {}", "this argument", func.signature());
             match kind {
@@ -471,7 +358,7 @@ impl Checker {
         let ty = match func {
             Func::CrossAbove | Func::CrossBelow => Ty::Bool,
             Func::If => same.unwrap_or(Ty::Num),
-            _ => Ty::Num,
+            Func::Windowed(_) | Func::Abs | Func::Min | Func::Max | Func::Clamp => Ty::Num,
         };
         Ok(self.graph.add(Op::Call(func, ids), ty, series, deps))
     }
@@ -492,7 +379,7 @@ impl Checker {
         if params.is_empty() {
             let v = self.constant(id);
             if v < min as f64 {
-                let message = if func == Func::Shift {
+                let message = if func == Func::Windowed(Windowed::Shift) {
                     format!("shift by {v} would read the future (look-ahead); n must be ≥ 0")
                 } else {
                     format!("the window of {} must be at least 1, got {v}", func.name())

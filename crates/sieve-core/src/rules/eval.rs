@@ -8,7 +8,6 @@
 use super::check::{Col, Func, Graph, Id, Op, Ty};
 use super::parse::BinOp;
 use crate::data::Bars;
-use crate::indicators::{average, channel, momentum, volatility};
 use crate::strategy::Targets;
 
 /// Bars per block: long enough to vectorise each operation, short enough
@@ -62,7 +61,8 @@ pub fn scalar_values_into(graph: &Graph, params: &[f64], out: &mut [f64]) {
                             a(2)
                         }
                     }
-                    _ => f64::NAN, // windowed and crossings are series
+                    // Windowed functions and crossings are series.
+                    Func::Windowed(_) | Func::CrossAbove | Func::CrossBelow => f64::NAN,
                 }
             }
         };
@@ -99,7 +99,7 @@ fn below_or_undefined(a: f64, b: f64) -> bool {
 }
 
 #[inline(always)]
-fn arith(op: BinOp, a: f64, b: f64) -> f64 {
+pub(super) fn arith(op: BinOp, a: f64, b: f64) -> f64 {
     match op {
         BinOp::Add => a + b,
         BinOp::Sub => a - b,
@@ -146,48 +146,9 @@ pub fn column(bars: &Bars, col: Col) -> Option<&[f64]> {
     }
 }
 
-/// A windowed function over a whole column. `n` is the evaluated window; a
-/// window that is not a whole number at least the function's minimum (a
-/// parameter expression like `slow - fast` can fall below it) leaves the
-/// series undefined. The kernels restart after an undefined stretch, so a
-/// series that starts undefined (e.g. `ema(macd, 9)`) is seeded from its
-/// first defined values, as TA-Lib does.
-pub fn windowed(func: Func, x: &[f64], n: f64, bars: &Bars) -> Vec<f64> {
-    let len = bars.len();
-    let least = func.window().map_or(1, |(_, m)| m) as f64;
-    if !(n >= least && n <= 1e9 && n.fract() == 0.0) {
-        return vec![f64::NAN; len];
-    }
-    let n = n as usize;
-    match func {
-        Func::Atr => volatility::atr(&bars.high, &bars.low, &bars.close, n),
-        Func::Shift => {
-            let mut out = vec![f64::NAN; len];
-            if n < len {
-                out[n..].copy_from_slice(&x[..len - n]);
-            }
-            out
-        }
-        Func::Roc => {
-            let mut out = vec![f64::NAN; len];
-            for t in n..len {
-                out[t] = arith(BinOp::Div, x[t], x[t - n]) - 1.0;
-            }
-            out
-        }
-        Func::Sma => by_runs(x, |r| average::sma(r, n)),
-        Func::Ema => by_runs(x, |r| average::ema(r, n)),
-        Func::Rsi => by_runs(x, |r| momentum::rsi(r, n)),
-        Func::Highest => by_runs(x, |r| channel::highest(r, n)),
-        Func::Lowest => by_runs(x, |r| channel::lowest(r, n)),
-        Func::Stdev => by_runs(x, |r| volatility::stdev(r, n)),
-        _ => vec![f64::NAN; len],
-    }
-}
-
 /// Applies `kernel` to each maximal run of defined values (the whole column
 /// when there is no gap: the built-ins' exact arithmetic).
-fn by_runs(x: &[f64], kernel: impl Fn(&[f64]) -> Vec<f64>) -> Vec<f64> {
+pub(super) fn by_runs(x: &[f64], kernel: impl Fn(&[f64]) -> Vec<f64>) -> Vec<f64> {
     if !x.iter().any(|v| v.is_nan()) {
         return kernel(x);
     }
@@ -382,11 +343,14 @@ impl Frame {
                         }
                         Func::Min => zip2(out, arg(0), arg(1), min),
                         Func::Max => zip2(out, arg(0), arg(1), max),
-                        _ => {
+                        Func::Clamp => {
                             let (x, l, h) = (arg(0), arg(1), arg(2));
                             for i in 0..len {
                                 out[i] = min(max(x[i], l[i]), h[i]);
                             }
+                        }
+                        Func::Windowed(_) | Func::If | Func::CrossAbove | Func::CrossBelow => {
+                            unreachable!("matched by the arms above")
                         }
                     }
                 }
@@ -658,7 +622,7 @@ mod tests {
     fn runs_restart_after_undefined_values() {
         let nan = f64::NAN;
         let x = [nan, 1.0, 2.0, 3.0, nan, 5.0, 7.0];
-        let v = by_runs(&x, |r| average::sma(r, 2));
+        let v = by_runs(&x, |r| crate::indicators::average::sma(r, 2));
         let want = [nan, nan, 1.5, 2.5, nan, nan, 6.0];
         for (got, want) in v.iter().zip(want) {
             assert!(got == &want || (got.is_nan() && want.is_nan()), "{v:?}");

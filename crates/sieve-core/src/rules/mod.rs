@@ -8,6 +8,7 @@
 
 mod check;
 mod eval;
+mod functions;
 mod parse;
 mod plan;
 mod wgsl;
@@ -136,7 +137,7 @@ fn check_name(key: &str, name: &str) -> Result<()> {
 /// Names a definition may not take.
 fn reserved(name: &str) -> bool {
     Col::ALL.iter().any(|(n, _)| *n == name)
-        || Func::ALL.iter().any(|(n, _)| *n == name)
+        || Func::named(name).is_some()
         || matches!(name, "and" | "or" | "not" | "true" | "false")
 }
 
@@ -329,11 +330,9 @@ impl Rules {
         frame: &mut Frame,
     ) -> Vec<f64> {
         match &self.graph.nodes[id].op {
-            Op::Call(f, args) if f.is_windowed() => {
-                let (window, input) = match f {
-                    Func::Atr => (args[0], None),
-                    _ => (args[1], Some(args[0])),
-                };
+            Op::Call(Func::Windowed(f), args) => {
+                let window = args[f.window_arg()];
+                let input = f.spec().reads_series.then(|| args[0]);
                 let splat;
                 let x: &[f64] = match input.map(|a| (a, &self.graph.nodes[a].op)) {
                     Some((a, Op::Col(c))) => match eval::column(bars, *c) {
@@ -350,7 +349,7 @@ impl Rules {
                     }
                     None => &[],
                 };
-                eval::windowed(*f, x, scalars[window], bars)
+                f.column(x, scalars[window], bars)
             }
             _ => {
                 let mut full: Vec<Option<&[f64]>> = vec![None; self.graph.nodes.len()];
@@ -425,14 +424,22 @@ impl Rules {
         };
         match &node.op {
             Op::Call(f, args) => match f {
-                Func::Sma | Func::Ema | Func::Highest | Func::Lowest | Func::Stdev => {
-                    below + window(args[1]).saturating_sub(1)
+                Func::Windowed(w) => {
+                    let spec = w.spec();
+                    let lag = (spec.lag)(window(args[w.window_arg()]));
+                    match spec.reads_series {
+                        true => below + lag,
+                        false => lag,
+                    }
                 }
-                Func::Rsi | Func::Shift | Func::Roc => below + window(args[1]),
-                Func::Atr => window(args[0]),
                 // Either branch may decide.
                 Func::If => done[args[0]].max(done[args[1]].min(done[args[2]])),
-                _ => below,
+                Func::Abs
+                | Func::Min
+                | Func::Max
+                | Func::Clamp
+                | Func::CrossAbove
+                | Func::CrossBelow => below,
             },
             // Either side can make it true.
             Op::Bin(parse::BinOp::Or, a, b) => done[*a].min(done[*b]),

@@ -42,7 +42,8 @@ impl Plan {
             if let Op::Call(f, args) = &node.op {
                 if f.is_windowed() {
                     // The windowed call and its input series, unless a column.
-                    for &a in args.iter().take(1).filter(|_| *f != Func::Atr) {
+                    let reads = matches!(f, Func::Windowed(w) if w.spec().reads_series);
+                    for &a in args.iter().take(1).filter(|_| reads) {
                         let input = &graph.nodes[a];
                         if input.series && !matches!(input.op, Op::Col(_)) {
                             materialized[a] = true;
@@ -94,8 +95,8 @@ impl Plan {
         let mut inputs = vec![Vec::new(); n];
         for id in (0..n).filter(|&i| materialized[i] && reached[i]) {
             let (program, reads) = match &graph.nodes[id].op {
-                Op::Call(f, args) if f.is_windowed() => {
-                    let input = args.first().copied().filter(|_| *f != Func::Atr);
+                Op::Call(Func::Windowed(w), args) => {
+                    let input = args.first().copied().filter(|_| w.spec().reads_series);
                     match input {
                         Some(a) if materialized[a] => (Vec::new(), vec![a]),
                         _ => (Vec::new(), Vec::new()),

@@ -358,7 +358,7 @@ impl RuleStrategy {
                     }
                     // Windowed functions are always whole columns (the plan
                     // materialises them), never per-bar nodes.
-                    _ => num(w, "0.0".into(), "false".into()),
+                    Func::Windowed(_) => num(w, "0.0".into(), "false".into()),
                 }
             }
             // Numbers, parameters and columns are read, not computed.

@@ -1,0 +1,295 @@
+//! Every function a rule can call, in one place: its name, signature and
+//! arguments and, for the windowed family, its warm-up and how its column is
+//! computed.
+//!
+//! Adding a function over a series' history (an average, a running value)
+//! touches this file only: a variant of [`Windowed`], its line in
+//! [`Windowed::ALL`] and its arm in [`Windowed::spec`]. The compiler refuses
+//! a variant without an arm. A new bar-by-bar function is a variant of
+//! [`Func`]; every `match` over [`Func`] is exhaustive, so the compiler then
+//! names each place that must say what it does (the checker's result type,
+//! the CPU evaluators and the WGSL generator).
+
+use super::eval::{arith, by_runs};
+use super::parse::BinOp;
+use crate::data::Bars;
+use crate::indicators::{average, channel, momentum, volatility};
+
+/// A function a rule can call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Func {
+    /// Over a series' history: computed once per setting, as a whole column.
+    Windowed(Windowed),
+    Abs,
+    Min,
+    Max,
+    Clamp,
+    If,
+    CrossAbove,
+    CrossBelow,
+}
+
+/// The functions over a series' history (and a window of `n` bars).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Windowed {
+    Sma,
+    Ema,
+    Rsi,
+    Atr,
+    Highest,
+    Lowest,
+    Stdev,
+    Roc,
+    Shift,
+}
+
+/// What an argument must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arg {
+    Num,
+    Bool,
+    /// A whole-number window, at least this much.
+    Window(i64),
+    /// Either type, the same as the other `Same` arguments.
+    Same,
+}
+
+/// Everything about one windowed function.
+pub struct WindowedSpec {
+    pub name: &'static str,
+    pub signature: &'static str,
+    /// Reads a series `x` (its first argument) before its window `n`;
+    /// `false`: the window only, from the bars (`atr(n)`).
+    pub reads_series: bool,
+    /// The least window (0: `shift(x, 0)` is `x`).
+    pub min_window: i64,
+    /// Bars from the input's first defined bar to the output's, for a
+    /// window of `n` (from the first bar when it reads no series).
+    pub lag: fn(usize) -> usize,
+    /// The column for a valid window `n`: `x` is the input series (empty
+    /// when it reads none). Undefined values are NaN.
+    pub compute: fn(x: &[f64], n: usize, bars: &Bars) -> Vec<f64>,
+}
+
+/// An average or extreme of `n` values: defined from the n-th.
+fn n_minus_one(n: usize) -> usize {
+    n.saturating_sub(1)
+}
+
+/// A difference over `n` bars (or RSI's `n` changes): defined `n` bars on.
+fn n_bars(n: usize) -> usize {
+    n
+}
+
+impl Windowed {
+    /// Every windowed function, in the order errors list them.
+    pub const ALL: [Windowed; 9] = [
+        Windowed::Sma,
+        Windowed::Ema,
+        Windowed::Rsi,
+        Windowed::Atr,
+        Windowed::Highest,
+        Windowed::Lowest,
+        Windowed::Stdev,
+        Windowed::Roc,
+        Windowed::Shift,
+    ];
+
+    pub fn spec(self) -> WindowedSpec {
+        match self {
+            Windowed::Sma => WindowedSpec {
+                name: "sma",
+                signature: "sma(x, n)",
+                reads_series: true,
+                min_window: 1,
+                lag: n_minus_one,
+                compute: |x, n, _| by_runs(x, |r| average::sma(r, n)),
+            },
+            Windowed::Ema => WindowedSpec {
+                name: "ema",
+                signature: "ema(x, n)",
+                reads_series: true,
+                min_window: 1,
+                lag: n_minus_one,
+                compute: |x, n, _| by_runs(x, |r| average::ema(r, n)),
+            },
+            Windowed::Rsi => WindowedSpec {
+                name: "rsi",
+                signature: "rsi(x, n)",
+                reads_series: true,
+                min_window: 1,
+                lag: n_bars,
+                compute: |x, n, _| by_runs(x, |r| momentum::rsi(r, n)),
+            },
+            Windowed::Atr => WindowedSpec {
+                name: "atr",
+                signature: "atr(n)",
+                reads_series: false,
+                min_window: 1,
+                lag: n_bars,
+                compute: |_, n, bars| volatility::atr(&bars.high, &bars.low, &bars.close, n),
+            },
+            Windowed::Highest => WindowedSpec {
+                name: "highest",
+                signature: "highest(x, n)",
+                reads_series: true,
+                min_window: 1,
+                lag: n_minus_one,
+                compute: |x, n, _| by_runs(x, |r| channel::highest(r, n)),
+            },
+            Windowed::Lowest => WindowedSpec {
+                name: "lowest",
+                signature: "lowest(x, n)",
+                reads_series: true,
+                min_window: 1,
+                lag: n_minus_one,
+                compute: |x, n, _| by_runs(x, |r| channel::lowest(r, n)),
+            },
+            Windowed::Stdev => WindowedSpec {
+                name: "stdev",
+                signature: "stdev(x, n)",
+                reads_series: true,
+                min_window: 1,
+                lag: n_minus_one,
+                compute: |x, n, _| by_runs(x, |r| volatility::stdev(r, n)),
+            },
+            Windowed::Roc => WindowedSpec {
+                name: "roc",
+                signature: "roc(x, n)",
+                reads_series: true,
+                min_window: 0,
+                lag: n_bars,
+                compute: |x, n, _| {
+                    let mut out = vec![f64::NAN; x.len()];
+                    for t in n..x.len() {
+                        out[t] = arith(BinOp::Div, x[t], x[t - n]) - 1.0;
+                    }
+                    out
+                },
+            },
+            Windowed::Shift => WindowedSpec {
+                name: "shift",
+                signature: "shift(x, n)",
+                reads_series: true,
+                min_window: 0,
+                lag: n_bars,
+                compute: |x, n, _| {
+                    let len = x.len();
+                    let mut out = vec![f64::NAN; len];
+                    if n < len {
+                        out[n..].copy_from_slice(&x[..len - n]);
+                    }
+                    out
+                },
+            },
+        }
+    }
+
+    /// The index of the window among the call's arguments.
+    pub fn window_arg(self) -> usize {
+        usize::from(self.spec().reads_series)
+    }
+
+    /// The column of this function of `x` over a window of `n` (a value:
+    /// a window that is not a whole number at least the function's least,
+    /// which a parameter expression like `slow - fast` can give, leaves the
+    /// column undefined).
+    pub fn column(self, x: &[f64], n: f64, bars: &Bars) -> Vec<f64> {
+        let spec = self.spec();
+        if !(n >= spec.min_window as f64 && n <= 1e9 && n.fract() == 0.0) {
+            return vec![f64::NAN; bars.len()];
+        }
+        (spec.compute)(x, n as usize, bars)
+    }
+}
+
+impl Func {
+    /// Every function, by name (windowed first).
+    pub fn all() -> impl Iterator<Item = Func> {
+        Windowed::ALL.into_iter().map(Func::Windowed).chain([
+            Func::Abs,
+            Func::Min,
+            Func::Max,
+            Func::Clamp,
+            Func::If,
+            Func::CrossAbove,
+            Func::CrossBelow,
+        ])
+    }
+
+    /// The function called `name`.
+    pub fn named(name: &str) -> Option<Func> {
+        Func::all().find(|f| f.name() == name)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Func::Windowed(w) => w.spec().name,
+            Func::Abs => "abs",
+            Func::Min => "min",
+            Func::Max => "max",
+            Func::Clamp => "clamp",
+            Func::If => "if",
+            Func::CrossAbove => "cross_above",
+            Func::CrossBelow => "cross_below",
+        }
+    }
+
+    pub fn signature(self) -> &'static str {
+        match self {
+            Func::Windowed(w) => w.spec().signature,
+            Func::Abs => "abs(x)",
+            Func::Min => "min(a, b)",
+            Func::Max => "max(a, b)",
+            Func::Clamp => "clamp(x, lo, hi)",
+            Func::If => "if(condition, a, b)",
+            Func::CrossAbove => "cross_above(a, b)",
+            Func::CrossBelow => "cross_below(a, b)",
+        }
+    }
+
+    pub fn args(self) -> Vec<Arg> {
+        use Arg::*;
+        match self {
+            Func::Windowed(w) => {
+                let spec = w.spec();
+                let window = Window(spec.min_window);
+                match spec.reads_series {
+                    true => vec![Num, window],
+                    false => vec![window],
+                }
+            }
+            Func::Abs => vec![Num],
+            Func::Min | Func::Max | Func::CrossAbove | Func::CrossBelow => vec![Num, Num],
+            Func::Clamp => vec![Num, Num, Num],
+            Func::If => vec![Bool, Same, Same],
+        }
+    }
+
+    /// Functions over a series' history: computed on whole columns.
+    pub fn is_windowed(self) -> bool {
+        matches!(self, Func::Windowed(_))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Names are unique, and each windowed function's signature starts
+    /// with its name and has one argument per [`Func::args`].
+    #[test]
+    fn names_and_signatures_agree() {
+        let names: Vec<&str> = Func::all().map(Func::name).collect();
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
+        for f in Func::all() {
+            let sig = f.signature();
+            assert!(sig.starts_with(&format!("{}(", f.name())), "{sig}");
+            assert_eq!(sig.matches(',').count() + 1, f.args().len(), "{sig}");
+            assert_eq!(Func::named(f.name()), Some(f));
+        }
+    }
+}
