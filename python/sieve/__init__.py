@@ -9,7 +9,11 @@ config's own ``data.path`` / ``data.paths`` (several instruments); and
 a TOML file. Float64 and int64 columns are read straight from numpy's memory
 (no conversion through Python objects).
 
-Errors raise :class:`SieveError` (a ``ValueError``) with the CLI's message.
+Errors raise :class:`SieveError` (a ``ValueError``) with the CLI's message,
+as the subclass of its kind: :class:`ConfigError` (a key or value; its
+subclass :class:`RuleError` for a rule's text, with the column),
+:class:`DataError`, :class:`ParameterError`, :class:`FileError` (a file that
+cannot be read or written) or :class:`GpuError`.
 Long calls release the GIL; Ctrl-C stops a sweep or optimize between chunks
 (an optimize run folder stays resumable).
 """
@@ -26,10 +30,25 @@ import numpy as np
 import pandas as pd
 
 from . import _native
-from ._native import SieveError, SieveWarning
+from ._native import (
+    ConfigError,
+    DataError,
+    FileError,
+    GpuError,
+    ParameterError,
+    RuleError,
+    SieveError,
+    SieveWarning,
+)
 
 __all__ = [
     "SieveError",
+    "ConfigError",
+    "RuleError",
+    "DataError",
+    "ParameterError",
+    "FileError",
+    "GpuError",
     "SieveWarning",
     "backtest",
     "optimize",
@@ -102,7 +121,7 @@ def verify(data, config, candidates, top=None, threads=0):
             with open(candidates, encoding="utf-8") as f:
                 text = f.read()
         except OSError as e:
-            raise SieveError("%s: %s" % (os.fspath(candidates), e.strerror or e)) from None
+            raise FileError("%s: %s" % (os.fspath(candidates), e.strerror or e)) from None
     else:
         raise TypeError("candidates: expected a DataFrame or a path, got %s" % type(candidates).__name__)
     overrides = [] if top is None else ["verify.top=%d" % _count(top, "top")]
@@ -182,7 +201,7 @@ def _count(v, name):
 
 def _plain(value, key):
     """A config value as JSON-ready Python (numpy scalars, any Mapping),
-    or a SieveError naming the key."""
+    or a ConfigError naming the key."""
     if isinstance(value, Mapping):
         return {str(k): _plain(v, "%s.%s" % (key, k) if key else str(k)) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -190,9 +209,9 @@ def _plain(value, key):
     if isinstance(value, np.generic):
         value = value.item()
     if value is None:
-        raise SieveError("config: %s: None is not a value (leave the key out for its default)" % key)
+        raise ConfigError("config: %s: None is not a value (leave the key out for its default)" % key)
     if isinstance(value, float) and not math.isfinite(value):
-        raise SieveError("config: %s: %r is not a finite number" % (key, value))
+        raise ConfigError("config: %s: %r is not a finite number" % (key, value))
     return value
 
 
@@ -201,7 +220,8 @@ def _config(config):
     if config is None:
         return ("none", "")
     if isinstance(config, Mapping):
-        return ("json", json.dumps(_plain(config, "")))
+        # Plain Python values, handed to the native side as they are.
+        return ("dict", _plain(config, ""))
     if isinstance(config, os.PathLike):
         return ("path", os.fspath(config))
     if isinstance(config, str):

@@ -13,6 +13,24 @@ Config = Union[Mapping[str, Any], str, os.PathLike[str]]
 class SieveError(ValueError):
     """A problem with the input (data, config, parameters), with the CLI's message."""
 
+class ConfigError(SieveError):
+    """A config key or value (`config: key: message`)."""
+
+class RuleError(ConfigError):
+    """A rule or definition that does not parse or check, with its column."""
+
+class DataError(SieveError):
+    """Data that cannot be used: a file's row or column, or a DataFrame's."""
+
+class ParameterError(SieveError):
+    """A parameter value the strategy cannot take."""
+
+class FileError(SieveError):
+    """A file that cannot be read or written (the message names it)."""
+
+class GpuError(SieveError):
+    """The GPU backend: no adapter, no GPU build, or a device failure."""
+
 class SieveWarning(UserWarning):
     """A setting that makes results unreliable (the CLI prints these as warnings)."""
 

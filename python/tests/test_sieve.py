@@ -368,3 +368,80 @@ def test_a_refused_optimize_leaves_the_run_folder_untouched(frame, tmp_path):
     assert after == before
     # restart=True starts over on the new data.
     assert sieve.optimize(other, CONFIG, out=out, restart=True) == sieve.optimize(other, CONFIG, out=tmp_path / "fresh")
+
+
+# Config mistakes in a dict, word for word as the CLI words them for the same
+# keys in a file (the file's name aside), and the class of each kind.
+DICT_ERRORS = [
+    (
+        {"score": {"objectiv": "sharpe"}},
+        "ConfigError",
+        "config: score.objectiv: unknown field `objectiv`, expected one of `objective`, `score_start`, "
+        "`holdout_start`, `screen_window`, `min_trades`, `aggregate`, `aggregate_skip_undefined`",
+    ),
+    ({"backtest": {"fee": -1}}, "ConfigError", "config: backtest.fee: must be a number ≥ 0, got -1"),
+    (
+        {"strategy": {"name": "sma_crosss"}},
+        "ConfigError",
+        "config: strategy.name: unknown strategy 'sma_crosss'; known: sma_cross, ema_cross, rsi_reversion, "
+        "donchian_breakout, activation",
+    ),
+    (
+        {"strategy": {"name": "r", "entry": "close > sma(close, n", "exit": "close < open", "params": {"n": 5}}},
+        "RuleError",
+        "config: strategy.entry, column 12: unclosed '('\n    close > sma(close, n\n               ^",
+    ),
+    ({"score": {"min_trades": "x"}}, "ConfigError", 'config: score.min_trades: invalid type: string "x", expected u64'),
+    (
+        {"strategy": {"name": "sma_cross", "params": {"fast": {"values": [1, "a"]}}}},
+        "ConfigError",
+        'config: strategy.params.fast: each value must be a number, got "a"',
+    ),
+    (
+        {"strategy": {"name": "sma_cross", "params": {"fast": {"start": 10, "stop": 2, "step": 1}}}},
+        "ConfigError",
+        "config: strategy.params.fast: start 10 is above stop 2",
+    ),
+    ({"score": {"holdout_start": None}}, "ConfigError",
+     "config: score.holdout_start: None is not a value (leave the key out for its default)"),
+]
+
+
+def test_dict_config_errors_word_for_word(frame):
+    for config, kind, want in DICT_ERRORS:
+        with pytest.raises(sieve.SieveError) as e:
+            sieve.backtest(frame, None, {}, config=config)
+        assert str(e.value) == want, (config, str(e.value))
+        assert type(e.value) is getattr(sieve, kind), (config, type(e.value))
+        assert isinstance(e.value, ValueError)
+    assert issubclass(sieve.RuleError, sieve.ConfigError)
+
+
+def test_error_kinds(frame, tmp_path):
+    bad = frame.copy()
+    bad.iloc[10, bad.columns.get_loc("close")] = np.nan
+    with pytest.raises(sieve.DataError):
+        sieve.backtest(bad, "sma_cross", {"fast": 5, "slow": 20})
+    with pytest.raises(sieve.ParameterError):
+        sieve.backtest(frame, "sma_cross", {"fast": 0, "slow": 20})
+    with pytest.raises(sieve.FileError):
+        sieve.verify(frame, CONFIG, tmp_path / "missing.csv")
+    with pytest.raises(sieve.FileError):
+        sieve.backtest(tmp_path / "missing.csv", "sma_cross", {})
+
+
+def test_optimize_without_a_config_runs_the_cli_example(tmp_path):
+    # The built-in example, as `sieve optimize` runs it with no --config.
+    cli("optimize", "--out", tmp_path / "cli")
+    got = sieve.optimize(None, None, out=tmp_path / "py")
+    want = json.loads((tmp_path / "cli" / "best.json").read_text())
+
+    def untimed(v):
+        if isinstance(v, dict):
+            return {k: untimed(x) for k, x in v.items() if not k.endswith("_s")}
+        if isinstance(v, list):
+            return [untimed(x) for x in v]
+        return v
+
+    assert untimed(got) == untimed(want)
+    assert want["strategy"] == "activation"

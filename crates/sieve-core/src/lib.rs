@@ -39,4 +39,4 @@ pub mod rules;
 mod simd;
 pub mod strategy;
 
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};

@@ -29,7 +29,7 @@ fn bar(show: bool, len: u64, label: &str, unit: &str) -> Option<Progress> {
 pub fn backtest(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
-    config: (String, String),
+    config: (String, Bound<'_, PyAny>),
     overrides: Vec<String>,
     sets: Vec<String>,
     equity: bool,
@@ -37,7 +37,7 @@ pub fn backtest(
     let data = DataSpec::from_py(data)?;
     let mut overrides = overrides;
     overrides.extend(data.overrides());
-    let spec = ConfigSpec(config.0, config.1);
+    let spec = ConfigSpec::from_py(&config)?;
     let mut checked = spec.load(&overrides).map_err(sieve_err)?;
     if checked.rules.is_some() {
         // A rule strategy's parameters are its `[strategy.params]` keys: a
@@ -70,7 +70,7 @@ pub fn backtest(
 pub fn sweep(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
-    config: (String, String),
+    config: (String, Bound<'_, PyAny>),
     overrides: Vec<String>,
     threads: usize,
     progress: bool,
@@ -114,7 +114,7 @@ pub fn sweep(
 pub fn verify(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
-    config: (String, String),
+    config: (String, Bound<'_, PyAny>),
     overrides: Vec<String>,
     candidates_csv: String,
     threads: usize,
@@ -143,16 +143,16 @@ pub fn verify(
 pub fn optimize(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
-    config: (String, String),
+    config: (String, Bound<'_, PyAny>),
     overrides: Vec<String>,
     out: PathBuf,
     threads: usize,
     progress: bool,
     restart: bool,
 ) -> PyResult<String> {
-    let (data, mut study) = match config.0.as_str() {
+    let (data, mut study) = match ConfigSpec::from_py(&config)? {
         // No config: the built-in example, as `sieve optimize` runs it.
-        "none" => {
+        ConfigSpec::None => {
             let data = DataSpec::from_py(data)?;
             let mut overrides = overrides;
             overrides.extend(data.overrides());
@@ -243,12 +243,12 @@ pub fn strategies() -> String {
 fn study(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
-    config: (String, String),
+    config: (String, Bound<'_, PyAny>),
     mut overrides: Vec<String>,
 ) -> PyResult<(DataSpec, sieve_run::Study)> {
     let data = DataSpec::from_py(data)?;
     overrides.extend(data.overrides());
-    let config = ConfigSpec(config.0, config.1)
+    let config = ConfigSpec::from_py(&config)?
         .load(&overrides)
         .map_err(sieve_err)?;
     let study = data.study(py, config)?;

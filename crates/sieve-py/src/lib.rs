@@ -14,8 +14,9 @@ use std::time::Duration;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyUserWarning, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use sieve_core::config::Config;
-use sieve_core::Error;
+use sieve_core::{Error, ErrorKind};
 use sieve_run::Study;
 
 mod frame;
@@ -35,35 +36,149 @@ create_exception!(
     "A setting that makes results unreliable (the CLI prints these as warnings)."
 );
 
-/// Any error of the library as a `SieveError` with the CLI's message.
-pub(crate) fn sieve_err(e: impl std::fmt::Display) -> PyErr {
-    SieveError::new_err(e.to_string())
+create_exception!(
+    sieve,
+    ConfigError,
+    SieveError,
+    "A config key or value (`config: key: message`)."
+);
+create_exception!(
+    sieve,
+    RuleError,
+    ConfigError,
+    "A rule or definition that does not parse or check, with its column."
+);
+create_exception!(
+    sieve,
+    DataError,
+    SieveError,
+    "Data that cannot be used: a file's row or column, or a DataFrame's."
+);
+create_exception!(
+    sieve,
+    ParameterError,
+    SieveError,
+    "A parameter value the strategy cannot take."
+);
+create_exception!(
+    sieve,
+    FileError,
+    SieveError,
+    "A file that cannot be read or written (the message names it)."
+);
+create_exception!(
+    sieve,
+    GpuError,
+    SieveError,
+    "The GPU backend: no adapter, no GPU build, or a device failure."
+);
+
+/// An error of the library as the `SieveError` subclass of its kind, with
+/// the CLI's message; anything else as a plain `SieveError`.
+pub(crate) fn sieve_err<E: std::fmt::Display + 'static>(e: E) -> PyErr {
+    let kind = (&e as &dyn std::any::Any)
+        .downcast_ref::<Error>()
+        .map(Error::kind);
+    let message = e.to_string();
+    match kind {
+        Some(ErrorKind::Config) => ConfigError::new_err(message),
+        Some(ErrorKind::Rule) => RuleError::new_err(message),
+        Some(ErrorKind::Data) => DataError::new_err(message),
+        Some(ErrorKind::Parameter) => ParameterError::new_err(message),
+        Some(ErrorKind::Io) => FileError::new_err(message),
+        Some(ErrorKind::Gpu) => GpuError::new_err(message),
+        Some(ErrorKind::Cancelled | ErrorKind::Invalid) | None => SieveError::new_err(message),
+    }
 }
 
-/// How the config was given: ("path", file), ("toml", text), ("json",
-/// text of a dict with the TOML's structure) or ("none", "").
-pub(crate) struct ConfigSpec(pub String, pub String);
+/// How the config was given: a file, TOML text, a dict (as a TOML table,
+/// read straight from the Python objects), or none.
+pub(crate) enum ConfigSpec {
+    None,
+    Path(PathBuf),
+    Toml(String),
+    Table(toml::Table),
+}
 
 impl ConfigSpec {
+    /// From `sieve/__init__.py`'s `(kind, value)`: `("path", str)`,
+    /// `("toml", str)`, `("dict", dict)` or `("none", _)`.
+    pub(crate) fn from_py(config: &(String, Bound<'_, PyAny>)) -> PyResult<ConfigSpec> {
+        let (kind, value) = config;
+        Ok(match kind.as_str() {
+            "path" => ConfigSpec::Path(value.extract()?),
+            "toml" => ConfigSpec::Toml(value.extract()?),
+            "dict" => match to_toml(value, "")? {
+                toml::Value::Table(t) => ConfigSpec::Table(t),
+                _ => return Err(ConfigError::new_err("config: expected a dict")),
+            },
+            _ => ConfigSpec::None,
+        })
+    }
+
     /// The checked config with `overrides` (`section.key=value`) applied.
     pub(crate) fn load(&self, overrides: &[String]) -> Result<Config, Error> {
-        let ConfigSpec(kind, value) = self;
-        let config = match kind.as_str() {
-            "path" => Config::load(Some(PathBuf::from(value).as_path()), overrides)?,
-            "toml" => Config::parse_with_overrides(value, overrides)?,
-            "json" => {
-                let json: serde_json::Value = serde_json::from_str(value)
-                    .map_err(|e| Error::config("<config>", e.to_string()))?;
-                let table = toml::Table::try_from(json)
-                    .map_err(|e| Error::config("<config>", e.to_string()))?;
-                Config::from_table_with_overrides(table, overrides)?
+        let config = match self {
+            ConfigSpec::Path(path) => Config::load(Some(path.as_path()), overrides)?,
+            ConfigSpec::Toml(text) => Config::parse_with_overrides(text, overrides)?,
+            ConfigSpec::Table(table) => {
+                Config::from_table_with_overrides(table.clone(), overrides)?
             }
-            _ => Config::load(None, overrides)?,
+            ConfigSpec::None => Config::load(None, overrides)?,
         };
         // As every CLI command does: a typo in a run section is an error.
         sieve_run::settings::RunSettings::of(&config)?;
         Ok(config)
     }
+}
+
+/// A config value (plain Python: `sieve/__init__.py` has turned numpy
+/// scalars and other mappings into these) as TOML; errors name the key.
+fn to_toml(value: &Bound<'_, PyAny>, key: &str) -> PyResult<toml::Value> {
+    let at = |k: &str| match key {
+        "" => k.to_string(),
+        _ => format!("{key}.{k}"),
+    };
+    // `bool` before `int`: Python's booleans are ints.
+    if value.is_instance_of::<PyBool>() {
+        return Ok(toml::Value::Boolean(value.extract()?));
+    }
+    if value.is_instance_of::<PyInt>() {
+        return value
+            .extract::<i64>()
+            .map(toml::Value::Integer)
+            .map_err(|_| {
+                ConfigError::new_err(format!(
+                    "config: {key}: {value} does not fit a 64-bit integer"
+                ))
+            });
+    }
+    if value.is_instance_of::<PyFloat>() {
+        return Ok(toml::Value::Float(value.extract()?));
+    }
+    if value.is_instance_of::<PyString>() {
+        return Ok(toml::Value::String(value.extract()?));
+    }
+    if let Ok(dict) = value.cast::<PyDict>() {
+        let mut table = toml::Table::new();
+        for (k, v) in dict.iter() {
+            let k: String = k.str()?.extract()?;
+            let v = to_toml(&v, &at(&k))?;
+            table.insert(k, v);
+        }
+        return Ok(toml::Value::Table(table));
+    }
+    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        let items = value
+            .try_iter()?
+            .map(|item| to_toml(&item?, key))
+            .collect::<PyResult<Vec<_>>>()?;
+        return Ok(toml::Value::Array(items));
+    }
+    Err(ConfigError::new_err(format!(
+        "config: {key}: {} is not a value a config can hold (a number, string, bool, list or table)",
+        value.repr()?
+    )))
 }
 
 /// Where the bars come from: a file (the CLI's `--data`), the config's own
@@ -183,6 +298,12 @@ pub(crate) fn interruptible<T: Send>(
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SieveError", m.py().get_type::<SieveError>())?;
+    m.add("ConfigError", m.py().get_type::<ConfigError>())?;
+    m.add("RuleError", m.py().get_type::<RuleError>())?;
+    m.add("DataError", m.py().get_type::<DataError>())?;
+    m.add("ParameterError", m.py().get_type::<ParameterError>())?;
+    m.add("FileError", m.py().get_type::<FileError>())?;
+    m.add("GpuError", m.py().get_type::<GpuError>())?;
     m.add("SieveWarning", m.py().get_type::<SieveWarning>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // The names a time column may have (any case), as the loaders take them.

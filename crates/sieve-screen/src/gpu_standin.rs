@@ -12,7 +12,7 @@ const NOT_BUILT: &str = "the GPU backend is not in this build of sieve; rebuild 
 
 impl GpuBackend {
     pub fn new() -> Result<Self> {
-        Err(Error::Invalid(NOT_BUILT.into()))
+        Err(Error::Gpu(NOT_BUILT.into()))
     }
 }
 
@@ -26,6 +26,6 @@ impl ScreenBackend for GpuBackend {
         _: &ScreenJob<'_>,
         _: &mut dyn FnMut(&Checkpoint) -> Result<()>,
     ) -> Result<Screen> {
-        Err(Error::Invalid(NOT_BUILT.into()))
+        Err(Error::Gpu(NOT_BUILT.into()))
     }
 }

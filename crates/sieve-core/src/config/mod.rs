@@ -233,12 +233,9 @@ impl Config {
             apply_override(&mut table, o)?;
         }
         let base = path.and_then(Path::parent);
-        Config::from_table(table, base).map_err(|e| match (e, path) {
-            (Error::Config { key, message }, Some(p)) => Error::Config {
-                key: format!("{} ({key})", p.display()),
-                message,
-            },
-            (e, _) => e,
+        Config::from_table(table, base).map_err(|e| match path {
+            Some(p) => e.in_file(&p.display().to_string()),
+            None => e,
         })
     }
 

@@ -47,14 +47,15 @@ impl RuleError {
         let at = self.at.min(text.len());
         let column = text[..at].chars().count() + 1;
         let shown = text.replace(['\n', '\r', '\t'], " ");
-        Error::config(
-            format!("{key}, column {column}"),
-            format!(
+        Error::Rule {
+            key: format!("{key}, column {column}"),
+            column,
+            message: format!(
                 "{}\n    {shown}\n    {}^",
                 self.message,
                 " ".repeat(column - 1)
             ),
-        )
+        }
     }
 }
 

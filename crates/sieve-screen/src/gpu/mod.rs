@@ -85,7 +85,7 @@ impl GpuBackend {
             ..Default::default()
         }))
         .map_err(|e| {
-            Error::Invalid(format!(
+            Error::Gpu(format!(
                 "no GPU adapter found ({e}); install a Vulkan driver (Debian: mesa-vulkan-drivers libvulkan1) or use --backend cpu"
             ))
         })?;
@@ -97,7 +97,7 @@ impl GpuBackend {
             ..Default::default()
         }))
         .map_err(|e| {
-            Error::Invalid(format!(
+            Error::Gpu(format!(
                 "the GPU adapter '{}' refused a device: {e}",
                 info.name
             ))
@@ -178,7 +178,7 @@ impl GpuBackend {
     /// The recorded device error, as an error.
     fn check(&self) -> Result<()> {
         match self.failure.lock().ok().and_then(|mut f| f.take()) {
-            Some(e) => Err(Error::Invalid(format!(
+            Some(e) => Err(Error::Gpu(format!(
                 "the GPU ({}) reported: {e}",
                 self.info.name
             ))),
@@ -199,7 +199,7 @@ impl GpuBackend {
         }
         use wgpu::naga;
         let invalid = |what: &str, detail: String| {
-            Error::Invalid(format!(
+            Error::Gpu(format!(
                 "internal error: the generated GPU kernel {what} (use --emit-wgsl to inspect it, or --backend cpu):\n{detail}"
             ))
         };
@@ -372,7 +372,7 @@ impl ScreenBackend for GpuBackend {
             .collect();
         let bytes = wanted.len() as u64 * bars.len() as u64 * 4;
         if bytes > self.limits.max_storage_buffer_binding_size {
-            return Err(Error::Invalid(format!(
+            return Err(Error::Gpu(format!(
                 "the indicators of this grid ({} MB) exceed the GPU's largest buffer; narrow the int ranges or use --backend cpu",
                 bytes / 1_000_000
             )));
@@ -618,14 +618,14 @@ impl GpuBackend {
         });
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Invalid(format!("the GPU failed: {e}")))?;
+            .map_err(|e| Error::Gpu(format!("the GPU failed: {e}")))?;
         self.check()?;
         rx.recv()
-            .map_err(|e| Error::Invalid(format!("the GPU result never arrived: {e}")))?
-            .map_err(|e| Error::Invalid(format!("reading GPU results: {e}")))?;
+            .map_err(|e| Error::Gpu(format!("the GPU result never arrived: {e}")))?
+            .map_err(|e| Error::Gpu(format!("reading GPU results: {e}")))?;
         let view = slice
             .get_mapped_range()
-            .map_err(|e| Error::Invalid(format!("reading GPU results: {e}")))?;
+            .map_err(|e| Error::Gpu(format!("reading GPU results: {e}")))?;
         let words: &[u32] = bytemuck::cast_slice(&view);
         let (scores, rest) = words.split_at(count);
         let (infos, sharpes) = rest.split_at(count);
