@@ -199,7 +199,7 @@ fn finite_or_none(v: f64) -> Option<f64> {
 fn best_record(state: &RunState) -> Option<(&IterationRecord, &BestRecord)> {
     let mut best: Option<(&IterationRecord, &BestRecord)> = None;
     for rec in &state.iterations {
-        let Some(b) = &rec.best else { continue };
+        let Some(b) = rec.best() else { continue };
         let Some(score) = b.score else { continue };
         if best.is_none_or(|(_, cur)| cur.score.is_none_or(|c| score > c)) {
             best = Some((rec, b));
@@ -269,10 +269,17 @@ pub(crate) fn best_json(
                 false => a.how.to_string(),
             }
         }),
-        agreement: AgreementRecord {
-            spearman: rec.spearman,
-            top_screen_ranks: rec.top_screen_ranks.clone(),
-            best_from_bottom_tenth: rec.best_from_bottom_tenth,
+        agreement: match &rec.verify {
+            Some(v) => AgreementRecord {
+                spearman: v.spearman,
+                top_screen_ranks: v.top_screen_ranks.clone(),
+                best_from_bottom_tenth: v.best_from_bottom_tenth,
+            },
+            None => AgreementRecord {
+                spearman: None,
+                top_screen_ranks: Vec::new(),
+                best_from_bottom_tenth: false,
+            },
         },
         iterations: state.iterations.len(),
         stop_reason: reason.to_string(),

@@ -18,7 +18,8 @@ use sieve_core::{strategy, Error, Result};
 use crate::best::Best;
 use crate::control::Session;
 pub use crate::control::{Observer, OptimizeOptions, Stop};
-use crate::rundir::{AxisRecord, IterationRecord, RunDir, RunState, Stage};
+use crate::rundir::{AxisRecord, IterationRecord, RunDir, RunState, RunStatus, Stage};
+use crate::stages::Step;
 use crate::{files, Study};
 
 pub struct Outcome {
@@ -96,7 +97,7 @@ fn open_run(study: &Study, opts: &OptimizeOptions<'_>, obs: &mut dyn Observer) -
                     false => Vec::new(),
                 },
                 config: study.config().canonical_toml(),
-                status: "running".into(),
+                status: RunStatus::Running,
                 stop_reason: None,
                 elapsed_s: 0.0,
                 iterations: Vec::new(),
@@ -119,14 +120,14 @@ pub fn optimize(
         elapsed_before: state.elapsed_s,
         interrupt: opts.interrupt,
     };
-    state.status = "running".into();
+    state.status = RunStatus::Running;
     let config = study.settings();
     let original = study.space().axes.clone();
     let mut best_so_far: Option<f64> = None;
     let mut stale = 0;
 
     let mut iteration = 0;
-    let stop = loop {
+    let stop = 'iterations: loop {
         iteration += 1;
         let idx = (iteration - 1) as usize;
         // Iterations an earlier, longer session recorded are gone through
@@ -160,35 +161,26 @@ pub fn optimize(
         )?;
         let iter_study = study.with_space(space);
         let iter_dir = dir.iter_dir(iteration)?;
-        if state.iterations[idx].stage == Stage::Sweep {
-            if let Some(stop) = crate::stages::sweep::run(
-                &iter_study,
-                opts,
-                &session,
-                &iter_dir,
-                iteration,
-                &mut state.iterations[idx],
-                obs,
-            )? {
-                state.elapsed_s = session.total_elapsed();
-                dir.save_state(&state)?;
-                break stop;
+        let step = Step {
+            study: &iter_study,
+            opts,
+            session: &session,
+            dir: &iter_dir,
+            iteration,
+        };
+        // Whether this invocation finished the iteration.
+        let mut newly_done = false;
+        for stage in crate::stages::ALL {
+            if state.iterations[idx].stage != stage.stage() {
+                continue;
             }
+            let stopped = stage.run(&step, &mut state.iterations[idx], obs)?;
             state.elapsed_s = session.total_elapsed();
             dir.save_state(&state)?;
-        }
-        let newly_done = state.iterations[idx].stage == Stage::Verify;
-        if newly_done {
-            crate::stages::verify::run(
-                study,
-                opts,
-                &iter_dir,
-                iteration,
-                &mut state.iterations[idx],
-                obs,
-            )?;
-            state.elapsed_s = session.total_elapsed();
-            dir.save_state(&state)?;
+            if let Some(stop) = stopped {
+                break 'iterations stop;
+            }
+            newly_done = state.iterations[idx].stage == Stage::Done;
         }
         let rec = &state.iterations[idx];
         obs.note(&iteration_line(study, rec));
@@ -198,7 +190,7 @@ pub fn optimize(
             write_results(study, &dir, &state, &progress, false, obs)?;
         }
         // Stop rules, evaluated identically on a resumed run.
-        let score = rec.best.as_ref().and_then(|b| b.score);
+        let score = rec.best().and_then(|b| b.score);
         if iteration == 1 && score.is_none() {
             break Stop::NoFiniteObjective;
         }
@@ -223,10 +215,9 @@ pub fn optimize(
     // The robustness numbers take a second or two: once, at the end.
     let best = write_results(study, &dir, &state, &stop.to_string(), true, obs)?;
     state.status = match stop {
-        Stop::Interrupted | Stop::TimeBudget { .. } => "stopped",
-        _ => "done",
-    }
-    .into();
+        Stop::Interrupted | Stop::TimeBudget { .. } => RunStatus::Stopped,
+        _ => RunStatus::Done,
+    };
     dir.save_state(&state)?;
     Ok(Outcome {
         state,
@@ -272,7 +263,8 @@ fn next_grid(
                 .max_combinations
                 .unwrap_or(state.iterations[0].grid_size);
             let current = axes_of(study, &prev.grid)?;
-            crate::refine::refine(study.strategy(), &current, original, &prev.refine_from, max)
+            let from = prev.verify.as_ref().map_or(&[][..], |v| &v.refine_from);
+            crate::refine::refine(study.strategy(), &current, original, from, max)
         }
     };
     let Some(axes) = axes else { return Ok(None) };
@@ -293,16 +285,8 @@ fn next_grid(
             .collect(),
         grid_size: space.size(),
         stage: Stage::Sweep,
-        combinations_evaluated: None,
-        sharpe_stats: None,
-        sweep_s: None,
-        verify_s: None,
-        candidates_verified: None,
-        best: None,
-        spearman: None,
-        top_screen_ranks: Vec::new(),
-        best_from_bottom_tenth: false,
-        refine_from: Vec::new(),
+        sweep: None,
+        verify: None,
     }))
 }
 
@@ -363,18 +347,18 @@ fn axes_of(study: &Study, grid: &[AxisRecord]) -> Result<Vec<Axis>> {
 }
 
 fn iteration_line(study: &Study, rec: &IterationRecord) -> String {
-    match &rec.best {
-        Some(b) => format!(
+    match (rec.best(), &rec.verify) {
+        (Some(b), Some(v)) => format!(
             "iteration {}: {} combinations screened, {} verified; best {} {} (screen rank {}); Spearman {}",
             rec.iteration,
-            rec.combinations_evaluated.unwrap_or(0),
-            rec.candidates_verified.unwrap_or(0),
+            rec.sweep.as_ref().map_or(0, |s| s.combinations_evaluated),
+            v.candidates_verified,
             study.scoring().objective,
             b.score.map_or("NaN".to_string(), float),
             b.screen_rank,
-            rec.spearman.map_or("NaN".to_string(), |s| format!("{s:.3}")),
+            v.spearman.map_or("NaN".to_string(), |s| format!("{s:.3}")),
         ),
-        None => format!("iteration {}: no candidate passed the constraints", rec.iteration),
+        _ => format!("iteration {}: no candidate passed the constraints", rec.iteration),
     }
 }
 

@@ -87,19 +87,12 @@ pub fn score_returns(study: &Study, params: &[f64]) -> Vec<f64> {
 /// DSR of `best` (strategy-order parameters) over the run's trials.
 pub fn deflated_sharpe(study: &Study, state: &RunState, best: &[f64]) -> DsrRecord {
     let shape = dsr::ReturnShape::of(&score_returns(study, best));
-    let trials: u64 = state
-        .iterations
-        .iter()
-        .filter_map(|i| i.combinations_evaluated)
-        .sum();
+    let swept = || state.iterations.iter().filter_map(|i| i.sweep.as_ref());
+    let trials: u64 = swept().map(|s| s.combinations_evaluated).sum();
     // V is known only when every iteration's backend computed it.
-    let finished = state
-        .iterations
-        .iter()
-        .filter(|i| i.combinations_evaluated.is_some());
     let mut stats = Some(ObjectiveStats::default());
-    for it in finished {
-        stats = stats.zip(it.sharpe_stats.as_ref()).map(|(mut s, m)| {
+    for sweep in swept() {
+        stats = stats.zip(sweep.sharpe_stats.as_ref()).map(|(mut s, m)| {
             s.combine(&ObjectiveStats::from(m));
             s
         });

@@ -39,14 +39,28 @@ pub struct RunState {
     pub instruments: Vec<(String, PathBuf)>,
     /// The config that ran (TOML).
     pub config: String,
-    /// "running" or "done".
-    pub status: String,
+    pub status: RunStatus,
     pub stop_reason: Option<String>,
     /// Seconds spent over every session of this run.
     pub elapsed_s: f64,
     pub iterations: Vec<IterationRecord>,
 }
 
+/// A run's status in `run.json`: `"running"` (started, or killed while
+/// running), `"stopped"` (a signal or the time budget stopped it,
+/// checkpointed: the same command continues it) or `"done"` (a stop rule
+/// ended it; its results are final).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Running,
+    Stopped,
+    Done,
+}
+
+/// One iteration in `run.json`: its grid, the step it stands at, and one
+/// record per finished step (each step's fields are written beside the
+/// iteration's, as `run.json` has always had them).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IterationRecord {
     pub iteration: u32,
@@ -55,13 +69,29 @@ pub struct IterationRecord {
     pub grid_size: u64,
     /// The next step to run.
     pub stage: Stage,
-    pub combinations_evaluated: Option<u64>,
+    /// What the sweep found, once it is done.
+    #[serde(flatten)]
+    pub sweep: Option<SweepRecord>,
+    /// What the verification found, once it is done.
+    #[serde(flatten)]
+    pub verify: Option<VerifyRecord>,
+}
+
+/// The sweep step's record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepRecord {
+    pub combinations_evaluated: u64,
     /// The per-period score-window Sharpe over the combinations screened.
     #[serde(default)]
     pub sharpe_stats: Option<crate::sweep::StatsMeta>,
-    pub sweep_s: Option<f64>,
-    pub verify_s: Option<f64>,
-    pub candidates_verified: Option<usize>,
+    pub sweep_s: f64,
+}
+
+/// The verify step's record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerifyRecord {
+    pub verify_s: f64,
+    pub candidates_verified: usize,
     pub best: Option<BestRecord>,
     pub spearman: Option<f64>,
     pub top_screen_ranks: Vec<u64>,
@@ -69,6 +99,13 @@ pub struct IterationRecord {
     /// Parameter sets of the best `refine_top` verified candidates (the
     /// next grid is built from them).
     pub refine_from: Vec<Vec<f64>>,
+}
+
+impl IterationRecord {
+    /// The best verified candidate, once verified.
+    pub fn best(&self) -> Option<&BestRecord> {
+        self.verify.as_ref().and_then(|v| v.best.as_ref())
+    }
 }
 
 /// Where an iteration stands: the step to run next.
@@ -161,5 +198,53 @@ impl RunDir {
             result.map_err(|e| Error::io(&path, e))?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod record_tests {
+    use super::*;
+
+    /// `run.json` of a run in progress as earlier versions wrote it (every
+    /// step's fields present, null until the step is done) still reads: a
+    /// run killed by an earlier version resumes.
+    #[test]
+    fn iterations_written_with_nulls_read_back() {
+        let pending = r#"{"iteration":2,"grid":[{"name":"fast","values":[2.0,4.0]}],"grid_size":2,
+            "stage":"sweep","combinations_evaluated":null,"sharpe_stats":null,"sweep_s":null,
+            "verify_s":null,"candidates_verified":null,"best":null,"spearman":null,
+            "top_screen_ranks":[],"best_from_bottom_tenth":false,"refine_from":[]}"#;
+        let rec: IterationRecord = serde_json::from_str(pending).unwrap();
+        assert_eq!(
+            (rec.stage, rec.sweep, rec.verify),
+            (Stage::Sweep, None, None)
+        );
+        let swept = r#"{"iteration":2,"grid":[],"grid_size":2,"stage":"verify",
+            "combinations_evaluated":2,"sharpe_stats":null,"sweep_s":0.5,
+            "verify_s":null,"candidates_verified":null,"best":null,"spearman":null,
+            "top_screen_ranks":[],"best_from_bottom_tenth":false,"refine_from":[]}"#;
+        let rec: IterationRecord = serde_json::from_str(swept).unwrap();
+        assert_eq!(
+            rec.sweep,
+            Some(SweepRecord {
+                combinations_evaluated: 2,
+                sharpe_stats: None,
+                sweep_s: 0.5
+            })
+        );
+        assert_eq!(rec.verify, None);
+        // A finished iteration writes its fields where they always were.
+        let done = r#"{"iteration":1,"grid":[],"grid_size":2,"stage":"done","combinations_evaluated":2,"sharpe_stats":null,"sweep_s":0.5,"verify_s":0.25,"candidates_verified":2,"best":{"grid_index":1,"screen_rank":1,"params":[4.0],"score":1.5},"spearman":null,"top_screen_ranks":[1,2],"best_from_bottom_tenth":false,"refine_from":[[4.0]]}"#;
+        let rec: IterationRecord = serde_json::from_str(done).unwrap();
+        assert_eq!(rec.best().map(|b| b.score), Some(Some(1.5)));
+        assert_eq!(serde_json::to_string(&rec).unwrap(), done);
+        // The status is one of the documented strings.
+        for (status, text) in [
+            (RunStatus::Running, "\"running\""),
+            (RunStatus::Stopped, "\"stopped\""),
+            (RunStatus::Done, "\"done\""),
+        ] {
+            assert_eq!(serde_json::to_string(&status).unwrap(), text);
+        }
     }
 }

@@ -258,7 +258,7 @@ fn finished(dir: &Path, fold_study: &Study) -> Option<Best> {
     let state = run.load_state().ok()??;
     let same =
         state.config_hash == fold_study.config_hash() && state.data_hash == fold_study.data_hash();
-    (same && state.status == "done").then_some(())?;
+    (same && state.status == crate::rundir::RunStatus::Done).then_some(())?;
     files::read_json(&run.best_path()).ok()
 }
 

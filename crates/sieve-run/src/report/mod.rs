@@ -1079,7 +1079,10 @@ fn push_ranks(html: &mut String, dir: &Path, state: &RunState) -> Result<()> {
         html,
         "<h2>Screen rank vs verified rank (iteration {})</h2>\n<p>Spearman {}.</p>\n",
         last.iteration,
-        last.spearman.map_or("NaN".into(), |s| format!("{s:.3}"))
+        last.verify
+            .as_ref()
+            .and_then(|v| v.spearman)
+            .map_or("NaN".into(), |s| format!("{s:.3}"))
     );
     html.push_str(&xy_scatter(&pairs, "screen rank", "verified rank").map_err(chart_error)?);
     Ok(())
@@ -1153,7 +1156,8 @@ fn push_history(html: &mut String, state: &RunState) -> Result<()> {
             .iter()
             .map(|a| format!("{}[{}]", a.name, a.values.len()))
             .collect();
-        let score = it.best.as_ref().and_then(|b| b.score);
+        let score = it.best().and_then(|b| b.score);
+        let (sweep, verify) = (it.sweep.as_ref(), it.verify.as_ref());
         if let Some(s) = score {
             history.push((it.iteration, s));
         }
@@ -1162,13 +1166,15 @@ fn push_history(html: &mut String, state: &RunState) -> Result<()> {
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             it.iteration,
             esc(&grid.join(" × ")),
-            it.combinations_evaluated.map_or("-".into(), |n| n.to_string()),
-            it.sweep_s.map_or("-".into(), |s| format!("{s:.2}")),
-            it.candidates_verified.map_or("-".into(), |n| n.to_string()),
-            it.verify_s.map_or("-".into(), |s| format!("{s:.2}")),
+            sweep.map_or("-".into(), |s| s.combinations_evaluated.to_string()),
+            sweep.map_or("-".into(), |s| format!("{:.2}", s.sweep_s)),
+            verify.map_or("-".into(), |v| v.candidates_verified.to_string()),
+            verify.map_or("-".into(), |v| format!("{:.2}", v.verify_s)),
             score.map_or("-".into(), |s| format!("{s:.6}")),
-            it.best.as_ref().map_or("-".into(), |b| b.screen_rank.to_string()),
-            it.spearman.map_or("-".into(), |s| format!("{s:.3}")),
+            it.best().map_or("-".into(), |b| b.screen_rank.to_string()),
+            verify
+                .and_then(|v| v.spearman)
+                .map_or("-".into(), |s| format!("{s:.3}")),
         );
     }
     html.push_str("</table>\n");

@@ -12,13 +12,38 @@ use sieve_screen::{Checkpoint, ObjectiveStats, Scored};
 
 use crate::control::{Observer, OptimizeOptions, Session, Stop};
 use crate::files;
-use crate::rundir::{IterationRecord, Stage};
+use crate::rundir::{IterationRecord, Stage, SweepRecord};
 use crate::sweep::{self, StatsMeta, SweepPlan};
 use crate::Study;
 
-/// Screens one iteration's grid into `sweep.csv`, checkpointing as it goes;
-/// `Some(stop)` when the budget or a signal stopped it (checkpointed).
-pub(crate) fn run(
+use super::{StageRun, Step};
+
+/// Screens one iteration's grid into `sweep.csv`, checkpointing as it goes.
+pub(crate) struct Sweep;
+
+impl StageRun for Sweep {
+    fn stage(&self) -> Stage {
+        Stage::Sweep
+    }
+
+    fn run(
+        &self,
+        step: &Step<'_, '_>,
+        rec: &mut IterationRecord,
+        obs: &mut dyn Observer,
+    ) -> Result<Option<Stop>> {
+        let Step {
+            study,
+            opts,
+            session,
+            dir,
+            iteration,
+        } = *step;
+        run(study, opts, session, dir, iteration, rec, obs)
+    }
+}
+
+fn run(
     study: &Study,
     opts: &OptimizeOptions<'_>,
     session: &Session<'_>,
@@ -76,9 +101,11 @@ pub(crate) fn run(
     };
     sweep::write(&iter_dir.join("sweep.csv"), study, &screen, &meta)?;
     rec.stage = Stage::Verify;
-    rec.combinations_evaluated = Some(meta.objective_stats.combinations_evaluated);
-    rec.sharpe_stats = meta.sharpe_stats;
-    rec.sweep_s = Some(meta.timings.screen_s);
+    rec.sweep = Some(SweepRecord {
+        combinations_evaluated: meta.objective_stats.combinations_evaluated,
+        sharpe_stats: meta.sharpe_stats,
+        sweep_s: meta.timings.screen_s,
+    });
     let _ = std::fs::remove_file(&checkpoint_path);
     Ok(None)
 }

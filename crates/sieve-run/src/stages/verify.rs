@@ -8,13 +8,34 @@ use std::time::Instant;
 
 use sieve_core::Result;
 
-use crate::control::{Observer, OptimizeOptions};
-use crate::rundir::{BestRecord, IterationRecord, Stage};
+use crate::control::{Observer, OptimizeOptions, Stop};
+use crate::rundir::{BestRecord, IterationRecord, Stage, VerifyRecord};
 use crate::{candidates, files, verify, Study};
+
+use super::{StageRun, Step};
+
+/// Verifies the iteration's `sweep.csv` into `verified.csv`.
+pub(crate) struct Verify;
+
+impl StageRun for Verify {
+    fn stage(&self) -> Stage {
+        Stage::Verify
+    }
+
+    fn run(
+        &self,
+        step: &Step<'_, '_>,
+        rec: &mut IterationRecord,
+        obs: &mut dyn Observer,
+    ) -> Result<Option<Stop>> {
+        run(step.study, step.opts, step.dir, step.iteration, rec, obs)?;
+        Ok(None)
+    }
+}
 
 /// Verifies the sweep's top candidates into `verified.csv` and records the
 /// best and the candidates the next grid is built from.
-pub(crate) fn run(
+fn run(
     study: &Study,
     opts: &OptimizeOptions<'_>,
     iter_dir: &Path,
@@ -38,9 +59,7 @@ pub(crate) fn run(
     obs.finish();
     verify::write_csv(&iter_dir.join("verified.csv"), &result)?;
     rec.stage = Stage::Done;
-    rec.verify_s = Some(started.elapsed().as_secs_f64());
-    rec.candidates_verified = Some(result.rows.len());
-    rec.best = result.rows.first().map(|r| BestRecord {
+    let best = result.rows.first().map(|r| BestRecord {
         grid_index: r.candidate.grid_index,
         screen_rank: r.candidate.screen_rank,
         params: r.candidate.params.clone(),
@@ -50,16 +69,21 @@ pub(crate) fn run(
             None
         }),
     });
-    rec.spearman = files::finite(result.agreement.spearman);
-    rec.top_screen_ranks = result.agreement.top_screen_ranks.clone();
-    rec.best_from_bottom_tenth = result.agreement.best_from_bottom_tenth;
-    // Only candidates with a finite score say where the good region is.
-    rec.refine_from = result
-        .rows
-        .iter()
-        .filter(|r| r.score.is_finite())
-        .take(config.refine_top)
-        .map(|r| r.candidate.params.clone())
-        .collect();
+    rec.verify = Some(VerifyRecord {
+        verify_s: started.elapsed().as_secs_f64(),
+        candidates_verified: result.rows.len(),
+        best,
+        spearman: files::finite(result.agreement.spearman),
+        top_screen_ranks: result.agreement.top_screen_ranks.clone(),
+        best_from_bottom_tenth: result.agreement.best_from_bottom_tenth,
+        // Only candidates with a finite score say where the good region is.
+        refine_from: result
+            .rows
+            .iter()
+            .filter(|r| r.score.is_finite())
+            .take(config.refine_top)
+            .map(|r| r.candidate.params.clone())
+            .collect(),
+    });
     Ok(())
 }
