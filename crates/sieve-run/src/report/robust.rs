@@ -3,17 +3,24 @@
 //! degradation chart, and every verified candidate's score vs holdout.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use plotters::prelude::*;
 use sieve_core::Result;
 
-use super::{axis_label, chart_error, esc, xy_scatter, Chart, LABEL_FONT};
+use super::charts::scatter::xy_scatter;
+use super::charts::{chart_error, Chart, LABEL_FONT};
+use super::page::esc;
 use crate::best::Best;
-use crate::files;
 use crate::robust::{verdict, DsrRecord, PboRecord};
+use crate::text::axis_label;
 
-pub(super) fn push_robustness(html: &mut String, best: &Best, dir: &Path) -> Result<()> {
+/// The robustness section; `score_vs_holdout` are the verified candidates'
+/// (score, holdout) objectives of the best's iteration.
+pub(super) fn push_robustness(
+    html: &mut String,
+    best: &Best,
+    score_vs_holdout: &[(f64, f64)],
+) -> Result<()> {
     html.push_str("<h2>Is it real?</h2>\n");
     let score = best
         .windows
@@ -51,34 +58,24 @@ pub(super) fn push_robustness(html: &mut String, best: &Best, dir: &Path) -> Res
             esc(why)
         );
     }
-    let verified = dir
-        .join(format!("iter-{:03}", best.iteration))
-        .join("verified.csv");
-    if let Ok(cols) = files::read_columns(&verified, &["score", "holdout_score"]) {
-        let pairs: Vec<(f64, f64)> = cols[0]
-            .iter()
-            .zip(&cols[1])
-            .map(|(&a, &b)| (a, b))
-            .filter(|(a, b)| a.is_finite() && b.is_finite())
-            .collect();
-        if pairs.len() > 1 {
-            let _ = writeln!(
-                html,
-                "<h3>Score vs holdout {} of the {} verified candidates (iteration {})</h3>\n<p>A real edge shows as a rising cloud; an overfit grid as a cloud with no slope.</p>",
-                esc(&best.objective),
-                pairs.len(),
-                best.iteration
-            );
-            let name = &best.objective;
-            html.push_str(
-                &xy_scatter(
-                    &pairs,
-                    &format!("score-window {name}"),
-                    &format!("holdout {name}"),
-                )
-                .map_err(chart_error)?,
-            );
-        }
+    let pairs = score_vs_holdout;
+    if pairs.len() > 1 {
+        let _ = writeln!(
+            html,
+            "<h3>Score vs holdout {} of the {} verified candidates (iteration {})</h3>\n<p>A real edge shows as a rising cloud; an overfit grid as a cloud with no slope.</p>",
+            esc(&best.objective),
+            pairs.len(),
+            best.iteration
+        );
+        let name = &best.objective;
+        html.push_str(
+            &xy_scatter(
+                pairs,
+                &format!("score-window {name}"),
+                &format!("holdout {name}"),
+            )
+            .map_err(chart_error)?,
+        );
     }
     Ok(())
 }

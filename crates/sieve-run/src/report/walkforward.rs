@@ -9,9 +9,10 @@ use plotters::prelude::*;
 use sieve_core::format::{self, float};
 use sieve_core::Result;
 
-use super::{
-    axis_label, bounds, chart_error, esc, Chart, CSS, EQUITY_COLOR, HOLD_COLOR, LABEL_FONT,
-};
+use super::charts::scatter::bounds;
+use super::charts::{chart_error, Chart, EQUITY_COLOR, HOLD_COLOR, LABEL_FONT};
+use super::page::{esc, CSS};
+use crate::text::axis_label;
 use crate::walkforward::Outcome;
 use crate::Study;
 

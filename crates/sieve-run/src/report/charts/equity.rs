@@ -1,0 +1,270 @@
+//! The best candidate's equity and drawdown, against buy-and-hold, with
+//! the score and holdout windows shaded and the trades marked.
+
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use sieve_core::engine::{Backtest, Side, Trade};
+use sieve_core::market::Instrument;
+use sieve_core::metrics::{Window, WindowKind};
+
+use super::{
+    Area, Chart, Drawn, EQUITY_COLOR, EXIT_COLOR, HOLDOUT_SHADE, HOLD_COLOR, LABEL_FONT,
+    LONG_COLOR, MAX_MARKED_TRADES, PLOT_WIDTH, SCORE_SHADE, SHORT_COLOR,
+};
+use crate::report::labels::TimeAxis;
+use crate::text::axis_label;
+
+/// Equity of putting all of `cash` in at the first close and holding.
+pub(crate) fn buy_and_hold(close: &[f64], cash: f64) -> Vec<f64> {
+    let first = close.first().copied().unwrap_or(f64::NAN);
+    close.iter().map(|&c| cash * c / first).collect()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Marker {
+    LongEntry,
+    ShortEntry,
+    Exit,
+}
+
+impl Marker {
+    const ALL: [Marker; 3] = [Marker::LongEntry, Marker::ShortEntry, Marker::Exit];
+
+    pub(crate) fn color(self) -> RGBColor {
+        match self {
+            Marker::LongEntry => LONG_COLOR,
+            Marker::ShortEntry => SHORT_COLOR,
+            Marker::Exit => EXIT_COLOR,
+        }
+    }
+
+    /// A triangle around (0, 0) in pixels: up for a long entry, else down.
+    pub(crate) fn shape(self) -> Vec<(i32, i32)> {
+        match self {
+            Marker::LongEntry => vec![(0, -5), (5, 4), (-5, 4)],
+            _ => vec![(0, 5), (5, -4), (-5, -4)],
+        }
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Marker::LongEntry => "long entry",
+            Marker::ShortEntry => "short entry",
+            Marker::Exit => "exit",
+        }
+    }
+}
+
+/// (bar, marker) of every entry and every exit of `trades`.
+pub(crate) fn trade_markers(trades: &[Trade]) -> Vec<(usize, Marker)> {
+    let mut out = Vec::with_capacity(trades.len() * 2);
+    for t in trades {
+        let entry = match t.side {
+            Side::Long => Marker::LongEntry,
+            Side::Short => Marker::ShortEntry,
+        };
+        out.push((t.entry_bar, entry));
+        if let Some(bar) = t.exit_bar {
+            out.push((bar, Marker::Exit));
+        }
+    }
+    out
+}
+
+pub(crate) enum Swatch {
+    Line(RGBColor),
+    Band(RGBColor),
+    Marker(Marker),
+}
+
+/// Shaded windows: the score and holdout windows (the full one is not shaded).
+pub(crate) fn shaded_windows(instrument: &Instrument) -> Vec<(Window, RGBColor)> {
+    instrument
+        .scoring
+        .windows
+        .all()
+        .filter(|w| w.kind != WindowKind::Full)
+        .map(|w| {
+            let color = if w.kind == WindowKind::Holdout {
+                HOLDOUT_SHADE
+            } else {
+                SCORE_SHADE
+            };
+            (w, color)
+        })
+        .collect()
+}
+
+pub(crate) fn equity_legend(
+    instrument: &Instrument,
+    markers: &[(usize, Marker)],
+) -> Vec<(Swatch, String)> {
+    let mut items = vec![
+        (Swatch::Line(EQUITY_COLOR), "strategy equity".to_string()),
+        (Swatch::Line(HOLD_COLOR), "buy and hold".to_string()),
+    ];
+    for (w, color) in shaded_windows(instrument) {
+        items.push((Swatch::Band(color), format!("{} window", w.kind)));
+    }
+    for kind in Marker::ALL {
+        if markers.iter().any(|&(_, m)| m == kind) {
+            items.push((Swatch::Marker(kind), kind.name().to_string()));
+        }
+    }
+    items
+}
+
+pub(crate) fn equity_svg(instrument: &Instrument, bt: &Backtest) -> Chart {
+    let hold = buy_and_hold(
+        &instrument.bars.close,
+        instrument.scoring.engine.initial_cash,
+    );
+    let markers = if bt.trades.len() <= MAX_MARKED_TRADES {
+        trade_markers(&bt.trades)
+    } else {
+        Vec::new()
+    };
+    let axis = TimeAxis::new(&instrument.bars.time);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (960, 580)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let (top, bottom) = root.split_vertically(370);
+        let (top_plot, top_legend) = top.split_horizontally(PLOT_WIDTH);
+        let (bottom_plot, _) = bottom.split_horizontally(PLOT_WIDTH);
+        draw_equity(&top_plot, instrument, &bt.equity, &hold, &markers, &axis)?;
+        draw_legend(&top_legend, &equity_legend(instrument, &markers))?;
+        draw_drawdown(&bottom_plot, &bt.equity, &axis)?;
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// The lowest and highest finite value of `series`, padded by 5 % of the
+/// range.
+pub(crate) fn padded_range<'a>(series: impl IntoIterator<Item = &'a [f64]>) -> (f64, f64) {
+    let (lo, hi) = series
+        .into_iter()
+        .flatten()
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    if lo > hi {
+        return (0.0, 1.0);
+    }
+    let pad = ((hi - lo) * 0.05).max(hi.abs() * 1e-6).max(1e-9);
+    (lo - pad, hi + pad)
+}
+
+pub(crate) fn draw_equity(
+    area: &Area,
+    instrument: &Instrument,
+    equity: &[f64],
+    hold: &[f64],
+    markers: &[(usize, Marker)],
+    axis: &TimeAxis,
+) -> Drawn {
+    let n = equity.len();
+    let (lo, hi) = padded_range([equity, hold]);
+    let mut chart = ChartBuilder::on(area)
+        .caption("Equity", ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(36)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0f64..n as f64, lo..hi)?;
+    chart
+        .configure_mesh()
+        .label_style(LABEL_FONT)
+        .axis_desc_style(LABEL_FONT)
+        .x_label_formatter(&|x| axis.label(*x))
+        .y_label_formatter(&|y| axis_label(*y, hi - lo))
+        .x_labels(8)
+        .draw()?;
+    for (w, color) in shaded_windows(instrument) {
+        chart.draw_series(std::iter::once(Rectangle::new(
+            [(w.start as f64, lo), (w.end as f64, hi)],
+            color.mix(0.5).filled(),
+        )))?;
+    }
+    let finite = |s: &[f64]| -> Vec<(f64, f64)> {
+        s.iter()
+            .enumerate()
+            .filter(|(_, v)| v.is_finite())
+            .map(|(i, &v)| (i as f64, v))
+            .collect()
+    };
+    chart.draw_series(LineSeries::new(finite(hold), HOLD_COLOR.stroke_width(1)))?;
+    chart.draw_series(LineSeries::new(
+        finite(equity),
+        EQUITY_COLOR.stroke_width(2),
+    ))?;
+    chart.draw_series(
+        markers
+            .iter()
+            .filter(|&&(bar, _)| bar < n)
+            .map(|&(bar, kind)| {
+                EmptyElement::at((bar as f64, equity[bar]))
+                    + Polygon::new(kind.shape(), kind.color().filled())
+            }),
+    )?;
+    Ok(())
+}
+
+pub(crate) fn draw_drawdown(area: &Area, equity: &[f64], axis: &TimeAxis) -> Drawn {
+    let mut peak = f64::NEG_INFINITY;
+    let dd: Vec<f64> = equity
+        .iter()
+        .map(|&e| {
+            peak = peak.max(e);
+            -(1.0 - e / peak)
+        })
+        .collect();
+    let worst = dd.iter().cloned().fold(0.0f64, f64::min);
+    let low = worst * 1.05 - 1e-9;
+    let mut chart = ChartBuilder::on(area)
+        .caption("Drawdown", ("sans-serif", 16))
+        .margin(10)
+        .x_label_area_size(36)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0f64..equity.len() as f64, low..0f64)?;
+    chart
+        .configure_mesh()
+        .label_style(LABEL_FONT)
+        .axis_desc_style(LABEL_FONT)
+        .x_label_formatter(&|x| axis.label(*x))
+        .y_label_formatter(&|y| format!("{}%", axis_label(y * 100.0, -low * 100.0)))
+        .x_labels(8)
+        .y_labels(5)
+        .draw()?;
+    chart.draw_series(
+        AreaSeries::new(
+            dd.iter().enumerate().map(|(i, &d)| (i as f64, d)),
+            0.0,
+            RED.mix(0.3),
+        )
+        .border_style(RED),
+    )?;
+    Ok(())
+}
+
+/// A legend in its own column, beside (not over) the plot.
+pub(crate) fn draw_legend(area: &Area, items: &[(Swatch, String)]) -> Drawn {
+    let font = ("sans-serif", 16)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, (swatch, text)) in items.iter().enumerate() {
+        let y = 50 + 22 * i as i32;
+        match swatch {
+            Swatch::Line(c) => {
+                area.draw(&PathElement::new(vec![(8, y), (30, y)], c.stroke_width(2)))?
+            }
+            Swatch::Band(c) => area.draw(&Rectangle::new([(8, y - 6), (30, y + 6)], c.filled()))?,
+            Swatch::Marker(m) => area
+                .draw(&(EmptyElement::at((19, y)) + Polygon::new(m.shape(), m.color().filled())))?,
+        }
+        area.draw(&Text::new(text.as_str(), (38, y), font.clone()))?;
+    }
+    Ok(())
+}
