@@ -5,7 +5,7 @@ use anyhow::Result;
 use sieve_core::config::Config;
 use sieve_run::best::Best;
 use sieve_run::jobs;
-use sieve_run::optimize::{self, OptimizeOptions, Stop};
+use sieve_run::optimize::{self, Stop};
 use sieve_run::progress::ProgressObserver;
 
 use crate::args::{Common, OptimizeArgs, RunFlags};
@@ -37,7 +37,7 @@ pub fn run(a: OptimizeArgs) -> Result<()> {
     let config = config(&a.common, &a.run)?;
     let study = crate::inputs::with_config(&a.common, config)?.into_study()?;
     let backend = prepare(&a.out, &study, a.common.verbose)?;
-    let opts = options(&a.out, backend.as_ref(), &a.run);
+    let control = control(&a.run);
     eprintln!(
         "optimize: {} on {}, grid {} = {} combinations; run folder {}",
         study.strategy().name(),
@@ -47,7 +47,7 @@ pub fn run(a: OptimizeArgs) -> Result<()> {
         a.out.display()
     );
     let mut term = ProgressObserver::new(true, a.common.verbose);
-    let outcome = jobs::optimize(&study, &opts, &mut term)?;
+    let outcome = jobs::optimize(&study, &a.out, backend.as_ref(), &control, &mut term)?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "stopped: {}", outcome.stop)?;
     let Some(best) = &outcome.best else {
@@ -176,8 +176,7 @@ pub(crate) fn prepare(
     study: &sieve_run::Study,
     verbose: bool,
 ) -> Result<Box<dyn sieve_screen::ScreenBackend>> {
-    sieve_run::files::create_run_folder(out)?;
-    let backend = sieve_screen::backend_by_name(&study.settings().backend)?;
+    let backend = jobs::prepare_run(study, out)?;
     if verbose {
         eprintln!("backend: {}", backend.describe());
         if backend.name() == "gpu" {
@@ -192,17 +191,11 @@ pub(crate) fn prepare(
 }
 
 /// How the loop runs, from the flags; a signal stops it at a checkpoint.
-pub(crate) fn options<'a>(
-    out: &std::path::Path,
-    backend: &'a dyn sieve_screen::ScreenBackend,
-    run: &RunFlags,
-) -> OptimizeOptions<'a> {
-    OptimizeOptions {
-        out: out.to_path_buf(),
-        backend,
+pub(crate) fn control(run: &RunFlags) -> jobs::RunControl<'static> {
+    jobs::RunControl {
         threads: run.threads,
         restart: run.restart,
         checkpoint_every: Duration::from_secs_f64(run.checkpoint_every),
-        interrupt: Some(&crate::INTERRUPT),
+        cancel: Some(&crate::INTERRUPT),
     }
 }

@@ -13,11 +13,14 @@ pub fn run(a: StrategiesArgs) -> Result<()> {
         Some(path) => {
             let config = Config::load(Some(path), &a.options)?;
             let strategy = config.strategy()?;
-            let space = config.space(&*strategy)?;
-            if let Some(text) = strategy.describe(&space) {
-                out.push_str(&text);
-                std::io::stdout().write_all(out.as_bytes())?;
-                return Ok(());
+            // A rule strategy is described over its grid; a built-in is
+            // listed as `sieve strategies` lists it, whatever the grid says.
+            if config.rules.is_some() {
+                if let Some(text) = strategy.describe(&config.space(&*strategy)?) {
+                    out.push_str(&text);
+                    std::io::stdout().write_all(out.as_bytes())?;
+                    return Ok(());
+                }
             }
             Some(strategy.name().to_string())
         }

@@ -25,7 +25,7 @@ pub fn run(a: SweepArgs) -> Result<()> {
         None => Shard::from_env(|k| std::env::var(k).ok(), a.shards)?.unwrap_or(Shard::WHOLE),
     };
     let top = study.settings().sweep_top;
-    let backend = sieve_screen::backend_by_name(&study.settings().backend)?;
+    let backend = jobs::backend(&study)?;
     let range = shard.range(study.space().size());
     if let Some(path) = &a.emit_wgsl {
         let wgsl = sieve_screen::wgsl::strategy_module(study.strategy())
@@ -70,7 +70,7 @@ pub fn run(a: SweepArgs) -> Result<()> {
         Some(&crate::INTERRUPT),
         &mut |done| progress.set(done),
     )?;
-    let jobs::Outcome::Done((screen, meta)) = outcome else {
+    let jobs::Ended::Done((screen, meta)) = outcome else {
         return Err(Exit {
             status: status::INTERRUPTED,
             message: "interrupted".into(),

@@ -3,7 +3,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::args::WalkforwardArgs;
-use crate::commands::optimize::{config, options, prepare};
+use crate::commands::optimize::{config, control, prepare};
 use crate::output::{human, table};
 use sieve_run::progress::ProgressObserver;
 
@@ -16,9 +16,22 @@ pub fn run(a: WalkforwardArgs) -> Result<()> {
         );
     }
     let backend = prepare(&a.out, &study, a.common.verbose)?;
-    let opts = options(&a.out, backend.as_ref(), &a.run);
+    let control = control(&a.run);
     let mut term = ProgressObserver::new(true, a.common.verbose);
-    let o = sieve_run::jobs::walkforward(&study, &opts, &mut term)?;
+    let o = match sieve_run::jobs::walkforward(
+        &study,
+        &a.out,
+        backend.as_ref(),
+        &control,
+        &mut term,
+    )? {
+        sieve_run::jobs::Ended::Done(o) => o,
+        // A fold stopped (a signal, or its time budget): checkpointed; the
+        // same command continues it.
+        sieve_run::jobs::Ended::Stopped(stop) => {
+            return Err(sieve_core::Error::Interrupted(stop.to_string()).into())
+        }
+    };
     let mut out = std::io::stdout().lock();
     let mut header = vec!["fold".to_string()];
     header.extend(study.param_names().iter().map(|s| s.to_string()));

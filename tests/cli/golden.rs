@@ -240,6 +240,23 @@ const BAD_CONFIGS: &[(&str, &str)] = &[
         "unknown objective",
         "[score]\nobjective = \"sharp\"\n",
     ),
+    // Several mistakes: the one reported first stays the same.
+    (
+        "rule text before grid values",
+        "[strategy]\nname = \"r\"\nentry = \"close > smaa(close, n)\"\nexit = \"close < open\"\n[strategy.params]\nn = \"ten\"\n",
+    ),
+    (
+        "unused before its bad range",
+        "[strategy]\nname = \"r\"\nentry = \"close > open\"\nexit = \"close < open\"\n[strategy.params]\np = { start = 5, stop = 1, step = 1 }\n",
+    ),
+    (
+        "built-in name before grid values",
+        "[strategy]\nname = \"sma_cross\"\nentry = \"close > sma(close, n)\"\nexit = \"close < open\"\n[strategy.params]\nn = \"ten\"\n",
+    ),
+    (
+        "first grid entry first",
+        "[strategy]\nname = \"sma_cross\"\n[strategy.params]\nfast = { values = [0] }\nslow = \"ten\"\n",
+    ),
 ];
 
 #[test]

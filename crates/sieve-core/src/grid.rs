@@ -162,17 +162,18 @@ impl ParamSpace {
         })
     }
 
-    /// From the swept axes as written (`None`: each parameter's default
-    /// grid) and constraints (`None`: `default_constraints`), for the
-    /// parameters `specs` of the strategy `owner`.
+    /// From the swept axes (`None`: each parameter's default grid) and
+    /// constraints (`None`: `default_constraints`), for the parameters
+    /// `specs` of the strategy `owner`.
     pub fn build(
         owner: &str,
         specs: &[ParamSpec],
-        axes: Option<Vec<(String, AxisValues)>>,
+        axes: Option<Vec<Axis>>,
         constraints: Option<&[String]>,
         default_constraints: &[&str],
     ) -> Result<Self> {
         let axes = match axes {
+            Some(axes) => axes,
             None => specs
                 .iter()
                 .enumerate()
@@ -184,10 +185,6 @@ impl ParamSpace {
                         values: range_values(&p.name, start, stop, step)?,
                     })
                 })
-                .collect::<Result<Vec<_>>>()?,
-            Some(list) => list
-                .into_iter()
-                .map(|(name, values)| Axis::checked(owner, specs, &name, values))
                 .collect::<Result<Vec<_>>>()?,
         };
         let parse = |c: &str| Constraint::parse(c, owner, specs);

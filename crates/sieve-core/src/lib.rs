@@ -15,6 +15,8 @@
 //! * [`evaluate`] runs strategy → engine → metrics for one parameter set,
 //!   [`lanes`] for several at once (bit-identical), [`market`] over several
 //!   instruments.
+//! * [`robust`]: the statistics that say whether an optimum is real
+//!   (Deflated Sharpe, PBO); plain numbers in, numbers out, no other module.
 //! * [`config`], on top: the only module that reads TOML and knows every
 //!   section; it turns a config into the typed specs the others take
 //!   ([`evaluate::ScoringSpec`], [`grid::ParamSpace`], a compiled strategy).

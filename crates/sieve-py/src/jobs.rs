@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 use sieve_core::Error;
-use sieve_run::optimize::OptimizeOptions;
 use sieve_run::progress::{Progress, ProgressObserver};
 use sieve_run::shard::Shard;
 use sieve_run::{candidates, files, jobs};
@@ -77,7 +76,7 @@ pub fn sweep(
 ) -> PyResult<String> {
     let (_, study) = study(py, data, config, overrides)?;
     let outcome = interruptible(py, |stop| -> Result<String, Error> {
-        let backend = sieve_screen::backend_by_name(&study.settings().backend)?;
+        let backend = jobs::backend(&study)?;
         let total = study.space().size();
         let bar = bar(progress, total, "sweep", "comb");
         let outcome = jobs::sweep(
@@ -93,7 +92,7 @@ pub fn sweep(
                 }
             },
         )?;
-        let jobs::Outcome::Done((screen, _meta)) = outcome else {
+        let jobs::Ended::Done((screen, _meta)) = outcome else {
             return Err(Error::Interrupted("KeyboardInterrupt".into()));
         };
         if let Some(b) = bar {
@@ -165,7 +164,7 @@ pub fn optimize(
         }
         _ => study(py, data, config, overrides)?,
     };
-    files::create_run_folder(&out).map_err(sieve_err)?;
+    let backend = jobs::prepare_run(&study, &out).map_err(sieve_err)?;
     if let DataSpec::Frame(_) = data {
         // The run folder keeps the DataFrame's bars, so that `sieve report`
         // (and the run file) can name the data the run used: written for a
@@ -180,17 +179,14 @@ pub fn optimize(
         study = study.with_data_path(path);
     }
     let outcome = interruptible(py, |stop| -> Result<_, Error> {
-        let backend = sieve_screen::backend_by_name(&study.settings().backend)?;
-        let opts = OptimizeOptions {
-            out: out.clone(),
-            backend: backend.as_ref(),
+        let control = jobs::RunControl {
             threads,
             restart,
             checkpoint_every: Duration::from_secs(10),
-            interrupt: Some(stop),
+            cancel: Some(stop),
         };
         let mut observer = ProgressObserver::new(progress, true);
-        jobs::optimize(&study, &opts, &mut observer)
+        jobs::optimize(&study, &out, backend.as_ref(), &control, &mut observer)
     })?
     .map_err(sieve_err)?;
     if outcome.best.is_none() {

@@ -43,6 +43,14 @@ pub trait Observer {
     }
 }
 
+/// How a long job ended: done, or stopped part way — by its cancel token
+/// or its time budget — checkpointed where the job checkpoints.
+#[derive(Debug)]
+pub enum Ended<T> {
+    Done(T),
+    Stopped(Stop),
+}
+
 /// Why the loop stopped. Every rule lives in [`optimize`]'s one loop.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Stop {

@@ -5,18 +5,21 @@
 //! written here, by an observer wrapped around the caller's, so the loops
 //! never know of it.
 
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use sieve_core::config::{Config, EXAMPLE_STRATEGY};
 use sieve_core::{Error, Result};
 use sieve_screen::{Screen, ScreenBackend};
 
-use crate::control::{Observer, OptimizeOptions};
+pub use crate::control::Ended;
+use crate::control::{Observer, OptimizeOptions, Stop};
 use crate::rundir::Stage;
 use crate::shard::Shard;
 use crate::sweep::{SweepMeta, SweepPlan};
-use crate::{optimize, report, walkforward, Study};
+use crate::{files, optimize, report, walkforward, Study};
 
 /// The built-in example's config: what `sieve optimize` with no config and
 /// `sieve.optimize(None, None, out=…)` run.
@@ -64,13 +67,6 @@ pub fn example_config(
     Ok((config, note))
 }
 
-/// How a job ends: done, or stopped by its cancel token.
-#[derive(Debug)]
-pub enum Outcome<T> {
-    Done(T),
-    Stopped,
-}
-
 /// Screens `shard` of the study's grid, keeping the best `top`; `progress`
 /// hears the combinations done so far (from the shard's start). Setting
 /// `cancel` stops it after the batch in flight.
@@ -82,7 +78,7 @@ pub fn sweep(
     threads: usize,
     cancel: Option<&AtomicBool>,
     progress: &mut dyn FnMut(u64),
-) -> Result<Outcome<(Screen, SweepMeta)>> {
+) -> Result<Ended<(Screen, SweepMeta)>> {
     let start = shard.range(study.space().size()).start;
     let plan = SweepPlan {
         backend,
@@ -91,41 +87,87 @@ pub fn sweep(
         threads,
         resume: None,
     };
-    let cancelled = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
     let run = crate::sweep::run(study, &plan, &mut |c| {
         progress(c.next - start);
-        match cancelled() {
-            true => Err(Error::Interrupted("cancelled".into())),
-            false => Ok(()),
-        }
-    });
-    match run {
-        Ok(done) => Ok(Outcome::Done(done)),
-        Err(Error::Interrupted(_)) if cancelled() => Ok(Outcome::Stopped),
-        Err(e) => Err(e),
+        Ok(match cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            true => ControlFlow::Break(()),
+            false => ControlFlow::Continue(()),
+        })
+    })?;
+    Ok(match run {
+        Some(done) => Ended::Done(done),
+        None => Ended::Stopped(Stop::Interrupted),
+    })
+}
+
+/// How a front end runs a long job in a run folder: worker threads,
+/// whether to discard a run of another config or data, how often a sweep
+/// in progress checkpoints, and the one cancel token (set it, from a signal
+/// handler or another thread, to stop at the next checkpoint).
+#[derive(Clone, Copy)]
+pub struct RunControl<'a> {
+    pub threads: usize,
+    pub restart: bool,
+    pub checkpoint_every: Duration,
+    pub cancel: Option<&'a AtomicBool>,
+}
+
+/// The screening backend the study's config names (`sweep.backend`).
+pub fn backend(study: &Study) -> Result<Box<dyn ScreenBackend>> {
+    sieve_screen::backend_by_name(&study.settings().backend)
+}
+
+/// Creates (or checks) the run folder `out`, writable, and opens the
+/// study's backend: what an optimize or walk-forward needs before it
+/// starts (done apart, so a front end can say what runs before it runs).
+pub fn prepare_run(study: &Study, out: &Path) -> Result<Box<dyn ScreenBackend>> {
+    files::create_run_folder(out)?;
+    backend(study)
+}
+
+fn options<'a>(
+    out: &Path,
+    backend: &'a dyn ScreenBackend,
+    control: &RunControl<'a>,
+) -> OptimizeOptions<'a> {
+    OptimizeOptions {
+        out: out.to_path_buf(),
+        backend,
+        threads: control.threads,
+        restart: control.restart,
+        checkpoint_every: control.checkpoint_every,
+        interrupt: control.cancel,
     }
 }
 
-/// Runs (or resumes) the optimize loop in `opts.out`, writing the report
-/// whenever the run's results change.
+/// Runs (or resumes) the optimize loop in the run folder `out` (see
+/// [`prepare_run`]), writing the report whenever the run's results change.
 pub fn optimize(
     study: &Study,
-    opts: &OptimizeOptions<'_>,
+    out: &Path,
+    backend: &dyn ScreenBackend,
+    control: &RunControl<'_>,
     obs: &mut dyn Observer,
 ) -> Result<optimize::Outcome> {
-    optimize::optimize(study, opts, &mut Reporting(obs))
+    let opts = options(out, backend, control);
+    optimize::optimize(study, &opts, &mut Reporting(obs))
 }
 
-/// Runs (or resumes) a walk-forward in `opts.out`: each fold's run folder
-/// with its report, then the walk-forward's files and report.
+/// Runs (or resumes) a walk-forward in `out`: each fold's run folder with
+/// its report, then the walk-forward's files and report.
 pub fn walkforward(
     study: &Study,
-    opts: &OptimizeOptions<'_>,
+    out: &Path,
+    backend: &dyn ScreenBackend,
+    control: &RunControl<'_>,
     obs: &mut dyn Observer,
-) -> Result<walkforward::Outcome> {
-    let outcome = walkforward::walkforward(study, opts, &mut Reporting(obs))?;
-    report::walkforward::write(study, &opts.out, &outcome)?;
-    Ok(outcome)
+) -> Result<Ended<walkforward::Outcome>> {
+    let opts = options(out, backend, control);
+    let ended = walkforward::walkforward(study, &opts, &mut Reporting(obs))?;
+    if let Ended::Done(outcome) = &ended {
+        report::walkforward::write(study, out, outcome)?;
+    }
+    Ok(ended)
 }
 
 /// The caller's observer, plus the report written whenever a run's

@@ -6,14 +6,17 @@
 //! first:
 //!
 //! * [`files`], [`text`], [`shard`], [`settings`] (the run sections of the
-//!   config, checked), [`study`] ([`Study`]: one strategy, grid, config and
-//!   data set, checked, hashed and shared).
+//!   config, checked), [`inputs`] (the data a config names), [`study`]
+//!   ([`Study`]: one strategy, grid, config and data set, checked, hashed
+//!   and shared).
 //! * One step each: [`sweep`] (screen a grid or shard into `sweep.csv`),
 //!   [`merge`] (shards into exactly the unsharded file), [`candidates`],
-//!   [`verify`] (the exact engine on candidates), [`backtest`], [`robust`]
-//!   (DSR, PBO), [`rundir`] (a run folder's files).
+//!   [`verify`] (the exact engine on candidates), [`backtest`], [`refine`]
+//!   (the next, zoomed grid), [`rundir`] (a run folder's files), [`robust`]
+//!   (DSR, PBO of a run), [`best`] (`best.json`).
 //! * [`control`]: what the loops share — options, the [`control::Observer`],
-//!   why a run stopped, the clock and stop signal.
+//!   why a run stopped, the clock and stop signal; [`progress`] is the
+//!   terminal's observer.
 //! * The loops: [`optimize`] (screen → verify → zoom in, resumable, its
 //!   stages in `stages`), [`walkforward`] (the optimize loop per fold).
 //! * [`report`]: the HTML report of a run folder or a walk-forward.

@@ -59,9 +59,11 @@ pub enum RunStatus {
 }
 
 /// One iteration in `run.json`: its grid, the step it stands at, and one
-/// record per finished step (each step's fields are written beside the
-/// iteration's, as `run.json` has always had them).
+/// record per finished step. On disk each step's fields sit beside the
+/// iteration's (null until the step is done), as `run.json` has always had
+/// them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "IterationFile", from = "IterationFile")]
 pub struct IterationRecord {
     pub iteration: u32,
     /// The grid: each swept parameter's values, in declaration order.
@@ -70,25 +72,118 @@ pub struct IterationRecord {
     /// The next step to run.
     pub stage: Stage,
     /// What the sweep found, once it is done.
-    #[serde(flatten)]
     pub sweep: Option<SweepRecord>,
     /// What the verification found, once it is done.
-    #[serde(flatten)]
     pub verify: Option<VerifyRecord>,
 }
 
 /// The sweep step's record.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SweepRecord {
     pub combinations_evaluated: u64,
     /// The per-period score-window Sharpe over the combinations screened.
-    #[serde(default)]
     pub sharpe_stats: Option<crate::sweep::StatsMeta>,
     pub sweep_s: f64,
 }
 
+/// An iteration as `run.json` holds it.
+#[derive(Serialize, Deserialize)]
+struct IterationFile {
+    iteration: u32,
+    grid: Vec<AxisRecord>,
+    grid_size: u64,
+    stage: Stage,
+    combinations_evaluated: Option<u64>,
+    #[serde(default)]
+    sharpe_stats: Option<crate::sweep::StatsMeta>,
+    sweep_s: Option<f64>,
+    verify_s: Option<f64>,
+    candidates_verified: Option<usize>,
+    best: Option<BestRecord>,
+    spearman: Option<f64>,
+    top_screen_ranks: Vec<u64>,
+    best_from_bottom_tenth: bool,
+    refine_from: Vec<Vec<f64>>,
+}
+
+impl From<IterationRecord> for IterationFile {
+    fn from(r: IterationRecord) -> Self {
+        let (sweep, verify) = (r.sweep, r.verify);
+        let (combinations_evaluated, sharpe_stats, sweep_s) = match sweep {
+            Some(s) => (
+                Some(s.combinations_evaluated),
+                s.sharpe_stats,
+                Some(s.sweep_s),
+            ),
+            None => (None, None, None),
+        };
+        let v = verify.map(|v| {
+            (
+                Some(v.verify_s),
+                Some(v.candidates_verified),
+                v.best,
+                v.spearman,
+                v.top_screen_ranks,
+                v.best_from_bottom_tenth,
+                v.refine_from,
+            )
+        });
+        let (verify_s, candidates_verified, best, spearman, top_screen_ranks, bottom, refine) =
+            v.unwrap_or((None, None, None, None, Vec::new(), false, Vec::new()));
+        IterationFile {
+            iteration: r.iteration,
+            grid: r.grid,
+            grid_size: r.grid_size,
+            stage: r.stage,
+            combinations_evaluated,
+            sharpe_stats,
+            sweep_s,
+            verify_s,
+            candidates_verified,
+            best,
+            spearman,
+            top_screen_ranks,
+            best_from_bottom_tenth: bottom,
+            refine_from: refine,
+        }
+    }
+}
+
+impl From<IterationFile> for IterationRecord {
+    fn from(f: IterationFile) -> Self {
+        let sweep = match (f.combinations_evaluated, f.sweep_s) {
+            (Some(combinations_evaluated), Some(sweep_s)) => Some(SweepRecord {
+                combinations_evaluated,
+                sharpe_stats: f.sharpe_stats,
+                sweep_s,
+            }),
+            _ => None,
+        };
+        let verify = match (f.verify_s, f.candidates_verified) {
+            (Some(verify_s), Some(candidates_verified)) => Some(VerifyRecord {
+                verify_s,
+                candidates_verified,
+                best: f.best,
+                spearman: f.spearman,
+                top_screen_ranks: f.top_screen_ranks,
+                best_from_bottom_tenth: f.best_from_bottom_tenth,
+                refine_from: f.refine_from,
+            }),
+            _ => None,
+        };
+        IterationRecord {
+            iteration: f.iteration,
+            grid: f.grid,
+            grid_size: f.grid_size,
+            stage: f.stage,
+            sweep,
+            verify,
+        }
+    }
+}
+
 /// The verify step's record.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct VerifyRecord {
     pub verify_s: f64,
     pub candidates_verified: usize,

@@ -6,7 +6,9 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 use sieve_core::Result;
-use sieve_screen::{Checkpoint, ObjectiveStats, Screen, ScreenBackend, ScreenJob};
+use std::ops::ControlFlow;
+
+use sieve_screen::{Checkpoint, ObjectiveStats, Screen, ScreenBackend, ScreenJob, Screened};
 
 use crate::files::{self, finite, SweepRow};
 use crate::shard::Shard;
@@ -104,12 +106,13 @@ pub struct Timings {
     pub bar_combinations_per_s: f64,
 }
 
-/// Screens `plan.shard` of the study's grid. `on_batch` sees the progress.
+/// Screens `plan.shard` of the study's grid. `on_batch` sees the progress
+/// after each batch; `Break` from it stops the screen there (`None`).
 pub fn run(
     study: &Study,
     plan: &SweepPlan<'_>,
-    on_batch: &mut dyn FnMut(&Checkpoint) -> Result<()>,
-) -> Result<(Screen, SweepMeta)> {
+    on_batch: &mut dyn FnMut(&Checkpoint) -> Result<ControlFlow<()>>,
+) -> Result<Option<(Screen, SweepMeta)>> {
     study.space().check_satisfiable()?;
     let range = plan.shard.range(study.space().size());
     let job = ScreenJob {
@@ -123,7 +126,9 @@ pub fn run(
         series_budget: study.settings().series_budget,
     };
     let started = Instant::now();
-    let screen = plan.backend.screen(&job, on_batch)?;
+    let Screened::Done(screen) = plan.backend.screen(&job, on_batch)? else {
+        return Ok(None);
+    };
     let secs = started.elapsed().as_secs_f64();
     let evaluated = screen.stats.evaluated as f64;
     // Every instrument is simulated up to its screen window's end.
@@ -161,7 +166,7 @@ pub fn run(
             bar_combinations_per_s: evaluated * bars / secs,
         },
     };
-    Ok((screen, meta))
+    Ok(Some((screen, meta)))
 }
 
 /// The rows of `sweep.csv` for a screen's top K.

@@ -23,7 +23,7 @@ use sieve_core::robust::window_returns;
 use sieve_core::{Error, Result};
 
 use crate::best::Best;
-use crate::control::{Observer, OptimizeOptions, Stop};
+use crate::control::{Ended, Observer, OptimizeOptions, Stop};
 use crate::optimize;
 use crate::rundir::RunDir;
 use crate::{files, Study};
@@ -266,7 +266,7 @@ pub fn walkforward(
     study: &Study,
     opts: &OptimizeOptions<'_>,
     obs: &mut dyn Observer,
-) -> Result<Outcome> {
+) -> Result<Ended<Outcome>> {
     let wf = study.settings().walkforward.ok_or_else(|| {
         Error::config(
             "walkforward",
@@ -316,9 +316,7 @@ pub fn walkforward(
         };
         let outcome = optimize::optimize(&fs, &fold_opts, obs)?;
         match outcome.stop {
-            Stop::Interrupted | Stop::TimeBudget { .. } => {
-                return Err(Error::Interrupted(outcome.stop.to_string()));
-            }
+            Stop::Interrupted | Stop::TimeBudget { .. } => return Ok(Ended::Stopped(outcome.stop)),
             _ => bests.push(outcome.best),
         }
     }
@@ -338,7 +336,7 @@ pub fn walkforward(
         summary,
         equity,
     };
-    Ok(outcome)
+    Ok(Ended::Done(outcome))
 }
 
 /// Per-fold results and the stitched out-of-sample equity.

@@ -31,7 +31,12 @@ fn screen(study: &Study, backend: &dyn ScreenBackend, top: usize) -> Screen {
         threads: 0,
         resume: None,
     };
-    sweep::run(study, &plan, &mut |_| Ok(())).unwrap().0
+    sweep::run(study, &plan, &mut |_| {
+        Ok(std::ops::ControlFlow::Continue(()))
+    })
+    .unwrap()
+    .expect("never stopped")
+    .0
 }
 
 fn best_verified(study: &Study, screen: &Screen) -> Vec<f64> {

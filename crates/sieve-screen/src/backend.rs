@@ -1,4 +1,4 @@
-use std::ops::Range;
+use std::ops::{ControlFlow, Range};
 
 use sieve_core::grid::{GridIndex, ParamSpace};
 use sieve_core::market::Market;
@@ -113,7 +113,9 @@ pub struct Checkpoint {
 /// A backend scores every constraint-satisfying combination in a job's range.
 ///
 /// `on_batch` is called after each batch with the state so far (progress
-/// bars, checkpoints); an error from it stops the screen and is returned.
+/// bars, checkpoints); `Break` from it stops the screen there
+/// ([`Screened::Stopped`], resumable from that checkpoint), an error stops
+/// it and is returned.
 /// Results are identical whatever the thread count, and identical whether a
 /// screen ran in one go or was resumed from any checkpoint it reported.
 pub trait ScreenBackend: Send + Sync {
@@ -127,8 +129,26 @@ pub trait ScreenBackend: Send + Sync {
     fn screen(
         &self,
         job: &ScreenJob<'_>,
-        on_batch: &mut dyn FnMut(&Checkpoint) -> Result<()>,
-    ) -> Result<Screen>;
+        on_batch: &mut dyn FnMut(&Checkpoint) -> Result<ControlFlow<()>>,
+    ) -> Result<Screened>;
+}
+
+/// How a screen ended: its whole range screened, or stopped by `on_batch`
+/// after the batch of the last checkpoint it was shown.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Screened {
+    Done(Screen),
+    Stopped,
+}
+
+impl Screened {
+    /// The screen, when it ran to the end.
+    pub fn done(self) -> Option<Screen> {
+        match self {
+            Screened::Done(s) => Some(s),
+            Screened::Stopped => None,
+        }
+    }
 }
 
 /// What a screen returns.

@@ -14,7 +14,9 @@ use sieve_core::lanes::{screen_all_lanes, LaneScratch, TargetMemo};
 use sieve_core::Result;
 use std::sync::Arc;
 
-use crate::backend::{Checkpoint, ScreenBackend, ScreenJob, SeriesPlan};
+use std::ops::ControlFlow;
+
+use crate::backend::{Checkpoint, ScreenBackend, ScreenJob, Screened, SeriesPlan};
 use crate::{ObjectiveStats, Scored, Screen, TopK};
 
 /// Combinations per chunk: small enough to balance threads, large enough
@@ -33,8 +35,8 @@ impl ScreenBackend for CpuBackend {
     fn screen(
         &self,
         job: &ScreenJob<'_>,
-        on_batch: &mut dyn FnMut(&Checkpoint) -> Result<()>,
-    ) -> Result<Screen> {
+        on_batch: &mut dyn FnMut(&Checkpoint) -> Result<ControlFlow<()>>,
+    ) -> Result<Screened> {
         let pool = crate::thread_pool(job.threads)?;
         screen_in_pool(&pool, job, on_batch)
     }
@@ -43,8 +45,8 @@ impl ScreenBackend for CpuBackend {
 fn screen_in_pool(
     pool: &rayon::ThreadPool,
     job: &ScreenJob<'_>,
-    on_batch: &mut dyn FnMut(&Checkpoint) -> Result<()>,
-) -> Result<Screen> {
+    on_batch: &mut dyn FnMut(&Checkpoint) -> Result<ControlFlow<()>>,
+) -> Result<Screened> {
     let grouped = SeriesPlan::of(job.strategy, job.space, job.market, job.series_budget).grouped;
     let instruments = &job.market.instruments;
     let whole: Option<Vec<IndicatorSet>> = (!grouped).then(|| {
@@ -169,18 +171,21 @@ fn screen_in_pool(
             top.merge(chunk_top);
         }
         next = batch_end;
-        on_batch(&Checkpoint {
+        let flow = on_batch(&Checkpoint {
             next,
             top: top.to_unsorted(),
             stats,
             sharpe,
         })?;
+        if flow.is_break() {
+            return Ok(Screened::Stopped);
+        }
     }
-    Ok(Screen {
+    Ok(Screened::Done(Screen {
         top: top.into_sorted(),
         stats,
         sharpe,
-    })
+    }))
 }
 
 /// What one chunk keeps: its objective stats and its top K.

@@ -3,8 +3,9 @@
 
 use sieve_core::{Error, Result};
 
-use crate::backend::{Checkpoint, ScreenBackend, ScreenJob};
-use crate::Screen;
+use std::ops::ControlFlow;
+
+use crate::backend::{Checkpoint, ScreenBackend, ScreenJob, Screened};
 
 pub struct GpuBackend;
 
@@ -24,8 +25,8 @@ impl ScreenBackend for GpuBackend {
     fn screen(
         &self,
         _: &ScreenJob<'_>,
-        _: &mut dyn FnMut(&Checkpoint) -> Result<()>,
-    ) -> Result<Screen> {
+        _: &mut dyn FnMut(&Checkpoint) -> Result<ControlFlow<()>>,
+    ) -> Result<Screened> {
         Err(Error::Gpu(NOT_BUILT.into()))
     }
 }

@@ -33,7 +33,9 @@ mod stats;
 mod topk;
 pub mod wgsl;
 
-pub use backend::{Checkpoint, Screen, ScreenBackend, ScreenJob, SeriesPlan, SERIES_BUDGET};
+pub use backend::{
+    Checkpoint, Screen, ScreenBackend, ScreenJob, Screened, SeriesPlan, SERIES_BUDGET,
+};
 pub use cpu::CpuBackend;
 pub use gpu::GpuBackend;
 pub use pool::{thread_pool, MAX_THREADS};

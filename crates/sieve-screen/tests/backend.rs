@@ -1,6 +1,8 @@
 //! One suite, run against every screening backend (`backend_tests!`).
 //! The GPU backend adds its own instantiation behind the `gpu` feature.
 
+use std::ops::ControlFlow;
+
 use sieve_core::config::Config;
 use sieve_core::data::{synth, Bars};
 use sieve_core::evaluate::Evaluator;
@@ -8,7 +10,7 @@ use sieve_core::grid::ParamSpace;
 use sieve_core::indicators::IndicatorSet;
 use sieve_core::market::Market;
 use sieve_core::strategy::SharedStrategy;
-use sieve_screen::{Checkpoint, CpuBackend, Scored, ScreenBackend, ScreenJob};
+use sieve_screen::{Checkpoint, CpuBackend, Scored, ScreenBackend, ScreenJob, Screened};
 
 struct Case {
     /// One instrument, or several.
@@ -192,7 +194,12 @@ fn screen(
         resume: None,
         series_budget: c.series_budget,
     };
-    backend.screen(&job, &mut |_| Ok(())).unwrap().top
+    backend
+        .screen(&job, &mut |_| Ok(ControlFlow::Continue(())))
+        .unwrap()
+        .done()
+        .expect("never stopped")
+        .top
 }
 
 /// (grid index, exact objective) of every allowed combination, by the exact engine.
@@ -379,7 +386,7 @@ fn resume_matches(backend: &dyn ScreenBackend, c: &Case) {
     let whole = backend
         .screen(&job, &mut |cp| {
             checkpoints.push(cp.clone());
-            Ok(())
+            Ok(ControlFlow::Continue(()))
         })
         .unwrap();
     assert!(
@@ -394,11 +401,31 @@ fn resume_matches(backend: &dyn ScreenBackend, c: &Case) {
                     resume: Some(cp),
                     ..job_clone(&job)
                 },
-                &mut |_| Ok(()),
+                &mut |_| Ok(ControlFlow::Continue(())),
             )
             .unwrap();
         assert_eq!(resumed, whole);
     }
+    // Stopped by `Break` after its first batch: a typed stop, and resuming
+    // from the checkpoint it was shown gives the whole screen.
+    let mut seen: Option<Checkpoint> = None;
+    let stopped = backend
+        .screen(&job, &mut |cp| {
+            seen = Some(cp.clone());
+            Ok(ControlFlow::Break(()))
+        })
+        .unwrap();
+    assert_eq!(stopped, Screened::Stopped);
+    let resumed = backend
+        .screen(
+            &ScreenJob {
+                resume: seen,
+                ..job_clone(&job)
+            },
+            &mut |_| Ok(ControlFlow::Continue(())),
+        )
+        .unwrap();
+    assert_eq!(resumed, whole);
 }
 
 fn job_clone<'a>(j: &ScreenJob<'a>) -> ScreenJob<'a> {

@@ -2,7 +2,8 @@
 //! turned into the typed axes the grid and the rules take.
 
 use crate::error::{Error, Result};
-use crate::grid::{range_values, round_sig, AxisValues, ParamSpace};
+use crate::grid::{range_values, round_sig, Axis, AxisValues, ParamSpace};
+use crate::rules::RuleAxis;
 use crate::strategy::{param_index, Strategy};
 
 /// The grid of `strategy`: `params` (`None`: its default grid) and
@@ -18,11 +19,12 @@ pub fn space(
             table
                 .iter()
                 .map(|(name, spec)| {
+                    // Each entry whole (name, values, their checks) before
+                    // the next: the first entry with a mistake is named.
                     let key = format!("strategy.params.{name}");
-                    // The name first: an unknown parameter is the first
-                    // thing wrong with its entry.
                     param_index(strategy, name).map_err(|e| Error::config(&key, e.to_string()))?;
-                    Ok((name.clone(), axis_values(&key, name, spec)?))
+                    let values = axis_values(&key, name, spec)?;
+                    Axis::checked(strategy.name(), strategy.params(), name, values)
                 })
                 .collect::<Result<Vec<_>>>()?,
         ),
@@ -36,13 +38,19 @@ pub fn space(
     )
 }
 
-/// A rule strategy's `[strategy.params]`: every entry's values, in order.
-pub fn rule_axes(table: &toml::Table) -> Result<Vec<(String, AxisValues)>> {
+/// A rule strategy's `[strategy.params]`: every entry's values, in order,
+/// or what is wrong with them (reported when the rules compiler reaches
+/// that parameter, after the rules themselves are checked).
+pub fn rule_axes(table: &toml::Table) -> Vec<(String, RuleAxis)> {
     table
         .iter()
         .map(|(name, spec)| {
             let key = format!("strategy.params.{name}");
-            Ok((name.clone(), axis_values(&key, name, spec)?))
+            let values = axis_values(&key, name, spec).map_err(|e| match e {
+                Error::Config { message, .. } => message,
+                other => other.to_string(),
+            });
+            (name.clone(), values)
         })
         .collect()
 }

@@ -163,7 +163,7 @@ impl RawStrategy {
             trailing_stop: self.trailing_stop.clone(),
             define,
             params: match &self.params {
-                Some(table) => grid::rule_axes(table)?,
+                Some(table) => grid::rule_axes(table),
                 None => Vec::new(),
             },
         }))

@@ -276,6 +276,38 @@ impl Func {
 mod tests {
     use super::*;
 
+    /// Every windowed function is in `Windowed::ALL` (what the checker
+    /// looks names up in). The match below is exhaustive: a new variant is
+    /// a compile error here until it is listed.
+    #[test]
+    fn every_windowed_function_is_in_all() {
+        let every = |w: Windowed| match w {
+            Windowed::Sma
+            | Windowed::Ema
+            | Windowed::Rsi
+            | Windowed::Atr
+            | Windowed::Highest
+            | Windowed::Lowest
+            | Windowed::Stdev
+            | Windowed::Roc
+            | Windowed::Shift => w,
+        };
+        for w in [
+            Windowed::Sma,
+            Windowed::Ema,
+            Windowed::Rsi,
+            Windowed::Atr,
+            Windowed::Highest,
+            Windowed::Lowest,
+            Windowed::Stdev,
+            Windowed::Roc,
+            Windowed::Shift,
+        ] {
+            assert!(Windowed::ALL.contains(&every(w)), "{w:?} is not in ALL");
+        }
+        assert_eq!(Windowed::ALL.len(), 9);
+    }
+
     /// Names are unique, and each windowed function's signature starts
     /// with its name and has one argument per [`Func::args`].
     #[test]

@@ -59,6 +59,11 @@ impl RuleError {
     }
 }
 
+/// One `[strategy.params]` entry of a rule strategy: its values, or what
+/// is wrong with them (the message, reported under the entry's key when the
+/// compiler reaches it: after the rules, and after whether it is used).
+pub type RuleAxis = std::result::Result<AxisValues, String>;
+
 /// What the config says of a rule strategy.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RuleSource {
@@ -71,7 +76,7 @@ pub struct RuleSource {
     /// `[strategy.define]` in declaration order.
     pub define: Vec<(String, String)>,
     /// `[strategy.params]`: the parameters are exactly its keys, in order.
-    pub params: Vec<(String, AxisValues)>,
+    pub params: Vec<(String, RuleAxis)>,
 }
 
 /// The rules' root nodes.
@@ -600,10 +605,7 @@ fn compile_text(checker: &mut Checker, key: &str, text: &str, want: Option<Ty>) 
 /// The parameters' specs: whole-number kinds for windows (every grid value
 /// checked), any real value for the rest; the default is the fixed value
 /// or the grid's first.
-fn param_specs(
-    checker: &Checker,
-    axes: &[(String, AxisValues)],
-) -> Result<Vec<(String, ParamSpec)>> {
+fn param_specs(checker: &Checker, axes: &[(String, RuleAxis)]) -> Result<Vec<(String, ParamSpec)>> {
     let mut specs = Vec::new();
     for (u, (name, axis)) in checker.params.iter().zip(axes) {
         let key = format!("strategy.params.{name}");
@@ -613,7 +615,10 @@ fn param_specs(
                 "is not used by any rule or definition (remove it, or use it)",
             ));
         }
-        let values = &axis.values;
+        let values = &axis
+            .as_ref()
+            .map_err(|message| Error::config(&key, message.clone()))?
+            .values;
         let kind = if u.window.is_some() {
             ParamKind::Int
         } else {

@@ -2,6 +2,7 @@
 //! checkpointing as it goes so a crash, a budget or a signal loses at most
 //! one checkpoint interval.
 
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::time::Instant;
 
@@ -90,14 +91,13 @@ fn run(
         }
         if let (Some(stop), true) = (stop, unfinished) {
             stopped = Some(stop);
-            return Err(Error::Interrupted("stop".into()));
+            return Ok(ControlFlow::Break(()));
         }
-        Ok(())
+        Ok(ControlFlow::Continue(()))
     });
     obs.finish();
-    let (screen, meta) = match swept {
-        Err(Error::Interrupted(_)) if stopped.is_some() => return Ok(stopped),
-        other => other?,
+    let Some((screen, meta)) = swept? else {
+        return Ok(stopped);
     };
     sweep::write(&iter_dir.join("sweep.csv"), study, &screen, &meta)?;
     rec.stage = Stage::Verify;

@@ -20,7 +20,9 @@ use sieve_core::strategy::{Direction, GeneratedKernel, GpuKernel};
 use sieve_core::{engine::Fill, Error, Result};
 use wgpu::util::DeviceExt;
 
-use crate::backend::{Checkpoint, ScreenBackend, ScreenJob};
+use std::ops::ControlFlow;
+
+use crate::backend::{Checkpoint, ScreenBackend, ScreenJob, Screened};
 use crate::{CpuBackend, Scored, Screen};
 
 const SHADER: &str = crate::wgsl::ENGINE;
@@ -321,8 +323,8 @@ impl ScreenBackend for GpuBackend {
     fn screen(
         &self,
         job: &ScreenJob<'_>,
-        on_batch: &mut dyn FnMut(&Checkpoint) -> Result<()>,
-    ) -> Result<Screen> {
+        on_batch: &mut dyn FnMut(&Checkpoint) -> Result<ControlFlow<()>>,
+    ) -> Result<Screened> {
         // Checked first: no kernel is built for work the CPU will do.
         if job.market.is_several() {
             eprintln!(
@@ -504,18 +506,21 @@ impl ScreenBackend for GpuBackend {
                 }
             }
             next = end;
-            on_batch(&Checkpoint {
+            let flow = on_batch(&Checkpoint {
                 sharpe,
                 next,
                 top: top.to_unsorted(),
                 stats,
             })?;
+            if flow.is_break() {
+                return Ok(Screened::Stopped);
+            }
         }
-        Ok(Screen {
+        Ok(Screened::Done(Screen {
             top: top.into_sorted(),
             stats,
             sharpe,
-        })
+        }))
     }
 }
 
