@@ -55,7 +55,10 @@ fn open_run(study: &Study, opts: &OptimizeOptions<'_>, obs: &mut dyn Observer) -
                 "data"
             };
             let changed = if what == "config" {
-                changed_keys(&s.config, &study.config().source)
+                match study.config().changed_keys(&s.config).as_slice() {
+                    [] => String::new(),
+                    keys => format!(" (changed: {})", keys.join(", ")),
+                }
             } else {
                 String::new()
             };
@@ -359,43 +362,5 @@ fn iteration_line(study: &Study, rec: &IterationRecord) -> String {
             v.spearman.map_or("NaN".to_string(), |s| format!("{s:.3}")),
         ),
         _ => format!("iteration {}: no candidate passed the constraints", rec.iteration),
-    }
-}
-
-/// " (changed: backtest.fee, …)": the keys whose values differ between the
-/// recorded config (TOML text) and `now`; empty when unknown.
-fn changed_keys(recorded: &str, now: &toml::Table) -> String {
-    let Ok(before) = recorded.parse::<toml::Table>() else {
-        return String::new();
-    };
-    fn walk(prefix: &str, a: &toml::Table, b: &toml::Table, out: &mut Vec<String>) {
-        let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-        for k in keys {
-            let path = if prefix.is_empty() {
-                k.clone()
-            } else {
-                format!("{prefix}.{k}")
-            };
-            match (a.get(k), b.get(k)) {
-                (Some(toml::Value::Table(x)), Some(toml::Value::Table(y))) => {
-                    walk(&path, x, y, out)
-                }
-                (x, y) if x != y => out.push(path),
-                _ => {}
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk("", &before, now, &mut out);
-    out.retain(|k| {
-        !matches!(
-            k.as_str(),
-            "data.path" | "optimize.iterations" | "optimize.time_budget_s"
-        )
-    });
-    if out.is_empty() {
-        String::new()
-    } else {
-        format!(" (changed: {})", out.join(", "))
     }
 }

@@ -234,30 +234,7 @@ pub fn market_hash(market: &Market) -> String {
 }
 
 pub fn config_hash(config: &Config) -> String {
-    let mut source = config.source.clone();
-    if let Some(toml::Value::Table(data)) = source.get_mut("data") {
-        // How the file is read; the data hash covers the bars it gives.
-        data.remove("path");
-        data.remove("paths");
-        data.remove("columns");
-    }
-    if let Some(toml::Value::Table(optimize)) = source.get_mut("optimize") {
-        optimize.remove("iterations");
-        optimize.remove("time_budget_s");
-    }
-    // Computed afterwards from the run's files, or driving many runs: not
-    // what one run screens and verifies.
-    source.remove("robust");
-    source.remove("walkforward");
-    // A table left empty is the same config as no table.
-    source.retain(|_, v| !v.as_table().is_some_and(toml::Table::is_empty));
-    // The strategy name is always part of what runs, even when defaulted.
-    let text = format!(
-        "strategy={}\n{}",
-        config.strategy,
-        toml::to_string(&source).unwrap_or_default()
-    );
-    hex(&Sha256::digest(text.as_bytes()))
+    hex(&Sha256::digest(config.identity_text().as_bytes()))
 }
 
 /// SHA-256 of `text`, in hex.

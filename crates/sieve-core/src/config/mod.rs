@@ -4,6 +4,7 @@
 //! [`Config`] whose every value is valid. Errors name the key.
 
 mod grid;
+pub mod run;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -76,8 +77,8 @@ struct RawConfig {
     backtest: RawBacktest,
     #[serde(default)]
     score: RawScore,
-    // The run layer's sections (sieve-run's `RunSettings` checks them);
-    // here only their being tables.
+    // The run sections ([`run::RunSettings`] reads them from the checked
+    // config); here only their being tables.
     #[serde(default, rename = "sweep")]
     _sweep: toml::Table,
     #[serde(default, rename = "verify")]
@@ -452,6 +453,69 @@ impl Config {
     /// `strategy.constraints` describe (the strategy's own where absent).
     pub fn space(&self, strategy: &dyn Strategy) -> Result<ParamSpace> {
         grid::space(strategy, self.params.as_ref(), self.constraints.as_deref())
+    }
+
+    /// What a run's identity hashes: the config without how the data is
+    /// read (the data's own hash covers the bars), the stop rules a user may
+    /// raise to continue a run (`optimize.iterations`, `time_budget_s`), and
+    /// the sections computed afterwards or driving many runs (`[robust]`,
+    /// `[walkforward]`); the strategy's name always (even defaulted).
+    pub fn identity_text(&self) -> String {
+        let mut source = self.source.clone();
+        if let Some(toml::Value::Table(data)) = source.get_mut("data") {
+            data.remove("path");
+            data.remove("paths");
+            data.remove("columns");
+        }
+        if let Some(toml::Value::Table(optimize)) = source.get_mut("optimize") {
+            optimize.remove("iterations");
+            optimize.remove("time_budget_s");
+        }
+        source.remove("robust");
+        source.remove("walkforward");
+        // A table left empty is the same config as no table.
+        source.retain(|_, v| !v.as_table().is_some_and(toml::Table::is_empty));
+        format!(
+            "strategy={}\n{}",
+            self.strategy,
+            toml::to_string(&source).unwrap_or_default()
+        )
+    }
+
+    /// The keys (`backtest.fee`, …) whose values differ between `recorded`
+    /// (a config as [`Config::canonical_toml`] wrote it) and this one, but
+    /// for those a run may change (`data.path`, `optimize.iterations`,
+    /// `optimize.time_budget_s`); empty when `recorded` does not parse.
+    pub fn changed_keys(&self, recorded: &str) -> Vec<String> {
+        let Ok(before) = recorded.parse::<toml::Table>() else {
+            return Vec::new();
+        };
+        fn walk(prefix: &str, a: &toml::Table, b: &toml::Table, out: &mut Vec<String>) {
+            let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            for k in keys {
+                let path = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                match (a.get(k), b.get(k)) {
+                    (Some(toml::Value::Table(x)), Some(toml::Value::Table(y))) => {
+                        walk(&path, x, y, out)
+                    }
+                    (x, y) if x != y => out.push(path),
+                    _ => {}
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk("", &before, &self.source, &mut out);
+        out.retain(|k| {
+            !matches!(
+                k.as_str(),
+                "data.path" | "optimize.iterations" | "optimize.time_budget_s"
+            )
+        });
+        out
     }
 
     /// The merged TOML as text (stable key order), for hashing and run files.

@@ -1,0 +1,328 @@
+//! The run sections: how sweeps, verification, the optimize loop, the
+//! robustness numbers and walk-forward run (`[sweep]`, `[verify]`,
+//! `[optimize]`, `[robust]`, `[walkforward]`), read from a checked
+//! [`Config`] into [`RunSettings`] for the run layer (sieve-run), with the
+//! same rules: unknown keys and bad values are errors naming the key.
+
+use super::Config;
+use crate::data::parse_time;
+use crate::error::{Error, Result};
+use serde::Deserialize;
+
+/// The default memory for the shared indicator series of a screen
+/// (`sweep.series_memory_mb` = 1024): 1 GiB.
+pub const SERIES_BUDGET: u64 = 1 << 30;
+
+/// Checked run settings, every default filled in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSettings {
+    pub sweep_top: usize,
+    pub backend: String,
+    /// `sweep.series_memory_mb` in bytes: the shared series' budget.
+    pub series_budget: u64,
+    pub verify_top: usize,
+    pub iterations: u32,
+    pub time_budget_s: f64,
+    pub refine_top: usize,
+    /// `optimize.max_combinations`; `None` = the first iteration's size.
+    pub max_combinations: Option<u64>,
+    /// `robust.pbo_blocks`: S of the PBO's cross-validation.
+    pub pbo_blocks: usize,
+    /// `[walkforward]`, when present.
+    pub walkforward: Option<WalkForward>,
+}
+
+/// `[walkforward]`: rolling (or anchored) train/test folds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WalkForward {
+    pub train: Span,
+    pub test: Span,
+    /// Default: the test length.
+    pub step: Span,
+    /// Every train window starts at `start`.
+    pub anchored: bool,
+    /// The first train window's start (unix ms); default the first bar.
+    pub start: Option<i64>,
+}
+
+/// A length of time: calendar days, weeks, months or years, or bars.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Span {
+    Bars(u64),
+    Days(u32),
+    Weeks(u32),
+    Months(u32),
+    Years(u32),
+}
+
+impl Span {
+    pub fn is_bars(self) -> bool {
+        matches!(self, Span::Bars(_))
+    }
+
+    fn parse(key: &str, v: &toml::Value) -> Result<Span> {
+        let bad = || {
+            Error::config(
+                key,
+                format!("expected a length such as \"4y\", \"6m\", \"2w\", \"30d\" or a bar count such as \"1000\"; got {v}"),
+            )
+        };
+        let text = match v {
+            toml::Value::String(s) => s.trim().to_string(),
+            toml::Value::Integer(i) => i.to_string(),
+            _ => return Err(bad()),
+        };
+        let (number, unit) = match text.char_indices().last() {
+            Some((i, c)) if c.is_ascii_alphabetic() => (&text[..i], Some(c.to_ascii_lowercase())),
+            _ => (text.as_str(), None),
+        };
+        let n: u64 = number.trim().parse().map_err(|_| bad())?;
+        if n == 0 {
+            return Err(Error::config(key, "must be above 0"));
+        }
+        let small = || u32::try_from(n).map_err(|_| bad());
+        Ok(match unit {
+            None => Span::Bars(n),
+            Some('d') => Span::Days(small()?),
+            Some('w') => Span::Weeks(small()?),
+            Some('m') => Span::Months(small()?),
+            Some('y') => Span::Years(small()?),
+            Some(_) => return Err(bad()),
+        })
+    }
+}
+
+impl std::fmt::Display for Span {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Span::Bars(n) => write!(f, "{n} bars"),
+            Span::Days(n) => write!(f, "{n}d"),
+            Span::Weeks(n) => write!(f, "{n}w"),
+            Span::Months(n) => write!(f, "{n}m"),
+            Span::Years(n) => write!(f, "{n}y"),
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSettings {
+    #[serde(default)]
+    sweep: RawSweep,
+    #[serde(default)]
+    verify: RawVerify,
+    #[serde(default)]
+    optimize: RawOptimize,
+    #[serde(default)]
+    robust: RawRobust,
+    walkforward: Option<RawWalkForward>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSweep {
+    top: Option<usize>,
+    backend: Option<String>,
+    series_memory_mb: Option<u64>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawVerify {
+    top: Option<usize>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawOptimize {
+    iterations: Option<u32>,
+    time_budget_s: Option<f64>,
+    refine_top: Option<usize>,
+    max_combinations: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWalkForward {
+    train: Option<toml::Value>,
+    test: Option<toml::Value>,
+    step: Option<toml::Value>,
+    anchored: Option<bool>,
+    start: Option<toml::Value>,
+}
+
+impl RawWalkForward {
+    fn check(self) -> Result<WalkForward> {
+        let need = |key: &str, v: Option<toml::Value>| -> Result<Span> {
+            let full = format!("walkforward.{key}");
+            let v =
+                v.ok_or_else(|| Error::config(&full, "is required (e.g. \"4y\" or \"1000\")"))?;
+            Span::parse(&full, &v)
+        };
+        let train = need("train", self.train)?;
+        let test = need("test", self.test)?;
+        let step = match self.step {
+            Some(v) => Span::parse("walkforward.step", &v)?,
+            None => test,
+        };
+        if train.is_bars() != test.is_bars() || test.is_bars() != step.is_bars() {
+            return Err(Error::config(
+                "walkforward",
+                "train, test and step must all be calendar lengths (d, w, m, y) or all bar counts",
+            ));
+        }
+        let start = match self.start {
+            None => None,
+            Some(v) => {
+                let text = match v {
+                    toml::Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                Some(parse_time(&text).map_err(|m| Error::config("walkforward.start", m))?)
+            }
+        };
+        Ok(WalkForward {
+            train,
+            test,
+            step,
+            anchored: self.anchored.unwrap_or(false),
+            start,
+        })
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawRobust {
+    pbo_blocks: Option<usize>,
+}
+
+impl RunSettings {
+    /// The settings of `config` (its run sections), checked.
+    pub fn of(config: &Config) -> Result<RunSettings> {
+        let mut table = toml::Table::new();
+        for key in ["sweep", "verify", "optimize", "robust", "walkforward"] {
+            if let Some(v) = config.source.get(key) {
+                table.insert(key.to_string(), v.clone());
+            }
+        }
+        let raw: RawSettings = serde_path_to_error::deserialize(toml::Value::Table(table))
+            .map_err(|e| {
+                let key = e.path().to_string();
+                Error::config(key, e.into_inner().message().to_string())
+            })?;
+        let positive = |key: &str, v: Option<usize>, default: usize| -> Result<usize> {
+            match v.unwrap_or(default) {
+                0 => Err(Error::config(key, "must be at least 1")),
+                n => Ok(n),
+            }
+        };
+        let backend = raw.sweep.backend.unwrap_or_else(|| "cpu".to_string());
+        if backend != "cpu" && backend != "gpu" {
+            return Err(Error::config(
+                "sweep.backend",
+                format!("must be \"cpu\" or \"gpu\", got \"{backend}\""),
+            ));
+        }
+        let o = raw.optimize;
+        let time_budget_s = o.time_budget_s.unwrap_or(900.0);
+        if time_budget_s.is_nan() || time_budget_s <= 0.0 {
+            return Err(Error::config("optimize.time_budget_s", "must be above 0"));
+        }
+
+        Ok(RunSettings {
+            sweep_top: positive("sweep.top", raw.sweep.top, 5000)?,
+            backend,
+            series_budget: match raw.sweep.series_memory_mb {
+                Some(0) => {
+                    return Err(Error::config(
+                        "sweep.series_memory_mb",
+                        "must be at least 1",
+                    ))
+                }
+                Some(mb) => mb.saturating_mul(1 << 20),
+                None => SERIES_BUDGET,
+            },
+            verify_top: positive("verify.top", raw.verify.top, 5000)?,
+            iterations: match o.iterations.unwrap_or(5) {
+                0 => return Err(Error::config("optimize.iterations", "must be at least 1")),
+                n => n,
+            },
+            time_budget_s,
+            refine_top: positive("optimize.refine_top", o.refine_top, 50)?,
+            walkforward: raw.walkforward.map(RawWalkForward::check).transpose()?,
+            pbo_blocks: match raw.robust.pbo_blocks.unwrap_or(16) {
+                s if s % 2 == 0 && (4..=20).contains(&s) => s,
+                s => {
+                    return Err(Error::config(
+                        "robust.pbo_blocks",
+                        format!("must be an even number from 4 to 20, got {s}"),
+                    ))
+                }
+            },
+            max_combinations: match o.max_combinations {
+                Some(0) => {
+                    return Err(Error::config(
+                        "optimize.max_combinations",
+                        "must be at least 1",
+                    ))
+                }
+                m => m,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(text: &str) -> Result<RunSettings> {
+        RunSettings::of(&Config::parse(text)?)
+    }
+
+    #[test]
+    fn defaults() {
+        let s = settings("").unwrap();
+        assert_eq!((s.sweep_top, s.verify_top), (5000, 5000));
+        assert_eq!(
+            (s.iterations, s.time_budget_s, s.refine_top),
+            (5, 900.0, 50)
+        );
+        assert_eq!((s.backend.as_str(), s.pbo_blocks), ("cpu", 16));
+        assert_eq!((s.max_combinations, s.walkforward), (None, None));
+    }
+
+    #[test]
+    fn bad_values_and_unknown_keys_are_named() {
+        for (text, key) in [
+            ("[sweep]\ntop = 0\n", "sweep.top"),
+            ("[verify]\ntop = 0\n", "verify.top"),
+            ("[sweep]\nbackend = \"tpu\"\n", "sweep.backend"),
+            ("[optimize]\niterations = 0\n", "optimize.iterations"),
+            ("[optimize]\ntime_budget_s = -1\n", "optimize.time_budget_s"),
+            ("[optimize]\nrefine = 5\n", "refine"),
+            ("[robust]\npbo_blocks = 7\n", "robust.pbo_blocks"),
+            ("[walkforward]\ntest = \"1y\"\n", "walkforward.train"),
+            (
+                "[walkforward]\ntrain = \"4q\"\ntest = \"1y\"\n",
+                "walkforward.train",
+            ),
+            (
+                "[walkforward]\ntrain = \"4y\"\ntest = \"100\"\n",
+                "walkforward",
+            ),
+        ] {
+            let e = settings(text).unwrap_err().to_string();
+            assert!(e.contains(key), "{text:?} gave {e}");
+        }
+        let w = settings("[walkforward]\ntrain = \"4y\"\ntest = \"6m\"\nanchored = true\n")
+            .unwrap()
+            .walkforward
+            .unwrap();
+        assert_eq!(
+            (w.train, w.test, w.step, w.anchored),
+            (Span::Years(4), Span::Months(6), Span::Months(6), true)
+        );
+    }
+}
