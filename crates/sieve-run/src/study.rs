@@ -259,8 +259,8 @@ pub fn warnings(config: &Config, scoring: &Scoring) -> Vec<String> {
         }
     }
     for (key, v) in [
-        ("backtest.fee", config.engine.fee),
-        ("backtest.slippage", config.engine.slippage),
+        ("backtest.fee", config.scoring.engine.fee),
+        ("backtest.slippage", config.scoring.engine.slippage),
     ] {
         if v >= 0.05 {
             out.push(format!(
@@ -271,7 +271,9 @@ pub fn warnings(config: &Config, scoring: &Scoring) -> Vec<String> {
         }
     }
     if let Some(rules) = &config.rules {
-        if rules.has_short_rules() && config.direction == sieve_core::strategy::Direction::Long {
+        if rules.has_short_rules()
+            && config.scoring.direction == sieve_core::strategy::Direction::Long
+        {
             out.push(
                 "short_entry and short_exit are ignored with backtest.direction = \"long\"; set it to \"long_short\" to trade them".to_string(),
             );

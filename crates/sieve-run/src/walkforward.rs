@@ -236,7 +236,7 @@ fn fold_study(study: &Study, fold: &Fold) -> Study {
         }),
     };
     // Walk-forward studies one instrument (checked when it starts).
-    let screen = match study.config().screen_window {
+    let screen = match study.config().scoring.screen_window {
         sieve_core::config::ScreenWindow::Score => windows.score,
         sieve_core::config::ScreenWindow::Full => windows.full,
     };

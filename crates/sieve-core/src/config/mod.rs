@@ -46,16 +46,8 @@ pub struct Config {
     pub constraints: Option<Vec<String>>,
     /// `[strategy.params]`; `None` = the strategy's default grid.
     pub params: Option<toml::Table>,
-    pub engine: EngineConfig,
-    pub direction: Direction,
-    pub annualization: Annualization,
-    pub objective: Objective,
-    pub score_start: Option<Boundary>,
-    pub holdout_start: Option<Boundary>,
-    pub screen_window: ScreenWindow,
-    pub min_trades: u64,
-    /// `score.aggregate` and `score.aggregate_skip_undefined`.
-    pub aggregation: Aggregation,
+    /// `[backtest]` and `[score]`: how runs of this config are scored.
+    pub scoring: ScoringSpec,
 }
 
 /// `score.screen_window` as written.
@@ -399,30 +391,32 @@ impl Config {
             rules,
             constraints: raw.strategy.constraints,
             params: raw.strategy.params,
-            engine: EngineConfig {
-                fill: match b.fill {
-                    Some(RawFill::Close) => Fill::Close,
-                    _ => Fill::NextOpen,
+            scoring: ScoringSpec {
+                engine: EngineConfig {
+                    fill: match b.fill {
+                        Some(RawFill::Close) => Fill::Close,
+                        _ => Fill::NextOpen,
+                    },
+                    fee,
+                    slippage,
+                    lot_size,
+                    initial_cash,
                 },
-                fee,
-                slippage,
-                lot_size,
-                initial_cash,
+                direction: match b.direction {
+                    Some(RawDirection::LongShort) => Direction::LongShort,
+                    _ => Direction::Long,
+                },
+                annualization,
+                objective,
+                score_start,
+                holdout_start,
+                screen_window: match s.screen_window {
+                    Some(RawScreenWindow::Full) => ScreenWindow::Full,
+                    Some(RawScreenWindow::Score) | None => ScreenWindow::Score,
+                },
+                min_trades: s.min_trades.unwrap_or(1),
+                aggregation,
             },
-            direction: match b.direction {
-                Some(RawDirection::LongShort) => Direction::LongShort,
-                _ => Direction::Long,
-            },
-            annualization,
-            objective,
-            score_start,
-            holdout_start,
-            screen_window: match s.screen_window {
-                Some(RawScreenWindow::Full) => ScreenWindow::Full,
-                Some(RawScreenWindow::Score) | None => ScreenWindow::Score,
-            },
-            min_trades: s.min_trades.unwrap_or(1),
-            aggregation,
         })
     }
 
@@ -436,17 +430,7 @@ impl Config {
 
     /// How runs of this config are scored.
     pub fn scoring(&self) -> ScoringSpec {
-        ScoringSpec {
-            engine: self.engine,
-            direction: self.direction,
-            annualization: self.annualization,
-            objective: self.objective,
-            score_start: self.score_start,
-            holdout_start: self.holdout_start,
-            screen_window: self.screen_window,
-            min_trades: self.min_trades,
-            aggregation: self.aggregation,
-        }
+        self.scoring
     }
 
     /// The grid of `strategy` that `[strategy.params]` and
@@ -645,13 +629,16 @@ mod tests {
     #[test]
     fn defaults_match_design() {
         let c = Config::parse("").unwrap();
-        assert_eq!(c.engine, EngineConfig::default());
-        assert_eq!(c.direction, Direction::Long);
-        assert_eq!(c.annualization, Annualization::Auto);
-        assert_eq!(c.objective, Objective::Calmar);
-        assert_eq!((c.score_start, c.holdout_start), (None, None));
-        assert_eq!(c.screen_window, ScreenWindow::Score);
-        assert_eq!(c.min_trades, 1);
+        assert_eq!(c.scoring.engine, EngineConfig::default());
+        assert_eq!(c.scoring.direction, Direction::Long);
+        assert_eq!(c.scoring.annualization, Annualization::Auto);
+        assert_eq!(c.scoring.objective, Objective::Calmar);
+        assert_eq!(
+            (c.scoring.score_start, c.scoring.holdout_start),
+            (None, None)
+        );
+        assert_eq!(c.scoring.screen_window, ScreenWindow::Score);
+        assert_eq!(c.scoring.min_trades, 1);
     }
 
     #[test]
@@ -698,8 +685,8 @@ mod tests {
             &["backtest.fee=0.002".into(), "backtest.fill=close".into()],
         )
         .unwrap();
-        assert_eq!(c.engine.fee, 0.002);
-        assert_eq!(c.engine.fill, Fill::Close);
+        assert_eq!(c.scoring.engine.fee, 0.002);
+        assert_eq!(c.scoring.engine.fill, Fill::Close);
         assert_eq!(c.data, Some(dir.join("p.csv")));
         std::fs::remove_dir_all(&dir).ok();
     }

@@ -39,9 +39,9 @@ fn check(bars: &Bars, config: &Config, s: &dyn SieveStrategy, sets: &[Vec<f64>])
         panic!(
             "{} {p:?} with {:?}, {:?}, {:?} ({how}): lanes {g:?}, scalar {w:?}",
             s.name(),
-            config.engine,
-            config.direction,
-            config.objective
+            config.scoring.engine,
+            config.scoring.direction,
+            config.scoring.objective
         )
     };
     let params: Vec<&[f64]> = sets.iter().map(Vec::as_slice).collect();
@@ -121,17 +121,17 @@ fn config_of(
     min_trades: u64,
 ) -> Config {
     let mut c = Config::parse(text).unwrap();
-    c.engine = engine;
-    c.direction = direction;
-    c.objective = objective;
-    c.score_start = (score_share > 0.0).then_some(Boundary::Share(score_share));
-    c.holdout_start = holdout_share.map(Boundary::Share);
-    c.screen_window = if screen_full {
+    c.scoring.engine = engine;
+    c.scoring.direction = direction;
+    c.scoring.objective = objective;
+    c.scoring.score_start = (score_share > 0.0).then_some(Boundary::Share(score_share));
+    c.scoring.holdout_start = holdout_share.map(Boundary::Share);
+    c.scoring.screen_window = if screen_full {
         ScreenWindow::Full
     } else {
         ScreenWindow::Score
     };
-    c.min_trades = min_trades;
+    c.scoring.min_trades = min_trades;
     c
 }
 

@@ -162,8 +162,8 @@ mod windows {
     fn shares_of_the_bars_by_hand() {
         let bars = synth(1000, 1);
         let c = Config::parse("[score]\nscore_start = \"40%\"\nholdout_start = \"80%\"\n").unwrap();
-        assert_eq!(c.score_start, Some(Boundary::Share(0.4)));
-        let w = Windows::new(&bars, c.score_start, c.holdout_start).unwrap();
+        assert_eq!(c.scoring.score_start, Some(Boundary::Share(0.4)));
+        let w = Windows::new(&bars, c.scoring.score_start, c.scoring.holdout_start).unwrap();
         assert_eq!((w.score.start, w.score.end), (400, 800));
         assert_eq!(w.holdout.map(|h| (h.start, h.end)), Some((800, 1000)));
         // "none" turns a boundary off, from the file or from -O.
@@ -172,7 +172,7 @@ mod windows {
             &["score.holdout_start=none".into()],
         )
         .unwrap();
-        assert_eq!(c.holdout_start, None);
+        assert_eq!(c.scoring.holdout_start, None);
         for bad in ["100%", "-5%", "x%"] {
             let e = Config::parse(&format!("[score]\nscore_start = \"{bad}\"\n"))
                 .unwrap_err()
@@ -192,7 +192,7 @@ mod windows {
             "[score]\nscore_start = \"2026-01-01\"\nholdout_start = \"2027-01-01\"\n",
         )
         .unwrap();
-        let e = Windows::new(&bars, c.score_start, c.holdout_start)
+        let e = Windows::new(&bars, c.scoring.score_start, c.scoring.holdout_start)
             .unwrap_err()
             .to_string();
         assert!(

@@ -202,7 +202,7 @@ fn positions_of(rules: &str, close: &[f64], direction: &str) -> Vec<i8> {
     let bars = crate::bars(close, close);
     let set = IndicatorSet::build_for(&bars, strategy.series(), indicators_for(strategy, &[]));
     let mut out = vec![9i8; close.len()];
-    strategy.positions(&bars, &set, &[], config.direction, &mut out);
+    strategy.positions(&bars, &set, &[], config.scoring.direction, &mut out);
     out
 }
 

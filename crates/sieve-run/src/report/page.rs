@@ -78,15 +78,20 @@ pub(crate) fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-pub(crate) fn push_head(html: &mut String, state: &RunState, best: &Best) {
-    let title = format!("sieve report: {} on {}", state.strategy, state.data);
+/// The document's start: its title (as the page's heading too) and style.
+pub(crate) fn push_document_start(html: &mut String, title: &str) {
     let _ = write!(
         html,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\n<style>{}</style></head><body>\n<h1>{}</h1>\n",
-        esc(&title),
+        esc(title),
         CSS,
-        esc(&title)
+        esc(title)
     );
+}
+
+pub(crate) fn push_head(html: &mut String, state: &RunState, best: &Best) {
+    let title = format!("sieve report: {} on {}", state.strategy, state.data);
+    push_document_start(html, &title);
     let _ = writeln!(
         html,
         "<p>Objective <b>{}</b>; {} iteration(s); stopped because {}.</p>",
@@ -253,7 +258,7 @@ pub(crate) fn direction_name(direction: Direction) -> &'static str {
 }
 
 pub(crate) fn periods_per_year(study: &Study, p: f64) -> String {
-    match study.config().annualization {
+    match study.config().scoring.annualization {
         Annualization::Auto => format!("{} (auto: measured from the bar times)", round_sig(p, 6)),
         Annualization::Periods(_) => format!("{} (set by backtest.annualization)", float(p)),
     }

@@ -11,7 +11,7 @@ use sieve_core::Result;
 
 use super::charts::scatter::bounds;
 use super::charts::{chart_error, Chart, EQUITY_COLOR, HOLD_COLOR, LABEL_FONT};
-use super::page::{esc, CSS};
+use super::page::{esc, push_document_start};
 use crate::text::axis_label;
 use crate::walkforward::Outcome;
 use crate::Study;
@@ -23,13 +23,7 @@ pub fn write(study: &Study, dir: &Path, o: &Outcome) -> Result<()> {
         study.strategy().name(),
         study.data_label()
     );
-    let _ = write!(
-        html,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\n<style>{}</style></head><body>\n<h1>{}</h1>\n",
-        esc(&title),
-        CSS,
-        esc(&title)
-    );
+    push_document_start(&mut html, &title);
     let s = &o.summary;
     let opt = |v: Option<f64>| v.map_or("NaN".to_string(), |x| format!("{x:.4}"));
     let _ = writeln!(
