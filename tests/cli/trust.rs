@@ -593,3 +593,44 @@ fn docs_stand_alone() {
         "{help}"
     );
 }
+
+/// One bar of data (its bars per year undefined): every strategy, built-in
+/// or rules, gives a defined result — no finite objective, exit 3 — never
+/// a panic of the screen's memo.
+#[test]
+fn one_bar_of_data_is_a_defined_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("one.csv");
+    std::fs::write(&one, "date,open,high,low,close\n2020-01-01,1,2,0.5,1.5\n").unwrap();
+    let out = dir.path().join("sweep.csv");
+    let (one, out) = (one.to_str().unwrap(), out.to_str().unwrap());
+    let rules = crate::repo_file("examples/strategies/macd.toml");
+    let mut cases: Vec<Vec<&str>> = [
+        "sma_cross",
+        "ema_cross",
+        "rsi_reversion",
+        "donchian_breakout",
+        "activation",
+    ]
+    .iter()
+    .map(|s| vec!["--strategy", *s])
+    .collect();
+    cases.push(vec![
+        "--config",
+        rules.to_str().unwrap(),
+        "-O",
+        "score.score_start=none",
+        "-O",
+        "score.holdout_start=none",
+    ]);
+    for case in cases {
+        let args = [&["sweep", "--data", one, "--out", out][..], &case[..]].concat();
+        let o = run_err(&args);
+        assert_eq!(o.status.code(), Some(3), "{case:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("no combination had"),
+            "{case:?}: {}",
+            stderr(&o)
+        );
+    }
+}

@@ -21,11 +21,26 @@ use crate::strategy::Changes;
 /// What an instrument slot of a memo was screened with: its bars (where
 /// they are and how many), its scoring, and the strategy (whose keys of
 /// parameter sets are its own).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Owner {
     pub bars: (usize, usize),
     pub scoring: Scoring,
     pub strategy: usize,
+}
+
+impl PartialEq for Owner {
+    /// The same owner bit for bit: the bars per year measured from one bar
+    /// are NaN, and a NaN is the same scoring as itself.
+    fn eq(&self, other: &Owner) -> bool {
+        let plain = |s: &Scoring| Scoring {
+            periods_per_year: 0.0,
+            ..*s
+        };
+        self.bars == other.bars
+            && self.strategy == other.strategy
+            && self.scoring.periods_per_year.to_bits() == other.scoring.periods_per_year.to_bits()
+            && plain(&self.scoring) == plain(&other.scoring)
+    }
 }
 
 /// Locks that divide the memo, so that many workers rarely wait.
