@@ -634,3 +634,49 @@ fn one_bar_of_data_is_a_defined_result() {
         );
     }
 }
+
+/// Equity grown from `initial_cash = 1e308` overflows to infinity: the
+/// report says its chart cannot be drawn instead of hanging in the chart's
+/// tick search (which ran for minutes).
+#[test]
+fn huge_cash_writes_a_report_and_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let mut child = sieve()
+        .args([
+            "optimize",
+            "--strategy",
+            "sma_cross",
+            "-O",
+            "backtest.initial_cash=1e308",
+            "-O",
+            "optimize.iterations=1",
+            "-O",
+            "strategy.params.fast={start=5,stop=20,step=5}",
+            "-O",
+            "strategy.params.slow={start=30,stop=90,step=30}",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("sieve optimize with initial_cash = 1e308 ran past 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        report.contains("The equity chart: not drawn"),
+        "the report draws an axis it cannot"
+    );
+}

@@ -8,7 +8,7 @@ use plotters::prelude::*;
 use sieve_core::Result;
 
 use super::charts::scatter::xy_scatter;
-use super::charts::{chart_error, Chart, LABEL_FONT};
+use super::charts::{chart_error, drawable, not_drawn, Chart, LABEL_FONT};
 use super::page::esc;
 use crate::best::Best;
 use crate::robust::{verdict, DsrRecord, PboRecord};
@@ -157,6 +157,9 @@ fn push_pbo(html: &mut String, p: &PboRecord) -> Result<()> {
 fn histogram_svg(edges: &[f64], counts: &[u64]) -> Chart {
     let (x0, x1) = (edges[0], edges[edges.len() - 1]);
     let top = counts.iter().copied().max().unwrap_or(1).max(1) as f64 * 1.05;
+    if !drawable(x0, x1) {
+        return Ok(not_drawn("The histogram", x0, x1));
+    }
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (560, 320)).into_drawing_area();

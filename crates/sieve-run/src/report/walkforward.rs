@@ -10,7 +10,9 @@ use sieve_core::format::{self, float};
 use sieve_core::Result;
 
 use super::charts::scatter::bounds;
-use super::charts::{chart_error, Chart, EQUITY_COLOR, HOLD_COLOR, LABEL_FONT};
+use super::charts::{
+    chart_error, drawable, not_drawn, Chart, EQUITY_COLOR, HOLD_COLOR, LABEL_FONT,
+};
 use super::page::{esc, push_document_start};
 use crate::text::axis_label;
 use crate::walkforward::Outcome;
@@ -113,6 +115,9 @@ fn equity_svg(study: &Study, o: &Outcome) -> Chart {
     let strat: Vec<(f64, f64)> = o.equity.iter().map(|&(i, e)| (i as f64, e)).collect();
     let (x0, x1) = (first as f64, o.equity[o.equity.len() - 1].0 as f64);
     let (lo, hi) = bounds(strat.iter().chain(&hold).map(|p| p.1));
+    if !drawable(lo, hi) {
+        return Ok(not_drawn("The out-of-sample equity chart", lo, hi));
+    }
     let times = &study.bars().time;
     let style = format::TimeStyle::for_times(times);
     let mut svg = String::new();

@@ -8,8 +8,8 @@ use sieve_core::market::Instrument;
 use sieve_core::metrics::{Window, WindowKind};
 
 use super::{
-    Area, Chart, Drawn, EQUITY_COLOR, EXIT_COLOR, HOLDOUT_SHADE, HOLD_COLOR, LABEL_FONT,
-    LONG_COLOR, MAX_MARKED_TRADES, PLOT_WIDTH, SCORE_SHADE, SHORT_COLOR,
+    not_drawn, within, Area, Chart, Drawn, EQUITY_COLOR, EXIT_COLOR, HOLDOUT_SHADE, HOLD_COLOR,
+    LABEL_FONT, LONG_COLOR, MAX_MARKED_TRADES, PLOT_WIDTH, SCORE_SHADE, SHORT_COLOR,
 };
 use crate::report::labels::TimeAxis;
 use crate::text::axis_label;
@@ -125,6 +125,13 @@ pub(crate) fn equity_svg(instrument: &Instrument, bt: &Backtest) -> Chart {
         Vec::new()
     };
     let axis = TimeAxis::new(&instrument.bars.time);
+    let values = || bt.equity.iter().chain(&hold).filter(|v| !v.is_nan());
+    if !values().all(|&v| within(v)) {
+        let (a, b) = values().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+        return Ok(not_drawn("The equity chart", a, b));
+    }
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (960, 580)).into_drawing_area();

@@ -2,7 +2,7 @@
 
 use plotters::prelude::*;
 
-use super::{Chart, LABEL_FONT};
+use super::{drawable, not_drawn, Chart, LABEL_FONT};
 use crate::text::{axis_label, integer_label};
 
 pub(crate) fn history_svg(history: &[(u32, f64)]) -> Chart {
@@ -17,6 +17,13 @@ pub(crate) fn history_svg(history: &[(u32, f64)]) -> Chart {
         .max(1e-6);
     let first = history.iter().map(|h| h.0).min().unwrap_or(1);
     let last = history.iter().map(|h| h.0).max().unwrap_or(1);
+    if !drawable(lo - pad, hi + pad) {
+        return Ok(not_drawn(
+            "The chart of the best objective by iteration",
+            lo,
+            hi,
+        ));
+    }
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (560, 300)).into_drawing_area();

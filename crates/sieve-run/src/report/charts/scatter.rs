@@ -3,7 +3,7 @@
 
 use plotters::prelude::*;
 
-use super::{Chart, LABEL_FONT};
+use super::{drawable, not_drawn, Chart, LABEL_FONT};
 use crate::text::axis_label;
 
 /// The range of `v`, padded by 5 % on each side.
@@ -19,6 +19,20 @@ pub(crate) fn bounds(v: impl Iterator<Item = f64>) -> (f64, f64) {
 pub(crate) fn xy_scatter(points: &[(f64, f64)], x_name: &str, y_name: &str) -> Chart {
     let (x0, x1) = bounds(points.iter().map(|p| p.0));
     let (y0, y1) = bounds(points.iter().map(|p| p.1));
+    if !drawable(x0, x1) {
+        return Ok(not_drawn(
+            &format!("The chart of {y_name} by {x_name}"),
+            x0,
+            x1,
+        ));
+    }
+    if !drawable(y0, y1) {
+        return Ok(not_drawn(
+            &format!("The chart of {y_name} by {x_name}"),
+            y0,
+            y1,
+        ));
+    }
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (560, 440)).into_drawing_area();
