@@ -445,3 +445,28 @@ def test_optimize_without_a_config_runs_the_cli_example(tmp_path):
 
     assert untimed(got) == untimed(want)
     assert want["strategy"] == "activation"
+
+
+def test_threads_optimizing_into_one_folder_take_turns_or_are_refused(frame, tmp_path):
+    # The run folder's lock excludes a second thread of the same process:
+    # the runs that find it held fail at once, naming this process's thread.
+    out = tmp_path / "shared"
+    results, errors = [], []
+
+    def run():
+        try:
+            results.append(sieve.optimize(frame, CONFIG, out=out))
+        except sieve.SieveError as e:
+            errors.append(str(e))
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) + len(errors) == 4 and results, (results, errors)
+    assert all(r == results[0] for r in results)
+    for e in errors:
+        assert "in use by another sieve run" in e and "this process" in e, e
+    # The folder holds one run, whole: a further call resumes it.
+    assert sieve.optimize(frame, CONFIG, out=out) == results[0]

@@ -36,7 +36,8 @@ pub(crate) fn config(common: &Common, run: &RunFlags) -> Result<Config> {
 pub fn run(a: OptimizeArgs) -> Result<()> {
     let config = config(&a.common, &a.run)?;
     let study = crate::inputs::with_config(&a.common, config)?.into_study()?;
-    let backend = prepare(&a.out, &study, a.common.verbose)?;
+    // Held to the end: the run folder's lock.
+    let run = prepare(&a.out, &study, a.common.verbose)?;
     let control = control(&a.run);
     eprintln!(
         "optimize: {} on {}, grid {} = {} combinations; run folder {}",
@@ -47,7 +48,7 @@ pub fn run(a: OptimizeArgs) -> Result<()> {
         a.out.display()
     );
     let mut term = ProgressObserver::new(true, a.common.verbose);
-    let outcome = jobs::optimize(&study, &a.out, backend.as_ref(), &control, &mut term)?;
+    let outcome = jobs::optimize(&study, &a.out, run.backend.as_ref(), &control, &mut term)?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "stopped: {}", outcome.stop)?;
     let Some(best) = &outcome.best else {
@@ -175,8 +176,9 @@ pub(crate) fn prepare(
     out: &std::path::Path,
     study: &sieve_run::Study,
     verbose: bool,
-) -> Result<Box<dyn sieve_screen::ScreenBackend>> {
-    let backend = jobs::prepare_run(study, out)?;
+) -> Result<jobs::PreparedRun> {
+    let run = jobs::prepare_run(study, out)?;
+    let backend = &run.backend;
     if verbose {
         eprintln!("backend: {}", backend.describe());
         if backend.name() == "gpu" {
@@ -187,7 +189,7 @@ pub(crate) fn prepare(
             sieve_screen::SeriesPlan::of(study.strategy(), study.space(), study.market(), budget);
         eprintln!("{}", series.describe(budget));
     }
-    Ok(backend)
+    Ok(run)
 }
 
 /// How the loop runs, from the flags; a signal stops it at a checkpoint.

@@ -15,13 +15,14 @@ pub fn run(a: WalkforwardArgs) -> Result<()> {
             "sieve walkforward needs a [walkforward] section in the config (train and test lengths, e.g. train = \"4y\", test = \"1y\"; see docs/config.md), or -O walkforward.train=4y -O walkforward.test=1y"
         );
     }
-    let backend = prepare(&a.out, &study, a.common.verbose)?;
+    // Held to the end: the folder's lock.
+    let run = prepare(&a.out, &study, a.common.verbose)?;
     let control = control(&a.run);
     let mut term = ProgressObserver::new(true, a.common.verbose);
     let o = match sieve_run::jobs::walkforward(
         &study,
         &a.out,
-        backend.as_ref(),
+        run.backend.as_ref(),
         &control,
         &mut term,
     )? {

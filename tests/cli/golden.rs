@@ -111,6 +111,9 @@ impl Pins {
         while let Some(d) = stack.pop() {
             for e in std::fs::read_dir(&d).unwrap() {
                 let p = e.unwrap().path();
+                if p.file_name().is_some_and(|n| n == ".sieve.lock") {
+                    continue; // the run folder's lock, not an output
+                }
                 if p.is_dir() {
                     stack.push(p);
                 } else {

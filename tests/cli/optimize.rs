@@ -280,3 +280,122 @@ fn zero_config_demo_writes_results_and_a_report_with_charts() {
         "charts in the rendered page"
     );
 }
+
+/// A second run on a folder a run holds fails at once, naming the holder's
+/// pid; the first run's files are untouched by it.
+#[test]
+fn a_second_run_on_a_busy_folder_is_refused_naming_the_holder() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, data) = setup(dir.path());
+    let out = dir.path().join("busy");
+    let o = out.to_str().unwrap();
+    let mut first = sieve()
+        .args(optimize_args(&config, &data, o))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // run.json is written as soon as the run holds the folder.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while state(&out).is_none() {
+        assert!(first.try_wait().unwrap().is_none(), "the first run ended");
+        assert!(Instant::now() < deadline, "the first run never started");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let started = Instant::now();
+    let second = sieve()
+        .args(optimize_args(&config, &data, o))
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let still_running = first.try_wait().unwrap().is_none();
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let err = stderr(&second);
+    assert!(
+        still_running,
+        "the first run ended before the second was tried"
+    );
+    assert_eq!(second.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is in use by another sieve run")
+            && err.contains(&format!("pid {}", first.id())),
+        "{err}"
+    );
+    assert!(
+        took < Duration::from_secs(30),
+        "refused only after {took:?}"
+    );
+}
+
+/// A folder that is not a sieve run folder is refused, whatever it holds,
+/// and nothing in it is touched; `--restart` on a run folder removes only
+/// what that run wrote.
+#[test]
+fn folders_that_are_not_runs_are_never_cleared() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, data) = setup(dir.path());
+    let small = dir.path().join("small.toml");
+    std::fs::write(
+        &small,
+        CONFIG
+            .replace("stop = 300, step = 2", "stop = 20, step = 4")
+            .replace("stop = 600, step = 5", "stop = 100, step = 30")
+            .replace("iterations = 3", "iterations = 1"),
+    )
+    .unwrap();
+    let small = small.to_str().unwrap();
+    let out = dir.path().join("mine");
+    std::fs::create_dir_all(out.join("iter-001")).unwrap();
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    std::fs::write(out.join("iter-001/sweep.csv"), "mine").unwrap();
+    std::fs::write(out.join("report.html"), "mine").unwrap();
+    let o = out.to_str().unwrap();
+    let refused = sieve()
+        .args(optimize_args(small, &data, o))
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("is not empty and holds no sieve run"),
+        "{}",
+        stderr(&refused)
+    );
+    for f in ["notes.txt", "iter-001/sweep.csv", "report.html"] {
+        assert_eq!(std::fs::read_to_string(out.join(f)).unwrap(), "mine", "{f}");
+    }
+    // A run folder, with a file of the user's in it and in an iteration.
+    let run = dir.path().join("run");
+    let r = run.to_str().unwrap();
+    run_ok(&optimize_args(small, &data, r));
+    std::fs::write(run.join("notes.txt"), "mine").unwrap();
+    std::fs::write(run.join("iter-001/mine.txt"), "mine").unwrap();
+    let before = state(&run).unwrap()["config_hash"].clone();
+    let other = [&optimize_args(&config, &data, r)[..], &["--restart"]].concat();
+    let mut child = sieve()
+        .args(&other)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Once the new run is in its second iteration, the old one is cleared.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !state(&run).is_some_and(|s| s["iterations"].as_array().unwrap().len() >= 2) {
+        assert!(
+            Instant::now() < deadline,
+            "the restarted run never got going"
+        );
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let _ = child.kill();
+    child.wait().unwrap();
+    // The new run replaced the old one ...
+    assert_ne!(state(&run).unwrap()["config_hash"], before);
+    // ... and left the user's files alone.
+    for f in ["notes.txt", "iter-001/mine.txt"] {
+        assert_eq!(std::fs::read_to_string(run.join(f)).unwrap(), "mine", "{f}");
+    }
+}

@@ -164,7 +164,8 @@ pub fn optimize(
         }
         _ => study(py, data, config, overrides)?,
     };
-    let backend = jobs::prepare_run(&study, &out).map_err(sieve_err)?;
+    // Held to the end: the run folder's lock.
+    let run = jobs::prepare_run(&study, &out).map_err(sieve_err)?;
     if let DataSpec::Frame(_) = data {
         // The run folder keeps the DataFrame's bars, so that `sieve report`
         // (and the run file) can name the data the run used: written for a
@@ -186,7 +187,7 @@ pub fn optimize(
             cancel: Some(stop),
         };
         let mut observer = ProgressObserver::new(progress, true);
-        jobs::optimize(&study, &out, backend.as_ref(), &control, &mut observer)
+        jobs::optimize(&study, &out, run.backend.as_ref(), &control, &mut observer)
     })?
     .map_err(sieve_err)?;
     if outcome.best.is_none() {

@@ -16,7 +16,7 @@ use sieve_screen::{Screen, ScreenBackend};
 
 pub use crate::control::Ended;
 use crate::control::{Observer, OptimizeOptions, Stop};
-use crate::rundir::Stage;
+use crate::rundir::{RunLock, Stage};
 use crate::shard::Shard;
 use crate::sweep::{SweepMeta, SweepPlan};
 use crate::{files, optimize, report, walkforward, Study};
@@ -117,12 +117,25 @@ pub fn backend(study: &Study) -> Result<Box<dyn ScreenBackend>> {
     sieve_screen::backend_by_name(&study.settings().backend)
 }
 
-/// Creates (or checks) the run folder `out`, writable, and opens the
+/// A run folder ready for an optimize or walk-forward: locked for as long
+/// as this lives, and the study's backend opened.
+pub struct PreparedRun {
+    pub lock: RunLock,
+    pub backend: Box<dyn ScreenBackend>,
+}
+
+/// Creates (or checks) the run folder `out`, writable, takes its lock (a
+/// second run on it fails at once, naming the holder) and opens the
 /// study's backend: what an optimize or walk-forward needs before it
 /// starts (done apart, so a front end can say what runs before it runs).
-pub fn prepare_run(study: &Study, out: &Path) -> Result<Box<dyn ScreenBackend>> {
+/// Keep the result for the whole command.
+pub fn prepare_run(study: &Study, out: &Path) -> Result<PreparedRun> {
     files::create_run_folder(out)?;
-    backend(study)
+    let lock = RunLock::acquire(out)?;
+    Ok(PreparedRun {
+        lock,
+        backend: backend(study)?,
+    })
 }
 
 fn options<'a>(

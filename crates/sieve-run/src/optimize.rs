@@ -74,8 +74,17 @@ fn open_run(study: &Study, opts: &OptimizeOptions<'_>, obs: &mut dyn Observer) -
                     opts.out.display()
                 ));
             }
-            dir.clear()?;
-            Ok(RunState {
+            match &existing {
+                Some(earlier) => dir.clear(earlier)?,
+                None if !dir.is_empty_for_a_run()? => {
+                    return Err(Error::Invalid(format!(
+                        "{} is not empty and holds no sieve run (no run.json); give --out a new or empty folder",
+                        opts.out.display()
+                    )))
+                }
+                None => {}
+            }
+            let state = RunState {
                 sieve_version: env!("CARGO_PKG_VERSION").to_string(),
                 strategy: study.strategy().name().to_string(),
                 config_hash: study.config_hash().to_string(),
@@ -104,7 +113,11 @@ fn open_run(study: &Study, opts: &OptimizeOptions<'_>, obs: &mut dyn Observer) -
                 stop_reason: None,
                 elapsed_s: 0.0,
                 iterations: Vec::new(),
-            })
+            };
+            // Written first: a run stopped in its first step is still a
+            // run folder.
+            dir.save_state(&state)?;
+            Ok(state)
         }
     }
 }

@@ -7,6 +7,7 @@
 //! DIR/iter-NNN/verified.csv    the exact verification
 //! DIR/best.json                the best candidate, every window's metrics
 //! DIR/report.html              the report
+//! DIR/.sieve.lock              held (flock) by the command running in DIR
 //! ```
 //!
 //! Every file is written to a temporary name and renamed: at any moment each
@@ -276,29 +277,157 @@ impl RunDir {
     }
 
     /// Removes what an earlier run wrote here (and nothing else).
-    pub fn clear(&self) -> Result<()> {
-        let entries = std::fs::read_dir(&self.root).map_err(|e| Error::io(&self.root, e))?;
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let path = entry.path();
-            let ours = name == "run.json" || name == "best.json" || name == "report.html";
-            let iter = name.starts_with("iter-") && path.is_dir();
-            let result = if ours {
-                std::fs::remove_file(&path)
-            } else if iter {
-                std::fs::remove_dir_all(&path)
-            } else {
-                Ok(())
-            };
-            result.map_err(|e| Error::io(&path, e))?;
+    /// Removes what the run `state` wrote here (its files and its
+    /// iterations' files, then their folders when empty) and nothing else.
+    pub fn clear(&self, state: &RunState) -> Result<()> {
+        let remove = |path: PathBuf| match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&path, e)),
+            _ => Ok(()),
+        };
+        for it in &state.iterations {
+            let dir = self.root.join(format!("iter-{:03}", it.iteration));
+            for name in ITERATION_FILES {
+                remove(dir.join(name))?;
+            }
+            // Left in place when it holds anything else.
+            let _ = std::fs::remove_dir(&dir);
+        }
+        for name in ["best.json", "report.html", "run.json"] {
+            remove(self.root.join(name))?;
         }
         Ok(())
+    }
+
+    /// Whether the folder holds nothing but what a front end may put there
+    /// before a run starts (the lock, a DataFrame's `data.parquet`).
+    pub fn is_empty_for_a_run(&self) -> Result<bool> {
+        let entries = std::fs::read_dir(&self.root).map_err(|e| Error::io(&self.root, e))?;
+        Ok(entries.flatten().all(|e| {
+            let name = e.file_name();
+            name == LOCK_FILE || name == "data.parquet"
+        }))
+    }
+}
+
+/// The files a run writes in each `iter-NNN` folder.
+const ITERATION_FILES: [&str; 4] = [
+    "sweep.csv",
+    "sweep.meta.json",
+    "sweep.checkpoint.json",
+    "verified.csv",
+];
+
+/// The lock file of a run folder.
+pub const LOCK_FILE: &str = ".sieve.lock";
+
+/// An exclusive lock on a run folder, held for the whole command and let go
+/// when dropped (or when the process ends, however it ends). It is an
+/// `flock` on its own open of `DIR/.sieve.lock`, so it excludes a second
+/// process and a second thread of the same process alike. On a network file
+/// system `flock` may be local to each machine (NFS before Linux 2.6.12,
+/// some SMB mounts): two machines can then both hold it.
+#[derive(Debug)]
+pub struct RunLock {
+    file: std::fs::File,
+}
+
+impl Drop for RunLock {
+    /// Says no one holds it any more (emptied while still held), then lets
+    /// go as the file closes. The file stays: removing it could let two
+    /// runs lock two different files of the same name.
+    fn drop(&mut self) {
+        let _ = self.file.set_len(0);
+    }
+}
+
+impl RunLock {
+    /// Takes the lock of `dir` (created if needed), or fails at once naming
+    /// the holder.
+    pub fn acquire(dir: &Path) -> Result<RunLock> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let path = dir.join(LOCK_FILE);
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let holder = std::fs::read_to_string(&path).unwrap_or_default();
+                return Err(Error::Invalid(format!(
+                    "{} is in use by another sieve run ({}); wait for it to end, or use another folder",
+                    dir.display(),
+                    describe_holder(holder.trim())
+                )));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+        }
+        // Who holds it, for the message of the one refused.
+        use std::io::{Seek, Write};
+        let me = std::thread::current();
+        let holder = format!(
+            "pid {} thread {:?}{}\n",
+            std::process::id(),
+            me.id(),
+            me.name().map(|n| format!(" ({n})")).unwrap_or_default()
+        );
+        let written = file
+            .set_len(0)
+            .and_then(|_| file.rewind())
+            .and_then(|_| file.write_all(holder.as_bytes()));
+        written.map_err(|e| Error::io(&path, e))?;
+        Ok(RunLock { file })
+    }
+}
+
+/// "pid 12 thread ThreadId(3)" as said to the one refused: the thread only
+/// when it is this same process.
+fn describe_holder(holder: &str) -> String {
+    let mut words = holder.split_whitespace();
+    let pid = match (words.next(), words.next()) {
+        (Some("pid"), Some(pid)) => pid.to_string(),
+        _ => return "holder unknown".to_string(),
+    };
+    if pid == std::process::id().to_string() {
+        let thread: Vec<&str> = words.collect();
+        format!("this process, pid {pid}, {}", thread.join(" "))
+    } else {
+        format!("pid {pid}")
     }
 }
 
 #[cfg(test)]
 mod record_tests {
     use super::*;
+
+    /// The lock excludes a second holder in the same process (another
+    /// thread, or the same one), naming the holder; dropped, it is free.
+    #[test]
+    fn a_locked_folder_refuses_a_second_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = RunLock::acquire(dir.path()).unwrap();
+        let path = dir.path().to_path_buf();
+        let refused = std::thread::spawn(move || RunLock::acquire(&path).unwrap_err())
+            .join()
+            .unwrap()
+            .to_string();
+        let pid = std::process::id().to_string();
+        assert!(
+            refused.contains("in use by another sieve run")
+                && refused.contains(&format!("this process, pid {pid}, thread ThreadId(")),
+            "{refused}"
+        );
+        assert!(RunLock::acquire(dir.path()).is_err());
+        drop(first);
+        let again = RunLock::acquire(dir.path()).unwrap();
+        drop(again);
+        // Nothing says who held it once it is let go.
+        let text = std::fs::read_to_string(dir.path().join(LOCK_FILE)).unwrap();
+        assert!(text.is_empty(), "{text}");
+    }
 
     /// `run.json` of a run in progress as earlier versions wrote it (every
     /// step's fields present, null until the step is done) still reads: a

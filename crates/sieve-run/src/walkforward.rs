@@ -306,6 +306,8 @@ pub fn walkforward(
             "fold {}: train bars {}..{}, test bars {}..{}",
             fold.index, fold.train.start, fold.train.end, fold.test.start, fold.test.end
         ));
+        // Each fold's folder is a run folder: locked while it runs.
+        let _fold_lock = crate::rundir::RunLock::acquire(&dir)?;
         let fold_opts = OptimizeOptions {
             out: dir,
             backend: opts.backend,
