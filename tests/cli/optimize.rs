@@ -380,7 +380,7 @@ fn folders_that_are_not_runs_are_never_cleared() {
         .unwrap();
     // Once the new run is in its second iteration, the old one is cleared.
     let deadline = Instant::now() + Duration::from_secs(120);
-    while !state(&run).is_some_and(|s| s["iterations"].as_array().unwrap().len() >= 2) {
+    while state(&run).is_none_or(|s| s["iterations"].as_array().unwrap().len() < 2) {
         assert!(
             Instant::now() < deadline,
             "the restarted run never got going"
