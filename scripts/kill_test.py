@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""SIGKILLs `sieve sweep`, `sieve verify` and `sieve optimize` at random
-moments, then checks that no file under a final name is partial and that
-re-running completes with outputs identical to an uninterrupted run.
+"""SIGKILLs, then SIGTERMs, `sieve sweep`, `sieve verify` and `sieve
+optimize` at random moments, then checks that no file under a final name is
+partial and that re-running completes with outputs identical to an
+uninterrupted run. A SIGTERM (what `timeout`, Slurm and Kubernetes send)
+must stop the command as Ctrl-C does: within seconds, checkpointed, with
+exit status 130 (or 0 when it had just finished).
 
     python3 scripts/kill_test.py [--trials 20] [--seed 1]
 
@@ -87,22 +90,39 @@ def outputs(folder, names):
     return {n: comparable(os.path.join(folder, n)) for n in names}
 
 
-def trial_loop(name, make_args, names, trials, rng, work):
-    ref = os.path.join(work, f"{name}-ref")
+# How long a command may take to stop after SIGTERM.
+TERM_GRACE_S = 10.0
+
+
+def trial_loop(name, make_args, names, trials, rng, work, sig=signal.SIGKILL):
+    ref = os.path.join(work, f"{name}-{int(sig)}-ref")
     os.makedirs(ref)
     t = time.perf_counter()
     subprocess.run([SIEVE] + make_args(ref), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     duration = time.perf_counter() - t
     want = outputs(ref, names)
     killed_mid = 0
+    slowest_stop = 0.0
     for i in range(trials):
         d = os.path.join(work, f"{name}-{i}")
         os.makedirs(d)
         p = subprocess.Popen([SIEVE] + make_args(d), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(rng.uniform(0.0, duration * 0.9))
         if p.poll() is None:
-            p.send_signal(signal.SIGKILL)
+            p.send_signal(sig)
             killed_mid += 1
+            sent = time.perf_counter()
+            try:
+                code = p.wait(timeout=TERM_GRACE_S if sig == signal.SIGTERM else None)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                fail(f"{name} trial {i}: still running {TERM_GRACE_S:.0f} s after SIGTERM")
+            # -SIGTERM: the signal came before sieve set its handler (its
+            # first milliseconds), when there is nothing to checkpoint yet.
+            if sig == signal.SIGTERM and code not in (0, 130, -signal.SIGTERM):
+                fail(f"{name} trial {i}: exit status {code} after SIGTERM (130 = interrupted)")
+            if sig == signal.SIGTERM:
+                slowest_stop = max(slowest_stop, time.perf_counter() - sent)
         p.wait()
         check_complete(d)
         subprocess.run([SIEVE] + make_args(d), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -112,7 +132,8 @@ def trial_loop(name, make_args, names, trials, rng, work):
             if got[n] != want[n]:
                 fail(f"{name} trial {i}: {n} differs from the uninterrupted run")
         shutil.rmtree(d)
-    print(f"{name}: {trials} trials ({killed_mid} killed while running, uninterrupted run {duration:.2f} s): all outputs complete and identical after re-running")
+    how = "SIGKILL" if sig == signal.SIGKILL else f"SIGTERM, stopped within {slowest_stop:.2f} s"
+    print(f"{name}: {trials} trials ({killed_mid} signalled while running, {how}; uninterrupted run {duration:.2f} s): all outputs complete and identical after re-running")
 
 
 def main():
@@ -130,15 +151,16 @@ def main():
     subprocess.run([SIEVE, "synth", "--bars", "4000", "--seed", "9", "--out", data], check=True, stderr=subprocess.DEVNULL)
     common = ["--config", cfg, "--data", data]
     started = time.perf_counter()
-    trial_loop("sweep", lambda d: ["sweep"] + common + ["--out", os.path.join(d, "sweep.csv")],
-               ["sweep.csv", "sweep.meta.json"], a.trials, rng, work)
     cands = os.path.join(work, "cands.csv")
     subprocess.run([SIEVE, "sweep"] + common + ["--out", cands], check=True, stderr=subprocess.DEVNULL)
-    trial_loop("verify", lambda d: ["verify"] + common + ["--candidates", cands, "--out", os.path.join(d, "verified.csv")],
-               ["verified.csv"], a.trials, rng, work)
-    trial_loop("optimize", lambda d: ["optimize"] + common + ["--out", os.path.join(d, "run"), "--checkpoint-every", "0"],
-               ["run/best.json", "run/iter-001/verified.csv", "run/iter-001/sweep.csv", "run/iter-002/verified.csv"],
-               a.trials, rng, work)
+    for sig in (signal.SIGKILL, signal.SIGTERM):
+        trial_loop("sweep", lambda d: ["sweep"] + common + ["--out", os.path.join(d, "sweep.csv")],
+                   ["sweep.csv", "sweep.meta.json"], a.trials, rng, work, sig)
+        trial_loop("verify", lambda d: ["verify"] + common + ["--candidates", cands, "--out", os.path.join(d, "verified.csv")],
+                   ["verified.csv"], a.trials, rng, work, sig)
+        trial_loop("optimize", lambda d: ["optimize"] + common + ["--out", os.path.join(d, "run"), "--checkpoint-every", "0"],
+                   ["run/best.json", "run/iter-001/verified.csv", "run/iter-001/sweep.csv", "run/iter-002/verified.csv"],
+                   a.trials, rng, work, sig)
     shutil.rmtree(work)
     print(f"kill test passed in {time.perf_counter() - started:.0f} s")
 

@@ -29,7 +29,16 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     let study = inputs?.into_study()?;
     let list = list?;
     let progress = Progress::new(list.len() as u64, "verify", "cand", a.common.verbose);
-    let result = verify::verify(&study, list, a.threads, &|| progress.inc())?;
+    let result = verify::verify(&study, list, a.threads, Some(&crate::INTERRUPT), &|| {
+        progress.inc()
+    })?;
+    let Some(result) = result else {
+        return Err(crate::Exit {
+            status: crate::status::INTERRUPTED,
+            message: "interrupted".into(),
+        }
+        .into());
+    };
     progress.finish();
     verify::write_csv(&a.out, &result)?;
     let mut out = std::io::stdout().lock();

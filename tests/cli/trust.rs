@@ -680,3 +680,67 @@ fn huge_cash_writes_a_report_and_ends() {
         "the report draws an axis it cannot"
     );
 }
+
+/// SIGTERM (what `timeout`, Slurm and Kubernetes send) stops a long
+/// verification between candidates, as Ctrl-C does: exit 130, no partial
+/// file, in a fraction of the time the whole verification takes.
+#[test]
+fn sigterm_stops_a_long_verify_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let (bars, cands, verified) = (p("bars.csv"), p("c.csv"), p("v.csv"));
+    run_ok(&[
+        "synth",
+        "--bars",
+        "60000",
+        "--bar-seconds",
+        "3600",
+        "--out",
+        &bars,
+    ]);
+    let common = [
+        "--data",
+        &bars,
+        "--strategy",
+        "sma_cross",
+        "-O",
+        "strategy.params.fast={start=2,stop=100,step=1}",
+        "-O",
+        "strategy.params.slow={start=110,stop=400,step=2}",
+    ];
+    run_ok(&[&["sweep", "--out", &cands, "--top", "5000"], &common[..]].concat());
+    let args = [
+        &["verify", "--candidates", &cands, "--out", &verified][..],
+        &["--threads", "1"],
+        &common[..],
+    ]
+    .concat();
+    let started = Instant::now();
+    run_ok(&args);
+    let whole = started.elapsed();
+    std::fs::remove_file(&verified).unwrap();
+    let mut child = sieve()
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(whole / 5);
+    let signalled = Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let stopped = signalled.elapsed();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(
+        !Path::new(&verified).exists(),
+        "a stopped verify wrote its file"
+    );
+    assert!(
+        stopped < whole / 2,
+        "stopped {stopped:?} after SIGTERM; the whole verify takes {whole:?}"
+    );
+}

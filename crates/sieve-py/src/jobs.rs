@@ -128,10 +128,15 @@ pub fn verify(
             })
         },
     )?;
-    let result = py
-        .detach(|| sieve_run::verify::verify(&study, list, threads, &|| {}))
-        .map_err(sieve_err)?;
-    Ok(result.csv)
+    // Ctrl-C stops it between candidates (KeyboardInterrupt).
+    let result = interruptible(py, |stop| {
+        sieve_run::verify::verify(&study, list, threads, Some(stop), &|| {})
+    })?
+    .map_err(sieve_err)?;
+    match result {
+        Some(result) => Ok(result.csv),
+        None => Err(sieve_err(Error::Interrupted("KeyboardInterrupt".into()))),
+    }
 }
 
 /// Runs (or resumes) the optimize loop in the run folder `out`; returns

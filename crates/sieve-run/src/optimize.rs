@@ -228,8 +228,10 @@ pub fn optimize(
     state.stop_reason = Some(stop.to_string());
     state.elapsed_s = session.total_elapsed();
     dir.save_state(&state)?;
-    // The robustness numbers take a second or two: once, at the end.
-    let best = write_results(study, &dir, &state, &stop.to_string(), true, obs)?;
+    // The robustness numbers take a second or two: once, at the end — not
+    // on the way out after a signal (the run's real end computes them).
+    let robust = stop != Stop::Interrupted;
+    let best = write_results(study, &dir, &state, &stop.to_string(), robust, obs)?;
     state.status = match stop {
         Stop::Interrupted | Stop::TimeBudget { .. } => RunStatus::Stopped,
         _ => RunStatus::Done,

@@ -5,6 +5,8 @@
 
 use std::path::Path;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rayon::prelude::*;
 use std::fmt::Write as _;
 
@@ -58,24 +60,33 @@ pub struct Verification {
 
 /// Verifies `candidates` on a pool of `threads` (0 = all cores). `tick` is
 /// called once per candidate done, from any worker.
+///
+/// Setting `cancel` stops it (the candidates in flight finish, the rest are
+/// skipped): `None`, nothing written, the same call redoes it.
 pub fn verify(
     study: &Study,
     candidates: Vec<Candidate>,
     threads: usize,
+    cancel: Option<&AtomicBool>,
     tick: &(dyn Fn() + Sync),
-) -> Result<Verification> {
+) -> Result<Option<Verification>> {
     let pool = sieve_screen::thread_pool(threads)?;
-    let (rows, csv) = pool.install(|| {
+    let cancelled = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
+    let verified = pool.install(|| {
         let sets = candidates.iter().map(|c| c.params.as_slice());
         study.with_evaluators(sets, |evals| {
-            let mut rows: Vec<Verified> = candidates
+            let rows: Option<Vec<Verified>> = candidates
                 .par_iter()
                 .map_init(Vec::new, |scratch, candidate| {
+                    if cancelled() {
+                        return None;
+                    }
                     let v = verify_one(study, evals, candidate, scratch);
                     tick();
-                    v
+                    Some(v)
                 })
                 .collect();
+            let mut rows = rows?;
             rows.par_sort_by(|a, b| {
                 rank_order(
                     a.score,
@@ -85,15 +96,18 @@ pub fn verify(
                 )
             });
             let csv = csv_text(study, &rows);
-            (rows, csv)
+            Some((rows, csv))
         })
     });
+    let Some((rows, csv)) = verified else {
+        return Ok(None);
+    };
     let agreement = agreement(&rows);
-    Ok(Verification {
+    Ok(Some(Verification {
         rows,
         agreement,
         csv,
-    })
+    }))
 }
 
 /// One parameter set on every instrument: each instrument's score, full and

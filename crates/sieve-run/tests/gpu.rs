@@ -51,7 +51,9 @@ fn best_verified(study: &Study, screen: &Screen) -> Vec<f64> {
             params: study.space().params_of(s.index),
         })
         .collect();
-    let v = verify::verify(study, list, 0, &|| {}).unwrap();
+    let v = verify::verify(study, list, 0, None, &|| {})
+        .unwrap()
+        .expect("never stopped");
     v.rows[0].candidate.params.clone()
 }
 

@@ -28,8 +28,7 @@ impl StageRun for Verify {
         rec: &mut IterationRecord,
         obs: &mut dyn Observer,
     ) -> Result<Option<Stop>> {
-        run(step.study, step.opts, step.dir, step.iteration, rec, obs)?;
-        Ok(None)
+        run(step.study, step.opts, step.dir, step.iteration, rec, obs)
     }
 }
 
@@ -42,7 +41,7 @@ fn run(
     iteration: u32,
     rec: &mut IterationRecord,
     obs: &mut dyn Observer,
-) -> Result<()> {
+) -> Result<Option<Stop>> {
     let config = study.settings();
     let started = Instant::now();
     let list = candidates::read(
@@ -52,11 +51,15 @@ fn run(
     )?;
     obs.start(iteration, Stage::Verify, list.len() as u64);
     let done = std::sync::atomic::AtomicU64::new(0);
-    let result = verify::verify(study, list, opts.threads, &|| {
+    let result = verify::verify(study, list, opts.threads, opts.interrupt, &|| {
         done.fetch_add(1, Ordering::Relaxed);
     })?;
     obs.progress(done.into_inner());
     obs.finish();
+    // Stopped: nothing written; the iteration stays at this step.
+    let Some(result) = result else {
+        return Ok(Some(Stop::Interrupted));
+    };
     verify::write_csv(&iter_dir.join("verified.csv"), &result)?;
     rec.stage = Stage::Done;
     let best = result.rows.first().map(|r| BestRecord {
@@ -85,5 +88,5 @@ fn run(
             .map(|r| r.candidate.params.clone())
             .collect(),
     });
-    Ok(())
+    Ok(None)
 }
