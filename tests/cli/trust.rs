@@ -719,7 +719,7 @@ fn sigterm_stops_a_long_verify_at_once() {
     run_ok(&args);
     let whole = started.elapsed();
     std::fs::remove_file(&verified).unwrap();
-    let mut child = sieve()
+    let child = sieve()
         .args(&args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
