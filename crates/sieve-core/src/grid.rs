@@ -12,6 +12,11 @@ use crate::param::{param_index, ParamKind, ParamSpec};
 /// A position in the full (unconstrained) enumeration.
 pub type GridIndex = u64;
 
+/// The most values one axis may have: each is held in memory (8 bytes, and
+/// a sorted copy while the axis is checked), and a grid finer than this on
+/// one parameter is a typo more often than a plan.
+pub const MAX_AXIS_VALUES: u64 = 1_000_000;
+
 /// Values are rounded to this many significant digits, so 0.1-steps print
 /// and compare as the decimals the user wrote.
 const SIGNIFICANT_DIGITS: usize = 12;
@@ -392,10 +397,13 @@ pub fn range_values(name: &str, start: f64, stop: f64, step: f64) -> Result<Vec<
         ));
     }
     let count = ((stop - start) / step + 1e-9).floor() + 1.0;
-    if count > 1e9 {
+    if count > MAX_AXIS_VALUES as f64 {
         return Err(Error::config(
             key,
-            format!("{count} values on one axis is too many"),
+            format!(
+                "{} values on one axis is too many (at most {MAX_AXIS_VALUES}); use a larger step or a narrower range",
+                crate::format::float(count)
+            ),
         ));
     }
     Ok((0..count as u64)

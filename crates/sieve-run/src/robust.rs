@@ -229,17 +229,20 @@ pub fn finite_candidates(study: &Study, path: &Path) -> Result<Vec<(u64, Vec<f64
 pub fn verdict(r: &Robustness, objective: &str, score: f64, holdout: Option<f64>) -> String {
     let mut numbers = Vec::new();
     let (mut bad, mut good) = (0, 0);
-    let mut judge = |failed: bool, passed: bool| {
+    // The name of the last check judged, and whether it failed.
+    let mut last = ("", false);
+    let mut judge = |name: &'static str, failed: bool, passed: bool| {
         bad += usize::from(failed);
         good += usize::from(passed);
+        last = (name, failed);
     };
     if let Some(p) = &r.pbo {
         numbers.push(format!("PBO {:.2}", p.pbo));
-        judge(p.pbo > 0.5, p.pbo <= 0.2);
+        judge("PBO", p.pbo > 0.5, p.pbo <= 0.2);
     }
     if let Some(d) = r.dsr.as_ref().and_then(|d| d.dsr) {
         numbers.push(format!("DSR {d:.2}"));
-        judge(d < 0.5, d >= 0.95);
+        judge("DSR", d < 0.5, d >= 0.95);
     }
     if let Some(h) = holdout {
         numbers.push(format!(
@@ -247,10 +250,19 @@ pub fn verdict(r: &Robustness, objective: &str, score: f64, holdout: Option<f64>
             short(h),
             short(score)
         ));
-        judge(h <= 0.0 && score > 0.0 || h.is_nan(), h > 0.0);
+        judge("holdout", h <= 0.0 && score > 0.0 || h.is_nan(), h > 0.0);
     }
     if numbers.is_empty() {
         return "inconclusive: no robustness numbers could be computed".into();
+    }
+    // One check alone is not evidence either way; a failed one is a warning.
+    if numbers.len() == 1 {
+        let (name, failed) = last;
+        let how = match failed {
+            true => format!("the {name} failed"),
+            false => format!("only the {name} could be checked"),
+        };
+        return format!("insufficient evidence; {how}: {}", numbers[0]);
     }
     let word = if bad >= 2 {
         "likely overfit"
@@ -331,5 +343,17 @@ mod tests {
         assert!(v(0.57, 0.87, 1.38).starts_with("mixed evidence"));
         assert!(v(0.1, 0.99, 0.5).starts_with("plausibly real"));
         assert!(v(0.3, 0.3, -0.5).starts_with("likely overfit"));
+        // The holdout alone (no PBO, no DSR): a failure is not "mixed".
+        let none = Robustness {
+            dsr: None,
+            pbo: None,
+            pbo_skipped: Some("too few candidates".into()),
+        };
+        assert_eq!(
+            verdict(&none, "sharpe", 8.05, Some(-7.6)),
+            "insufficient evidence; the holdout failed: holdout sharpe -7.60 vs 8.05 in the score window"
+        );
+        assert!(verdict(&none, "sharpe", 1.0, Some(0.8))
+            .starts_with("insufficient evidence; only the holdout could be checked"));
     }
 }

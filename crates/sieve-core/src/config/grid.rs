@@ -224,6 +224,18 @@ mod tests {
             ("fast = { values = [0] }", "fast < slow", "outside"),
             ("fast = { start = 1, stop = 5 }", "fast < slow", "step"),
             ("fast = \"ten\"", "fast < slow", "fast"),
+            // Refused before any value is made (a 10⁹-value axis took
+            // 15.6 GB); 10¹⁶ by 1 is too many, not "the same value twice".
+            (
+                "fast = { start = 1, stop = 999999999, step = 1 }",
+                "fast < slow",
+                "999999999 values on one axis is too many",
+            ),
+            (
+                "fast = { start = 1, stop = 1e16, step = 1 }",
+                "fast < slow",
+                "too many",
+            ),
         ] {
             let e = space_of(text, &[c]).unwrap_err().to_string();
             assert!(e.contains(want), "{text} / {c}: {e}");
