@@ -134,8 +134,10 @@ pub struct Checker {
     pub params: Vec<ParamUse>,
     /// Definitions in declaration order: name → node.
     pub defines: Vec<(String, Id)>,
+    /// The same, by name (a chain of many definitions looks each up once).
+    define_ids: HashMap<String, Id>,
     /// Every definition name, so a use before its definition is named as such.
-    pending: Vec<String>,
+    pending: std::collections::HashSet<String>,
     /// The key being compiled (for window-use records).
     key: String,
     /// The text being compiled (for columns).
@@ -163,6 +165,12 @@ pub fn suggest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Stri
 }
 
 impl Checker {
+    /// Records definition `name` as node `id`.
+    pub fn define(&mut self, name: &str, id: Id) {
+        self.defines.push((name.to_string(), id));
+        self.define_ids.insert(name.to_string(), id);
+    }
+
     pub fn new(params: Vec<String>, define_names: Vec<String>) -> Checker {
         Checker {
             graph: Graph::default(),
@@ -176,7 +184,8 @@ impl Checker {
                 })
                 .collect(),
             defines: Vec::new(),
-            pending: define_names,
+            define_ids: HashMap::new(),
+            pending: define_names.into_iter().collect(),
             key: String::new(),
             text: String::new(),
         }
@@ -271,8 +280,8 @@ impl Checker {
         if let Some((_, col)) = Col::ALL.iter().find(|(n, _)| *n == name) {
             return Ok(self.graph.add(Op::Col(*col), Ty::Num, true, 0));
         }
-        if let Some((_, id)) = self.defines.iter().find(|(n, _)| n == name) {
-            return Ok(*id);
+        if let Some(&id) = self.define_ids.get(name) {
+            return Ok(id);
         }
         if let Some(i) = self.params.iter().position(|p| p.name == name) {
             self.params[i].used = true;
@@ -281,7 +290,7 @@ impl Checker {
         if self.key.strip_prefix("strategy.define.") == Some(name) {
             return Err(err(e.span.start, format!("'{name}' refers to itself")));
         }
-        if self.pending.iter().any(|n| n == name) {
+        if self.pending.contains(name) {
             return Err(err(
                 e.span.start,
                 format!(

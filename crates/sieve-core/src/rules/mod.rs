@@ -64,6 +64,9 @@ impl RuleError {
 /// compiler reaches it: after the rules, and after whether it is used).
 pub type RuleAxis = std::result::Result<AxisValues, String>;
 
+/// The most `[strategy.define]` entries a rule strategy may have.
+pub const MAX_DEFINES: usize = 10_000;
+
 /// What the config says of a rule strategy.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RuleSource {
@@ -193,6 +196,15 @@ impl Rules {
                 "a rule strategy takes at most 64 parameters",
             ));
         }
+        if source.define.len() > MAX_DEFINES {
+            return Err(Error::config(
+                "strategy.define",
+                format!(
+                    "{} definitions; a rule strategy takes at most {MAX_DEFINES}",
+                    source.define.len()
+                ),
+            ));
+        }
         let define_names: Vec<String> = source.define.iter().map(|(n, _)| n.clone()).collect();
         for name in &names {
             check_name(&format!("strategy.params.{name}"), name)?;
@@ -208,7 +220,7 @@ impl Rules {
                 ));
             }
             let id = compile_text(&mut checker, &key, text, None)?;
-            checker.defines.push((name.clone(), id));
+            checker.define(name, id);
         }
         let rule = |c: &mut Checker, key: &str, text: &str| {
             compile_text(c, &format!("strategy.{key}"), text, Some(Ty::Bool))
