@@ -8,6 +8,7 @@ use sieve_core::metrics::{mean_metrics, Metrics};
 use sieve_core::Result;
 
 use crate::rundir::{BestRecord, IterationRecord, RunDir, RunState};
+use sieve_core::config::run::MinImprovement;
 
 use crate::Study;
 
@@ -195,13 +196,17 @@ fn finite_or_none(v: f64) -> Option<f64> {
 }
 
 /// The iteration and record of the run's best: the highest finite
-/// verified objective (an earlier iteration keeps a tie).
-fn best_record(state: &RunState) -> Option<(&IterationRecord, &BestRecord)> {
+/// verified objective (an earlier iteration keeps a tie, and a near-tie
+/// within `optimize.min_improvement`).
+fn best_record<'a>(
+    state: &'a RunState,
+    min: &MinImprovement,
+) -> Option<(&'a IterationRecord, &'a BestRecord)> {
     let mut best: Option<(&IterationRecord, &BestRecord)> = None;
     for rec in &state.iterations {
         let Some(b) = rec.best() else { continue };
         let Some(score) = b.score else { continue };
-        if best.is_none_or(|(_, cur)| cur.score.is_none_or(|c| score > c)) {
+        if best.is_none_or(|(_, cur)| min.improves(score, cur.score)) {
             best = Some((rec, b));
         }
     }
@@ -219,7 +224,7 @@ pub(crate) fn best_json(
     reason: &str,
     robust: bool,
 ) -> Result<Option<Best>> {
-    let Some((rec, b)) = best_record(state) else {
+    let Some((rec, b)) = best_record(state, &study.settings().min_improvement) else {
         return Ok(None);
     };
     let robustness = if robust && study.market().is_several() {

@@ -210,8 +210,9 @@ pub fn optimize(
         if iteration == 1 && score.is_none() {
             break Stop::NoFiniteObjective;
         }
-        // Strictly better: an equal best is no improvement.
-        if score.is_some_and(|s| best_so_far.is_none_or(|b| s > b)) {
+        // Better by more than optimize.min_improvement: a last-bit gain
+        // (the same trades, another parameter set) is no improvement.
+        if score.is_some_and(|s| config.min_improvement.improves(s, best_so_far)) {
             best_so_far = score;
             stale = 0;
         } else {

@@ -26,6 +26,8 @@ pub struct RunSettings {
     pub refine_top: usize,
     /// `optimize.max_combinations`; `None` = the first iteration's size.
     pub max_combinations: Option<u64>,
+    /// `optimize.min_improvement` and `optimize.min_relative_improvement`.
+    pub min_improvement: MinImprovement,
     /// `robust.pbo_blocks`: S of the PBO's cross-validation.
     pub pbo_blocks: usize,
     /// `[walkforward]`, when present.
@@ -139,6 +141,37 @@ struct RawOptimize {
     time_budget_s: Option<f64>,
     refine_top: Option<usize>,
     max_combinations: Option<u64>,
+    min_improvement: Option<f64>,
+    min_relative_improvement: Option<f64>,
+}
+
+/// What counts as a better objective: more than the best so far by
+/// max(`absolute`, `relative` × |best|), so a difference in the last bits
+/// (two parameter sets with the same trades) is not an improvement. It
+/// holds for objectives at or below 0 alike.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MinImprovement {
+    pub absolute: f64,
+    pub relative: f64,
+}
+
+impl Default for MinImprovement {
+    fn default() -> Self {
+        MinImprovement {
+            absolute: 1e-9,
+            relative: 1e-9,
+        }
+    }
+}
+
+impl MinImprovement {
+    /// Whether `score` improves on `best` (any finite score improves on none).
+    pub fn improves(&self, score: f64, best: Option<f64>) -> bool {
+        match best {
+            None => true,
+            Some(b) => score > b + self.absolute.max(self.relative * b.abs()),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -230,7 +263,26 @@ impl RunSettings {
             return Err(Error::config("optimize.time_budget_s", "must be above 0"));
         }
 
+        let at_least_zero = |key: &str, v: Option<f64>, default: f64| match v.unwrap_or(default) {
+            v if v.is_finite() && v >= 0.0 => Ok(v),
+            v => Err(Error::config(key, format!("must be a number ≥ 0, got {v}"))),
+        };
+        let defaults = MinImprovement::default();
+        let min_improvement = MinImprovement {
+            absolute: at_least_zero(
+                "optimize.min_improvement",
+                o.min_improvement,
+                defaults.absolute,
+            )?,
+            relative: at_least_zero(
+                "optimize.min_relative_improvement",
+                o.min_relative_improvement,
+                defaults.relative,
+            )?,
+        };
+
         Ok(RunSettings {
+            min_improvement,
             sweep_top: positive("sweep.top", raw.sweep.top, 5000)?,
             backend,
             series_budget: match raw.sweep.series_memory_mb {
@@ -279,6 +331,27 @@ mod tests {
 
     fn settings(text: &str) -> Result<RunSettings> {
         RunSettings::of(&Config::parse(text)?)
+    }
+
+    /// A gain in the last bits is no improvement, for objectives above
+    /// and below 0; a real gain is; anything improves on no best.
+    #[test]
+    fn min_improvement_ignores_rounding() {
+        let m = settings("").unwrap().min_improvement;
+        assert!(!m.improves(0.8 + 3e-15, Some(0.8)));
+        assert!(m.improves(0.81, Some(0.8)));
+        assert!(!m.improves(-0.5 + 3e-16, Some(-0.5)));
+        assert!(m.improves(-0.4, Some(-0.5)));
+        assert!(!m.improves(0.8, Some(0.8)));
+        assert!(m.improves(-1e300, None));
+        // Relative for large objectives: 1e12 + 1 is within 1e-9 of 1e12.
+        assert!(!m.improves(1e12 + 1.0, Some(1e12)));
+        let strict = settings("[optimize]\nmin_improvement = 0.1\nmin_relative_improvement = 0")
+            .unwrap()
+            .min_improvement;
+        assert!(!strict.improves(0.85, Some(0.8)) && strict.improves(0.95, Some(0.8)));
+        let e = settings("[optimize]\nmin_improvement = -1").unwrap_err().to_string();
+        assert!(e.contains("optimize.min_improvement") && e.contains("≥ 0"), "{e}");
     }
 
     #[test]
