@@ -14,6 +14,18 @@ pub fn float(x: f64) -> String {
     s
 }
 
+/// A number for a message: as [`float`] writes it, but in scientific
+/// notation (`1e300`, `1.5e-12`) where that would run past 16 digits, so no
+/// error prints a number hundreds of digits long.
+pub fn short(x: f64) -> String {
+    let plain = float(x);
+    if plain.len() <= 16 || !x.is_finite() {
+        plain
+    } else {
+        format!("{x:e}")
+    }
+}
+
 /// [`float`] appended to `out` without allocating: files hold millions of
 /// floats, and `format!` was most of the time spent writing them.
 pub fn push_float(out: &mut String, x: f64) {

@@ -387,13 +387,17 @@ pub fn range_values(name: &str, start: f64, stop: f64, step: f64) -> Result<Vec<
     if step <= 0.0 {
         return Err(Error::config(
             key,
-            format!("step must be above 0, got {step}"),
+            format!("step must be above 0, got {}", crate::format::short(step)),
         ));
     }
     if start > stop {
         return Err(Error::config(
             key,
-            format!("start {start} is above stop {stop}"),
+            format!(
+                "start {} is above stop {}",
+                crate::format::short(start),
+                crate::format::short(stop)
+            ),
         ));
     }
     let count = ((stop - start) / step + 1e-9).floor() + 1.0;

@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 
 use crate::error::{Error, Result};
+use crate::format::short;
 
 /// Whether a parameter takes whole numbers (lengths) or any real value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,21 +34,23 @@ impl ParamSpec {
         if !value.is_finite() {
             return Err(Error::param(
                 self.name.as_ref(),
-                format!("{value} is not a finite number"),
+                format!("{} is not a finite number", short(value)),
             ));
         }
         if self.kind == ParamKind::Int && value.fract() != 0.0 {
             return Err(Error::param(
                 self.name.as_ref(),
-                format!("{value} is not a whole number"),
+                format!("{} is not a whole number", short(value)),
             ));
         }
         if value < self.min || value > self.max {
             return Err(Error::param(
                 self.name.as_ref(),
                 format!(
-                    "{value} is outside the allowed range {}..={}",
-                    self.min, self.max
+                    "{} is outside the allowed range {}..={}",
+                    short(value),
+                    short(self.min),
+                    short(self.max)
                 ),
             ));
         }

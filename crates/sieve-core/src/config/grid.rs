@@ -231,6 +231,12 @@ mod tests {
                 "fast < slow",
                 "999999999 values on one axis is too many",
             ),
+            // Numbers in errors stay short (1e300 printed 301 digits).
+            (
+                "fast = { start = 1e300, stop = 1, step = 1 }",
+                "fast < slow",
+                "start 1e300 is above stop 1",
+            ),
             (
                 "fast = { start = 1, stop = 1e16, step = 1 }",
                 "fast < slow",

@@ -350,8 +350,13 @@ mod tests {
             .unwrap()
             .min_improvement;
         assert!(!strict.improves(0.85, Some(0.8)) && strict.improves(0.95, Some(0.8)));
-        let e = settings("[optimize]\nmin_improvement = -1").unwrap_err().to_string();
-        assert!(e.contains("optimize.min_improvement") && e.contains("≥ 0"), "{e}");
+        let e = settings("[optimize]\nmin_improvement = -1")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("optimize.min_improvement") && e.contains("≥ 0"),
+            "{e}"
+        );
     }
 
     #[test]
