@@ -406,7 +406,7 @@ pub fn range_values(name: &str, start: f64, stop: f64, step: f64) -> Result<Vec<
             key,
             format!(
                 "{} values on one axis is too many (at most {MAX_AXIS_VALUES}); use a larger step or a narrower range",
-                crate::format::float(count)
+                crate::format::short(count)
             ),
         ));
     }

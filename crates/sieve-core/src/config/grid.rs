@@ -238,6 +238,11 @@ mod tests {
                 "start 1e300 is above stop 1",
             ),
             (
+                "fast = { start = 1, stop = 5, step = 1e-300 }",
+                "fast < slow",
+                "e300 values on one axis is too many",
+            ),
+            (
                 "fast = { start = 1, stop = 1e16, step = 1 }",
                 "fast < slow",
                 "too many",
