@@ -40,10 +40,21 @@ impl std::error::Error for Exit {}
 /// Set by the first SIGINT/SIGTERM; long work stops at its next checkpoint.
 pub static INTERRUPT: AtomicBool = AtomicBool::new(false);
 
+/// A second signal this soon after the first is the same signal delivered
+/// twice (to the process, then to its group), not a user insisting.
+const SIGNAL_REPEAT_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
 fn main() -> ExitCode {
-    // First signal: stop gracefully at the next chunk batch. Second: now.
-    let _ = ctrlc::set_handler(|| {
-        if INTERRUPT.swap(true, Ordering::SeqCst) {
+    // First signal: stop gracefully at the next checkpoint. A second one
+    // at least a second later: now. GNU `timeout` (and Slurm, and a shell
+    // forwarding to its process group) delivers one SIGTERM twice, to the
+    // process and then to its group, microseconds apart; that repeat must
+    // not cost the checkpoint.
+    let first = std::sync::OnceLock::<std::time::Instant>::new();
+    let _ = ctrlc::set_handler(move || {
+        let at = *first.get_or_init(std::time::Instant::now);
+        let repeated = INTERRUPT.swap(true, Ordering::SeqCst);
+        if repeated && at.elapsed() >= SIGNAL_REPEAT_GRACE {
             std::process::exit(i32::from(status::INTERRUPTED));
         }
     });

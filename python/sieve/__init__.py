@@ -87,7 +87,7 @@ def backtest(data, strategy, params, config=None, equity=False):
         tz = d.tz
     for w in warned:
         _warn(w)
-    result = json.loads(text)
+    result = _numbers(json.loads(text))
     if equity:
         series = {name: _equity(times, values, tz) for name, times, values in curves}
         result["equity"] = series[""] if "" in series else series
@@ -143,7 +143,30 @@ def optimize(data, config, out, threads=0, progress=False, restart=False):
         text = _native.optimize(
             d.arg, _config(config), [], os.fspath(out), _count(threads, "threads"), bool(progress), bool(restart)
         )
-    return json.loads(text)
+    return _numbers(json.loads(text))
+
+
+# Keys whose values are words, never numbers.
+_WORDS = {"strategy", "objective", "stop_reason", "aggregate", "start", "end"}
+
+
+def _numbers(doc, metrics=False):
+    """Metrics as sieve's JSON writes them back to floats: ``"inf"`` and
+    ``"-inf"`` are infinities, and in a window's metrics ``None`` (null) is
+    NaN, so that +inf (say, a profit factor with no losing trade) and an
+    undefined value stay distinct."""
+    if isinstance(doc, dict):
+        # A window's metrics: every value but its span is a number.
+        if "objective" in doc and "trades" in doc:
+            return {k: (v if k in ("start", "end") else _numbers(v, True)) for k, v in doc.items()}
+        return {k: (v if k in _WORDS else _numbers(v, k == "score")) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [_numbers(v) for v in doc]
+    if doc in ("inf", "-inf", "nan"):
+        return float(doc)
+    if doc is None and metrics:
+        return float("nan")
+    return doc
 
 
 def strategies():

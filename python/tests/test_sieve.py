@@ -205,6 +205,15 @@ def test_optimize_equals_the_cli(files, frame, tmp_path):
     cli("report", tmp_path / "py")
     # A second call resumes the finished run: the same best.
     assert sieve.optimize(frame, CONFIG, out=tmp_path / "py") == got
+    # A folder of the user's that holds a data.parquet is theirs: refused,
+    # the file untouched, nothing added.
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "data.parquet").write_bytes(b"mine")
+    with pytest.raises(sieve.SieveError, match="is not empty and holds no sieve run"):
+        sieve.optimize(frame, CONFIG, out=mine)
+    assert (mine / "data.parquet").read_bytes() == b"mine"
+    assert [p.name for p in mine.iterdir()] == ["data.parquet"]
 
 
 def test_nan_close_raises_naming_the_row(frame):
@@ -451,9 +460,10 @@ def test_threads_optimizing_into_one_folder_take_turns_or_are_refused(frame, tmp
     # The run folder's lock excludes a second thread of the same process:
     # the runs that find it held fail at once, naming this process's thread.
     out = tmp_path / "shared"
-    results, errors = [], []
+    results, errors, native_ids = [], [], []
 
     def run():
+        native_ids.append(threading.get_native_id())
         try:
             results.append(sieve.optimize(frame, CONFIG, out=out))
         except sieve.SieveError as e:
@@ -468,5 +478,7 @@ def test_threads_optimizing_into_one_folder_take_turns_or_are_refused(frame, tmp
     assert all(r == results[0] for r in results)
     for e in errors:
         assert "in use by another sieve run" in e and "this process" in e, e
+        # The holder named as Python knows its threads.
+        assert any(f"thread {t}" in e for t in native_ids), (e, native_ids)
     # The folder holds one run, whole: a further call resumes it.
     assert sieve.optimize(frame, CONFIG, out=out) == results[0]

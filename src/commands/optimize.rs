@@ -7,6 +7,7 @@ use sieve_run::best::Best;
 use sieve_run::jobs;
 use sieve_run::optimize::{self, Stop};
 use sieve_run::progress::ProgressObserver;
+use sieve_run::rundir::RunKind;
 
 use crate::args::{Common, OptimizeArgs, RunFlags};
 use crate::output::{human, table};
@@ -37,7 +38,7 @@ pub fn run(a: OptimizeArgs) -> Result<()> {
     let config = config(&a.common, &a.run)?;
     let study = crate::inputs::with_config(&a.common, config)?.into_study()?;
     // Held to the end: the run folder's lock.
-    let run = prepare(&a.out, &study, a.common.verbose)?;
+    let run = prepare(&a.out, &study, RunKind::Optimize, a.common.verbose)?;
     let control = control(&a.run);
     eprintln!(
         "optimize: {} on {}, grid {} = {} combinations; run folder {}",
@@ -150,8 +151,15 @@ fn print_best(out: &mut impl Write, best: &Best) -> Result<()> {
         if let Some(p) = &r.pbo {
             writeln!(
                 out,
-                "overfitting: PBO {:.3} over {} candidates, {} splits of {} blocks",
-                p.pbo, p.candidates, p.splits, p.blocks
+                "overfitting: PBO {:.3} over {} distinct candidates{}, {} splits of {} blocks",
+                p.pbo,
+                p.candidates,
+                match p.identical {
+                    0 => String::new(),
+                    n => format!(" ({n} more with the same returns count once)"),
+                },
+                p.splits,
+                p.blocks
             )?;
         }
         if let Some(why) = &r.pbo_skipped {
@@ -175,9 +183,10 @@ fn print_best(out: &mut impl Write, best: &Best) -> Result<()> {
 pub(crate) fn prepare(
     out: &std::path::Path,
     study: &sieve_run::Study,
+    kind: RunKind,
     verbose: bool,
 ) -> Result<jobs::PreparedRun> {
-    let run = jobs::prepare_run(study, out)?;
+    let run = jobs::prepare_run(study, out, kind)?;
     let backend = &run.backend;
     if verbose {
         eprintln!("backend: {}", backend.describe());

@@ -2,11 +2,19 @@ use anyhow::{Context, Result};
 use sieve_core::config::Config;
 use sieve_core::data;
 use sieve_run::report::{self, HeatmapAxes};
-use sieve_run::rundir::RunDir;
+use sieve_run::rundir::{RunDir, RunKind, RunLock};
 
 use crate::args::ReportArgs;
 
 pub fn run(a: ReportArgs) -> Result<()> {
+    if !a.dir.join(RunKind::Optimize.marker()).is_file() {
+        anyhow::bail!(
+            "{}: no run.json; is this a `sieve optimize` folder?",
+            a.dir.display()
+        );
+    }
+    // A run still going rewrites the report itself: wait for it to end.
+    let _lock = RunLock::acquire(&a.dir)?;
     let dir = RunDir::new(&a.dir)?;
     let state = dir.load_state()?.with_context(|| {
         format!(

@@ -6,6 +6,7 @@ use crate::args::WalkforwardArgs;
 use crate::commands::optimize::{config, control, prepare};
 use crate::output::{human, table};
 use sieve_run::progress::ProgressObserver;
+use sieve_run::rundir::RunKind;
 
 pub fn run(a: WalkforwardArgs) -> Result<()> {
     let config = config(&a.common, &a.run)?;
@@ -16,7 +17,7 @@ pub fn run(a: WalkforwardArgs) -> Result<()> {
         );
     }
     // Held to the end: the folder's lock.
-    let run = prepare(&a.out, &study, a.common.verbose)?;
+    let run = prepare(&a.out, &study, RunKind::WalkForward, a.common.verbose)?;
     let control = control(&a.run);
     let mut term = ProgressObserver::new(true, a.common.verbose);
     let o = match sieve_run::jobs::walkforward(
@@ -54,7 +55,7 @@ pub fn run(a: WalkforwardArgs) -> Result<()> {
     write!(out, "{}", table(&header, &rows))?;
     let s = &o.summary;
     let st = &s.stitched;
-    let opt = |v: Option<f64>| v.map_or("NaN".into(), human);
+    let opt = |v: sieve_run::files::Num| human(v.0);
     writeln!(
         out,
         "stitched out-of-sample {}..{}: total_return {}, cagr {}, max_drawdown {}, sharpe {}, {} trades",
@@ -68,11 +69,15 @@ pub fn run(a: WalkforwardArgs) -> Result<()> {
     )?;
     writeln!(
         out,
-        "walk-forward efficiency {} (mean test / mean train {}); {:.0}% of folds with a positive test score",
+        "walk-forward efficiency {} (mean test / mean train {} over the {} folds with both defined); {:.0}% of folds with a positive test score",
         opt(s.efficiency),
         study.scoring().objective,
+        s.efficiency_folds,
         100.0 * s.positive_share
     )?;
+    for r in o.results.iter().filter(|r| !r.note.is_empty()) {
+        writeln!(out, "fold {}: test score undefined: {}", r.fold, r.note)?;
+    }
     writeln!(
         out,
         "results: {0}/walkforward.csv, {0}/walkforward.json, {0}/fold-NNN/\nreport:  {0}/report.html",

@@ -364,6 +364,30 @@ fn folders_that_are_not_runs_are_never_cleared() {
     for f in ["notes.txt", "iter-001/sweep.csv", "report.html"] {
         assert_eq!(std::fs::read_to_string(out.join(f)).unwrap(), "mine", "{f}");
     }
+    assert!(
+        !out.join(".sieve.lock").exists(),
+        "a refused folder was written to"
+    );
+    // A user's own data.parquet is a file of theirs like any other ...
+    let parquet = dir.path().join("parquet");
+    std::fs::create_dir_all(&parquet).unwrap();
+    std::fs::write(parquet.join("data.parquet"), "mine").unwrap();
+    let refused = sieve()
+        .args(optimize_args(small, &data, parquet.to_str().unwrap()))
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    // ... while what sieve leaves before a run's first file (its lock, a
+    // write cut short by a kill) does not make its folder somebody's.
+    let cut = dir.path().join("cut");
+    std::fs::create_dir_all(&cut).unwrap();
+    std::fs::write(cut.join(".sieve.lock"), "").unwrap();
+    std::fs::write(cut.join("run.json.4242.tmp"), "{").unwrap();
+    run_ok(&optimize_args(small, &data, cut.to_str().unwrap()));
+    assert!(
+        !cut.join("run.json.4242.tmp").exists(),
+        "the cut write was left"
+    );
     // A run folder, with a file of the user's in it and in an iteration.
     let run = dir.path().join("run");
     let r = run.to_str().unwrap();

@@ -139,9 +139,21 @@ fn dsr_and_pbo_in_best_json_equal_the_tests_own_computation() {
     );
 
     // PBO: the test's own CSCV over the verified candidates with a finite
-    // score (all 80 here), in grid-index order, 8 blocks.
+    // score (all 80 here), in grid-index order, 8 blocks; those with the
+    // same returns as an earlier one count once, and Sharpes within a
+    // relative 1e-9 are ties (docs/metrics.md).
     let verified = std::fs::read_to_string(out.join("iter-001/verified.csv")).unwrap();
     assert_eq!(verified.lines().count(), 81);
+    let mut distinct: Vec<Vec<f64>> = Vec::new();
+    for r in &all {
+        if !distinct.iter().any(|d| d == r) {
+            distinct.push(r.clone());
+        }
+    }
+    let all = distinct;
+    let tied = |a: f64, b: f64| {
+        a == b || (a.is_finite() && b.is_finite() && (a - b).abs() <= 1e-9 * a.abs().max(b.abs()))
+    };
     let blocks = 8;
     let tn = all[0].len();
     let mut logits = Vec::new();
@@ -158,14 +170,19 @@ fn dsr_and_pbo_in_best_json_equal_the_tests_own_computation() {
         let guard = |x: f64| if x.is_finite() { x } else { f64::NEG_INFINITY };
         let is: Vec<f64> = all.iter().map(|r| guard(sharpe(&part(r, true)))).collect();
         let oos: Vec<f64> = all.iter().map(|r| guard(sharpe(&part(r, false)))).collect();
-        let pick = (0..is.len()).fold(0, |b, i| if is[i] > is[b] { i } else { b });
-        let below = oos.iter().filter(|&&o| o < oos[pick]).count();
+        let top = is.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let pick = (0..is.len()).find(|&i| tied(is[i], top)).unwrap();
+        let below = oos
+            .iter()
+            .filter(|&&o| o < oos[pick] && !tied(o, oos[pick]))
+            .count();
         let omega = (1.0 + below as f64) / (all.len() as f64 + 1.0);
         logits.push((omega / (1.0 - omega)).ln());
     }
     let own = logits.iter().filter(|&&l| l <= 0.0).count() as f64 / logits.len() as f64;
     assert_eq!(pbo["splits"].as_u64(), Some(70));
-    assert_eq!(pbo["candidates"].as_u64(), Some(80));
+    assert_eq!(pbo["candidates"].as_u64(), Some(all.len() as u64));
+    assert_eq!(pbo["identical"].as_u64(), Some(80 - all.len() as u64));
     assert_eq!(pbo["pbo"].as_f64(), Some(own), "{pbo}");
 }
 

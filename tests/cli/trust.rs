@@ -318,6 +318,20 @@ fn the_zoom_never_grows_the_grid_and_stops_when_nothing_is_left() {
 
 #[test]
 fn ctrl_c_checkpoints_saves_results_and_exits_130() {
+    interrupt_checkpoints_and_exits_130(&["-INT"]);
+}
+
+/// GNU `timeout` sends its SIGTERM to the process and then to its process
+/// group: two signals microseconds apart, which are one request to stop,
+/// not "stop now" (that lost the checkpoint).
+#[test]
+fn a_doubled_sigterm_still_checkpoints() {
+    interrupt_checkpoints_and_exits_130(&["-TERM", "-TERM"]);
+}
+
+/// Interrupts an optimize after its first iteration with `signals` sent
+/// back to back: it checkpoints, says so, exits 130, and resumes.
+fn interrupt_checkpoints_and_exits_130(signals: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("bars.csv");
     run_ok(&[
@@ -361,11 +375,13 @@ fn ctrl_c_checkpoints_saves_results_and_exits_130() {
         assert!(Instant::now() < deadline, "iteration 1 never finished");
         std::thread::sleep(Duration::from_millis(5));
     }
-    let killed = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    for signal in signals {
+        let killed = std::process::Command::new("kill")
+            .args([*signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+    }
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     assert!(

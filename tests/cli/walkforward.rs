@@ -343,3 +343,70 @@ fn a_changed_config_never_reuses_finished_folds() {
             .unwrap();
     assert_eq!(fold1["windows"]["holdout"]["start"], "2017-01-01");
 }
+
+/// A walk-forward's folder is marked as one from its first step: a folder
+/// of the user's (its own report.html, walkforward.csv) and an optimize run
+/// folder are refused untouched, and `sieve optimize` refuses a
+/// walk-forward's folder.
+#[test]
+fn walkforward_folders_are_told_from_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("wf.toml");
+    std::fs::write(&config, CONFIG).unwrap();
+    let c = config.to_str().unwrap();
+    let mine = dir.path().join("mine");
+    std::fs::create_dir_all(&mine).unwrap();
+    for f in ["report.html", "walkforward.csv"] {
+        std::fs::write(mine.join(f), "mine").unwrap();
+    }
+    let refused = sieve()
+        .args(["walkforward", "--config", c, "--out"])
+        .arg(&mine)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("is not empty and holds no sieve run"),
+        "{}",
+        stderr(&refused)
+    );
+    for f in ["report.html", "walkforward.csv"] {
+        assert_eq!(std::fs::read_to_string(mine.join(f)).unwrap(), "mine");
+    }
+    assert_eq!(std::fs::read_dir(&mine).unwrap().count(), 2);
+    // An optimize run folder is not a walk-forward's, nor the reverse.
+    let run = dir.path().join("run");
+    run_ok(&[
+        "optimize",
+        "--config",
+        c,
+        "-O",
+        "strategy.params.fast={start=2,stop=10,step=4}",
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    let refused = sieve()
+        .args(["walkforward", "--config", c, "--out"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&refused).contains("holds an optimize run (run.json), not a walk-forward"),
+        "{}",
+        stderr(&refused)
+    );
+    let wf = dir.path().join("wf");
+    run_ok(&["walkforward", "--config", c, "--out", wf.to_str().unwrap()]);
+    assert!(wf.join("walkforward.run.json").is_file());
+    let refused = sieve()
+        .args(["optimize", "--config", c, "--out"])
+        .arg(&wf)
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&refused)
+            .contains("holds a walk-forward (walkforward.run.json), not an optimize run"),
+        "{}",
+        stderr(&refused)
+    );
+}

@@ -170,7 +170,8 @@ pub fn optimize(
         _ => study(py, data, config, overrides)?,
     };
     // Held to the end: the run folder's lock.
-    let run = jobs::prepare_run(&study, &out).map_err(sieve_err)?;
+    let run =
+        jobs::prepare_run(&study, &out, sieve_run::rundir::RunKind::Optimize).map_err(sieve_err)?;
     if let DataSpec::Frame(_) = data {
         // The run folder keeps the DataFrame's bars, so that `sieve report`
         // (and the run file) can name the data the run used: written for a

@@ -8,6 +8,7 @@ use sieve_core::metrics::{Metrics, Objective, Window};
 use sieve_core::strategy::{self, Strategy};
 use sieve_core::{Error, Result};
 
+use crate::files::Num;
 use crate::text::{human, table};
 use crate::Study;
 
@@ -112,7 +113,10 @@ impl Backtested {
         }
         let mut aggregate = serde_json::Map::new();
         for (w, v) in self.runs[0].windows.iter().zip(&self.combined) {
-            aggregate.insert(w.kind.to_string(), serde_json::json!({ "objective": v }));
+            aggregate.insert(
+                w.kind.to_string(),
+                serde_json::json!({ "objective": Num(*v) }),
+            );
         }
         doc["aggregate"] = serde_json::json!(study.market().aggregation.how.name());
         doc["windows"] = aggregate.into();
@@ -187,9 +191,9 @@ impl InstrumentRun {
         for ((w, m), objective) in self.windows.iter().zip(&self.metrics).zip(&self.objectives) {
             let mut obj = serde_json::Map::new();
             for (name, v) in Metrics::NAMES.iter().zip(m.values()) {
-                obj.insert(name.to_string(), serde_json::json!(v));
+                obj.insert(name.to_string(), serde_json::json!(Num(v)));
             }
-            obj.insert("objective".into(), serde_json::json!(objective));
+            obj.insert("objective".into(), serde_json::json!(Num(*objective)));
             windows_json.insert(w.kind.to_string(), obj.into());
         }
         windows_json.into()

@@ -7,6 +7,7 @@ use sieve_core::format::TimeStyle;
 use sieve_core::metrics::{mean_metrics, Metrics};
 use sieve_core::Result;
 
+use crate::files::Num;
 use crate::rundir::{BestRecord, IterationRecord, RunDir, RunState};
 use sieve_core::config::run::MinImprovement;
 
@@ -22,8 +23,9 @@ pub struct Best {
     pub screen_rank: u64,
     /// Every parameter, in strategy order.
     pub params: IndexMap<String, f64>,
-    /// The verified objective on the score window.
-    pub score: Option<f64>,
+    /// The verified objective on the score window (see [`Num`] for how
+    /// infinities and NaN are written).
+    pub score: Num,
     /// `full`, `score` and (when configured) `holdout`. With several
     /// instruments: each window's objective is the aggregate of theirs, its
     /// metrics their means (trades summed), its span the union of theirs.
@@ -45,24 +47,20 @@ pub struct Best {
 }
 
 /// One window's span (first and last bar, inclusive) and metrics; a NaN
-/// metric is written as null.
+/// metric is written as null, ±∞ as "inf" / "-inf".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WindowResult {
     pub start: String,
     pub end: String,
     /// `Metrics::NAMES` in order, then `objective`.
     #[serde(flatten)]
-    pub metrics: IndexMap<String, Option<f64>>,
+    pub metrics: IndexMap<String, Num>,
 }
 
 impl WindowResult {
     /// A metric by name (`objective` too); NaN when undefined or unknown.
     pub fn get(&self, name: &str) -> f64 {
-        self.metrics
-            .get(name)
-            .copied()
-            .flatten()
-            .unwrap_or(f64::NAN)
+        self.metrics.get(name).map_or(f64::NAN, |v| v.0)
     }
 }
 
@@ -91,12 +89,12 @@ struct Measured {
 
 impl Measured {
     fn result(&self, style: &TimeStyle) -> WindowResult {
-        let mut values: IndexMap<String, Option<f64>> = Metrics::NAMES
+        let mut values: IndexMap<String, Num> = Metrics::NAMES
             .iter()
             .zip(self.metrics.values())
-            .map(|(n, v)| (n.to_string(), finite_or_none(v)))
+            .map(|(n, v)| (n.to_string(), Num(v)))
             .collect();
-        values.insert("objective".into(), finite_or_none(self.objective));
+        values.insert("objective".into(), Num(self.objective));
         WindowResult {
             start: style.format(self.span.0),
             end: style.format(self.span.1),
@@ -190,11 +188,6 @@ fn aggregate_results(study: &Study, measured: &[Vec<Measured>]) -> IndexMap<Stri
         .collect()
 }
 
-/// JSON has no NaN or infinity: both are written as null.
-fn finite_or_none(v: f64) -> Option<f64> {
-    v.is_finite().then_some(v)
-}
-
 /// The iteration and record of the run's best: the highest finite
 /// verified objective (an earlier iteration keeps a tie, and a near-tie
 /// within `optimize.min_improvement`).
@@ -252,6 +245,7 @@ pub(crate) fn best_json(
     } else {
         None
     };
+    let windows = crate::best::window_results(study, &b.params);
     Ok(Some(Best {
         strategy: study.strategy().name().to_string(),
         objective: study.scoring().objective.name().to_string(),
@@ -264,8 +258,12 @@ pub(crate) fn best_json(
             .zip(&b.params)
             .map(|(n, v)| (n.to_string(), *v))
             .collect(),
-        score: b.score,
-        windows: crate::best::window_results(study, &b.params),
+        // The score window's objective as measured: run.json's record
+        // holds an infinite one as ±f64::MAX.
+        score: Num(windows
+            .get("score")
+            .map_or(f64::NAN, |w| w.get("objective"))),
+        windows,
         instruments: crate::best::instrument_results(study, &b.params),
         aggregate: study.market().is_several().then(|| {
             let a = study.market().aggregation;
@@ -290,4 +288,73 @@ pub(crate) fn best_json(
         stop_reason: reason.to_string(),
         robustness,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rundir::{IterationRecord, RunStatus, Stage, VerifyRecord};
+
+    fn iteration(iteration: u32, score: Option<f64>) -> IterationRecord {
+        IterationRecord {
+            iteration,
+            grid: Vec::new(),
+            grid_size: 1,
+            stage: Stage::Done,
+            sweep: None,
+            verify: Some(VerifyRecord {
+                verify_s: 0.0,
+                candidates_verified: 1,
+                best: Some(BestRecord {
+                    grid_index: u64::from(iteration),
+                    screen_rank: 1,
+                    params: vec![f64::from(iteration)],
+                    score,
+                }),
+                spearman: None,
+                top_screen_ranks: Vec::new(),
+                best_from_bottom_tenth: false,
+                refine_from: Vec::new(),
+            }),
+        }
+    }
+
+    fn state(scores: &[Option<f64>]) -> RunState {
+        RunState {
+            sieve_version: String::new(),
+            strategy: String::new(),
+            config_hash: String::new(),
+            data_hash: String::new(),
+            data: String::new(),
+            data_path: None,
+            instruments: Vec::new(),
+            config: String::new(),
+            status: RunStatus::Done,
+            stop_reason: None,
+            elapsed_s: 0.0,
+            iterations: (1..).zip(scores).map(|(i, s)| iteration(i, *s)).collect(),
+        }
+    }
+
+    /// best.json keeps the earlier of two bests a last bit apart (the same
+    /// trades, another parameter set), and moves for a real gain, above or
+    /// below 0.
+    #[test]
+    fn the_best_moves_only_for_a_real_gain() {
+        let pick = |scores: &[Option<f64>], min: &MinImprovement| {
+            best_record(&state(scores), min).map(|(rec, _)| rec.iteration)
+        };
+        let default = MinImprovement::default();
+        let (a, b) = (8.425876340775469, 8.425876340775483);
+        assert_eq!(pick(&[Some(a), None, Some(b)], &default), Some(1));
+        assert_eq!(pick(&[Some(a), Some(b), Some(8.43)], &default), Some(3));
+        assert_eq!(pick(&[Some(-0.5), Some(-0.5 + 1e-16)], &default), Some(1));
+        assert_eq!(pick(&[Some(-0.5), Some(-0.49)], &default), Some(2));
+        assert_eq!(pick(&[None, None], &default), None);
+        let none = MinImprovement {
+            absolute: 0.0,
+            relative: 0.0,
+        };
+        assert_eq!(pick(&[Some(a), Some(b)], &none), Some(2));
+    }
 }

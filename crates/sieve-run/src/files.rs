@@ -149,6 +149,56 @@ pub fn finite(x: f64) -> Option<f64> {
     x.is_finite().then_some(x)
 }
 
+/// A metric in a JSON file, kept whole: a finite value is a number, an
+/// infinite one the string `"inf"` or `"-inf"` (as `verified.csv` writes
+/// it: a profit factor with no losing trade is +∞, not undefined), and an
+/// undefined one (NaN) `null`. Reads all three back, and `"nan"` too.
+#[derive(Debug, Clone, Copy)]
+pub struct Num(pub f64);
+
+impl PartialEq for Num {
+    /// Equal when the same value, NaN included: a run's results compare
+    /// equal to themselves read back.
+    fn eq(&self, other: &Num) -> bool {
+        self.0 == other.0 || (self.0.is_nan() && other.0.is_nan())
+    }
+}
+
+impl Serialize for Num {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self.0 {
+            v if v.is_finite() => s.serialize_f64(v),
+            v if v.is_nan() => s.serialize_none(),
+            v if v > 0.0 => s.serialize_str("inf"),
+            _ => s.serialize_str("-inf"),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Num {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Num, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(f64),
+            Text(String),
+            Null(()),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Number(v) => Ok(Num(v)),
+            Raw::Null(()) => Ok(Num(f64::NAN)),
+            Raw::Text(t) => match t.as_str() {
+                "inf" => Ok(Num(f64::INFINITY)),
+                "-inf" => Ok(Num(f64::NEG_INFINITY)),
+                "nan" => Ok(Num(f64::NAN)),
+                _ => Err(serde::de::Error::custom(format!(
+                    "expected a number, \"inf\", \"-inf\" or null, found \"{t}\""
+                ))),
+            },
+        }
+    }
+}
+
 /// Checks, before any work starts, that `out` can be written and is not one
 /// of `inputs` (a typo must not overwrite the data it reads).
 pub fn check_output(out: &Path, inputs: &[&Path]) -> Result<()> {

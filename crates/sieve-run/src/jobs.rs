@@ -16,7 +16,7 @@ use sieve_screen::{Screen, ScreenBackend};
 
 pub use crate::control::Ended;
 use crate::control::{Observer, OptimizeOptions, Stop};
-use crate::rundir::{RunLock, Stage};
+use crate::rundir::{check_run_folder, remove_cut_writes, RunKind, RunLock, Stage};
 use crate::shard::Shard;
 use crate::sweep::{SweepMeta, SweepPlan};
 use crate::{files, optimize, report, walkforward, Study};
@@ -129,9 +129,14 @@ pub struct PreparedRun {
 /// study's backend: what an optimize or walk-forward needs before it
 /// starts (done apart, so a front end can say what runs before it runs).
 /// Keep the result for the whole command.
-pub fn prepare_run(study: &Study, out: &Path) -> Result<PreparedRun> {
+pub fn prepare_run(study: &Study, out: &Path, kind: RunKind) -> Result<PreparedRun> {
+    // Judged before anything is written: a refused folder keeps no trace.
+    check_run_folder(out, kind)?;
     files::create_run_folder(out)?;
     let lock = RunLock::acquire(out)?;
+    // Again with the lock held: another run may have claimed it meanwhile.
+    check_run_folder(out, kind)?;
+    remove_cut_writes(out);
     Ok(PreparedRun {
         lock,
         backend: backend(study)?,

@@ -48,7 +48,12 @@ pub struct DsrRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PboRecord {
     pub blocks: usize,
+    /// Distinct candidates: those with the same score-window returns as an
+    /// earlier one (by grid index) count once.
     pub candidates: usize,
+    /// Verified candidates merged into an earlier one with the same returns.
+    #[serde(default)]
+    pub identical: usize,
     pub splits: usize,
     #[serde(deserialize_with = "nan_if_null")]
     pub pbo: f64,
@@ -138,21 +143,39 @@ pub fn overfitting(
         ));
     }
     let cash = study.scoring().engine.initial_cash;
-    let sums: Vec<Vec<pbo::BlockSums>> =
+    let measured: Vec<(u64, Vec<pbo::BlockSums>)> =
         study.with_evaluator(candidates.iter().map(|c| c.1.as_slice()), |eval| {
             candidates
                 .par_iter()
                 .map(|(_, p)| {
                     let bt = eval.backtest(p);
-                    pbo::block_sums(&window_returns(&bt.equity, w.start, w.end, cash), blocks)
+                    let returns = window_returns(&bt.equity, w.start, w.end, cash);
+                    (series_hash(&returns), pbo::block_sums(&returns, blocks))
                 })
                 .collect()
         });
+    // Candidates with the same trades have the same returns: one candidate
+    // (the earliest), not several whose last-bit differences decide CSCV.
+    let mut seen = std::collections::HashSet::new();
+    let sums: Vec<Vec<pbo::BlockSums>> = measured
+        .into_iter()
+        .filter(|(hash, sums)| seen.insert((*hash, sums_bits(sums))))
+        .map(|(_, sums)| sums)
+        .collect();
+    let identical = candidates.len() - sums.len();
+    if sums.len() < 2 {
+        return Err(format!(
+            "the {} verified candidates with a finite score have {} distinct return series; the PBO needs at least 2",
+            candidates.len(),
+            sums.len()
+        ));
+    }
     let r = pbo::pbo(&sums, blocks);
     let step = r.picks.len().div_ceil(2000).max(1);
     Ok(PboRecord {
         blocks: r.blocks,
         candidates: r.candidates,
+        identical,
         splits: r.splits,
         pbo: r.pbo,
         prob_oos_loss: r.prob_oos_loss,
@@ -173,6 +196,21 @@ pub fn overfitting(
             .filter(|(a, b)| a.is_finite() && b.is_finite())
             .collect(),
     })
+}
+
+/// A 64-bit FNV-1a hash of a return series' bits (confirmed by the block
+/// sums' bits, so a collision cannot merge two different series that also
+/// differ in any block sum).
+fn series_hash(returns: &[f64]) -> u64 {
+    returns.iter().fold(0xcbf2_9ce4_8422_2325, |h, r| {
+        (h ^ r.to_bits()).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+fn sums_bits(sums: &[pbo::BlockSums]) -> Vec<[u64; 3]> {
+    sums.iter()
+        .map(|b| [b.n.to_bits(), b.sum.to_bits(), b.sum_sq.to_bits()])
+        .collect()
 }
 
 /// `bins` equal bins over the finite values' range.
@@ -324,6 +362,7 @@ mod tests {
             pbo: Some(PboRecord {
                 blocks: 16,
                 candidates: 100,
+                identical: 0,
                 splits: 12870,
                 pbo,
                 prob_oos_loss: 0.1,

@@ -298,15 +298,119 @@ impl RunDir {
         Ok(())
     }
 
-    /// Whether the folder holds nothing but what a front end may put there
-    /// before a run starts (the lock, a DataFrame's `data.parquet`).
+    /// Whether the folder holds nothing but what sieve puts there before a
+    /// run starts (the lock, a DataFrame's `data.parquet`, a write that was
+    /// cut short). Asked with the lock held, after [`check_run_folder`].
     pub fn is_empty_for_a_run(&self) -> Result<bool> {
         let entries = std::fs::read_dir(&self.root).map_err(|e| Error::io(&self.root, e))?;
-        Ok(entries.flatten().all(|e| {
-            let name = e.file_name();
-            name == LOCK_FILE || name == "data.parquet"
-        }))
+        Ok(entries
+            .flatten()
+            .all(|e| is_claim_entry(&e.file_name().to_string_lossy())))
     }
+}
+
+/// What a run folder holds: one optimize run (`run.json`), or a walk-forward
+/// (`walkforward.run.json` beside one optimize run folder per fold).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunKind {
+    Optimize,
+    WalkForward,
+}
+
+impl RunKind {
+    /// The file that marks a folder as this kind's, written before anything
+    /// else, so that a run stopped in its first step is still recognised.
+    pub fn marker(self) -> &'static str {
+        match self {
+            RunKind::Optimize => "run.json",
+            RunKind::WalkForward => "walkforward.run.json",
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            RunKind::Optimize => "an optimize run",
+            RunKind::WalkForward => "a walk-forward",
+        }
+    }
+}
+
+/// Checks, before anything is written there, that `dir` may hold a run of
+/// `kind`: it does not exist, is empty, holds a run of that kind, or holds
+/// only what sieve itself leaves before a run's first file (its lock, a
+/// DataFrame's `data.parquet`, a temporary file cut short). Anything else is
+/// somebody's folder: refused, and left exactly as it was.
+pub fn check_run_folder(dir: &Path, kind: RunKind) -> Result<()> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        // Missing (created later), or not a folder (refused when created).
+        Err(_) => return Ok(()),
+    };
+    let names: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let has = |name: &str| names.iter().any(|n| n == name);
+    for other in [RunKind::Optimize, RunKind::WalkForward] {
+        if other != kind && has(other.marker()) && !has(kind.marker()) {
+            return Err(Error::Invalid(format!(
+                "{} holds {} ({}), not {}; give --out another folder",
+                dir.display(),
+                other.what(),
+                other.marker(),
+                kind.what()
+            )));
+        }
+    }
+    if has(kind.marker()) {
+        return Ok(());
+    }
+    // Sieve's own leftovers count only where sieve has claimed the folder.
+    let claimed = has(LOCK_FILE);
+    let foreign: Vec<&String> = names
+        .iter()
+        .filter(|n| !(claimed && is_claim_entry(n)))
+        .collect();
+    match foreign.as_slice() {
+        [] => Ok(()),
+        [first, rest @ ..] => Err(Error::Invalid(format!(
+            "{} is not empty and holds no sieve run (no {}; it holds {first}{}); give --out a new or empty folder",
+            dir.display(),
+            kind.marker(),
+            match rest.len() {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            }
+        ))),
+    }
+}
+
+/// Removes the temporary files of writes that were cut short (a kill
+/// between write and rename): sieve's, as the lock holder alone writes here.
+pub fn remove_cut_writes(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if is_cut_write(&entry.file_name().to_string_lossy()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// An entry sieve makes in a folder it has claimed before a run's marker
+/// exists: the lock, a DataFrame's bars, a temporary file.
+fn is_claim_entry(name: &str) -> bool {
+    name == LOCK_FILE || name == "data.parquet" || is_cut_write(name)
+}
+
+/// `NAME.<pid>.tmp`, the temporary name sieve writes a file under.
+fn is_cut_write(name: &str) -> bool {
+    name.strip_suffix(".tmp")
+        .and_then(|stem| stem.rsplit_once('.'))
+        .is_some_and(|(base, pid)| {
+            !base.is_empty() && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())
+        })
 }
 
 /// The files a run writes in each `iter-NNN` folder.
@@ -369,9 +473,9 @@ impl RunLock {
         use std::io::{Seek, Write};
         let me = std::thread::current();
         let holder = format!(
-            "pid {} thread {:?}{}\n",
+            "pid {} thread {}{}\n",
             std::process::id(),
-            me.id(),
+            os_thread_id().unwrap_or_else(|| format!("{:?}", me.id())),
             me.name().map(|n| format!(" ({n})")).unwrap_or_default()
         );
         let written = file
@@ -383,7 +487,17 @@ impl RunLock {
     }
 }
 
-/// "pid 12 thread ThreadId(3)" as said to the one refused: the thread only
+/// The calling thread's id as the operating system (and Python's
+/// `threading.get_native_id()`) knows it, where /proc tells it.
+fn os_thread_id() -> Option<String> {
+    let link = std::fs::read_link("/proc/thread-self").ok()?;
+    let tid = link.file_name()?.to_str()?;
+    tid.bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| tid.to_string())
+}
+
+/// "pid 12 thread 15" as said to the one refused: the thread only
 /// when it is this same process.
 fn describe_holder(holder: &str) -> String {
     let mut words = holder.split_whitespace();
@@ -409,6 +523,8 @@ mod record_tests {
     fn a_locked_folder_refuses_a_second_holder() {
         let dir = tempfile::tempdir().unwrap();
         let first = RunLock::acquire(dir.path()).unwrap();
+        // The OS's id of this thread, as `gettid` (and Python) tell it.
+        let holder_tid = os_thread_id().unwrap();
         let path = dir.path().to_path_buf();
         let refused = std::thread::spawn(move || RunLock::acquire(&path).unwrap_err())
             .join()
@@ -417,7 +533,7 @@ mod record_tests {
         let pid = std::process::id().to_string();
         assert!(
             refused.contains("in use by another sieve run")
-                && refused.contains(&format!("this process, pid {pid}, thread ThreadId(")),
+                && refused.contains(&format!("this process, pid {pid}, thread {}", holder_tid)),
             "{refused}"
         );
         assert!(RunLock::acquire(dir.path()).is_err());

@@ -24,8 +24,9 @@ use sieve_core::{Error, Result};
 
 use crate::best::Best;
 use crate::control::{Ended, Observer, OptimizeOptions, Stop};
+use crate::files::Num;
 use crate::optimize;
-use crate::rundir::RunDir;
+use crate::rundir::{RunDir, RunKind};
 use crate::{files, Study};
 
 /// One fold: bar ranges and the instants that bound them.
@@ -170,6 +171,9 @@ pub struct FoldResult {
     pub params: Option<Vec<f64>>,
     pub train_score: f64,
     pub test_score: f64,
+    /// Why the test score is undefined (empty when it is defined).
+    #[serde(default)]
+    pub note: String,
 }
 
 /// `walkforward.json`.
@@ -177,8 +181,11 @@ pub struct FoldResult {
 pub struct Summary {
     pub folds: usize,
     pub folds_with_a_best: usize,
-    /// Mean test score / mean train score.
-    pub efficiency: Option<f64>,
+    /// Mean test score / mean train score, over the same folds: those whose
+    /// train and test scores are both defined.
+    pub efficiency: Num,
+    /// The folds the efficiency is over.
+    pub efficiency_folds: usize,
     /// Share of folds whose test score is above 0.
     pub positive_share: f64,
     /// Metrics of the test windows' returns concatenated, each from its own
@@ -191,19 +198,19 @@ pub struct Stitched {
     pub start: String,
     pub end: String,
     pub bars: usize,
-    pub total_return: Option<f64>,
-    pub cagr: Option<f64>,
-    pub max_drawdown: Option<f64>,
-    pub calmar: Option<f64>,
-    pub sharpe: Option<f64>,
-    pub sortino: Option<f64>,
+    pub total_return: Num,
+    pub cagr: Num,
+    pub max_drawdown: Num,
+    pub calmar: Num,
+    pub sharpe: Num,
+    pub sortino: Num,
     /// Trades closed inside a test window, over all folds.
     pub trades: u64,
-    pub win_rate: Option<f64>,
-    pub profit_factor: Option<f64>,
-    pub avg_trade: Option<f64>,
+    pub win_rate: Num,
+    pub profit_factor: Num,
+    pub avg_trade: Num,
     /// Share of the stitched bars with a position.
-    pub exposure: Option<f64>,
+    pub exposure: Num,
 }
 
 pub struct Outcome {
@@ -286,6 +293,17 @@ pub fn walkforward(
         .map_or(study.bars().len(), |h| h.start);
     let folds = folds(study.bars(), &wf, limit)?;
     std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
+    // Written first: the folder is a walk-forward's from its first step on,
+    // so a later command can tell it from somebody else's folder.
+    let marker = opts.out.join(RunKind::WalkForward.marker());
+    if !marker.exists() {
+        let about = serde_json::json!({
+            "sieve_version": env!("CARGO_PKG_VERSION"),
+            "kind": "walkforward",
+            "data": study.data_label(),
+        });
+        files::write_json(&marker, &about)?;
+    }
     obs.note(&format!(
         "walk-forward: {} folds (train {}, test {}, step {}{})",
         folds.len(),
@@ -361,6 +379,7 @@ fn stitch(
                     params: None,
                     train_score: f64::NAN,
                     test_score: f64::NAN,
+                    note: "no combination had a finite objective in the train window".into(),
                 };
             };
             let params = b.param_values();
@@ -384,6 +403,7 @@ fn stitch(
                 .iter()
                 .filter(|&&p| p != 0)
                 .count();
+            let test_score = test.map_or(f64::NAN, |w| w.get("objective"));
             FoldResult {
                 fold: fold.index,
                 params: Some(params),
@@ -391,7 +411,17 @@ fn stitch(
                     .windows
                     .get("score")
                     .map_or(f64::NAN, |w| w.get("objective")),
-                test_score: test.map_or(f64::NAN, |w| w.get("objective")),
+                test_score,
+                note: match test {
+                    _ if !test_score.is_nan() => String::new(),
+                    Some(w) if w.get("trades") == 0.0 => {
+                        "no trade closed in the test window".into()
+                    }
+                    _ => format!(
+                        "the {} is undefined in the test window",
+                        study.scoring().objective.name()
+                    ),
+                },
             }
         })
         .collect();
@@ -403,10 +433,6 @@ fn stitch(
 struct TestTrades {
     stats: sieve_core::metrics::TradeStats,
     exposed: usize,
-}
-
-fn some(v: f64) -> Option<f64> {
-    v.is_finite().then_some(v)
 }
 
 fn summarize(
@@ -445,34 +471,41 @@ fn summarize(
     let cagr = sieve_core::metrics::cagr(cash, prev, years);
     let mdd = drawdown.max_drawdown();
     let p = study.scoring().periods_per_year;
-    let mean = |f: &dyn Fn(&FoldResult) -> f64| {
-        let v: Vec<f64> = results.iter().map(f).filter(|x| x.is_finite()).collect();
-        v.iter().sum::<f64>() / v.len() as f64
-    };
-    let (mean_test, mean_train) = (mean(&|r| r.test_score), mean(&|r| r.train_score));
+    // Both means over the same folds: those with both scores defined.
+    let both: Vec<&FoldResult> = results
+        .iter()
+        .filter(|r| r.train_score.is_finite() && r.test_score.is_finite())
+        .collect();
+    let mean =
+        |f: fn(&FoldResult) -> f64| both.iter().map(|r| f(r)).sum::<f64>() / both.len() as f64;
+    let (mean_test, mean_train) = (mean(|r| r.test_score), mean(|r| r.train_score));
     // A ratio to a mean train score ≤ 0 says nothing: undefined.
-    let efficiency = (mean_train > 0.0).then(|| mean_test / mean_train);
+    let efficiency = match mean_train > 0.0 {
+        true => mean_test / mean_train,
+        false => f64::NAN,
+    };
     Summary {
         folds: results.len(),
         folds_with_a_best: results.iter().filter(|r| r.params.is_some()).count(),
-        efficiency: efficiency.and_then(some),
+        efficiency: Num(efficiency),
+        efficiency_folds: both.len(),
         positive_share: results.iter().filter(|r| r.test_score > 0.0).count() as f64
             / results.len() as f64,
         stitched: Stitched {
             start,
             end,
             bars: equity.len(),
-            total_return: some(sieve_core::metrics::total_return(cash, prev)),
-            cagr: some(cagr),
-            max_drawdown: some(mdd),
-            calmar: some(cagr / mdd),
-            sharpe: some(moments.sharpe(p)),
-            sortino: some(moments.sortino(p)),
+            total_return: Num(sieve_core::metrics::total_return(cash, prev)),
+            cagr: Num(cagr),
+            max_drawdown: Num(mdd),
+            calmar: Num(cagr / mdd),
+            sharpe: Num(moments.sharpe(p)),
+            sortino: Num(moments.sortino(p)),
             trades: trades.stats.count(),
-            win_rate: some(trades.stats.win_rate()),
-            profit_factor: some(trades.stats.profit_factor()),
-            avg_trade: some(trades.stats.avg_trade()),
-            exposure: some(trades.exposed as f64 / equity.len() as f64),
+            win_rate: Num(trades.stats.win_rate()),
+            profit_factor: Num(trades.stats.profit_factor()),
+            avg_trade: Num(trades.stats.avg_trade()),
+            exposure: Num(trades.exposed as f64 / equity.len() as f64),
         },
     }
 }
@@ -507,7 +540,7 @@ fn write_csv(
     for m in sieve_core::metrics::Metrics::NAMES {
         let _ = write!(out, ",{m}");
     }
-    out.push('\n');
+    out.push_str(",note\n");
     for ((fold, r), best) in folds.iter().zip(results).zip(bests) {
         let _ = write!(
             out,
@@ -531,7 +564,8 @@ fn write_csv(
             out.push(',');
             push_float(&mut out, test.map_or(f64::NAN, |w| w.get(m)));
         }
-        out.push('\n');
+        // Notes are sieve's own words, with no comma or quote to escape.
+        let _ = writeln!(out, ",{}", r.note);
     }
     sieve_core::format::write_atomic(path, out.as_bytes())
 }

@@ -77,6 +77,16 @@ pub struct Pbo {
     pub picks: Vec<(f64, f64)>,
 }
 
+/// Two Sharpes this close (relative to the larger) are a tie: candidates
+/// with the same trades differ only in the last bits of their sums, and
+/// that rounding must not decide which is picked or how it ranks.
+pub const SHARPE_TIE: f64 = 1e-9;
+
+/// Whether `a` and `b` are the same Sharpe up to [`SHARPE_TIE`].
+fn tied(a: f64, b: f64) -> bool {
+    a == b || (a.is_finite() && b.is_finite() && (a - b).abs() <= SHARPE_TIE * a.abs().max(b.abs()))
+}
+
 /// The C(S, S/2) in-sample block sets, as bit masks in increasing order.
 fn splits(blocks: usize) -> Vec<u32> {
     (0u32..(1 << blocks))
@@ -111,11 +121,10 @@ pub fn pbo(sums: &[Vec<BlockSums>], blocks: usize) -> Pbo {
     let per_split: Vec<(f64, f64, f64)> = masks
         .par_iter()
         .map_init(
-            || vec![0.0; n],
-            |oos, &mask| {
+            || (vec![0.0; n], vec![0.0; n]),
+            |(ins, oos), &mask| {
                 let chosen: Vec<usize> = (0..blocks).filter(|b| mask >> b & 1 == 1).collect();
                 let is_n: f64 = chosen.iter().map(|&b| counts[b]).sum();
-                let mut best = (f64::NEG_INFINITY, 0usize);
                 for i in 0..n {
                     let row = &flat[i * blocks..(i + 1) * blocks];
                     let (mut sum, mut sum_sq) = (0.0, 0.0);
@@ -134,16 +143,17 @@ pub fn pbo(sums: &[Vec<BlockSums>], blocks: usize) -> Pbo {
                         sum_sq: totals[i].sum_sq - sum_sq,
                     };
                     oos[i] = out.sharpe();
-                    let sharpe = is.sharpe();
-                    // Strictly better: the earlier candidate keeps a tie.
-                    if sharpe > best.0 || (i == 0 && best.0 == f64::NEG_INFINITY) {
-                        best = (sharpe, i);
-                    }
+                    ins[i] = is.sharpe();
                 }
-                let pick = oos[best.1];
-                let below = oos.iter().filter(|&&o| o < pick).count();
+                // The earliest candidate tied with the highest in-sample
+                // Sharpe is the pick; out of sample, one tied with the
+                // pick's is not below it.
+                let top = ins.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let chosen = ins.iter().position(|&s| tied(s, top)).unwrap_or(0);
+                let pick = oos[chosen];
+                let below = oos.iter().filter(|&&o| o < pick && !tied(o, pick)).count();
                 let omega = (1.0 + below as f64) / (n as f64 + 1.0);
-                ((omega / (1.0 - omega)).ln(), best.0, pick)
+                ((omega / (1.0 - omega)).ln(), ins[chosen], pick)
             },
         )
         .collect();

@@ -123,8 +123,14 @@ fn push_dsr(html: &mut String, d: &DsrRecord) {
 fn push_pbo(html: &mut String, p: &PboRecord) -> Result<()> {
     let _ = writeln!(
         html,
-        "<h3>Probability of Backtest Overfitting</h3>\n<p>Over the {} verified candidates of the best's iteration, the score window cut into {} blocks; in each of the {} ways to call half the blocks in-sample, the in-sample best is ranked out of sample (Bailey, Borwein, López de Prado &amp; Zhu). PBO is the share of splits where it lands at or below the median.</p>",
-        p.candidates, p.blocks, p.splits
+        "<h3>Probability of Backtest Overfitting</h3>\n<p>Over the {} distinct verified candidates of the best's iteration{}, the score window cut into {} blocks; in each of the {} ways to call half the blocks in-sample, the in-sample best is ranked out of sample (Bailey, Borwein, López de Prado &amp; Zhu). PBO is the share of splits where it lands at or below the median; Sharpes within a relative 1e-9 are ties.</p>",
+        p.candidates,
+        match p.identical {
+            0 => String::new(),
+            n => format!(" ({n} more had the same returns as one of them and count once)"),
+        },
+        p.blocks,
+        p.splits
     );
     html.push_str("<table><tr><th>number</th><th>value</th></tr>\n");
     for (name, value) in [

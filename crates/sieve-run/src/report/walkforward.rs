@@ -14,7 +14,7 @@ use super::charts::{
     chart_error, drawable, not_drawn, Chart, EQUITY_COLOR, HOLD_COLOR, LABEL_FONT,
 };
 use super::page::{esc, push_document_start};
-use crate::text::axis_label;
+use crate::text::{axis_label, human};
 use crate::walkforward::Outcome;
 use crate::Study;
 
@@ -27,12 +27,13 @@ pub fn write(study: &Study, dir: &Path, o: &Outcome) -> Result<()> {
     );
     push_document_start(&mut html, &title);
     let s = &o.summary;
-    let opt = |v: Option<f64>| v.map_or("NaN".to_string(), |x| format!("{x:.4}"));
+    let opt = |v: crate::files::Num| human(v.0);
     let _ = writeln!(
         html,
-        "<p>{} folds ({} with a best); walk-forward efficiency (mean test {obj} / mean train {obj}) {}; {:.0}% of folds with a positive test {obj}. Each fold ran the whole optimize loop on its train window (its run folder is <code>fold-NNN/</code>).</p>",
+        "<p>{} folds ({} with a best); walk-forward efficiency (mean test {obj} / mean train {obj}, over the {} folds with both defined) {}; {:.0}% of folds with a positive test {obj}. Each fold ran the whole optimize loop on its train window (its run folder is <code>fold-NNN/</code>).</p>",
         s.folds,
         s.folds_with_a_best,
+        s.efficiency_folds,
         opt(s.efficiency),
         100.0 * s.positive_share,
         obj = esc(study.scoring().objective.name()),
@@ -66,7 +67,7 @@ pub fn write(study: &Study, dir: &Path, o: &Outcome) -> Result<()> {
     for n in study.param_names() {
         let _ = write!(html, "<th>{}</th>", esc(n));
     }
-    html.push_str("<th>train score</th><th>test score</th></tr>\n");
+    html.push_str("<th>train score</th><th>test score</th><th>note</th></tr>\n");
     let style = format::TimeStyle::for_times(&study.bars().time);
     let span = |r: &std::ops::Range<usize>| {
         format!(
@@ -90,9 +91,10 @@ pub fn write(study: &Study, dir: &Path, o: &Outcome) -> Result<()> {
         }
         let _ = writeln!(
             html,
-            "<td>{}</td><td>{}</td></tr>",
-            float(r.train_score),
-            float(r.test_score)
+            "<td>{}</td><td>{}</td><td>{}</td></tr>",
+            human(r.train_score),
+            human(r.test_score),
+            esc(&r.note)
         );
     }
     html.push_str("</table>\n<p class=\"foot\">Written by sieve ");
