@@ -760,3 +760,89 @@ fn sigterm_stops_a_long_verify_at_once() {
         "stopped {stopped:?} after SIGTERM; the whole verify takes {whole:?}"
     );
 }
+
+/// Ten days of minute bars under the default objective (calmar, built on a
+/// CAGR) is an extrapolation, said before the numbers and in the report;
+/// prices near the top of f64 overflow the engine's sums, said too
+/// (they gave 0 trades and exit 0 in silence).
+#[test]
+fn extrapolated_and_overflowing_numbers_are_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let minutes = dir.path().join("minutes.csv");
+    write_bars(&minutes, 14_400, 1_704_067_200_000, 60_000);
+    let m = minutes.to_str().unwrap();
+    let o = sieve()
+        .args(["backtest", "--data", m, "--strategy", "sma_cross"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("calmar compounds a window's return to a yearly rate")
+            && stderr(&o).contains("full 10 days"),
+        "{}",
+        stderr(&o)
+    );
+    // total_return does not annualise: no warning.
+    let o = sieve()
+        .args(["backtest", "--data", m, "--strategy", "sma_cross"])
+        .args(["-O", "score.objective=total_return"])
+        .output()
+        .unwrap();
+    assert!(!stderr(&o).contains("yearly rate"), "{}", stderr(&o));
+    let out = dir.path().join("run");
+    run_ok(&[
+        "optimize",
+        "--data",
+        m,
+        "--strategy",
+        "sma_cross",
+        "-O",
+        "optimize.iterations=1",
+        "-O",
+        "strategy.params.fast={start=5,stop=20,step=5}",
+        "-O",
+        "strategy.params.slow={start=30,stop=90,step=30}",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        report.contains("Warning: the objective calmar compounds"),
+        "the report does not say it"
+    );
+    // Prices about 1e306.
+    let huge = dir.path().join("huge.csv");
+    let text: String = std::fs::read_to_string(&minutes)
+        .unwrap()
+        .lines()
+        .take(2000)
+        .enumerate()
+        .map(|(i, line)| match i {
+            0 => format!("{line}\n"),
+            _ => {
+                let mut f = line.split(',');
+                let time = f.next().unwrap();
+                let prices: Vec<String> = f
+                    .map(|p| format!("{:e}", p.parse::<f64>().unwrap() * 1e304))
+                    .collect();
+                format!("{time},{}\n", prices.join(","))
+            }
+        })
+        .collect();
+    std::fs::write(&huge, text).unwrap();
+    let o = sieve()
+        .args([
+            "backtest",
+            "--data",
+            huge.to_str().unwrap(),
+            "--strategy",
+            "sma_cross",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&o).contains("where sums and products of prices overflow"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -242,7 +242,7 @@ impl DataSpec {
             })
             .map_err(sieve_err)?;
         for i in &study.market().instruments {
-            for w in sieve_run::study::warnings(study.config(), &i.scoring) {
+            for w in sieve_run::study::warnings(study.config(), &i.scoring, &i.bars) {
                 let text = match study.market().is_several() {
                     true => format!("{}: {w}", i.name),
                     false => w,

@@ -2,7 +2,9 @@ use sha2::{Digest, Sha256};
 use sieve_core::config::Config;
 use sieve_core::data::Bars;
 use sieve_core::evaluate::{Evaluator, Scoring};
-use sieve_core::format::float;
+use sieve_core::format::{float, short};
+
+use crate::text::human;
 use sieve_core::grid::ParamSpace;
 use sieve_core::indicators::IndicatorSet;
 use sieve_core::market::Market;
@@ -242,12 +244,56 @@ pub fn hash_text(text: &str) -> String {
     hex(&Sha256::digest(text.as_bytes()))
 }
 
+/// A warning when the objective compounds to a yearly rate (cagr, calmar)
+/// over a ranked or reported window that spans less than
+/// [`ANNUALIZED_MIN_DAYS`].
+pub fn short_annualized_window(scoring: &Scoring, bars: &Bars) -> Option<String> {
+    use sieve_core::metrics::Objective;
+    if !matches!(scoring.objective, Objective::Cagr | Objective::Calmar) {
+        return None;
+    }
+    let day = sieve_core::data::MS_PER_DAY as f64;
+    let short: Vec<String> = scoring
+        .windows
+        .all()
+        .filter(|w| w.end > w.start)
+        .filter_map(|w| {
+            let from = bars.time[w.start.saturating_sub(1)];
+            let days = (bars.time[w.end - 1] - from) as f64 / day;
+            (days < ANNUALIZED_MIN_DAYS).then(|| format!("{} {}", w.kind, span_days(days)))
+        })
+        .collect();
+    (!short.is_empty()).then(|| {
+        format!(
+            "the objective {} compounds a window's return to a yearly rate, and these windows span less than {ANNUALIZED_MIN_DAYS} days ({}): it extrapolates them, and can reach absurd values; prefer total_return or sharpe for short data",
+            scoring.objective.name(),
+            short.join(", ")
+        )
+    })
+}
+
+fn span_days(days: f64) -> String {
+    match days {
+        d if d >= 2.0 => format!("{d:.0} days"),
+        d => format!("{:.1} hours", d * 24.0),
+    }
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Settings that make a backtest's numbers unreliable, one line each.
-pub fn warnings(config: &Config, scoring: &Scoring) -> Vec<String> {
+/// Below this many days, a compounded yearly rate (cagr, and calmar built
+/// on it) extrapolates a short window's return to a whole year.
+pub const ANNUALIZED_MIN_DAYS: f64 = 180.0;
+
+/// Prices (and cash) beyond these magnitudes overflow or underflow the
+/// engine's arithmetic (sums of squares over an indicator's window).
+pub const PRICE_RANGE: (f64, f64) = (1e-150, 1e150);
+
+/// Settings (and data) that make a backtest's numbers unreliable, one line
+/// each.
+pub fn warnings(config: &Config, scoring: &Scoring, bars: &Bars) -> Vec<String> {
     let mut out = Vec::new();
     for w in scoring.windows.all() {
         let len = w.end - w.start;
@@ -257,6 +303,27 @@ pub fn warnings(config: &Config, scoring: &Scoring) -> Vec<String> {
                 w.kind
             ));
         }
+    }
+    if let Some(short) = short_annualized_window(scoring, bars) {
+        out.push(short);
+    }
+    let prices = [&bars.open, &bars.high, &bars.low, &bars.close];
+    let (lo, hi) = prices
+        .iter()
+        .flat_map(|c| c.iter())
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), &p| {
+            (lo.min(p), hi.max(p))
+        });
+    let cash = scoring.engine.initial_cash;
+    if hi > PRICE_RANGE.1 || lo < PRICE_RANGE.0 || cash > PRICE_RANGE.1 {
+        out.push(format!(
+            "prices from {} to {} (initial cash {}) are outside {}..{}, where sums and products of prices overflow or vanish: indicators and equity may come out infinite, NaN or 0 (and no trade taken); rescale the prices",
+            human(lo),
+            human(hi),
+            human(cash),
+            short(PRICE_RANGE.0),
+            short(PRICE_RANGE.1)
+        ));
     }
     for (key, v) in [
         ("backtest.fee", config.scoring.engine.fee),

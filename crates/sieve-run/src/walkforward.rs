@@ -312,6 +312,13 @@ pub fn walkforward(
         wf.step,
         if wf.anchored { ", anchored" } else { "" }
     ));
+    // Each fold's windows are its train (score) and test (holdout) spans.
+    if let Some(first) = folds.first() {
+        let fs = fold_study(study, first);
+        if let Some(w) = crate::study::short_annualized_window(fs.scoring(), fs.bars()) {
+            obs.note(&format!("warning: in fold {}: {w}", first.index));
+        }
+    }
     let mut bests: Vec<Option<Best>> = Vec::new();
     for fold in &folds {
         let dir = opts.out.join(format!("fold-{:03}", fold.index));

@@ -36,6 +36,20 @@ pub(crate) fn run_page(report: &RunReport<'_>) -> Result<String> {
     } = report;
     let mut html = String::new();
     push_head(&mut html, state, best);
+    for i in &study.market().instruments {
+        for w in crate::study::warnings(study.config(), &i.scoring, &i.bars) {
+            let of = match study.market().is_several() {
+                true => format!("{}: ", i.name),
+                false => String::new(),
+            };
+            let _ = writeln!(
+                html,
+                "<p class=\"warn\">Warning: {}{}.</p>",
+                esc(&of),
+                esc(&w)
+            );
+        }
+    }
     super::robust::push_robustness(&mut html, best, &report.score_vs_holdout)?;
     push_best(&mut html, best);
     if study.market().is_several() {
@@ -69,7 +83,7 @@ pub(crate) fn run_page(report: &RunReport<'_>) -> Result<String> {
     Ok(html)
 }
 
-pub(crate) const CSS: &str = "body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}table.trades td,table.trades th{font-variant-numeric:tabular-nums;white-space:nowrap}tr.gap td{text-align:center;color:#777;font-style:italic}svg{display:block;margin:1em 0}.foot{color:#888;font-size:small}";
+pub(crate) const CSS: &str = "body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}table.trades td,table.trades th{font-variant-numeric:tabular-nums;white-space:nowrap}tr.gap td{text-align:center;color:#777;font-style:italic}svg{display:block;margin:1em 0}.foot{color:#888;font-size:small}.warn{color:#a40}";
 
 pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
