@@ -1,14 +1,24 @@
 //! CSV (comma, semicolon or tab separated; with a header, or with the
 //! names given by `data.columns`) → rows for the [`Validator`].
 
+use std::io::Read;
+
 use crate::data::columns::find_columns;
 use crate::data::validate::{Cell, Row, TimeCell};
 use crate::data::{Bars, LoadOptions, Loaded};
 
+/// The longest line a CSV file may have: a bar is a few dozen bytes, and a
+/// header with every column a data file plausibly has is a few kilobytes.
+/// A longer line is a corrupt or non-CSV file, refused before it is held
+/// in memory whole.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// The most columns a CSV header may have.
+pub const MAX_COLUMNS: usize = 10_000;
+
 /// The field separator: `,` unless the header has no comma and exactly one
 /// of `;` and tab (semicolon CSVs, MetaTrader's tab-separated exports).
-fn separator(bytes: &[u8]) -> u8 {
-    let header = bytes.split(|&b| b == b'\n').next().unwrap_or(bytes);
+fn separator(header: &[u8]) -> u8 {
     let count = |c: u8| header.iter().filter(|&&b| b == c).count();
     match (count(b','), count(b';'), count(b'\t')) {
         (0, s, 0) if s > 0 => b';',
@@ -24,22 +34,48 @@ pub fn parse_csv(bytes: &[u8]) -> Result<Bars, String> {
 
 /// [`parse_csv`] with options, returning the notices too.
 pub fn parse_csv_with(bytes: &[u8], options: &LoadOptions) -> Result<Loaded, String> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    if bytes.iter().all(|b| b.is_ascii_whitespace()) {
-        return Err("empty file: expected a header line and at least one bar".into());
-    }
-    if bytes.contains(&0) {
-        return Err("line 1: the file contains NUL bytes; is it a binary file, not a CSV?".into());
-    }
+    read_csv(bytes, options)
+}
+
+/// Reads CSV text from `input` as it streams (memory: the bars, and one
+/// line of at most [`MAX_LINE_BYTES`]).
+pub fn read_csv(input: impl Read, options: &LoadOptions) -> Result<Loaded, String> {
+    let mut input = LineGuard::new(input);
+    // The lines up to the first that is not blank: the header (or, with
+    // `data.columns`, the first bar), which decides the separator.
+    let mut head = Vec::new();
+    let first = loop {
+        let start = head.len();
+        let n = read_line(&mut input, &mut head)?;
+        if n == 0 {
+            return Err("empty file: expected a header line and at least one bar".into());
+        }
+        let line = &head[start..];
+        let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+        if !line.iter().all(|b| b.is_ascii_whitespace()) {
+            break start;
+        }
+    };
+    let delimiter = separator(&head[first..]);
+    let head = match head.strip_prefix(b"\xEF\xBB\xBF") {
+        Some(rest) => rest.to_vec(),
+        None => head,
+    };
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(options.columns.is_none())
-        .delimiter(separator(bytes))
+        .delimiter(delimiter)
         .trim(csv::Trim::All)
-        .from_reader(bytes);
+        .from_reader(std::io::Cursor::new(head).chain(input));
     let header = match &options.columns {
         Some(names) => csv::StringRecord::from(names.clone()),
         None => reader.headers().map_err(csv_error)?.clone(),
     };
+    if header.len() > MAX_COLUMNS {
+        return Err(format!(
+            "line 1: {} columns; a data file has at most {MAX_COLUMNS}",
+            header.len()
+        ));
+    }
     let names: Vec<&str> = header.iter().collect();
     let cols = find_columns(&names).map_err(|e| match options.columns {
         Some(_) => format!("data.columns: {e}"),
@@ -104,16 +140,96 @@ pub fn parse_csv_with(bytes: &[u8], options: &LoadOptions) -> Result<Loaded, Str
 }
 
 fn csv_error(e: csv::Error) -> String {
+    // The guard's errors name their line themselves.
+    if let csv::ErrorKind::Io(io) = e.kind() {
+        return io.to_string();
+    }
     let line = e.position().map(|p| p.line());
     let what = match e.kind() {
         csv::ErrorKind::UnequalLengths {
             expected_len, len, ..
         } => format!("expected {expected_len} fields like the header, found {len}"),
-        csv::ErrorKind::Utf8 { .. } => "invalid UTF-8; is this a text CSV file?".to_string(),
+        csv::ErrorKind::Utf8 { .. } => {
+            "invalid UTF-8; is this a text CSV file, not a binary one?".to_string()
+        }
         _ => e.to_string(),
     };
     match line {
         Some(l) => format!("line {l}: {what}"),
         None => what,
+    }
+}
+
+/// Reads one line (through its `\n`) onto `buf`; 0 at the end.
+fn read_line(input: &mut impl Read, buf: &mut Vec<u8>) -> Result<usize, String> {
+    let mut byte = [0u8; 1];
+    let mut n = 0;
+    loop {
+        match input.read(&mut byte) {
+            Ok(0) => return Ok(n),
+            Ok(_) => {
+                buf.push(byte[0]);
+                n += 1;
+                if byte[0] == b'\n' {
+                    return Ok(n);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+/// A reader that refuses, naming the line, a line longer than
+/// [`MAX_LINE_BYTES`] and a NUL byte (a binary file), as the bytes pass.
+struct LineGuard<R> {
+    inner: R,
+    /// The line being read, from 1.
+    line: u64,
+    /// Bytes of that line so far.
+    length: usize,
+}
+
+impl<R: Read> LineGuard<R> {
+    fn new(inner: R) -> Self {
+        LineGuard {
+            inner,
+            line: 1,
+            length: 0,
+        }
+    }
+}
+
+impl<R: Read> Read for LineGuard<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        for &b in &buf[..n] {
+            if b == 0 {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "line {}: the file contains NUL bytes; is it a binary file, not a CSV?",
+                        self.line
+                    ),
+                ));
+            }
+            if b == b'\n' {
+                self.line += 1;
+                self.length = 0;
+            } else {
+                self.length += 1;
+                if self.length > MAX_LINE_BYTES {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!(
+                            "line {}: longer than {} MiB; a CSV line of bars is a few dozen bytes (is this a CSV file?)",
+                            self.line,
+                            MAX_LINE_BYTES >> 20
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(n)
     }
 }

@@ -72,7 +72,28 @@ impl Format {
 
 /// Reads and validates a data file of bars, in any supported format.
 pub fn load(path: &Path, options: &LoadOptions) -> Result<Loaded> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    // The first bytes tell the format; CSV text streams from there (a
+    // binary format's reader needs the whole file).
+    let mut head = Vec::with_capacity(8);
+    (&mut file)
+        .take(8)
+        .read_to_end(&mut head)
+        .map_err(|e| Error::io(path, e))?;
+    let text = Format::of_content(&head) == Format::Csv
+        && !head.starts_with(FEATHER_V1_MAGIC)
+        && !is_utf16(&head);
+    if text && Format::of_extension(path).is_none_or(|f| f == Format::Csv) {
+        let input = std::io::BufReader::new(std::io::Cursor::new(head).chain(file));
+        return crate::data::csv::read_csv(input, options).map_err(|message| Error::Data {
+            path: path.to_path_buf(),
+            message,
+        });
+    }
+    let mut bytes = head;
+    file.read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
     let in_format = |bytes: Vec<u8>| match Format::of_extension(path) {
         Some(named)
             if named != Format::Csv
@@ -95,7 +116,7 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<Loaded> {
 
 /// Parses a whole file's bytes; messages name rows or lines, not the file.
 pub fn parse(bytes: Vec<u8>, options: &LoadOptions) -> std::result::Result<Loaded, String> {
-    if bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF") {
+    if is_utf16(&bytes) {
         return Err(
             "this is UTF-16 text (as some Windows programs export); save it as UTF-8".into(),
         );
@@ -108,6 +129,11 @@ pub fn parse(bytes: Vec<u8>, options: &LoadOptions) -> std::result::Result<Loade
         Format::Arrow => guarded("Arrow", || parse_arrow(&bytes, options)),
         Format::Csv => parse_csv_with(&bytes, options),
     }
+}
+
+/// Whether `bytes` start with a UTF-16 byte order mark.
+fn is_utf16(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF")
 }
 
 /// Runs a binary format's decoder, turning a panic into an error: the
