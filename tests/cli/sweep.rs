@@ -251,3 +251,147 @@ fn gpu_without_the_feature_is_a_clear_error() {
     ]);
     assert!(stderr(&out).contains("--features gpu"), "{}", stderr(&out));
 }
+
+/// A shard's CSV swapped for another sweep's, edited, or with rows that
+/// are not its shard's (even with its meta's hash fixed up to match), a
+/// meta from another version or with counts that wrap: each is refused
+/// naming the part, and nothing is written. All merged with exit 0 before.
+#[test]
+fn merge_refuses_tampered_parts() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = setup(dir.path(), CONFIG);
+    let p = |name: &str| dir.path().join(name);
+    for k in 0..2 {
+        sweep(
+            &config,
+            &p(&format!("a{k}.csv")),
+            &["--shard", &format!("{k}/2")],
+        );
+    }
+    sweep(
+        &config,
+        &p("fee1.csv"),
+        &["--shard", "1/2", "-O", "backtest.fee=0.001"],
+    );
+    let (a0, a1) = (p("a0.csv"), p("a1.csv"));
+    let text = std::fs::read_to_string(&a1).unwrap();
+    let meta_path = p("a1.meta.json");
+    let meta = std::fs::read_to_string(&meta_path).unwrap();
+    let out = p("merged.csv");
+    // Writes part 1 as `csv`, its meta as `edit` makes it, and merges.
+    let merge = |csv: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+        std::fs::write(&a1, csv).unwrap();
+        let mut m: serde_json::Value = serde_json::from_str(&meta).unwrap();
+        edit(&mut m);
+        std::fs::write(&meta_path, m.to_string()).unwrap();
+        let o = run_err(&[
+            "merge",
+            a0.to_str().unwrap(),
+            a1.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(!out.exists(), "a refused merge wrote its output");
+        stderr(&o)
+    };
+    // The hash a tamperer would write to match an edited file.
+    let rehash = |csv: String| {
+        move |m: &mut serde_json::Value| {
+            m["csv_sha256"] = sha256(&csv).into();
+            m["rows"] = (csv.lines().count() as u64 - 1).into();
+        }
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let keep = |_: &mut serde_json::Value| {};
+    // Another config's shard CSV under this one's meta.
+    let other = std::fs::read_to_string(p("fee1.csv")).unwrap();
+    assert!(merge(&other, &keep).contains("another SHA-256"));
+    // A score edited.
+    let edited = text.replacen(",0.", ",9.", 1);
+    assert_ne!(edited, text);
+    assert!(merge(&edited, &keep).contains("another SHA-256"));
+    // A row repeated, with the meta fixed up.
+    let twice = format!("{}\n{}\n", lines.join("\n"), lines[1]);
+    let e = merge(&twice, &rehash(twice.clone()));
+    assert!(
+        e.contains("appears twice") || e.contains("rows where"),
+        "{e}"
+    );
+    // A row of the other shard (grid index 0 lies in shard 0/2).
+    let mut f: Vec<String> = lines[1].split(',').map(str::to_string).collect();
+    f[1] = "0".into();
+    let outside = format!("{}\n{}\n", lines[0], f.join(","));
+    let e = merge(&outside, &rehash(outside.clone()));
+    assert!(e.contains("grid index 0 is outside shard 1/2"), "{e}");
+    // Parameters that are not the grid index's.
+    let mut f: Vec<String> = lines[1].split(',').map(str::to_string).collect();
+    f[2] = format!("{}", f[2].parse::<f64>().unwrap() + 1.0);
+    let moved = format!("{}\n{}\n", lines[0], f.join(","));
+    let e = merge(&moved, &rehash(moved.clone()));
+    assert!(e.contains("are not those of grid index"), "{e}");
+    // Another version of sieve.
+    let e = merge(&text, &|m| m["sieve_version"] = "0.0.1".into());
+    assert!(e.contains("written by sieve 0.0.1"), "{e}");
+    // Counts that wrap when summed.
+    let e = merge(&text, &|m| {
+        let max = serde_json::Value::from(u64::MAX);
+        m["objective_stats"]["combinations_evaluated"] = max.clone();
+        m["objective_stats"]["nan"] = max.clone();
+    });
+    assert!(e.contains("overflow") || e.contains("counted"), "{e}");
+    // Untouched, it merges.
+    std::fs::write(&a1, &text).unwrap();
+    std::fs::write(&meta_path, &meta).unwrap();
+    run_ok(&[
+        "merge",
+        a0.to_str().unwrap(),
+        a1.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+}
+
+/// SHA-256 in hex, by `sha256sum` (an independent implementation).
+fn sha256(text: &str) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8(out.stdout).unwrap()[..64].to_string()
+}
+
+/// `verify` refuses a candidates file that names one grid index twice.
+#[test]
+fn verify_refuses_a_grid_index_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = setup(dir.path(), CONFIG);
+    let cands = dir.path().join("c.csv");
+    std::fs::write(
+        &cands,
+        "rank,grid_index,fast,slow,score,trades\n1,7,2,45,1,3\n2,9,2,55,1,3\n3,7,2,45,1,3\n",
+    )
+    .unwrap();
+    let o = run_err(&[
+        "verify",
+        "--config",
+        &config,
+        "--candidates",
+        cands.to_str().unwrap(),
+        "--out",
+        dir.path().join("v.csv").to_str().unwrap(),
+    ]);
+    assert!(
+        stderr(&o).contains("line 4: grid index 7 appears again (first on line 2)"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -129,6 +129,19 @@ pub fn parse(
     if out.is_empty() {
         return Err("line 1: the file has a header but no candidates".into());
     }
+    if index_col.is_some() {
+        // A grid index names one combination: twice is a file put together
+        // wrongly (two sweeps concatenated, a row pasted twice).
+        let mut first_line = std::collections::HashMap::new();
+        for c in &out {
+            if let Some(earlier) = first_line.insert(c.grid_index, c.line) {
+                return Err(format!(
+                    "line {}: grid index {} appears again (first on line {earlier})",
+                    c.line, c.grid_index
+                ));
+            }
+        }
+    }
     Ok(out)
 }
 

@@ -149,6 +149,13 @@ pub fn finite(x: f64) -> Option<f64> {
     x.is_finite().then_some(x)
 }
 
+/// One parameter's values on a grid, as run and meta files record it.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct AxisRecord {
+    pub name: String,
+    pub values: Vec<f64>,
+}
+
 /// A metric in a JSON file, kept whole: a finite value is a number, an
 /// infinite one the string `"inf"` or `"-inf"` (as `verified.csv` writes
 /// it: a profit factor with no losing trade is +∞, not undefined), and an

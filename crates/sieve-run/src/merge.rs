@@ -28,7 +28,7 @@ pub fn merge(parts: &[PathBuf], out: &Path) -> Result<SweepMeta> {
                 meta_path.display()
             )));
         }
-        metas.push((p.clone(), files::read_json(&meta_path)?));
+        metas.push((p.clone(), read_meta(&meta_path)?));
     }
     check_parts(&metas)?;
     let first = metas[0].1.clone();
@@ -36,16 +36,12 @@ pub fn merge(parts: &[PathBuf], out: &Path) -> Result<SweepMeta> {
     let mut rows: Vec<SweepRow> = Vec::new();
     let mut stats = ObjectiveStats::default();
     let mut sharpe = Some(ObjectiveStats::default());
+    let mut counts = Counts::default();
     let mut screen_s = 0.0;
     for (path, m) in &metas {
-        let (names, part_rows) = files::read_sweep_csv(path)?;
-        if names != first.params {
-            return Err(Error::Invalid(format!(
-                "{}: its columns do not match its meta file",
-                path.display()
-            )));
-        }
+        let part_rows = read_part(path, m)?;
         rows.extend(part_rows);
+        counts.add(&m.objective_stats, path)?;
         stats.combine(&ObjectiveStats::from(&m.objective_stats));
         // Known only when every part has it.
         sharpe = sharpe.zip(m.sharpe_stats.as_ref()).map(|(mut s, p)| {
@@ -54,11 +50,18 @@ pub fn merge(parts: &[PathBuf], out: &Path) -> Result<SweepMeta> {
         });
         screen_s += m.timings.screen_s;
     }
+    if counts.evaluated > first.grid_size {
+        return Err(Error::Invalid(format!(
+            "the parts claim {} combinations evaluated, more than the grid's {}; is a meta file corrupt?",
+            counts.evaluated, first.grid_size
+        )));
+    }
     rows.sort_by(|a, b| rank_order(a.score, a.grid_index, b.score, b.grid_index));
     rows.truncate(first.top);
 
     let names: Vec<&str> = first.params.iter().map(String::as_str).collect();
-    files::write_sweep_csv(out, &names, &rows)?;
+    let text = files::sweep_csv(&names, &rows);
+    sieve_core::format::write_atomic(out, text.as_bytes())?;
     let evaluated = stats.evaluated as f64;
     let mut meta = first.clone();
     meta.shard = ShardMeta {
@@ -73,8 +76,138 @@ pub fn merge(parts: &[PathBuf], out: &Path) -> Result<SweepMeta> {
     meta.timings.screen_s = screen_s;
     meta.timings.combinations_per_s = evaluated / screen_s;
     meta.timings.bar_combinations_per_s = evaluated * first.bars_per_combination as f64 / screen_s;
+    let meta = meta.describing(&text, rows.len());
     files::write_json(&files::meta_path(out), &meta)?;
     Ok(meta)
+}
+
+/// Reads a part's meta, refusing one another version of sieve wrote (its
+/// fields, and its numbers, may differ) before reading the rest.
+fn read_meta(path: &Path) -> Result<SweepMeta> {
+    let raw: serde_json::Value = files::read_json(path)?;
+    let version = raw.get("sieve_version").and_then(|v| v.as_str());
+    let ours = env!("CARGO_PKG_VERSION");
+    if version != Some(ours) {
+        return Err(Error::Invalid(format!(
+            "{}: written by sieve {}, and this is sieve {ours}; sweep every shard with one version",
+            path.display(),
+            version.unwrap_or("(unknown)")
+        )));
+    }
+    serde_json::from_value(raw).map_err(|e| Error::Data {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+/// Reads a part's rows, checking them against its meta: the file is the
+/// one the meta describes (its SHA-256 and row count), and each row's grid
+/// index lies in the part's shard, appears once, and decodes to the row's
+/// parameters.
+fn read_part(path: &Path, m: &SweepMeta) -> Result<Vec<SweepRow>> {
+    let bad = |what: String| Error::Invalid(format!("{}: {what}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    if crate::study::hash_text(&text) != m.csv_sha256 {
+        return Err(bad(format!(
+            "its content is not the file its meta ({}) describes (another SHA-256): was it edited, or swapped for another sweep's?",
+            files::meta_path(path).display()
+        )));
+    }
+    let (names, rows) = files::read_sweep_csv(path)?;
+    if names != m.params {
+        return Err(bad("its columns do not match its meta file".into()));
+    }
+    if rows.len() as u64 != m.rows || rows.len() > m.top {
+        return Err(bad(format!(
+            "{} rows where its meta says {} (top {})",
+            rows.len(),
+            m.rows,
+            m.top
+        )));
+    }
+    if m.grid.len() != m.params.len() {
+        return Err(bad("its meta has no grid to check the rows against".into()));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (i, row) in rows.iter().enumerate() {
+        let line = i + 2;
+        if !(m.shard.start..m.shard.end).contains(&row.grid_index) {
+            return Err(bad(format!(
+                "line {line}: grid index {} is outside shard {}/{} ({}..{})",
+                row.grid_index, m.shard.index, m.shard.count, m.shard.start, m.shard.end
+            )));
+        }
+        if !seen.insert(row.grid_index) {
+            return Err(bad(format!(
+                "line {line}: grid index {} appears twice",
+                row.grid_index
+            )));
+        }
+        let want = decode(&m.grid, row.grid_index);
+        let same = want
+            .iter()
+            .zip(&row.params)
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+        if want.len() != row.params.len() || !same {
+            return Err(bad(format!(
+                "line {line}: the parameters are not those of grid index {}",
+                row.grid_index
+            )));
+        }
+    }
+    Ok(rows)
+}
+
+/// The parameters at `index` of `grid` (the first parameter slowest).
+fn decode(grid: &[crate::files::AxisRecord], mut index: u64) -> Vec<f64> {
+    let mut out = vec![f64::NAN; grid.len()];
+    for (slot, axis) in out.iter_mut().zip(grid).rev() {
+        let n = axis.values.len().max(1) as u64;
+        *slot = axis
+            .values
+            .get((index % n) as usize)
+            .copied()
+            .unwrap_or(f64::NAN);
+        index /= n;
+    }
+    out
+}
+
+/// The parts' combination counts, summed with overflow refused (three
+/// parts each claiming 2⁶⁴ − 1 combinations wrapped to a small number).
+#[derive(Default)]
+struct Counts {
+    evaluated: u64,
+    count: u64,
+    nan: u64,
+    infinite: u64,
+}
+
+impl Counts {
+    fn add(&mut self, s: &StatsMeta, path: &Path) -> Result<()> {
+        let sum = |a: u64, b: u64| {
+            a.checked_add(b).ok_or_else(|| {
+                Error::Invalid(format!(
+                    "{}: its combination counts overflow the total; is the meta file corrupt?",
+                    files::meta_path(path).display()
+                ))
+            })
+        };
+        let parts = sum(s.count, s.nan).and_then(|c| sum(c, s.infinite))?;
+        if parts != s.combinations_evaluated {
+            return Err(Error::Invalid(format!(
+                "{}: {} combinations evaluated but {} counted; is the meta file corrupt?",
+                files::meta_path(path).display(),
+                s.combinations_evaluated,
+                parts
+            )));
+        }
+        self.evaluated = sum(self.evaluated, s.combinations_evaluated)?;
+        self.count = sum(self.count, s.count)?;
+        self.nan = sum(self.nan, s.nan)?;
+        self.infinite = sum(self.infinite, s.infinite)?;
+        Ok(())
+    }
 }
 
 /// Checks the metas of the parts (as read, possibly corrupt or tampered

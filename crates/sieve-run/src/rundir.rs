@@ -223,11 +223,7 @@ impl Stage {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AxisRecord {
-    pub name: String,
-    pub values: Vec<f64>,
-}
+pub use crate::files::AxisRecord;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BestRecord {

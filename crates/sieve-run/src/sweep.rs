@@ -10,7 +10,7 @@ use std::ops::ControlFlow;
 
 use sieve_screen::{Checkpoint, ObjectiveStats, Screen, ScreenBackend, ScreenJob, Screened};
 
-use crate::files::{self, finite, SweepRow};
+use crate::files::{self, finite, AxisRecord, SweepRow};
 use crate::shard::Shard;
 use crate::Study;
 
@@ -47,6 +47,16 @@ pub struct SweepMeta {
     #[serde(default)]
     pub sharpe_stats: Option<StatsMeta>,
     pub timings: Timings,
+    /// Every parameter's values in strategy order (a fixed one has one):
+    /// the grid a row's grid index decodes against. The first varies
+    /// slowest.
+    #[serde(default)]
+    pub grid: Vec<AxisRecord>,
+    /// Rows of the CSV this meta describes, and the SHA-256 of its bytes.
+    #[serde(default)]
+    pub rows: u64,
+    #[serde(default)]
+    pub csv_sha256: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -165,6 +175,9 @@ pub fn run(
             combinations_per_s: evaluated / secs,
             bar_combinations_per_s: evaluated * bars / secs,
         },
+        grid: grid_of(study),
+        rows: 0,
+        csv_sha256: String::new(),
     };
     Ok(Some((screen, meta)))
 }
@@ -183,9 +196,40 @@ pub fn rows(study: &Study, screen: &Screen) -> Vec<SweepRow> {
         .collect()
 }
 
+/// Every parameter's values, in strategy order.
+fn grid_of(study: &Study) -> Vec<AxisRecord> {
+    let space = study.space();
+    let base = space.params_of(0);
+    study
+        .param_names()
+        .iter()
+        .enumerate()
+        .map(|(i, name)| AxisRecord {
+            name: name.to_string(),
+            values: match space.axes.iter().find(|a| a.param == i) {
+                Some(axis) => axis.values.clone(),
+                None => vec![base[i]],
+            },
+        })
+        .collect()
+}
+
 /// Writes `sweep.csv` and `sweep.meta.json` (the CSV first: a meta file
-/// always describes a complete CSV).
+/// always describes a complete CSV), the meta with the CSV's row count and
+/// hash, which `sieve merge` checks.
 pub fn write(path: &Path, study: &Study, screen: &Screen, meta: &SweepMeta) -> Result<()> {
-    files::write_sweep_csv(path, &study.param_names(), &rows(study, screen))?;
-    files::write_json(&files::meta_path(path), meta)
+    let rows = rows(study, screen);
+    let text = files::sweep_csv(&study.param_names(), &rows);
+    sieve_core::format::write_atomic(path, text.as_bytes())?;
+    let meta = meta.clone().describing(&text, rows.len());
+    files::write_json(&files::meta_path(path), &meta)
+}
+
+impl SweepMeta {
+    /// This meta, describing the CSV `text` of `rows` rows.
+    pub fn describing(mut self, text: &str, rows: usize) -> SweepMeta {
+        self.rows = rows as u64;
+        self.csv_sha256 = crate::study::hash_text(text);
+        self
+    }
 }
