@@ -255,6 +255,12 @@ def _config(config):
     raise TypeError("config: expected a dict, TOML text or a path, got %s" % type(config).__name__)
 
 
+def _describe_index(index):
+    if isinstance(index, pd.RangeIndex):
+        return "RangeIndex (0, 1, 2, …)"
+    return "%s of %s" % (type(index).__name__, index.dtype)
+
+
 class _Data:
     """The ``data`` argument for the native side: a path as is, or a
     DataFrame's columns. The numpy arrays handed over by address stay
@@ -290,6 +296,16 @@ class _Data:
             columns.append(self._column("time", index))
         elif index.name is not None and str(index.name).strip().lower() in _TIME_NAMES and not has_time:
             columns.append(self._column(str(index.name), index))
+        elif not has_time and not isinstance(index, pd.RangeIndex) and index.dtype.kind in "iu":
+            # Integer unix times (s, ms, µs or ns, told by magnitude, as
+            # the CLI reads them), whatever the index's name.
+            columns.append(self._column("time", index))
+        elif not has_time:
+            raise DataError(
+                "data: the DataFrame has no time: no column named %s (it has %s), and its index is a %s; "
+                "give it a DatetimeIndex, an integer index of unix times (s, ms, µs or ns), or a time column"
+                % ("/".join(_TIME_NAMES), ", ".join(names) or "no columns", _describe_index(index))
+            )
         for name, (_, series) in zip(names, df.items()):
             columns.append(self._column(name, series))
         return columns
@@ -323,6 +339,10 @@ class _Data:
         if isinstance(dtype, np.dtype) and dtype.kind == "u":
             # uint64 may not fit int64: as floats (exact up to 2**53).
             return self._buffer(name, "f64", np.ascontiguousarray(np.asarray(values), dtype=np.float64))
+        if isinstance(dtype, np.dtype) and dtype.kind == "c":
+            # Complex numbers are no prices: as text, so that a column the
+            # rules read is refused naming its row (an unread one is left).
+            return (name, "str", [None if pd.isna(v) else str(v) for v in values])
         if pd.api.types.is_numeric_dtype(dtype):
             # float32, nullable Int64/Float64 (missing → NaN, refused by row).
             floats = pd.Series(values).to_numpy(dtype=np.float64, na_value=np.nan)

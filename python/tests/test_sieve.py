@@ -7,6 +7,7 @@ with `cargo build --release`): the tests fail, not skip, without it.
 
 import _thread
 import json
+import math
 import os
 import signal
 import subprocess
@@ -164,9 +165,27 @@ def test_every_dataframe_form_equals_the_path(files, frame):
         "index named anything": frame.rename_axis("ts"),
         "object column of numbers": frame.assign(close=frame["close"].astype(object)),
         "categorical text dates": frame.reset_index().assign(date=lambda d: d["date"].dt.strftime("%Y-%m-%d").astype("category")),
+        "an unused complex column": frame.assign(z=frame["close"] + 1j),
     }
+    # An int64 index of unix times, in each unit the CLI reads.
+    seconds = frame.index.as_unit("s").asi8 if hasattr(frame.index, "as_unit") else frame.index.asi8 // 10**9
+    for unit, scale in {"s": 1, "ms": 10**3, "µs": 10**6, "ns": 10**9}.items():
+        forms["int64 index in " + unit] = frame.set_axis(pd.Index(seconds * scale, dtype="int64"))
     for name, df in forms.items():
         assert sieve.backtest(df, "sma_cross", {"fast": 6, "slow": 50}, config=CONFIG) == want, name
+
+
+def test_frames_without_a_time_or_with_complex_prices_are_refused_by_name(frame):
+    # No time column and a plain RangeIndex: the message says what the
+    # index is and what would do.
+    with pytest.raises(sieve.DataError, match="its index is a RangeIndex") as e:
+        sieve.backtest(frame.reset_index(drop=True), "sma_cross", {"fast": 6, "slow": 50}, config=CONFIG)
+    assert "integer index of unix times" in str(e.value)
+    # Complex prices lost their imaginary part in silence.
+    bad = frame.assign(close=frame["close"].astype(complex))
+    bad.iloc[3, bad.columns.get_loc("close")] += 2j
+    with pytest.raises(sieve.DataError, match="close"):
+        sieve.backtest(bad, "sma_cross", {"fast": 6, "slow": 50}, config=CONFIG)
 
 
 def test_sweep_equals_the_cli(files, frame):
@@ -482,3 +501,21 @@ def test_threads_optimizing_into_one_folder_take_turns_or_are_refused(frame, tmp
         assert any(f"thread {t}" in e for t in native_ids), (e, native_ids)
     # The folder holds one run, whole: a further call resumes it.
     assert sieve.optimize(frame, CONFIG, out=out) == results[0]
+
+
+def test_infinities_and_undefined_values_stay_apart():
+    # As best.json and `backtest --json` write them: +inf as "inf", NaN as
+    # null (both came back as None before).
+    doc = {
+        "strategy": "inf",
+        "score": None,
+        "windows": {"score": {"start": "2020-01-01", "end": "2021-01-01", "objective": "inf",
+                              "profit_factor": "inf", "sortino": "-inf", "calmar": None, "trades": 3}},
+        "robustness": {"pbo": None},
+    }
+    got = sieve._numbers(doc)
+    w = got["windows"]["score"]
+    assert w["profit_factor"] == math.inf and w["sortino"] == -math.inf and w["objective"] == math.inf
+    assert math.isnan(w["calmar"]) and math.isnan(got["score"])
+    assert w["trades"] == 3 and w["start"] == "2020-01-01" and got["strategy"] == "inf"
+    assert got["robustness"]["pbo"] is None

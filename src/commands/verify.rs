@@ -42,7 +42,15 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     progress.finish();
     verify::write_csv(&a.out, &result)?;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{}", summary(&study, &result))?;
+    // The sweep's meta beside the candidates says whether its screen was
+    // exact (then the ranks agree by construction).
+    let exact = sieve_run::files::read_json::<sieve_run::sweep::SweepMeta>(
+        &sieve_run::files::meta_path(&a.candidates),
+    )
+    .is_ok_and(|m| {
+        m.config_hash == study.config_hash() && m.backend == "cpu" && m.screen_window == "score"
+    });
+    writeln!(out, "{}", summary(&study, &result, exact))?;
     writeln!(out, "wrote {}", a.out.display())?;
     if result.rows.first().is_none_or(|r| r.score.is_nan()) {
         return Err(crate::Exit {
@@ -55,7 +63,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
 }
 
 /// The agreement summary printed after verifying.
-pub fn summary(study: &sieve_run::Study, v: &verify::Verification) -> String {
+pub fn summary(study: &sieve_run::Study, v: &verify::Verification, exact: bool) -> String {
     let ag = &v.agreement;
     let mut s = format!(
         "verified {} candidates of {} on the score window ({} = objective)\n",
@@ -72,10 +80,10 @@ pub fn summary(study: &sieve_run::Study, v: &verify::Verification) -> String {
             best.candidate.grid_index
         ));
     }
-    s.push_str(&format!(
-        "screen/verify agreement: Spearman {}\n",
-        human(ag.spearman)
-    ));
+    s.push_str(&match exact {
+        true => "screen/verify agreement: exact (the CPU screen scored the score window with this engine)\n".to_string(),
+        false => format!("screen/verify agreement: Spearman {}\n", human(ag.spearman)),
+    });
     let ranks: Vec<String> = ag.top_screen_ranks.iter().map(u64::to_string).collect();
     s.push_str(&format!(
         "screen ranks of the verified top {}: {}",

@@ -367,12 +367,15 @@ impl fmt::Display for ParamSpace {
 
 /// Rounds to 12 significant digits.
 pub fn round_sig(v: f64) -> f64 {
+    round_digits(v, SIGNIFICANT_DIGITS)
+}
+
+/// Rounds to `digits` significant digits.
+fn round_digits(v: f64, digits: usize) -> f64 {
     if v == 0.0 || !v.is_finite() {
         return v;
     }
-    format!("{:.*e}", SIGNIFICANT_DIGITS - 1, v)
-        .parse()
-        .unwrap_or(v)
+    format!("{:.*e}", digits - 1, v).parse().unwrap_or(v)
 }
 
 /// start + i·step for i = 0, 1, … while ≤ stop (within 1e-9 of a step).
@@ -410,20 +413,38 @@ pub fn range_values(name: &str, start: f64, stop: f64, step: f64) -> Result<Vec<
             ),
         ));
     }
-    Ok((0..count as u64)
-        .map(|i| grid_value(start + i as f64 * step, step))
+    if start + step == start {
+        return Err(Error::config(
+            key,
+            format!(
+                "step {} is below the precision of numbers near {} (a double holds about 16 significant digits): successive values would be the same number",
+                crate::format::short(step),
+                crate::format::short(start)
+            ),
+        ));
+    }
+    Ok((0..count as i64)
+        .map(|i| grid_value(start, i, step))
         .collect())
 }
 
-/// A value of a grid with spacing `step`: 12 significant digits, and 0
-/// exactly where the arithmetic left a rounding residue of a step (−0.3 +
-/// 3 × 0.1 is 5.55e−17, which 12 significant digits keep).
-pub fn grid_value(v: f64, step: f64) -> f64 {
-    if v.abs() < step.abs() * 1e-9 {
-        0.0
-    } else {
-        round_sig(v)
+/// The value `start + k·step` of a grid: rounded to 12 significant digits
+/// (more where the value is over a million steps from 0, so that
+/// neighbours stay apart), and 0 exactly where the arithmetic left a
+/// rounding residue of a step (−0.3 + 3 × 0.1 is 5.55e−17, which 12
+/// significant digits keep) — never for `start` itself (k = 0), which is
+/// as written however small beside the step.
+pub fn grid_value(start: f64, k: i64, step: f64) -> f64 {
+    let v = start + k as f64 * step;
+    if k != 0 && v.abs() < step.abs() * 1e-9 {
+        return 0.0;
     }
+    let steps_from_zero = (v / step).abs();
+    let digits = match steps_from_zero > 1.0 {
+        true => (steps_from_zero.log10().ceil() as usize + 6).clamp(SIGNIFICANT_DIGITS, 17),
+        false => SIGNIFICANT_DIGITS,
+    };
+    round_digits(v, digits)
 }
 
 /// One `[strategy.params]` entry as written: its values in order, and
@@ -464,5 +485,35 @@ impl Axis {
             name: name.to_string(),
             values,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Values far from 0 in steps keep the digits that tell them apart
+    /// (12 significant digits merged 1e9 + 0.001 and 1e9 + 0.002), a step
+    /// below a double's precision is said as such, a start is kept as
+    /// written however small beside the step (1 became 0), and the usual
+    /// residues still clean up.
+    #[test]
+    fn grid_values_by_hand() {
+        let v = range_values("x", 1e9, 1e9 + 0.0035, 0.001).unwrap();
+        assert_eq!(v, [1e9, 1e9 + 0.001, 1e9 + 0.002, 1e9 + 0.003]);
+        let e = range_values("x", 1e16, 1e16 + 10.0, 1.0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("below the precision of numbers near 1e16"),
+            "{e}"
+        );
+        assert_eq!(
+            range_values("x", 1.0, 1.5e10, 1e10).unwrap(),
+            [1.0, 1e10 + 1.0]
+        );
+        assert_eq!(grid_value(1.0, 0, 1e10), 1.0);
+        assert_eq!(range_values("x", -0.3, 0.3, 0.1).unwrap()[3], 0.0);
+        assert_eq!(range_values("x", 0.1, 0.35, 0.1).unwrap(), [0.1, 0.2, 0.3]);
     }
 }

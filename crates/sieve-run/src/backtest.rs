@@ -191,7 +191,11 @@ impl InstrumentRun {
         for ((w, m), objective) in self.windows.iter().zip(&self.metrics).zip(&self.objectives) {
             let mut obj = serde_json::Map::new();
             for (name, v) in Metrics::NAMES.iter().zip(m.values()) {
-                obj.insert(name.to_string(), serde_json::json!(Num(v)));
+                let value = match crate::best::count(name, v) {
+                    Some(n) => serde_json::json!(n),
+                    None => serde_json::json!(Num(v)),
+                };
+                obj.insert(name.to_string(), value);
             }
             obj.insert("objective".into(), serde_json::json!(Num(*objective)));
             windows_json.insert(w.kind.to_string(), obj.into());

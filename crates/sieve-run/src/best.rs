@@ -48,13 +48,36 @@ pub struct Best {
 
 /// One window's span (first and last bar, inclusive) and metrics; a NaN
 /// metric is written as null, ±∞ as "inf" / "-inf".
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct WindowResult {
     pub start: String,
     pub end: String,
     /// `Metrics::NAMES` in order, then `objective`.
     #[serde(flatten)]
     pub metrics: IndexMap<String, Num>,
+}
+
+impl Serialize for WindowResult {
+    /// The span, then each metric; `trades`, a count, as a whole number.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(2 + self.metrics.len()))?;
+        map.serialize_entry("start", &self.start)?;
+        map.serialize_entry("end", &self.end)?;
+        for (name, v) in &self.metrics {
+            match count(name, v.0) {
+                Some(n) => map.serialize_entry(name, &n)?,
+                None => map.serialize_entry(name, v)?,
+            }
+        }
+        map.end()
+    }
+}
+
+/// `v` as a count when the metric `name` is one (`trades`) and `v` is
+/// whole: JSON then says 25, not 25.0.
+pub fn count(name: &str, v: f64) -> Option<u64> {
+    (name == "trades" && v >= 0.0 && v.fract() == 0.0 && v < 2f64.powi(53)).then_some(v as u64)
 }
 
 impl WindowResult {

@@ -384,16 +384,26 @@ fn axes_of(study: &Study, grid: &[AxisRecord]) -> Result<Vec<Axis>> {
 fn iteration_line(study: &Study, rec: &IterationRecord) -> String {
     match (rec.best(), &rec.verify) {
         (Some(b), Some(v)) => format!(
-            "iteration {}: {} combinations screened, {} verified; best {} {} (screen rank {}); Spearman {}",
+            "iteration {}: {} combinations screened, {} verified; best {} {} (screen rank {}){}",
             rec.iteration,
             rec.sweep.as_ref().map_or(0, |s| s.combinations_evaluated),
             v.candidates_verified,
             study.scoring().objective,
             b.score.map_or("NaN".to_string(), float),
             b.screen_rank,
-            v.spearman.map_or("NaN".to_string(), |s| format!("{s:.3}")),
+            // Where the screen is exact, ranks agree by construction.
+            match study.screen_is_exact() {
+                true => String::new(),
+                false => format!(
+                    "; Spearman {}",
+                    v.spearman.map_or("NaN".to_string(), |s| format!("{s:.3}"))
+                ),
+            },
         ),
-        _ => format!("iteration {}: no candidate passed the constraints", rec.iteration),
+        _ => format!(
+            "iteration {}: no candidate passed the constraints",
+            rec.iteration
+        ),
     }
 }
 

@@ -28,7 +28,7 @@ impl Plan {
         let k_lo = ((self.lo - self.anchor) / step - tol).ceil() as i64;
         let k_hi = ((self.hi - self.anchor) / step + tol).floor() as i64;
         (k_lo..=k_hi)
-            .map(|k| grid_value(self.anchor + k as f64 * step, step))
+            .map(|k| grid_value(self.anchor, k, step))
             .collect()
     }
 }

@@ -156,6 +156,18 @@ impl Study {
     }
 
     /// The first instrument's scoring: windows, engine, objective.
+    /// Whether the screen scores exactly what verification does: the CPU
+    /// backend ranking by the score window, where screen and verified
+    /// ranks agree by construction (a Spearman of 1 says nothing).
+    pub fn screen_is_exact(&self) -> bool {
+        self.settings().backend == "cpu"
+            && self
+                .market()
+                .instruments
+                .iter()
+                .all(|i| i.scoring.screen == i.scoring.windows.score)
+    }
+
     pub fn scoring(&self) -> &Scoring {
         &self.market.primary().scoring
     }

@@ -140,7 +140,10 @@ pub fn run(
         return Ok(None);
     };
     let secs = started.elapsed().as_secs_f64();
-    let evaluated = screen.stats.evaluated as f64;
+    // The speed of this run of the command: a resumed screen's earlier
+    // combinations took earlier time.
+    let before = plan.resume.as_ref().map_or(0, |c| c.stats.evaluated);
+    let evaluated = screen.stats.evaluated.saturating_sub(before) as f64;
     // Every instrument is simulated up to its screen window's end.
     let bars_per_combination: u64 = study
         .market()

@@ -231,9 +231,10 @@ fn times<'a>(name: &str, array: &'a dyn Array) -> Result<Vec<TimeCell<'a>>, Stri
                 None => TimeCell::Null,
                 Some(raw) => match to_ms(raw) {
                     Some(ms) => TimeCell::Ms { ms, raw, unit },
-                    // Beyond any date: the span check refuses it by name.
+                    // Beyond any date (on the side of its sign): the span
+                    // check refuses it by name.
                     None => TimeCell::Ms {
-                        ms: i64::MAX,
+                        ms: if raw < 0 { i64::MIN } else { i64::MAX },
                         raw,
                         unit,
                     },

@@ -41,7 +41,11 @@ pub fn unix_time(n: i64) -> Result<i64, String> {
 /// `ms` if it lies in 1900..2200; else an error quoting the time as `written`.
 pub fn in_span(ms: i64, written: &str) -> Result<i64, String> {
     if !(EARLIEST_MS..LATEST_MS).contains(&ms) {
-        let shown = crate::format::time(ms);
+        let shown = match chrono::DateTime::from_timestamp_millis(ms) {
+            Some(_) => crate::format::time(ms),
+            None if ms < 0 => "before any date".to_string(),
+            None => "after any date".to_string(),
+        };
         return Err(format!(
             "time \"{written}\" is {shown}, outside 1900..2200 (is the unit or the format wrong?)"
         ));
@@ -113,6 +117,17 @@ fn parse_any_time(s: &str) -> Result<i64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A time beyond any date is said to be on its own side of the
+    /// calendar (−9.2e18 seconds was shown as +9223372036854775807).
+    #[test]
+    fn times_beyond_any_date_keep_their_sign() {
+        let e = in_span(i64::MIN, "-9200000000000000000 s").unwrap_err();
+        assert!(e.contains("is before any date"), "{e}");
+        let e = in_span(i64::MAX, "9200000000000000000 s").unwrap_err();
+        assert!(e.contains("is after any date"), "{e}");
+        assert!(!e.contains("9223372036854775807"), "{e}");
+    }
 
     #[test]
     fn forms_agree_on_one_instant() {

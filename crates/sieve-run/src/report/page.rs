@@ -74,7 +74,7 @@ pub(crate) fn run_page(report: &RunReport<'_>) -> Result<String> {
         push_heatmap(&mut html, heatmap)?;
     }
     push_ranks(&mut html, &report.ranks)?;
-    push_history(&mut html, state)?;
+    push_history(&mut html, state, matches!(report.ranks, Ranks::Exact))?;
     html.push_str("<p class=\"foot\">Written by sieve ");
     html.push_str(env!("CARGO_PKG_VERSION"));
     html.push_str(
@@ -429,8 +429,15 @@ pub(crate) fn push_ranks(html: &mut String, ranks: &Ranks) -> Result<()> {
 
 // ----------------------------------------------------------------- history
 
-pub(crate) fn push_history(html: &mut String, state: &RunState) -> Result<()> {
-    html.push_str("<h2>Iterations</h2>\n<table><tr><th>iteration</th><th>grid</th><th>screened</th><th>sweep s</th><th>verified</th><th>verify s</th><th>best</th><th>screen rank of best</th><th>Spearman</th></tr>\n");
+/// The iterations table; `exact`: the screen is exact, so its Spearman
+/// column (always 1) is left out.
+pub(crate) fn push_history(html: &mut String, state: &RunState, exact: bool) -> Result<()> {
+    html.push_str("<h2>Iterations</h2>\n<table><tr><th>iteration</th><th>grid</th><th>screened</th><th>sweep s</th><th>verified</th><th>verify s</th><th>best</th><th>screen rank of best</th>");
+    html.push_str(if exact {
+        "</tr>\n"
+    } else {
+        "<th>Spearman</th></tr>\n"
+    });
     let mut history = Vec::new();
     for it in &state.iterations {
         let grid: Vec<String> = it
@@ -445,7 +452,7 @@ pub(crate) fn push_history(html: &mut String, state: &RunState) -> Result<()> {
         }
         let _ = writeln!(
             html,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}</tr>",
             it.iteration,
             esc(&grid.join(" × ")),
             sweep.map_or("-".into(), |s| s.combinations_evaluated.to_string()),
@@ -454,9 +461,15 @@ pub(crate) fn push_history(html: &mut String, state: &RunState) -> Result<()> {
             verify.map_or("-".into(), |v| format!("{:.2}", v.verify_s)),
             score.map_or("-".into(), |s| format!("{s:.6}")),
             it.best().map_or("-".into(), |b| b.screen_rank.to_string()),
-            verify
-                .and_then(|v| v.spearman)
-                .map_or("-".into(), |s| format!("{s:.3}")),
+            match exact {
+                true => String::new(),
+                false => format!(
+                    "<td>{}</td>",
+                    verify
+                        .and_then(|v| v.spearman)
+                        .map_or("-".into(), |s| format!("{s:.3}"))
+                ),
+            },
         );
     }
     html.push_str("</table>\n");

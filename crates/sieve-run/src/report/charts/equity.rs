@@ -1,6 +1,8 @@
 //! The best candidate's equity and drawdown, against buy-and-hold, with
 //! the score and holdout windows shaded and the trades marked.
 
+use plotters::coord::ranged1d::ValueFormatter;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use sieve_core::engine::{Backtest, Side, Trade};
@@ -172,50 +174,119 @@ pub(crate) fn draw_equity(
     markers: &[(usize, Marker)],
     axis: &TimeAxis,
 ) -> Drawn {
-    let n = equity.len();
+    let n = equity.len() as f64;
     let (lo, hi) = padded_range([equity, hold]);
-    let mut chart = ChartBuilder::on(area)
-        .caption("Equity", ("sans-serif", 18))
+    let log = log_scale(&[equity, hold]);
+    let mut chart = ChartBuilder::on(area);
+    chart
         .margin(10)
         .x_label_area_size(36)
         .y_label_area_size(80)
-        .build_cartesian_2d(0f64..n as f64, lo..hi)?;
-    chart
-        .configure_mesh()
-        .label_style(LABEL_FONT)
-        .axis_desc_style(LABEL_FONT)
-        .x_label_formatter(&|x| axis.label(*x))
-        .y_label_formatter(&|y| axis_label(*y, hi - lo))
-        .x_labels(8)
-        .draw()?;
-    for (w, color) in shaded_windows(instrument) {
-        chart.draw_series(std::iter::once(Rectangle::new(
-            [(w.start as f64, lo), (w.end as f64, hi)],
-            color.mix(0.5).filled(),
-        )))?;
-    }
-    let finite = |s: &[f64]| -> Vec<(f64, f64)> {
-        s.iter()
-            .enumerate()
-            .filter(|(_, v)| v.is_finite())
-            .map(|(i, &v)| (i as f64, v))
-            .collect()
+        .caption(
+            if log { "Equity (log scale)" } else { "Equity" },
+            ("sans-serif", 18),
+        );
+    let curves = Curves {
+        instrument,
+        equity,
+        hold,
+        markers,
+        axis,
     };
-    chart.draw_series(LineSeries::new(finite(hold), HOLD_COLOR.stroke_width(1)))?;
-    chart.draw_series(LineSeries::new(
-        finite(equity),
-        EQUITY_COLOR.stroke_width(2),
-    ))?;
-    chart.draw_series(
-        markers
-            .iter()
-            .filter(|&&(bar, _)| bar < n)
-            .map(|&(bar, kind)| {
-                EmptyElement::at((bar as f64, equity[bar]))
+    // When the curves span more than 10× (buy-and-hold up a hundredfold
+    // beside a strategy that doubled), a linear axis flattens the smaller
+    // one.
+    match log {
+        true => {
+            // Padded by a factor, as a log axis pads: 5 % of the range
+            // below the lowest value could reach 0.
+            let (lo, hi) = finite_bounds(&[equity, hold]);
+            let (lo, hi) = (lo / 1.1, hi * 1.1);
+            let mut chart = chart.build_cartesian_2d(0f64..n, (lo..hi).log_scale())?;
+            curves.draw(&mut chart, lo, hi)
+        }
+        false => {
+            let mut chart = chart.build_cartesian_2d(0f64..n, lo..hi)?;
+            curves.draw(&mut chart, lo, hi)
+        }
+    }
+}
+
+/// What the equity chart draws, on a linear or a logarithmic value axis.
+struct Curves<'a> {
+    instrument: &'a Instrument,
+    equity: &'a [f64],
+    hold: &'a [f64],
+    markers: &'a [(usize, Marker)],
+    axis: &'a TimeAxis<'a>,
+}
+
+impl Curves<'_> {
+    fn draw<'b, Y>(
+        &self,
+        chart: &mut ChartContext<'b, SVGBackend<'b>, Cartesian2d<RangedCoordf64, Y>>,
+        lo: f64,
+        hi: f64,
+    ) -> Drawn
+    where
+        Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
+        let n = self.equity.len();
+        chart
+            .configure_mesh()
+            .label_style(LABEL_FONT)
+            .axis_desc_style(LABEL_FONT)
+            .x_label_formatter(&|x| self.axis.label(*x))
+            .y_label_formatter(&|y| axis_label(*y, hi - lo))
+            .x_labels(8)
+            .draw()?;
+        for (w, color) in shaded_windows(self.instrument) {
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(w.start as f64, lo), (w.end as f64, hi)],
+                color.mix(0.5).filled(),
+            )))?;
+        }
+        let finite = |s: &[f64]| -> Vec<(f64, f64)> {
+            s.iter()
+                .enumerate()
+                .filter(|(_, v)| v.is_finite())
+                .map(|(i, &v)| (i as f64, v))
+                .collect()
+        };
+        chart.draw_series(LineSeries::new(
+            finite(self.hold),
+            HOLD_COLOR.stroke_width(1),
+        ))?;
+        chart.draw_series(LineSeries::new(
+            finite(self.equity),
+            EQUITY_COLOR.stroke_width(2),
+        ))?;
+        chart.draw_series(self.markers.iter().filter(|&&(bar, _)| bar < n).map(
+            |&(bar, kind)| {
+                EmptyElement::at((bar as f64, self.equity[bar]))
                     + Polygon::new(kind.shape(), kind.color().filled())
-            }),
-    )?;
-    Ok(())
+            },
+        ))?;
+        Ok(())
+    }
+}
+
+/// Whether `series` (all finite values above 0) span more than a factor
+/// of 10: then the equity chart's axis is logarithmic.
+pub(crate) fn log_scale(series: &[&[f64]]) -> bool {
+    let (lo, hi) = finite_bounds(series);
+    lo > 0.0 && hi / lo > 10.0
+}
+
+/// The lowest and highest finite value of `series`.
+fn finite_bounds(series: &[&[f64]]) -> (f64, f64) {
+    series
+        .iter()
+        .flat_map(|s| s.iter())
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        })
 }
 
 pub(crate) fn draw_drawdown(area: &Area, equity: &[f64], axis: &TimeAxis) -> Drawn {
@@ -274,4 +345,23 @@ pub(crate) fn draw_legend(area: &Area, items: &[(Swatch, String)]) -> Drawn {
         area.draw(&Text::new(text.as_str(), (38, y), font.clone()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod log_tests {
+    use super::log_scale;
+
+    /// Log scale once the curves span more than 10× and all are positive.
+    #[test]
+    fn log_scale_when_the_curves_span_a_decade() {
+        let flat = [10_000.0, 12_000.0, 15_000.0];
+        let hundredfold = [10_000.0, 200_000.0, 1_000_000.0];
+        assert!(!log_scale(&[&flat, &flat]));
+        assert!(log_scale(&[&flat, &hundredfold]));
+        assert!(
+            !log_scale(&[&[-1.0, 50.0], &hundredfold]),
+            "not with values ≤ 0"
+        );
+        assert!(log_scale(&[&[f64::NAN, 1.0], &[20.0]]), "NaN is left out");
+    }
 }
