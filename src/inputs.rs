@@ -19,13 +19,8 @@ impl Inputs {
     /// Also prints the settings that make results unreliable.
     pub fn into_study(self) -> Result<sieve_run::Study> {
         let study = sieve_run::Study::of_instruments(self.config, self.data, self.data_label)?;
-        for i in &study.market().instruments {
-            for w in sieve_run::study::warnings(study.config(), &i.scoring, &i.bars) {
-                match study.market().is_several() {
-                    true => eprintln!("warning: {}: {w}", i.name),
-                    false => eprintln!("warning: {w}"),
-                }
-            }
+        for w in sieve_run::study::study_warnings(&study) {
+            eprintln!("warning: {w}");
         }
         Ok(study)
     }

@@ -63,7 +63,7 @@ pub fn run(a: OptimizeArgs) -> Result<()> {
         }
         .into());
     };
-    print_best(&mut out, best)?;
+    print_best(&mut out, &study, best)?;
     writeln!(
         out,
         "results: {}/best.json, {}/iter-NNN/verified.csv\nreport:  {}/report.html",
@@ -83,7 +83,7 @@ pub fn run(a: OptimizeArgs) -> Result<()> {
 
 /// The best parameters, a table of its main metrics per window, and the
 /// robustness numbers with their verdict.
-fn print_best(out: &mut impl Write, best: &Best) -> Result<()> {
+fn print_best(out: &mut impl Write, study: &sieve_run::Study, best: &Best) -> Result<()> {
     let params: Vec<String> = best
         .params
         .iter()
@@ -115,14 +115,18 @@ fn print_best(out: &mut impl Write, best: &Best) -> Result<()> {
     write!(out, "{}", table(&header, &rows))?;
     if !best.instruments.is_empty() {
         // Each instrument's objective per window: what the aggregate hides.
+        let lines = sieve_run::best::instrument_lines(study, best);
         let mut header = vec!["instrument".to_string()];
         header.extend(best.windows.keys().cloned());
+        header.extend(["score bars".to_string(), "score trades".to_string()]);
         let rows: Vec<Vec<String>> = best
             .instruments
             .iter()
-            .map(|(name, windows)| {
+            .zip(&lines)
+            .map(|((name, windows), line)| {
                 let mut row = vec![name.clone()];
                 row.extend(windows.values().map(|w| human(w.get("objective"))));
+                row.extend([line.score_bars.to_string(), human(line.trades)]);
                 row
             })
             .collect();
@@ -132,6 +136,9 @@ fn print_best(out: &mut impl Write, best: &Best) -> Result<()> {
             best.aggregate.as_deref().unwrap_or("mean")
         )?;
         write!(out, "{}", table(&header, &rows))?;
+        if let Some(flag) = sieve_run::best::dominated_mean(study, &lines) {
+            writeln!(out, "warning: {flag}")?;
+        }
     }
     if let Some(r) = &best.robustness {
         if let Some(d) = &r.dsr {

@@ -496,3 +496,86 @@ fn data_flag_replaces_the_config_instruments() {
     assert!(!out1.contains("instruments"), "{out1}");
     assert_eq!(std::fs::read(&t1).unwrap(), std::fs::read(&t2).unwrap());
 }
+
+/// A 3-day series beside 4-year ones: with shares of the combined timeline
+/// its windows fall after its data, refused; `score.shares = "each"` takes
+/// a share of each instrument's own bars (each gets its own windows, as
+/// when it runs alone), the spans' difference is warned about, and each
+/// instrument's objective is printed and in the report.
+#[test]
+fn shares_of_each_instrument_and_spans_that_differ() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = dir.path().join("long.csv");
+    write_bars(&synth(1500, 21), &long).unwrap();
+    // 72 hourly bars, from the long series' first day.
+    let mut hours: Bars = synth(72, 22);
+    let t0 = synth(1, 21).time[0];
+    for (i, t) in hours.time.iter_mut().enumerate() {
+        *t = t0 + i as i64 * 3_600_000;
+    }
+    let short = dir.path().join("short.csv");
+    write_bars(&hours, &short).unwrap();
+    let data = paths_key(&[&long, &short]);
+    let write = |name: &str, score: &str| {
+        let path = dir.path().join(name);
+        let grid = "[strategy]\nname = \"sma_cross\"\n[strategy.params]\nfast = { start = 4, stop = 12, step = 4 }\nslow = { start = 20, stop = 40, step = 20 }\n";
+        std::fs::write(
+            &path,
+            format!("[data]\n{data}\n{grid}[score]\nscore_start = \"40%\"\nholdout_start = \"80%\"\nobjective = \"total_return\"\n{score}"),
+        )
+        .unwrap();
+        path
+    };
+    let combined = write("combined.toml", "");
+    let refused = run_err(&[
+        "sweep",
+        "-c",
+        combined.to_str().unwrap(),
+        "--out",
+        dir.path().join("x.csv").to_str().unwrap(),
+    ]);
+    assert!(
+        stderr(&refused).contains("instrument 'short'"),
+        "{}",
+        stderr(&refused)
+    );
+    let each_path = write("each.toml", "shares = \"each\"\n");
+    let out = dir.path().join("run");
+    let o = crate::sieve()
+        .args([
+            "optimize",
+            "-c",
+            each_path.to_str().unwrap(),
+            "-O",
+            "optimize.iterations=1",
+        ])
+        .args(["--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the instruments' spans differ by more than 4×: short covers 3 days, long covers 1499 days"),
+        "{}",
+        stderr(&o)
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("objective per instrument"), "{stdout}");
+    // Each instrument's windows are its own share: 40 % of 72 hours.
+    let best: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("best.json")).unwrap()).unwrap();
+    let short_score = &best["instruments"]["short"]["score"];
+    let hour = |i: usize| {
+        chrono::DateTime::from_timestamp_millis(hours.time[i])
+            .unwrap()
+            .format("%Y-%m-%d %H:%M:%S")
+            .to_string()
+    };
+    assert_eq!(
+        short_score["start"].as_str(),
+        Some(hour(28).as_str()),
+        "{short_score}"
+    );
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(report.contains("Objective per instrument"));
+    assert!(report.contains("spans differ by more than"));
+}

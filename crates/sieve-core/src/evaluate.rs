@@ -50,6 +50,21 @@ pub struct ScoringSpec {
     pub screen_window: ScreenWindow,
     pub min_trades: u64,
     pub aggregation: Aggregation,
+    /// What a share boundary ("40%") is a share of, with several
+    /// instruments.
+    pub shares: Shares,
+}
+
+/// With several instruments, what `score_start = "40%"` is a share of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Shares {
+    /// Of the instruments' combined timeline: every instrument's windows
+    /// start on the same dates.
+    #[default]
+    Combined,
+    /// Of each instrument's own bars: every instrument has its own windows,
+    /// whatever span it covers.
+    Each,
 }
 
 /// Everything about scoring that comes from the spec and the data.

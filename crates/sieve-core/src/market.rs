@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::data::Bars;
 use crate::error::{Error, Result};
-use crate::evaluate::{Scoring, ScoringSpec};
+use crate::evaluate::{Scoring, ScoringSpec, Shares};
 use crate::metrics::Aggregation;
 use crate::metrics::Boundary;
 use crate::strategy::Strategy;
@@ -51,7 +51,7 @@ impl Market {
             }
             (_, e) => e,
         };
-        let spec = &if several {
+        let spec = &if several && spec.shares == Shares::Combined {
             on_common_dates(spec, &data)
         } else {
             *spec

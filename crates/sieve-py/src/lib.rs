@@ -241,15 +241,9 @@ impl DataSpec {
                 Study::of_instruments(config, data, label)
             })
             .map_err(sieve_err)?;
-        for i in &study.market().instruments {
-            for w in sieve_run::study::warnings(study.config(), &i.scoring, &i.bars) {
-                let text = match study.market().is_several() {
-                    true => format!("{}: {w}", i.name),
-                    false => w,
-                };
-                let text = std::ffi::CString::new(text).unwrap_or_default();
-                PyErr::warn(py, &py.get_type::<SieveWarning>(), &text, 2)?;
-            }
+        for w in sieve_run::study::study_warnings(&study) {
+            let text = std::ffi::CString::new(w).unwrap_or_default();
+            PyErr::warn(py, &py.get_type::<SieveWarning>(), &text, 2)?;
         }
         Ok(study)
     }

@@ -211,6 +211,74 @@ fn aggregate_results(study: &Study, measured: &[Vec<Measured>]) -> IndexMap<Stri
         .collect()
 }
 
+/// One instrument's line of a several-instrument best: its score window's
+/// bars, objective and trades, and its holdout objective.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstrumentLine {
+    pub name: String,
+    pub score_bars: usize,
+    pub score: f64,
+    pub trades: f64,
+    pub holdout: Option<f64>,
+}
+
+/// Each instrument's line of `best` (empty with one instrument).
+pub fn instrument_lines(study: &Study, best: &Best) -> Vec<InstrumentLine> {
+    study
+        .market()
+        .instruments
+        .iter()
+        .filter_map(|i| {
+            let windows = best.instruments.get(&i.name)?;
+            let score = windows.get("score");
+            Some(InstrumentLine {
+                name: i.name.clone(),
+                score_bars: i.scoring.windows.score.end - i.scoring.windows.score.start,
+                score: score.map_or(f64::NAN, |w| w.get("objective")),
+                trades: score.map_or(f64::NAN, |w| w.get("trades")),
+                holdout: windows.get("holdout").map(|w| w.get("objective")),
+            })
+        })
+        .collect()
+}
+
+/// A mean objective dominated by one short series: its score window has
+/// under half the bars of the instruments' median, and its objective is
+/// more than half of all the instruments' |objective| together (an
+/// annualised ratio over a short span can outweigh every other).
+pub fn dominated_mean(study: &Study, lines: &[InstrumentLine]) -> Option<String> {
+    let how = study.market().aggregation.how;
+    dominated(how, study.scoring().objective.name(), lines)
+}
+
+fn dominated(
+    how: sieve_core::metrics::Aggregate,
+    objective: &str,
+    lines: &[InstrumentLine],
+) -> Option<String> {
+    if how != sieve_core::metrics::Aggregate::Mean || lines.len() < 2 {
+        return None;
+    }
+    let total: f64 = lines
+        .iter()
+        .map(|l| l.score.abs())
+        .filter(|v| v.is_finite())
+        .sum();
+    let mut bars: Vec<usize> = lines.iter().map(|l| l.score_bars).collect();
+    bars.sort_unstable();
+    let median = bars[bars.len() / 2] as f64;
+    let l = lines.iter().find(|l| {
+        l.score.is_finite() && l.score.abs() > 0.5 * total && (l.score_bars as f64) < 0.5 * median
+    })?;
+    Some(format!(
+        "the mean {objective} is dominated by {}: its score window has {} bars (the instruments' median {median}) and its {objective} {} is {:.0}% of all their |{objective}| together; consider score.aggregate = \"median\", or score.shares = \"each\"",
+        l.name,
+        l.score_bars,
+        crate::text::human(l.score),
+        100.0 * l.score.abs() / total,
+    ))
+}
+
 /// The iteration and record of the run's best: the highest finite
 /// verified objective (an earlier iteration keeps a tie, and a near-tie
 /// within `optimize.min_improvement`).
@@ -357,6 +425,49 @@ mod tests {
             elapsed_s: 0.0,
             iterations: (1..).zip(scores).map(|(i, s)| iteration(i, *s)).collect(),
         }
+    }
+
+    fn line(name: &str, score_bars: usize, score: f64) -> InstrumentLine {
+        InstrumentLine {
+            name: name.into(),
+            score_bars,
+            score,
+            trades: 3.0,
+            holdout: None,
+        }
+    }
+
+    /// A mean carried by one short series is flagged; one carried by a
+    /// long series, a median, or a short series that does not dominate is
+    /// not.
+    #[test]
+    fn a_mean_dominated_by_a_short_series_is_flagged() {
+        use sieve_core::metrics::Aggregate;
+        let lines = [
+            line("A", 2000, 1.2),
+            line("B", 1900, 0.8),
+            line("C", 120, 311_665.0),
+        ];
+        let flag = dominated(Aggregate::Mean, "calmar", &lines).unwrap();
+        assert!(
+            flag.contains("dominated by C")
+                && flag.contains("120 bars")
+                && flag.contains("median 1900"),
+            "{flag}"
+        );
+        assert!(dominated(Aggregate::Median, "calmar", &lines).is_none());
+        let long = [
+            line("A", 2000, 311_665.0),
+            line("B", 1900, 0.8),
+            line("C", 120, 1.0),
+        ];
+        assert!(dominated(Aggregate::Mean, "calmar", &long).is_none());
+        let even = [
+            line("A", 2000, 1.2),
+            line("B", 1900, 0.8),
+            line("C", 120, 1.0),
+        ];
+        assert!(dominated(Aggregate::Mean, "calmar", &even).is_none());
     }
 
     /// best.json keeps the earlier of two bests a last bit apart (the same

@@ -1,7 +1,7 @@
 use sha2::{Digest, Sha256};
 use sieve_core::config::Config;
 use sieve_core::data::Bars;
-use sieve_core::evaluate::{Evaluator, Scoring};
+use sieve_core::evaluate::{Evaluator, Scoring, Shares};
 use sieve_core::format::{float, short};
 
 use crate::text::human;
@@ -254,6 +254,64 @@ pub fn config_hash(config: &Config) -> String {
 /// SHA-256 of `text`, in hex.
 pub fn hash_text(text: &str) -> String {
     hex(&Sha256::digest(text.as_bytes()))
+}
+
+/// Every warning about `study`, one line each: each instrument's (named
+/// when there are several), then the instruments' together.
+pub fn study_warnings(study: &Study) -> Vec<String> {
+    let market = study.market();
+    let mut out = Vec::new();
+    for i in &market.instruments {
+        for w in warnings(study.config(), &i.scoring, &i.bars) {
+            out.push(match market.is_several() {
+                true => format!("{}: {w}", i.name),
+                false => w,
+            });
+        }
+    }
+    out.extend(market_warnings(market, study.config().scoring().shares));
+    out
+}
+
+/// Instruments whose spans differ by more than this factor are warned
+/// about: a share boundary on their combined timeline gives them windows
+/// of very different lengths, or none.
+pub const SPAN_RATIO_WARNING: f64 = 4.0;
+
+/// What makes a study of several instruments unreliable, one line each.
+pub fn market_warnings(market: &sieve_core::market::Market, shares: Shares) -> Vec<String> {
+    if !market.is_several() {
+        return Vec::new();
+    }
+    let day = sieve_core::data::MS_PER_DAY as f64;
+    let spans: Vec<(&str, f64)> = market
+        .instruments
+        .iter()
+        .map(|i| {
+            let t = &i.bars.time;
+            let days = (t[t.len() - 1] - t[0]) as f64 / day;
+            (i.name.as_str(), days)
+        })
+        .collect();
+    let shortest = spans.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+    let longest = spans.iter().max_by(|a, b| a.1.total_cmp(&b.1));
+    let (Some(short), Some(long)) = (shortest, longest) else {
+        return Vec::new();
+    };
+    if long.1 <= SPAN_RATIO_WARNING * short.1.max(1e-9) {
+        return Vec::new();
+    }
+    let advice = match shares {
+        Shares::Combined => "score.shares = \"combined\" (the default) puts share boundaries such as \"40%\" on the same dates for all, so the short ones get windows of other lengths, or none; score.shares = \"each\" takes a share of each instrument's own bars",
+        Shares::Each => "with score.shares = \"each\" each has its own windows, over different periods",
+    };
+    vec![format!(
+        "the instruments' spans differ by more than {SPAN_RATIO_WARNING}×: {} covers {}, {} covers {}; {advice}",
+        short.0,
+        span_days(short.1),
+        long.0,
+        span_days(long.1)
+    )]
 }
 
 /// A warning when the objective compounds to a yearly rate (cagr, calmar)

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use crate::data::parse_time;
 use crate::engine::{EngineConfig, Fill};
 use crate::error::{Error, Result};
-use crate::evaluate::ScoringSpec;
+use crate::evaluate::{ScoringSpec, Shares};
 use crate::grid::ParamSpace;
 use crate::metrics::{Aggregate, Aggregation, Boundary, Objective};
 use crate::rules::{RuleSource, RuleStrategy};
@@ -199,6 +199,14 @@ struct RawScore {
     min_trades: Option<u64>,
     aggregate: Option<String>,
     aggregate_skip_undefined: Option<bool>,
+    shares: Option<RawShares>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum RawShares {
+    Combined,
+    Each,
 }
 
 /// The strategy of the built-in example (`sieve optimize` with no config).
@@ -416,6 +424,10 @@ impl Config {
                 },
                 min_trades: s.min_trades.unwrap_or(1),
                 aggregation,
+                shares: match s.shares {
+                    Some(RawShares::Each) => Shares::Each,
+                    Some(RawShares::Combined) | None => Shares::Combined,
+                },
             },
         })
     }

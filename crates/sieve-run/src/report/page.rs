@@ -22,7 +22,7 @@ use super::labels::TimeFormat;
 use super::{Heatmap, Ranks, RunReport};
 use crate::best::{Best, WindowResult};
 use crate::rundir::RunState;
-use crate::text::round_sig;
+use crate::text::{human, round_sig};
 use crate::Study;
 
 /// The whole page of a run.
@@ -36,19 +36,8 @@ pub(crate) fn run_page(report: &RunReport<'_>) -> Result<String> {
     } = report;
     let mut html = String::new();
     push_head(&mut html, state, best);
-    for i in &study.market().instruments {
-        for w in crate::study::warnings(study.config(), &i.scoring, &i.bars) {
-            let of = match study.market().is_several() {
-                true => format!("{}: ", i.name),
-                false => String::new(),
-            };
-            let _ = writeln!(
-                html,
-                "<p class=\"warn\">Warning: {}{}.</p>",
-                esc(&of),
-                esc(&w)
-            );
-        }
+    for w in crate::study::study_warnings(study) {
+        let _ = writeln!(html, "<p class=\"warn\">Warning: {}.</p>", esc(&w));
     }
     super::robust::push_robustness(&mut html, best, &report.score_vs_holdout)?;
     push_best(&mut html, best);
@@ -61,6 +50,9 @@ pub(crate) fn run_page(report: &RunReport<'_>) -> Result<String> {
         );
     }
     push_metrics(&mut html, "Metrics", &best.windows);
+    if study.market().is_several() {
+        push_instrument_objectives(&mut html, study, best);
+    }
     push_settings(&mut html, study);
     for (instrument, bt) in study.market().instruments.iter().zip(backtests) {
         if let Some(windows) = best.instruments.get(&instrument.name) {
@@ -167,6 +159,33 @@ pub(crate) fn push_metrics(
 }
 
 // ---------------------------------------------------------------- settings
+
+/// Each instrument's objective in the score and holdout windows, its
+/// score window's bars and trades: what the aggregate hides; and a mean
+/// dominated by one short series, flagged.
+fn push_instrument_objectives(html: &mut String, study: &Study, best: &Best) {
+    let lines = crate::best::instrument_lines(study, best);
+    let objective = esc(&best.objective);
+    let _ = writeln!(
+        html,
+        "<h2>Objective per instrument</h2>\n<table><tr><th>instrument</th><th>score {objective}</th><th>holdout {objective}</th><th>score bars</th><th>score trades</th></tr>"
+    );
+    for l in &lines {
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&l.name),
+            human(l.score),
+            l.holdout.map_or("-".into(), human),
+            l.score_bars,
+            human(l.trades)
+        );
+    }
+    html.push_str("</table>\n");
+    if let Some(flag) = crate::best::dominated_mean(study, &lines) {
+        let _ = writeln!(html, "<p class=\"warn\">Warning: {}.</p>", esc(&flag));
+    }
+}
 
 pub(crate) fn push_settings(html: &mut String, study: &Study) {
     html.push_str("<h2>Run settings</h2>\n<table><tr><th>setting</th><th>value</th></tr>\n");
