@@ -44,6 +44,12 @@ pub fn run_err(args: &[&str]) -> Output {
     out
 }
 
+/// Asserts `out` failed with exit status 2 and says `text` on stderr.
+pub fn assert_refused(out: &Output, text: &str) {
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(out));
+    assert!(stderr(out).contains(text), "{}", stderr(out));
+}
+
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }

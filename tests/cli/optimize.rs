@@ -355,12 +355,7 @@ fn folders_that_are_not_runs_are_never_cleared() {
         .args(optimize_args(small, &data, o))
         .output()
         .unwrap();
-    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
-    assert!(
-        stderr(&refused).contains("is not empty and holds no sieve run"),
-        "{}",
-        stderr(&refused)
-    );
+    crate::assert_refused(&refused, "is not empty and holds no sieve run");
     for f in ["notes.txt", "iter-001/sweep.csv", "report.html"] {
         assert_eq!(std::fs::read_to_string(out.join(f)).unwrap(), "mine", "{f}");
     }

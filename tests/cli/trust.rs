@@ -28,6 +28,16 @@ fn write_bars(path: &Path, bars: usize, start_ms: i64, step_ms: i64) {
     std::fs::write(path, text).unwrap();
 }
 
+/// One optimize iteration over a 4 × 2 sma_cross grid.
+const ONE_SMALL_ITERATION: [&str; 6] = [
+    "-O",
+    "optimize.iterations=1",
+    "-O",
+    "strategy.params.fast={start=5,stop=20,step=5}",
+    "-O",
+    "strategy.params.slow={start=30,stop=90,step=30}",
+];
+
 fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
@@ -665,15 +675,9 @@ fn huge_cash_writes_a_report_and_ends() {
             "sma_cross",
             "-O",
             "backtest.initial_cash=1e308",
-            "-O",
-            "optimize.iterations=1",
-            "-O",
-            "strategy.params.fast={start=5,stop=20,step=5}",
-            "-O",
-            "strategy.params.slow={start=30,stop=90,step=30}",
-            "--out",
-            out.to_str().unwrap(),
         ])
+        .args(ONE_SMALL_ITERATION)
+        .args(["--out", out.to_str().unwrap()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -790,21 +794,13 @@ fn extrapolated_and_overflowing_numbers_are_warned_about() {
         .unwrap();
     assert!(!stderr(&o).contains("yearly rate"), "{}", stderr(&o));
     let out = dir.path().join("run");
-    run_ok(&[
-        "optimize",
-        "--data",
-        m,
-        "--strategy",
-        "sma_cross",
-        "-O",
-        "optimize.iterations=1",
-        "-O",
-        "strategy.params.fast={start=5,stop=20,step=5}",
-        "-O",
-        "strategy.params.slow={start=30,stop=90,step=30}",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let args = [
+        &["optimize", "--data", m, "--strategy", "sma_cross"][..],
+        &ONE_SMALL_ITERATION,
+        &["--out", out.to_str().unwrap()],
+    ]
+    .concat();
+    run_ok(&args);
     let report = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(
         report.contains("Warning: the objective calmar compounds"),

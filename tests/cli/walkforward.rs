@@ -364,12 +364,7 @@ fn walkforward_folders_are_told_from_others() {
         .arg(&mine)
         .output()
         .unwrap();
-    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
-    assert!(
-        stderr(&refused).contains("is not empty and holds no sieve run"),
-        "{}",
-        stderr(&refused)
-    );
+    crate::assert_refused(&refused, "is not empty and holds no sieve run");
     for f in ["report.html", "walkforward.csv"] {
         assert_eq!(std::fs::read_to_string(mine.join(f)).unwrap(), "mine");
     }
