@@ -8,7 +8,7 @@ mod output;
 mod progress;
 
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use clap::Parser;
 
@@ -37,8 +37,10 @@ impl std::fmt::Display for Exit {
 
 impl std::error::Error for Exit {}
 
-/// Set by the first SIGINT/SIGTERM; long work stops at its next checkpoint.
-pub static INTERRUPT: AtomicBool = AtomicBool::new(false);
+/// Set by the first SIGINT/SIGTERM; long work stops at its next checkpoint
+/// (the library's own steps, loading data and drawing reports, read it
+/// too).
+pub use sieve_core::cancel::REQUESTED as INTERRUPT;
 
 /// A second signal this soon after the first is the same signal delivered
 /// twice (to the process, then to its group), not a user insisting.
@@ -74,7 +76,11 @@ fn main() -> ExitCode {
                 return ExitCode::from(exit.status);
             }
             if INTERRUPT.load(Ordering::SeqCst) {
-                eprintln!("interrupted");
+                // A step that checkpointed says so; any other just stopped.
+                match err.downcast_ref::<sieve_core::Error>() {
+                    Some(sieve_core::Error::Interrupted(how)) => eprintln!("{how}"),
+                    _ => eprintln!("interrupted"),
+                }
                 return ExitCode::from(status::INTERRUPTED);
             }
             eprintln!("error: {err:#}");

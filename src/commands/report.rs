@@ -47,7 +47,11 @@ pub fn run(a: ReportArgs) -> Result<()> {
             state.data
         );
     }
-    report::write(&study, &a.dir, &HeatmapAxes { x: a.x, y: a.y })?;
+    // A signal while loading or drawing leaves the report as it was.
+    sieve_core::cancel::check()?;
+    let html = report::render(&study, &a.dir, &HeatmapAxes { x: a.x, y: a.y })?;
+    sieve_core::cancel::check()?;
+    sieve_core::format::write_atomic(&dir.report_path(), html.as_bytes())?;
     eprintln!("wrote {}", dir.report_path().display());
     Ok(())
 }

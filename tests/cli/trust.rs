@@ -915,6 +915,30 @@ fn huge_lines_and_binary_bytes_in_a_csv_are_refused_as_they_stream() {
         stderr(&o)
     );
 
+    // An unclosed quote on line 3 of a 2 MB file: refused once the quoted
+    // stretch passes 1 MiB, naming the line (it grew with the file); the
+    // same bars with CR line ends (old Mac files, over 1 MiB) load.
+    let mut rows = String::from("time,open,high,low,close\n");
+    for i in 0..60_000i64 {
+        let t = chrono::DateTime::from_timestamp(1_700_000_000 + i * 60, 0).unwrap();
+        rows.push_str(&format!("{},1.5,2,1,1.5\n", t.format("%Y-%m-%d %H:%M:%S")));
+    }
+    let quoted = dir.path().join("quote.csv");
+    let mut lines: Vec<&str> = rows.lines().collect();
+    let third = format!("\"{}", lines[2]);
+    lines[2] = &third;
+    std::fs::write(&quoted, lines.join("\n")).unwrap();
+    let o = run_err(&["backtest", "--data", quoted.to_str().unwrap()]);
+    assert!(
+        stderr(&o).contains("line 3: a quoted field runs on for more than 1 MiB"),
+        "{}",
+        stderr(&o)
+    );
+    let cr = dir.path().join("cr.csv");
+    std::fs::write(&cr, rows.replace('\n', "\r")).unwrap();
+    assert!(std::fs::metadata(&cr).unwrap().len() > 1 << 20);
+    run_ok(&["backtest", "--data", cr.to_str().unwrap()]);
+
     let nul = dir.path().join("nul.csv");
     let mut text = String::from("time,open,high,low,close\n");
     for d in 1..=20 {
@@ -927,5 +951,98 @@ fn huge_lines_and_binary_bytes_in_a_csv_are_refused_as_they_stream() {
         stderr(&o).contains("line 12: the file contains NUL bytes"),
         "{}",
         stderr(&o)
+    );
+}
+
+/// A profit factor of +∞ (no losing trade) stays +∞ everywhere: best.json
+/// writes "inf", the verdict and the iteration line print inf (not NaN, not
+/// a 309-digit f64::MAX).
+#[test]
+fn an_infinite_objective_is_shown_as_infinite() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("up.csv");
+    // A steady rise with a 40-day wave: every trade of a crossing wins.
+    let mut text = String::from("time,open,high,low,close\n");
+    for i in 0..1500 {
+        let day = chrono::DateTime::from_timestamp(1_420_070_400 + i * 86_400, 0).unwrap();
+        let wave = (std::f64::consts::TAU * i as f64 / 40.0).sin();
+        let c = 100.0 * (1.0 + 0.002 * i as f64) + 5.0 * wave;
+        text.push_str(&format!(
+            "{},{c},{},{},{c}\n",
+            day.format("%Y-%m-%d"),
+            c + 0.5,
+            c - 0.5
+        ));
+    }
+    std::fs::write(&data, text).unwrap();
+    let out = dir.path().join("run");
+    let args = [
+        &[
+            "optimize",
+            "--data",
+            data.to_str().unwrap(),
+            "--strategy",
+            "sma_cross",
+        ][..],
+        &ONE_SMALL_ITERATION,
+        &[
+            "-O",
+            "score.objective=profit_factor",
+            "-O",
+            "score.min_trades=1",
+        ],
+        &["--out", out.to_str().unwrap()],
+    ]
+    .concat();
+    let o = sieve().args(&args).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let best = read_json(&out.join("best.json"));
+    assert_eq!(best["score"], "inf", "{}", best["score"]);
+    assert_eq!(best["windows"]["score"]["profit_factor"], "inf");
+    let said = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(said.contains("profit_factor inf"), "{said}");
+    assert!(!said.contains("179769313486231570"), "{said}");
+    assert!(!said.contains("NaN vs NaN"), "{said}");
+}
+
+/// SIGTERM while a large CSV loads stops the load at once (it ran to its
+/// end before: seconds on a big file), exit 130.
+#[test]
+fn sigterm_stops_a_data_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("big.csv");
+    let data = data.to_str().unwrap();
+    run_ok(&[
+        "synth",
+        "--bars",
+        "400000",
+        "--bar-seconds",
+        "60",
+        "--out",
+        data,
+    ]);
+    let args = ["backtest", "--data", data, "--strategy", "sma_cross"];
+    let started = Instant::now();
+    run_ok(&args);
+    let whole = started.elapsed();
+    let child = sieve()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(whole / 5);
+    let signalled = Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let stopped = signalled.elapsed();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(
+        stopped < whole / 3,
+        "stopped {stopped:?} after SIGTERM; the whole backtest takes {whole:?}"
     );
 }

@@ -12,7 +12,6 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use sieve_core::config::run::MinImprovement;
-use sieve_core::format::float;
 use sieve_core::grid::{Axis, ParamSpace};
 use sieve_core::{strategy, Error, Result};
 
@@ -389,7 +388,9 @@ fn iteration_line(study: &Study, rec: &IterationRecord) -> String {
             rec.sweep.as_ref().map_or(0, |s| s.combinations_evaluated),
             v.candidates_verified,
             study.scoring().objective,
-            b.score.map_or("NaN".to_string(), float),
+            b.score.map_or("NaN".to_string(), |s| crate::text::human(
+                crate::rundir::shown_score(s)
+            )),
             b.screen_rank,
             // Where the screen is exact, ranks agree by construction.
             match study.screen_is_exact() {

@@ -312,11 +312,13 @@ pub fn verdict(r: &Robustness, objective: &str, score: f64, holdout: Option<f64>
     format!("{word}: {}", numbers.join(", "))
 }
 
+/// Two decimals for everyday values; beyond a million, NaN and ±∞ as
+/// [`human`](crate::text::human) writes them.
 fn short(v: f64) -> String {
-    if v.is_finite() {
+    if v.is_finite() && v.abs() < 1e6 {
         format!("{v:.2}")
     } else {
-        "NaN".into()
+        crate::text::human(v)
     }
 }
 

@@ -225,6 +225,16 @@ impl Stage {
 
 pub use crate::files::AxisRecord;
 
+/// A best record's score as it should be shown: run.json holds an
+/// infinite objective as ±f64::MAX (JSON has no infinity), shown as ±inf.
+pub fn shown_score(score: f64) -> f64 {
+    if score.abs() == f64::MAX {
+        f64::INFINITY.copysign(score)
+    } else {
+        score
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BestRecord {
     pub grid_index: u64,

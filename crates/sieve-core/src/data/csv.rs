@@ -181,13 +181,17 @@ fn read_line(input: &mut impl Read, buf: &mut Vec<u8>) -> Result<usize, String> 
 }
 
 /// A reader that refuses, naming the line, a line longer than
-/// [`MAX_LINE_BYTES`] and a NUL byte (a binary file), as the bytes pass.
+/// [`MAX_LINE_BYTES`] (a quoted field spanning lines counts as one line: an
+/// unclosed quote must not swallow the file) and a NUL byte (a binary
+/// file), as the bytes pass.
 struct LineGuard<R> {
     inner: R,
     /// The line being read, from 1.
     line: u64,
-    /// Bytes of that line so far.
+    /// Bytes of that line (or of the quoted stretch) so far.
     length: usize,
+    /// Inside a quoted field, and the line its quote opened on.
+    quoted: Option<u64>,
 }
 
 impl<R: Read> LineGuard<R> {
@@ -196,38 +200,59 @@ impl<R: Read> LineGuard<R> {
             inner,
             line: 1,
             length: 0,
+            quoted: None,
         }
+    }
+
+    fn refuse(&self, what: String) -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, what)
     }
 }
 
 impl<R: Read> Read for LineGuard<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if crate::cancel::requested() {
+            // Not ErrorKind::Interrupted: readers retry that one.
+            return Err(std::io::Error::other("interrupted"));
+        }
         let n = self.inner.read(buf)?;
         for &b in &buf[..n] {
-            if b == 0 {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    format!(
+            match b {
+                0 => {
+                    return Err(self.refuse(format!(
                         "line {}: the file contains NUL bytes; is it a binary file, not a CSV?",
                         self.line
-                    ),
-                ));
+                    )))
+                }
+                // A doubled quote inside a field toggles twice.
+                b'"' => {
+                    self.quoted = match self.quoted {
+                        Some(_) => None,
+                        None => Some(self.line),
+                    }
+                }
+                _ => {}
             }
             if b == b'\n' {
                 self.line += 1;
+            }
+            // A line ends at \n or a lone \r (old Mac files), outside quotes.
+            if (b == b'\n' || b == b'\r') && self.quoted.is_none() {
                 self.length = 0;
-            } else {
-                self.length += 1;
-                if self.length > MAX_LINE_BYTES {
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::InvalidData,
-                        format!(
-                            "line {}: longer than {} MiB; a CSV line of bars is a few dozen bytes (is this a CSV file?)",
-                            self.line,
-                            MAX_LINE_BYTES >> 20
-                        ),
-                    ));
-                }
+                continue;
+            }
+            self.length += 1;
+            if self.length > MAX_LINE_BYTES {
+                let mib = MAX_LINE_BYTES >> 20;
+                return Err(self.refuse(match self.quoted {
+                    Some(from) => format!(
+                        "line {from}: a quoted field runs on for more than {mib} MiB; is a \" quote left unclosed?"
+                    ),
+                    None => format!(
+                        "line {}: longer than {mib} MiB; a CSV line of bars is a few dozen bytes (is this a CSV file?)",
+                        self.line
+                    ),
+                }));
             }
         }
         Ok(n)

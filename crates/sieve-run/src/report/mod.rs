@@ -34,9 +34,14 @@ pub struct HeatmapAxes {
 
 /// Writes `DIR/report.html` for a finished (or partial) run.
 pub fn write(study: &Study, dir: &Path, axes: &HeatmapAxes) -> Result<()> {
-    let report = RunReport::load(study, dir, axes)?;
-    let html = page::run_page(&report)?;
+    let html = render(study, dir, axes)?;
     format::write_atomic(&RunDir::new(dir)?.report_path(), html.as_bytes())
+}
+
+/// The page [`write`] writes, as text.
+pub fn render(study: &Study, dir: &Path, axes: &HeatmapAxes) -> Result<String> {
+    let report = RunReport::load(study, dir, axes)?;
+    page::run_page(&report)
 }
 
 /// Everything a run's page shows, read from its folder and computed before

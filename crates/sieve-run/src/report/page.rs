@@ -147,9 +147,10 @@ pub(crate) fn push_metrics(
         let _ = write!(html, "<tr><td>{metric}</td>");
         for (_, w) in &windows {
             let cell = match w.get(metric) {
-                v if v.is_nan() => "NaN".to_string(),
                 v if v.fract() == 0.0 && v.abs() < 1e15 => format!("{v:.0}"),
-                v => format!("{v:.6}"),
+                v if v.is_finite() && v.abs() < 1e6 => format!("{v:.6}"),
+                // NaN, ±inf, and huge values short.
+                v => human(v),
             };
             let _ = write!(html, "<td>{cell}</td>");
         }
@@ -478,7 +479,7 @@ pub(crate) fn push_history(html: &mut String, state: &RunState, exact: bool) -> 
             sweep.map_or("-".into(), |s| format!("{:.2}", s.sweep_s)),
             verify.map_or("-".into(), |v| v.candidates_verified.to_string()),
             verify.map_or("-".into(), |v| format!("{:.2}", v.verify_s)),
-            score.map_or("-".into(), |s| format!("{s:.6}")),
+            score.map_or("-".into(), |s| human(crate::rundir::shown_score(s))),
             it.best().map_or("-".into(), |b| b.screen_rank.to_string()),
             match exact {
                 true => String::new(),

@@ -81,8 +81,8 @@ pub(super) fn push_robustness(
 }
 
 fn num(v: f64) -> String {
-    if !v.is_finite() {
-        "NaN".into()
+    if !v.is_finite() || v.abs() >= 1e6 {
+        crate::text::human(v)
     } else if v != 0.0 && v.abs() < 0.01 {
         format!("{v:.3e}")
     } else {
