@@ -255,10 +255,26 @@ def _config(config):
     raise TypeError("config: expected a dict, TOML text or a path, got %s" % type(config).__name__)
 
 
+# The smallest integer read as a unix time from an unnamed index: 1e8
+# seconds is 1973-03-03. Row numbers (0, 1, 2, … with rows dropped) are
+# smaller, and are not times.
+_UNIX_TIME_FLOOR = 10**8
+
+
+def _unix_times(index):
+    """Whether an integer index holds unix times rather than row numbers."""
+    if isinstance(index, pd.RangeIndex) or index.dtype.kind not in "iu" or len(index) == 0:
+        return False
+    return int(index.min()) >= _UNIX_TIME_FLOOR
+
+
 def _describe_index(index):
     if isinstance(index, pd.RangeIndex):
-        return "RangeIndex (0, 1, 2, …)"
-    return "%s of %s" % (type(index).__name__, index.dtype)
+        return "a RangeIndex (0, 1, 2, …)"
+    if index.dtype.kind in "iu" and len(index):
+        return "an %s of %s from %d, too small for unix times (row numbers?)" % (
+            type(index).__name__, index.dtype, int(index.min()))
+    return "an %s of %s" % (type(index).__name__, index.dtype)
 
 
 class _Data:
@@ -296,14 +312,14 @@ class _Data:
             columns.append(self._column("time", index))
         elif index.name is not None and str(index.name).strip().lower() in _TIME_NAMES and not has_time:
             columns.append(self._column(str(index.name), index))
-        elif not has_time and not isinstance(index, pd.RangeIndex) and index.dtype.kind in "iu":
+        elif not has_time and _unix_times(index):
             # Integer unix times (s, ms, µs or ns, told by magnitude, as
             # the CLI reads them), whatever the index's name.
             columns.append(self._column("time", index))
         elif not has_time:
             raise DataError(
-                "data: the DataFrame has no time: no column named %s (it has %s), and its index is a %s; "
-                "give it a DatetimeIndex, an integer index of unix times (s, ms, µs or ns), or a time column"
+                "data: the DataFrame has no time: no column named %s (it has %s), and its index is %s; "
+                "give it a DatetimeIndex, an integer index of unix times (s, ms, µs or ns, from 1973 on), or a time column"
                 % ("/".join(_TIME_NAMES), ", ".join(names) or "no columns", _describe_index(index))
             )
         for name, (_, series) in zip(names, df.items()):
@@ -340,9 +356,16 @@ class _Data:
             # uint64 may not fit int64: as floats (exact up to 2**53).
             return self._buffer(name, "f64", np.ascontiguousarray(np.asarray(values), dtype=np.float64))
         if isinstance(dtype, np.dtype) and dtype.kind == "c":
-            # Complex numbers are no prices: as text, so that a column the
-            # rules read is refused naming its row (an unread one is left).
-            return (name, "str", [None if pd.isna(v) else str(v) for v in values])
+            # Complex numbers with an imaginary part are no prices (casting
+            # dropped it in silence); a zero one is a real number.
+            imaginary = np.flatnonzero(np.asarray(values).imag != 0)
+            if len(imaginary):
+                row = int(imaginary[0])
+                raise DataError(
+                    "data: column '%s' holds complex numbers (row %d: %s); prices and volumes are real numbers"
+                    % (name, row, np.asarray(values)[row])
+                )
+            return self._buffer(name, "f64", np.ascontiguousarray(np.asarray(values).real, dtype=np.float64))
         if pd.api.types.is_numeric_dtype(dtype):
             # float32, nullable Int64/Float64 (missing → NaN, refused by row).
             floats = pd.Series(values).to_numpy(dtype=np.float64, na_value=np.nan)

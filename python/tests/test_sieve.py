@@ -165,7 +165,7 @@ def test_every_dataframe_form_equals_the_path(files, frame):
         "index named anything": frame.rename_axis("ts"),
         "object column of numbers": frame.assign(close=frame["close"].astype(object)),
         "categorical text dates": frame.reset_index().assign(date=lambda d: d["date"].dt.strftime("%Y-%m-%d").astype("category")),
-        "an unused complex column": frame.assign(z=frame["close"] + 1j),
+        "complex prices with no imaginary part": frame.assign(close=frame["close"] + 0j),
     }
     # An int64 index of unix times, in each unit the CLI reads.
     seconds = frame.index.as_unit("s").asi8 if hasattr(frame.index, "as_unit") else frame.index.asi8 // 10**9
@@ -181,10 +181,15 @@ def test_frames_without_a_time_or_with_complex_prices_are_refused_by_name(frame)
     with pytest.raises(sieve.DataError, match="its index is a RangeIndex") as e:
         sieve.backtest(frame.reset_index(drop=True), "sma_cross", {"fast": 6, "slow": 50}, config=CONFIG)
     assert "integer index of unix times" in str(e.value)
+    # Row numbers (an int64 index with a row dropped) are not unix times:
+    # they read as 1970 before.
+    numbered = frame.reset_index(drop=True).drop(index=[5])
+    with pytest.raises(sieve.DataError, match="its index is an Index of int64 from 0, too small for unix times"):
+        sieve.backtest(numbered, "sma_cross", {"fast": 6, "slow": 50}, config=CONFIG)
     # Complex prices lost their imaginary part in silence.
     bad = frame.assign(close=frame["close"].astype(complex))
     bad.iloc[3, bad.columns.get_loc("close")] += 2j
-    with pytest.raises(sieve.DataError, match="close"):
+    with pytest.raises(sieve.DataError, match=r"column 'close' holds complex numbers \(row 3"):
         sieve.backtest(bad, "sma_cross", {"fast": 6, "slow": 50}, config=CONFIG)
 
 

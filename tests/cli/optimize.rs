@@ -383,6 +383,13 @@ fn folders_that_are_not_runs_are_never_cleared() {
         !cut.join("run.json.4242.tmp").exists(),
         "the cut write was left"
     );
+    // A file of the user's named like a temporary one is theirs.
+    std::fs::write(cut.join("prices.20240101.tmp"), "mine").unwrap();
+    run_ok(&optimize_args(small, &data, cut.to_str().unwrap()));
+    assert_eq!(
+        std::fs::read_to_string(cut.join("prices.20240101.tmp")).unwrap(),
+        "mine"
+    );
     // A run folder, with a file of the user's in it and in an iteration.
     let run = dir.path().join("run");
     let r = run.to_str().unwrap();

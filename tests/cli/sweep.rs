@@ -329,6 +329,10 @@ fn merge_refuses_tampered_parts() {
     let moved = format!("{}\n{}\n", lines[0], f.join(","));
     let e = merge(&moved, &rehash(moved.clone()));
     assert!(e.contains("are not those of grid index"), "{e}");
+    // A row taken out, the meta fixed up: a shard keeps min(top, evaluated).
+    let fewer = format!("{}\n", lines[..lines.len() - 1].join("\n"));
+    let e = merge(&fewer, &rehash(fewer.clone()));
+    assert!(e.contains("keeps"), "{e}");
     // Another version of sieve.
     let e = merge(&text, &|m| m["sieve_version"] = "0.0.1".into());
     assert!(e.contains("written by sieve 0.0.1"), "{e}");

@@ -841,6 +841,18 @@ fn extrapolated_and_overflowing_numbers_are_warned_about() {
         "{}",
         stderr(&o)
     );
+    // Huge cash is said to be the cash, not the prices.
+    let o = sieve()
+        .args(["backtest", "--data", m, "--strategy", "sma_cross"])
+        .args(["-O", "backtest.initial_cash=1e308"])
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&o).contains("backtest.initial_cash = 1e308 is outside 1e-150..1e150")
+            && !stderr(&o).contains("prices from"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// Runs `sieve args…` to its end, sampling its peak memory (VmHWM) as it

@@ -33,16 +33,20 @@ pub fn meta_path(csv: &Path) -> PathBuf {
 
 /// Creates a run folder (or checks an existing one) and checks it is writable.
 pub fn create_run_folder(out: &Path) -> Result<()> {
+    create_folder(out)?;
+    check_writable_dir(out)
+}
+
+/// Creates the folder `out` (and its parents), or says why not.
+pub fn create_folder(out: &Path) -> Result<()> {
     if out.exists() && !out.is_dir() {
         return Err(Error::Invalid(format!(
             "{}: exists and is not a folder",
             out.display()
         )));
     }
-    std::fs::create_dir_all(out).map_err(|e| {
-        Error::Invalid(format!("{}: cannot create the folder ({e})", out.display()))
-    })?;
-    check_writable_dir(out)
+    std::fs::create_dir_all(out)
+        .map_err(|e| Error::Invalid(format!("{}: cannot create the folder ({e})", out.display())))
 }
 
 /// Writes [`sweep_csv`] to `path`.

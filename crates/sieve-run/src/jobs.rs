@@ -132,11 +132,13 @@ pub struct PreparedRun {
 pub fn prepare_run(study: &Study, out: &Path, kind: RunKind) -> Result<PreparedRun> {
     // Judged before anything is written: a refused folder keeps no trace.
     check_run_folder(out, kind)?;
-    files::create_run_folder(out)?;
+    files::create_folder(out)?;
     let lock = RunLock::acquire(out)?;
     // Again with the lock held: another run may have claimed it meanwhile.
     check_run_folder(out, kind)?;
     remove_cut_writes(out);
+    // Probed under the lock: a second run never sees this run's probe.
+    files::check_writable_dir(out)?;
     Ok(PreparedRun {
         lock,
         backend: backend(study)?,

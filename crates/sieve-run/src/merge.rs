@@ -155,6 +155,15 @@ fn read_part(path: &Path, m: &SweepMeta) -> Result<Vec<SweepRow>> {
             )));
         }
     }
+    // A shard keeps its top K of what it evaluated: fewer rows is a file
+    // with rows taken out.
+    let kept = (m.top as u64).min(m.objective_stats.combinations_evaluated);
+    if m.rows != kept {
+        return Err(bad(format!(
+            "its meta says {} rows, but a shard of {} combinations evaluated with top {} keeps {kept}",
+            m.rows, m.objective_stats.combinations_evaluated, m.top
+        )));
+    }
     Ok(rows)
 }
 

@@ -410,12 +410,28 @@ fn is_claim_entry(name: &str) -> bool {
     name == LOCK_FILE || name == "data.parquet" || is_cut_write(name)
 }
 
-/// `NAME.<pid>.tmp`, the temporary name sieve writes a file under.
+/// The files sieve writes at the top of a run folder (each under a
+/// temporary name first), and its write probe.
+const RUN_FOLDER_FILES: [&str; 8] = [
+    "run.json",
+    "best.json",
+    "report.html",
+    "data.parquet",
+    "walkforward.run.json",
+    "walkforward.csv",
+    "walkforward.json",
+    ".sieve-write-test",
+];
+
+/// `NAME.<pid>.tmp` for a NAME sieve writes: the temporary name of one of
+/// its own files (a file of the user's that looks alike is not).
 fn is_cut_write(name: &str) -> bool {
     name.strip_suffix(".tmp")
         .and_then(|stem| stem.rsplit_once('.'))
         .is_some_and(|(base, pid)| {
-            !base.is_empty() && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())
+            RUN_FOLDER_FILES.contains(&base)
+                && !pid.is_empty()
+                && pid.bytes().all(|b| b.is_ascii_digit())
         })
 }
 
@@ -466,7 +482,16 @@ impl RunLock {
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
-                let holder = std::fs::read_to_string(&path).unwrap_or_default();
+                // The holder writes its name just after taking the lock:
+                // give it a moment when it has not yet.
+                let mut holder = String::new();
+                for _ in 0..20 {
+                    holder = std::fs::read_to_string(&path).unwrap_or_default();
+                    if !holder.trim().is_empty() {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
                 return Err(Error::Invalid(format!(
                     "{} is in use by another sieve run ({}); wait for it to end, or use another folder",
                     dir.display(),

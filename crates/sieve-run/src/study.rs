@@ -384,15 +384,20 @@ pub fn warnings(config: &Config, scoring: &Scoring, bars: &Bars) -> Vec<String> 
         .fold((f64::INFINITY, 0.0f64), |(lo, hi), &p| {
             (lo.min(p), hi.max(p))
         });
-    let cash = scoring.engine.initial_cash;
-    if hi > PRICE_RANGE.1 || lo < PRICE_RANGE.0 || cash > PRICE_RANGE.1 {
+    let outside = |v: f64| v > PRICE_RANGE.1 || v < PRICE_RANGE.0;
+    let range = format!("{}..{}", short(PRICE_RANGE.0), short(PRICE_RANGE.1));
+    if outside(lo) || outside(hi) {
         out.push(format!(
-            "prices from {} to {} (initial cash {}) are outside {}..{}, where sums and products of prices overflow or vanish: indicators and equity may come out infinite, NaN or 0 (and no trade taken); rescale the prices",
+            "prices from {} to {} are outside {range}, where sums and products of prices overflow or vanish: indicators and equity may come out infinite, NaN or 0 (and no trade taken); rescale the prices",
             human(lo),
-            human(hi),
-            human(cash),
-            short(PRICE_RANGE.0),
-            short(PRICE_RANGE.1)
+            human(hi)
+        ));
+    }
+    let cash = scoring.engine.initial_cash;
+    if outside(cash) {
+        out.push(format!(
+            "backtest.initial_cash = {} is outside {range}: equity and trade sizes may overflow to infinity; use a cash amount within it",
+            short(cash)
         ));
     }
     for (key, v) in [
