@@ -69,14 +69,14 @@ pub fn run(a: WalkforwardArgs) -> Result<()> {
     )?;
     writeln!(
         out,
-        "walk-forward efficiency {} (mean test / mean train {} over the {} folds with both defined); {:.0}% of folds with a positive test score",
+        "walk-forward efficiency {} (mean test / mean train {} over the {} folds with both finite); {:.0}% of folds with a positive test score",
         opt(s.efficiency),
         study.scoring().objective,
         s.efficiency_folds,
         100.0 * s.positive_share
     )?;
     for r in o.results.iter().filter(|r| !r.note.is_empty()) {
-        writeln!(out, "fold {}: test score undefined: {}", r.fold, r.note)?;
+        writeln!(out, "fold {}: {}", r.fold, r.note)?;
     }
     writeln!(
         out,

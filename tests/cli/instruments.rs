@@ -535,7 +535,8 @@ fn shares_of_each_instrument_and_spans_that_differ() {
         dir.path().join("x.csv").to_str().unwrap(),
     ]);
     assert!(
-        stderr(&refused).contains("instrument 'short'"),
+        stderr(&refused).contains("instrument 'short'")
+            && stderr(&refused).contains("score.shares = \"each\" takes each one's windows"),
         "{}",
         stderr(&refused)
     );

@@ -405,3 +405,43 @@ fn walkforward_folders_are_told_from_others() {
         stderr(&refused)
     );
 }
+
+/// Short test windows under an annualised objective are warned about for
+/// every fold they hit, on the terminal and in the walk-forward report;
+/// a fold whose test score is undefined or infinite says why, and the
+/// efficiency says over how many folds it is.
+#[test]
+fn short_fold_windows_and_fold_notes_are_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("wf.toml");
+    std::fs::write(&config, CONFIG).unwrap();
+    let out = dir.path().join("wf");
+    let o = sieve()
+        .args(["walkforward", "--config", config.to_str().unwrap()])
+        .args(["-O", "walkforward.test=60", "-O", "walkforward.train=400"])
+        .args(["--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert!(
+        said.contains(
+            "compounds a window's return to a yearly rate, and the test window of fold(s) 1, 2,"
+        ),
+        "{said}"
+    );
+    assert!(said.contains("folds with both finite"), "{said}");
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(report.contains("Warning: the objective calmar compounds"));
+    // Every fold with an undefined test score has its reason, on the
+    // terminal and in walkforward.csv.
+    let (header, rows) = csv_rows(&out.join("walkforward.csv"));
+    let col = |n: &str| header.iter().position(|h| h == n).unwrap();
+    for row in &rows {
+        let undefined = row[col("test_score")] == "NaN";
+        assert_eq!(undefined, !row[col("note")].is_empty(), "{row:?}");
+        if undefined {
+            assert!(said.contains(&format!("fold {}: {}", row[col("fold")], row[col("note")])));
+        }
+    }
+}

@@ -41,10 +41,15 @@ impl Market {
             return Err(Error::Invalid("no instrument to study".into()));
         }
         let several = data.len() > 1;
+        // Windows on the combined timeline can miss a short instrument.
+        let hint = match (several, spec.shares) {
+            (true, Shares::Combined) => "; with instruments covering different spans, score.shares = \"each\" takes each one's windows from its own bars",
+            _ => "",
+        };
         let name_it = |name: &str, e: Error| match (several, e) {
             (true, Error::Config { key, message }) => Error::Config {
                 key,
-                message: format!("instrument '{name}': {message}"),
+                message: format!("instrument '{name}': {message}{hint}"),
             },
             (true, Error::Invalid(message)) => {
                 Error::Invalid(format!("instrument '{name}': {message}"))

@@ -3,6 +3,7 @@
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
+use sieve_core::data::MS_PER_DAY;
 use sieve_core::format::TimeStyle;
 use sieve_core::metrics::{mean_metrics, Metrics};
 use sieve_core::Result;
@@ -212,11 +213,12 @@ fn aggregate_results(study: &Study, measured: &[Vec<Measured>]) -> IndexMap<Stri
 }
 
 /// One instrument's line of a several-instrument best: its score window's
-/// bars, objective and trades, and its holdout objective.
+/// bars, span in days, objective and trades, and its holdout objective.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InstrumentLine {
     pub name: String,
     pub score_bars: usize,
+    pub score_days: f64,
     pub score: f64,
     pub trades: f64,
     pub holdout: Option<f64>,
@@ -231,9 +233,15 @@ pub fn instrument_lines(study: &Study, best: &Best) -> Vec<InstrumentLine> {
         .filter_map(|i| {
             let windows = best.instruments.get(&i.name)?;
             let score = windows.get("score");
+            let w = i.scoring.windows.score;
+            let days = match w.end > w.start {
+                true => (i.bars.time[w.end - 1] - i.bars.time[w.start]) as f64 / MS_PER_DAY as f64,
+                false => 0.0,
+            };
             Some(InstrumentLine {
                 name: i.name.clone(),
-                score_bars: i.scoring.windows.score.end - i.scoring.windows.score.start,
+                score_bars: w.end - w.start,
+                score_days: days,
                 score: score.map_or(f64::NAN, |w| w.get("objective")),
                 trades: score.map_or(f64::NAN, |w| w.get("trades")),
                 holdout: windows.get("holdout").map(|w| w.get("objective")),
@@ -242,17 +250,19 @@ pub fn instrument_lines(study: &Study, best: &Best) -> Vec<InstrumentLine> {
         .collect()
 }
 
-/// A mean objective dominated by one short series: its score window has
-/// under half the bars of the instruments' median, and its objective is
+/// A mean objective dominated by one short series: its score window spans
+/// under half the days of the instruments' median, and its objective is
 /// more than half of all the instruments' |objective| together (an
 /// annualised ratio over a short span can outweigh every other).
 pub fn dominated_mean(study: &Study, lines: &[InstrumentLine]) -> Option<String> {
     let how = study.market().aggregation.how;
-    dominated(how, study.scoring().objective.name(), lines)
+    let shares = study.config().scoring().shares;
+    dominated(how, shares, study.scoring().objective.name(), lines)
 }
 
 fn dominated(
     how: sieve_core::metrics::Aggregate,
+    shares: sieve_core::evaluate::Shares,
     objective: &str,
     lines: &[InstrumentLine],
 ) -> Option<String> {
@@ -264,16 +274,23 @@ fn dominated(
         .map(|l| l.score.abs())
         .filter(|v| v.is_finite())
         .sum();
-    let mut bars: Vec<usize> = lines.iter().map(|l| l.score_bars).collect();
-    bars.sort_unstable();
-    let median = bars[bars.len() / 2] as f64;
+    let mut days: Vec<f64> = lines.iter().map(|l| l.score_days).collect();
+    days.sort_by(f64::total_cmp);
+    let median = days[days.len() / 2];
     let l = lines.iter().find(|l| {
-        l.score.is_finite() && l.score.abs() > 0.5 * total && (l.score_bars as f64) < 0.5 * median
+        l.score.is_finite() && l.score.abs() > 0.5 * total && l.score_days < 0.5 * median
     })?;
+    let advice = match shares {
+        sieve_core::evaluate::Shares::Combined => {
+            "score.aggregate = \"median\", or score.shares = \"each\""
+        }
+        sieve_core::evaluate::Shares::Each => "score.aggregate = \"median\"",
+    };
     Some(format!(
-        "the mean {objective} is dominated by {}: its score window has {} bars (the instruments' median {median}) and its {objective} {} is {:.0}% of all their |{objective}| together; consider score.aggregate = \"median\", or score.shares = \"each\"",
+        "the mean {objective} is dominated by {}: its score window spans {:.1} days (the instruments' median {:.1}) and its {objective} {} is {:.0}% of all their |{objective}| together; consider {advice}",
         l.name,
-        l.score_bars,
+        l.score_days,
+        median,
         crate::text::human(l.score),
         100.0 * l.score.abs() / total,
     ))
@@ -427,10 +444,12 @@ mod tests {
         }
     }
 
-    fn line(name: &str, score_bars: usize, score: f64) -> InstrumentLine {
+    fn line(name: &str, score_days: usize, score: f64) -> InstrumentLine {
         InstrumentLine {
             name: name.into(),
-            score_bars,
+            // Many bars in few days for the short one: the span decides.
+            score_bars: 1728,
+            score_days: score_days as f64,
             score,
             trades: 3.0,
             holdout: None,
@@ -442,32 +461,38 @@ mod tests {
     /// not.
     #[test]
     fn a_mean_dominated_by_a_short_series_is_flagged() {
+        use sieve_core::evaluate::Shares;
         use sieve_core::metrics::Aggregate;
+        let combined = Shares::Combined;
         let lines = [
             line("A", 2000, 1.2),
             line("B", 1900, 0.8),
-            line("C", 120, 311_665.0),
+            line("C", 3, 311_665.0),
         ];
-        let flag = dominated(Aggregate::Mean, "calmar", &lines).unwrap();
+        let flag = dominated(Aggregate::Mean, combined, "calmar", &lines).unwrap();
         assert!(
             flag.contains("dominated by C")
-                && flag.contains("120 bars")
-                && flag.contains("median 1900"),
+                && flag.contains("spans 3.0 days")
+                && flag.contains("median 1900.0")
+                && flag.contains("score.shares = \"each\""),
             "{flag}"
         );
-        assert!(dominated(Aggregate::Median, "calmar", &lines).is_none());
+        // Already "each": not advised again.
+        let flag = dominated(Aggregate::Mean, Shares::Each, "calmar", &lines).unwrap();
+        assert!(!flag.contains("score.shares"), "{flag}");
+        assert!(dominated(Aggregate::Median, combined, "calmar", &lines).is_none());
         let long = [
             line("A", 2000, 311_665.0),
             line("B", 1900, 0.8),
-            line("C", 120, 1.0),
+            line("C", 3, 1.0),
         ];
-        assert!(dominated(Aggregate::Mean, "calmar", &long).is_none());
+        assert!(dominated(Aggregate::Mean, combined, "calmar", &long).is_none());
         let even = [
             line("A", 2000, 1.2),
             line("B", 1900, 0.8),
-            line("C", 120, 1.0),
+            line("C", 3, 1.0),
         ];
-        assert!(dominated(Aggregate::Mean, "calmar", &even).is_none());
+        assert!(dominated(Aggregate::Mean, combined, "calmar", &even).is_none());
     }
 
     /// best.json keeps the earlier of two bests a last bit apart (the same

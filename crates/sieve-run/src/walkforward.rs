@@ -164,6 +164,48 @@ pub fn folds(bars: &Bars, wf: &WalkForward, limit: usize) -> Result<Vec<Fold>> {
     Ok(out)
 }
 
+/// A warning when the objective compounds to a yearly rate (cagr, calmar)
+/// and some fold's train or test window spans less than
+/// [`ANNUALIZED_MIN_DAYS`](crate::study::ANNUALIZED_MIN_DAYS) days: which
+/// folds, and the shortest span.
+pub fn short_fold_windows(study: &Study, folds: &[Fold]) -> Option<String> {
+    use sieve_core::metrics::Objective;
+    let objective = study.scoring().objective;
+    if !matches!(objective, Objective::Cagr | Objective::Calmar) {
+        return None;
+    }
+    let min_days = crate::study::ANNUALIZED_MIN_DAYS;
+    let time = &study.bars().time;
+    let days = |r: &Range<usize>| {
+        let from = time[r.start.saturating_sub(1)];
+        (time[r.end.max(1) - 1] - from) as f64 / MS_PER_DAY as f64
+    };
+    let mut short = Vec::new();
+    let train: fn(&Fold) -> &Range<usize> = |f| &f.train;
+    let test: fn(&Fold) -> &Range<usize> = |f| &f.test;
+    for (what, window) in [("train", train), ("test", test)] {
+        let hit: Vec<(usize, f64)> = folds
+            .iter()
+            .map(|f| (f.index, days(window(f))))
+            .filter(|&(_, d)| d < min_days)
+            .collect();
+        if let Some(shortest) = hit.iter().map(|h| h.1).reduce(f64::min) {
+            let which: Vec<String> = hit.iter().map(|h| h.0.to_string()).collect();
+            short.push(format!(
+                "the {what} window of fold(s) {} (shortest {shortest:.0} days)",
+                which.join(", ")
+            ));
+        }
+    }
+    (!short.is_empty()).then(|| {
+        format!(
+            "the objective {} compounds a window's return to a yearly rate, and {} span(s) less than {min_days} days: it extrapolates them, and can reach absurd values; prefer total_return or sharpe for short windows",
+            objective.name(),
+            short.join(" and ")
+        )
+    })
+}
+
 /// One fold's outcome (a row of `walkforward.csv`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FoldResult {
@@ -312,12 +354,8 @@ pub fn walkforward(
         wf.step,
         if wf.anchored { ", anchored" } else { "" }
     ));
-    // Each fold's windows are its train (score) and test (holdout) spans.
-    if let Some(first) = folds.first() {
-        let fs = fold_study(study, first);
-        if let Some(w) = crate::study::short_annualized_window(fs.scoring(), fs.bars()) {
-            obs.note(&format!("warning: in fold {}: {w}", first.index));
-        }
+    if let Some(w) = short_fold_windows(study, &folds) {
+        obs.note(&format!("warning: {w}"));
     }
     let mut bests: Vec<Option<Best>> = Vec::new();
     for fold in &folds {
@@ -411,23 +449,32 @@ fn stitch(
                 .filter(|&&p| p != 0)
                 .count();
             let test_score = test.map_or(f64::NAN, |w| w.get("objective"));
+            let train_score = b
+                .windows
+                .get("score")
+                .map_or(f64::NAN, |w| w.get("objective"));
+            let objective = study.scoring().objective.name();
             FoldResult {
                 fold: fold.index,
                 params: Some(params),
-                train_score: b
-                    .windows
-                    .get("score")
-                    .map_or(f64::NAN, |w| w.get("objective")),
+                train_score,
                 test_score,
                 note: match test {
-                    _ if !test_score.is_nan() => String::new(),
-                    Some(w) if w.get("trades") == 0.0 => {
+                    Some(w) if test_score.is_nan() && w.get("exposure") == 0.0 => {
+                        "no position was held in the test window".into()
+                    }
+                    Some(w) if test_score.is_nan() && w.get("trades") == 0.0 => {
                         "no trade closed in the test window".into()
                     }
-                    _ => format!(
-                        "the {} is undefined in the test window",
-                        study.scoring().objective.name()
+                    _ if test_score.is_nan() => {
+                        format!("the {objective} is undefined in the test window")
+                    }
+                    _ if test_score.is_infinite() || train_score.is_infinite() => format!(
+                        "an infinite {objective} (train {}, test {}; e.g. no losing trade) is left out of the efficiency",
+                        float(train_score),
+                        float(test_score)
                     ),
+                    _ => String::new(),
                 },
             }
         })

@@ -26,11 +26,14 @@ pub fn write(study: &Study, dir: &Path, o: &Outcome) -> Result<()> {
         study.data_label()
     );
     push_document_start(&mut html, &title);
+    if let Some(w) = crate::walkforward::short_fold_windows(study, &o.folds) {
+        let _ = writeln!(html, "<p class=\"warn\">Warning: {}.</p>", esc(&w));
+    }
     let s = &o.summary;
     let opt = |v: crate::files::Num| human(v.0);
     let _ = writeln!(
         html,
-        "<p>{} folds ({} with a best); walk-forward efficiency (mean test {obj} / mean train {obj}, over the {} folds with both defined) {}; {:.0}% of folds with a positive test {obj}. Each fold ran the whole optimize loop on its train window (its run folder is <code>fold-NNN/</code>).</p>",
+        "<p>{} folds ({} with a best); walk-forward efficiency (mean test {obj} / mean train {obj}, over the {} folds with both finite) {}; {:.0}% of folds with a positive test {obj}. Each fold ran the whole optimize loop on its train window (its run folder is <code>fold-NNN/</code>).</p>",
         s.folds,
         s.folds_with_a_best,
         s.efficiency_folds,
