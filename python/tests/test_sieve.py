@@ -410,7 +410,7 @@ DICT_ERRORS = [
         {"score": {"objectiv": "sharpe"}},
         "ConfigError",
         "config: score.objectiv: unknown field `objectiv`, expected one of `objective`, `score_start`, "
-        "`holdout_start`, `screen_window`, `min_trades`, `aggregate`, `aggregate_skip_undefined`",
+        "`holdout_start`, `screen_window`, `min_trades`, `aggregate`, `aggregate_skip_undefined`, `shares`",
     ),
     ({"backtest": {"fee": -1}}, "ConfigError", "config: backtest.fee: must be a number ≥ 0, got -1"),
     (
