@@ -250,6 +250,13 @@ fn every_mistake_is_one_clear_error_with_key_and_column() {
             None,
             "already a column",
         ),
+        (
+            &format!("entry = \"close > 1\"\n{exit}"),
+            "sum = 3",
+            "strategy.params.sum",
+            None,
+            "'sum' is already a column, function or keyword",
+        ),
     ];
     for (keys, params, key, column, words) in cases {
         refused(keys, params, key, *column, words);

@@ -34,6 +34,9 @@ pub enum Func {
 pub enum Windowed {
     Sma,
     Ema,
+    Wma,
+    Rma,
+    Sum,
     Rsi,
     Atr,
     Highest,
@@ -83,9 +86,12 @@ fn n_bars(n: usize) -> usize {
 
 impl Windowed {
     /// Every windowed function, in the order errors list them.
-    pub const ALL: [Windowed; 9] = [
+    pub const ALL: [Windowed; 12] = [
         Windowed::Sma,
         Windowed::Ema,
+        Windowed::Wma,
+        Windowed::Rma,
+        Windowed::Sum,
         Windowed::Rsi,
         Windowed::Atr,
         Windowed::Highest,
@@ -112,6 +118,30 @@ impl Windowed {
                 min_window: 1,
                 lag: n_minus_one,
                 compute: |x, n, _| by_runs(x, |r| average::ema(r, n)),
+            },
+            Windowed::Wma => WindowedSpec {
+                name: "wma",
+                signature: "wma(x, n)",
+                reads_series: true,
+                min_window: 1,
+                lag: n_minus_one,
+                compute: |x, n, _| by_runs(x, |r| average::wma(r, n)),
+            },
+            Windowed::Rma => WindowedSpec {
+                name: "rma",
+                signature: "rma(x, n)",
+                reads_series: true,
+                min_window: 1,
+                lag: n_minus_one,
+                compute: |x, n, _| by_runs(x, |r| average::rma(r, n)),
+            },
+            Windowed::Sum => WindowedSpec {
+                name: "sum",
+                signature: "sum(x, n)",
+                reads_series: true,
+                min_window: 1,
+                lag: n_minus_one,
+                compute: |x, n, _| by_runs(x, |r| average::sum(r, n)),
             },
             Windowed::Rsi => WindowedSpec {
                 name: "rsi",
@@ -284,6 +314,9 @@ mod tests {
         let every = |w: Windowed| match w {
             Windowed::Sma
             | Windowed::Ema
+            | Windowed::Wma
+            | Windowed::Rma
+            | Windowed::Sum
             | Windowed::Rsi
             | Windowed::Atr
             | Windowed::Highest
@@ -295,6 +328,9 @@ mod tests {
         for w in [
             Windowed::Sma,
             Windowed::Ema,
+            Windowed::Wma,
+            Windowed::Rma,
+            Windowed::Sum,
             Windowed::Rsi,
             Windowed::Atr,
             Windowed::Highest,
@@ -305,7 +341,7 @@ mod tests {
         ] {
             assert!(Windowed::ALL.contains(&every(w)), "{w:?} is not in ALL");
         }
-        assert_eq!(Windowed::ALL.len(), 9);
+        assert_eq!(Windowed::ALL.len(), 12);
     }
 
     /// Names are unique, and each windowed function's signature starts

@@ -254,3 +254,20 @@ fn long_chains_of_definitions_compile_and_have_a_cap() {
         "{e}"
     );
 }
+
+/// `wma`, `rma` and `sum` in rules, by hand: close = 1, 2, 6, 0, 12, 3.
+#[test]
+fn weighted_wilder_and_summed_windows_by_hand() {
+    let close = [1.0, 2.0, 6.0, 0.0, 12.0, 3.0];
+    // wma(close, 3) from bar 2: 23/6 ≈ 3.83, 14/6 ≈ 2.33, 7, 5.5:
+    // close above it at bars 2 (6) and 4 (12); below at 3 (0) and 5 (3).
+    let rules = "entry = \"close > wma(close, 3)\"\nexit = \"close < wma(close, 3)\"";
+    assert_eq!(positions_of(rules, &close, "long"), [0, 0, 1, 0, 1, 0]);
+    // rma(close, 2): 1.5, 3.75, 1.875, 6.9375, 4.96875 from bar 1:
+    // close above at bars 1, 2, 4; below at 3, 5.
+    let rules = "entry = \"close > rma(close, 2)\"\nexit = \"close < rma(close, 2)\"";
+    assert_eq!(positions_of(rules, &close, "long"), [0, 1, 1, 0, 1, 0]);
+    // sum(close, 2) = 3, 8, 6, 12, 15 from bar 1: above 7 at bars 2, 4, 5.
+    let rules = "entry = \"sum(close, 2) > 7\"\nexit = \"sum(close, 2) <= 7\"";
+    assert_eq!(positions_of(rules, &close, "long"), [0, 0, 1, 0, 1, 1]);
+}
