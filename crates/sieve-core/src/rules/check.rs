@@ -151,12 +151,20 @@ fn err(at: usize, message: impl Into<String>) -> RuleError {
     }
 }
 
-/// The known name closest to `name`, if any is close.
+/// The known name closest to `name`, if any is close: one edit for names
+/// of up to four letters (`smaa` → `sma`, but `sar` is not `atr`), two for
+/// longer ones, a third of the name for long ones.
 pub fn suggest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> String {
     let best = known
         .into_iter()
         .map(|k| (strsim::damerau_levenshtein(name, k), k))
-        .filter(|(d, k)| *d <= 2.max(k.len() / 3) && *d < k.len())
+        .filter(|(d, k)| {
+            let allowed = match k.len().max(name.len()) {
+                0..=4 => 1,
+                n => 2.max(n / 3),
+            };
+            *d <= allowed && *d < k.len()
+        })
         .min();
     match best {
         Some((_, k)) => format!(" (did you mean '{k}'?)"),
@@ -413,5 +421,26 @@ impl Checker {
     /// The value of a node that reads no parameter and no column.
     fn constant(&self, id: Id) -> f64 {
         super::eval::scalar_values(&self.graph, &[], id + 1)[id]
+    }
+}
+
+#[cfg(test)]
+mod suggest_tests {
+    use super::suggest;
+
+    /// Close misspellings are suggested; a different short name is not
+    /// (`sar` was "did you mean 'atr'?").
+    #[test]
+    fn suggestions_are_near_misses_only() {
+        let known = ["sma", "ema", "atr", "rsi", "stdev", "close", "cross_above"];
+        assert_eq!(suggest("smaa", known), " (did you mean 'sma'?)");
+        assert_eq!(suggest("clsoe", known), " (did you mean 'close'?)");
+        assert_eq!(suggest("stdv", known), " (did you mean 'stdev'?)");
+        assert_eq!(
+            suggest("crossabove", known),
+            " (did you mean 'cross_above'?)"
+        );
+        assert_eq!(suggest("sar", known), "");
+        assert_eq!(suggest("obv", known), "");
     }
 }
