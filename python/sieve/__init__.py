@@ -51,6 +51,7 @@ __all__ = [
     "GpuError",
     "SieveWarning",
     "backtest",
+    "backtest_signals",
     "optimize",
     "strategies",
     "sweep",
@@ -92,6 +93,82 @@ def backtest(data, strategy, params, config=None, equity=False):
         series = {name: _equity(times, values, tz) for name, times, values in curves}
         result["equity"] = series[""] if "" in series else series
     return result
+
+
+def backtest_signals(data, entries, exits, short_entries=None, short_exits=None, config=None, threads=0):
+    """Backtests signals of your own through the exact engine, as
+    vectorbt's ``Portfolio.from_signals`` does, with ``[backtest]`` and
+    ``[score]`` of ``config`` (fees, slippage, fill, direction, lots,
+    windows, objective, ``min_trades``).
+
+    ``entries`` / ``exits`` (and ``short_entries`` / ``short_exits``, both or
+    neither) are booleans aligned with ``data``: a Series or 1-D array for
+    one backtest, a DataFrame or 2-D array (bars × columns) for one per
+    column, run in parallel without the GIL. Pandas objects must carry the
+    DataFrame's index. An entry while long and an exit while flat do
+    nothing; an entry and an exit on the same bar cancel; with
+    ``direction = "long_short"`` and no short signals an exit goes short and
+    an entry covers it, as a rule strategy's ``exit`` does; missing values
+    are False.
+
+    Returns a DataFrame indexed by column name with ``verified.csv``'s
+    numbers: ``score`` (the objective over the score window),
+    ``full_score``, ``holdout_score`` and the score window's metrics.
+    """
+    if (short_entries is None) != (short_exits is None):
+        raise TypeError("short_entries and short_exits come together")
+    with _Data(data) as d:
+        index = data.index if isinstance(data, pd.DataFrame) else None
+        signals = {"entries": entries, "exits": exits}
+        if short_entries is not None:
+            signals.update(short_entries=short_entries, short_exits=short_exits)
+        width = max((_signal_width(v) for v in signals.values()), default=1)
+        arrays = {k: _signal_array(k, v, index, width) for k, v in signals.items()}
+        names = _signal_names(signals.values(), width)
+        short = None
+        if short_entries is not None:
+            short = (arrays["short_entries"][0], arrays["short_exits"][0])
+        text = _native.backtest_signals(
+            d.arg, _config(config), [], names, arrays["entries"][0], arrays["exits"][0], short,
+            _count(threads, "threads"),
+        )
+    return _csv(text).set_index("column")
+
+
+def _signal_width(v):
+    """Columns in a set of signals: a DataFrame's or 2-D array's, else 1."""
+    shape = getattr(v, "shape", None)
+    return shape[1] if shape is not None and len(shape) == 2 else 1
+
+
+def _signal_array(what, v, index, width):
+    """(bytes of a C-ordered bars × width 0/1 array, bars) of one argument;
+    a 1-D one is repeated across the columns."""
+    if isinstance(v, (pd.Series, pd.DataFrame)):
+        if index is not None and not v.index.equals(index):
+            raise DataError("%s: its index is not the data's (align it with the DataFrame: same times, same order)" % what)
+        v = v.astype("boolean").fillna(False).to_numpy(dtype=bool)
+    else:
+        v = np.asarray(v)
+        if v.dtype == object or v.dtype.kind == "f":
+            v = pd.DataFrame(v).astype("boolean").fillna(False).to_numpy(dtype=bool)
+        v = v.astype(bool)
+    if v.ndim == 1:
+        v = np.repeat(v[:, None], width, axis=1)
+    if v.ndim != 2 or v.shape[1] != width:
+        raise DataError("%s: shape %s; expected bars × %d columns" % (what, v.shape, width))
+    return (np.ascontiguousarray(v, dtype=np.uint8).tobytes(), v.shape[0])
+
+
+def _signal_names(values, width):
+    """The columns' names: a DataFrame's, else a Series' name, else 0, 1, …"""
+    for v in values:
+        if isinstance(v, pd.DataFrame):
+            return [str(c) for c in v.columns]
+    for v in values:
+        if isinstance(v, pd.Series) and v.name is not None and width == 1:
+            return [str(v.name)]
+    return [str(i) for i in range(width)]
 
 
 def sweep(data, config, top=None, threads=0, progress=False):

@@ -524,3 +524,37 @@ def test_infinities_and_undefined_values_stay_apart():
     assert math.isnan(w["calmar"]) and math.isnan(got["score"])
     assert w["trades"] == 3 and w["start"] == "2020-01-01" and got["strategy"] == "inf"
     assert got["robustness"]["pbo"] is None
+
+
+def test_signals_of_your_own_equal_the_same_rules(frame):
+    # Signals computed in pandas equal a rule strategy deciding the same
+    # thing, metric for metric, bit for bit; several columns run at once.
+    score = {"objective": "sharpe", "score_start": "2016-01-01", "holdout_start": "2018-06-01"}
+    config = {"backtest": {"fee": 0.001, "direction": "long_short"}, "score": score}
+    up, down = frame["close"] > frame["open"], frame["close"] < frame["open"]
+    rules = {"strategy": {"entry": "close > open", "exit": "close < open"}}
+    want = sieve.backtest(frame, None, {}, config=dict(config, **rules))["windows"]
+    got = sieve.backtest_signals(frame, up, down, config=config)
+    row = got.iloc[0]
+    assert row["score"] == want["score"]["objective"]
+    assert row["full_score"] == want["full"]["objective"]
+    assert row["holdout_score"] == want["holdout"]["objective"]
+    for metric in ["total_return", "cagr", "max_drawdown", "sharpe", "trades", "win_rate", "exposure"]:
+        assert row[metric] == want["score"][metric], metric
+    # A DataFrame: one backtest per column, each equal to its own run, the
+    # same whatever the thread count.
+    entries = pd.DataFrame({"a": up, "b": up.shift(1, fill_value=False), "c": up & (frame["close"] > 100)})
+    many = sieve.backtest_signals(frame, entries, down, config=config)
+    assert list(many.index) == ["a", "b", "c"]
+    for name in entries:
+        one = sieve.backtest_signals(frame, entries[name], down, config=config)
+        pdt.assert_series_equal(many.loc[name], one.iloc[0], check_names=False)
+    pdt.assert_frame_equal(sieve.backtest_signals(frame, entries, down, config=config, threads=1), many)
+    # An entry and an exit on the same bar cancel: no trade at all.
+    always = pd.Series(True, index=frame.index)
+    assert sieve.backtest_signals(frame, always, always, config=config)["trades"].iloc[0] == 0
+    # Misaligned or short signals are refused by name.
+    with pytest.raises(sieve.DataError, match="entries: its index is not the data's"):
+        sieve.backtest_signals(frame, up.iloc[::-1], down, config=config)
+    with pytest.raises(sieve.DataError, match="exits"):
+        sieve.backtest_signals(frame, up.to_numpy(), down.to_numpy()[:-1], config=config)

@@ -81,6 +81,35 @@ pub struct Scoring {
 }
 
 impl Scoring {
+    /// The metrics of each of `windows` for `targets` (the position held
+    /// after each bar's close, from any source: a strategy, or signals of
+    /// one's own), streamed from one simulation up to the last window's end.
+    pub fn metrics_of_targets(
+        &self,
+        bars: &Bars,
+        targets: &[i8],
+        windows: &[Window],
+    ) -> Vec<Metrics> {
+        let cash = self.engine.initial_cash;
+        let mut stats: Vec<WindowStats> =
+            windows.iter().map(|w| WindowStats::new(w, cash)).collect();
+        let end = windows.iter().map(|w| w.end).max().unwrap_or(0);
+        engine::simulate(bars, targets, &self.engine, end, &mut stats.as_mut_slice());
+        stats
+            .iter()
+            .map(|s| s.finish(bars, self.periods_per_year))
+            .collect()
+    }
+
+    /// The objective of `m` measured over `window`: `min_trades` is a
+    /// ranking rule, so it applies only to the windows that rank (the score
+    /// window and the screen window); others report the plain objective.
+    pub fn window_objective(&self, window: &Window, m: &Metrics) -> f64 {
+        let ranks = window.kind == crate::metrics::WindowKind::Score || *window == self.screen;
+        let min_trades = if ranks { self.min_trades } else { 0 };
+        self.objective.of(m, min_trades)
+    }
+
     pub fn new(spec: &ScoringSpec, bars: &Bars) -> Result<Scoring> {
         let windows = Windows::new(bars, spec.score_start, spec.holdout_start)?;
         Ok(Scoring {
@@ -181,21 +210,7 @@ impl<'a> Evaluator<'a> {
         scratch: &mut Vec<i8>,
     ) -> Vec<Metrics> {
         self.positions(params, scratch);
-        let cash = self.scoring.engine.initial_cash;
-        let mut stats: Vec<WindowStats> =
-            windows.iter().map(|w| WindowStats::new(w, cash)).collect();
-        let end = windows.iter().map(|w| w.end).max().unwrap_or(0);
-        engine::simulate(
-            self.bars,
-            scratch,
-            &self.scoring.engine,
-            end,
-            &mut stats.as_mut_slice(),
-        );
-        stats
-            .iter()
-            .map(|s| s.finish(self.bars, self.scoring.periods_per_year))
-            .collect()
+        self.scoring.metrics_of_targets(self.bars, scratch, windows)
     }
 
     pub fn metrics(&self, bt: &Backtest, window: &Window) -> Metrics {
@@ -217,10 +232,7 @@ impl<'a> Evaluator<'a> {
     /// ranking rule, so it applies only to the windows that rank (the score
     /// window and the screen window); others report the plain objective.
     pub fn window_objective(&self, window: &Window, m: &Metrics) -> f64 {
-        let ranks =
-            window.kind == crate::metrics::WindowKind::Score || *window == self.scoring.screen;
-        let min_trades = if ranks { self.scoring.min_trades } else { 0 };
-        self.scoring.objective.of(m, min_trades)
+        self.scoring.window_objective(window, m)
     }
 
     /// Screens one parameter set: simulates only up to the end of the screen

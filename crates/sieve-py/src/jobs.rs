@@ -106,6 +106,74 @@ pub fn sweep(
     outcome.map_err(sieve_err)
 }
 
+/// Backtests of signals of one's own: `entries`/`exits` (and the short
+/// pair) are `n_bars × len(names)` bytes of 0/1, row-major (a C-ordered
+/// numpy bool array); returns one CSV row of `verified.csv`'s numbers per
+/// column, in parallel, without the GIL.
+#[pyfunction]
+#[pyo3(signature = (data, config, overrides, names, entries, exits, short, threads))]
+#[allow(clippy::too_many_arguments)]
+pub fn backtest_signals(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    config: (String, Bound<'_, PyAny>),
+    overrides: Vec<String>,
+    names: Vec<String>,
+    entries: Vec<u8>,
+    exits: Vec<u8>,
+    short: Option<(Vec<u8>, Vec<u8>)>,
+    threads: usize,
+) -> PyResult<String> {
+    let (_, study) = study(py, data, config, overrides)?;
+    let n_bars = study.bars().len();
+    let n_cols = names.len();
+    for (what, bytes) in [("entries", Some(&entries)), ("exits", Some(&exits))]
+        .into_iter()
+        .chain(
+            short
+                .iter()
+                .flat_map(|(a, b)| [("short_entries", Some(a)), ("short_exits", Some(b))]),
+        )
+    {
+        let len = bytes.map_or(0, Vec::len);
+        if len != n_bars * n_cols {
+            return Err(crate::DataError::new_err(format!(
+                "{what}: {} values where {n_bars} bars × {n_cols} columns need {}",
+                len,
+                n_bars * n_cols
+            )));
+        }
+    }
+    // Row-major bars × columns → one series per column.
+    let column = |bytes: &[u8], c: usize| -> Vec<u8> {
+        (0..n_bars).map(|t| bytes[t * n_cols + c]).collect()
+    };
+    let series: Vec<(Vec<u8>, Vec<u8>, Option<(Vec<u8>, Vec<u8>)>)> = (0..n_cols)
+        .map(|c| {
+            (
+                column(&entries, c),
+                column(&exits, c),
+                short.as_ref().map(|(a, b)| (column(a, c), column(b, c))),
+            )
+        })
+        .collect();
+    let columns: Vec<sieve_run::signals::SignalColumn<'_>> = names
+        .iter()
+        .zip(&series)
+        .map(|(name, (e, x, s))| sieve_run::signals::SignalColumn {
+            name: name.clone(),
+            entries: e,
+            exits: x,
+            short: s.as_ref().map(|(a, b)| (a.as_slice(), b.as_slice())),
+        })
+        .collect();
+    py.detach(|| {
+        let pool = sieve_screen::thread_pool(threads)?;
+        pool.install(|| sieve_run::signals::backtest_signals(&study, &columns))
+    })
+    .map_err(sieve_err)
+}
+
 /// The text of `verified.csv` for the candidates (CSV text with the
 /// parameter columns, e.g. a sweep's).
 #[pyfunction]

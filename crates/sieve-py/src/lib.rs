@@ -303,6 +303,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The names a time column may have (any case), as the loaders take them.
     m.add("TIME_NAMES", sieve_core::data::TIME_NAMES.to_vec())?;
     m.add_function(wrap_pyfunction!(jobs::backtest, m)?)?;
+    m.add_function(wrap_pyfunction!(jobs::backtest_signals, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::sweep, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::verify, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::optimize, m)?)?;

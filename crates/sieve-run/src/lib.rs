@@ -41,6 +41,7 @@ pub mod robust;
 pub mod rundir;
 pub mod settings;
 pub mod shard;
+pub mod signals;
 mod stages;
 pub mod study;
 pub mod sweep;

@@ -32,6 +32,45 @@ use crate::strategy::{
 pub use check::suggest;
 pub use check::Col;
 pub use eval::column;
+
+/// The targets (the position held after each bar's close) that signals of
+/// one's own give, by the rule strategies' state machine: a long entry
+/// while flat goes long, an exit while long goes flat, an entry while long
+/// and an exit while flat do nothing; an entry and an exit on the same bar
+/// cancel (as vectorbt's `from_signals`). With `long_short` and no short
+/// signals, an exit enters short and an entry covers it, as a rule `exit`
+/// does. Signals are 0/1 bytes, one per bar.
+pub fn signal_targets(
+    close: &[f64],
+    long: (&[u8], &[u8]),
+    short: Option<(&[u8], &[u8])>,
+    direction: crate::strategy::Direction,
+) -> Vec<i8> {
+    let apart = |a: &[u8], b: &[u8]| -> (Vec<u8>, Vec<u8>) {
+        a.iter()
+            .zip(b)
+            .map(|(&x, &y)| (u8::from(x != 0 && y == 0), u8::from(y != 0 && x == 0)))
+            .unzip()
+    };
+    let (entry, exit) = apart(long.0, long.1);
+    let never = vec![0u8; close.len()];
+    let (short_entry, short_exit) = match (direction, short) {
+        (crate::strategy::Direction::Long, _) => (never.clone(), never),
+        (crate::strategy::Direction::LongShort, None) => (exit.clone(), entry.clone()),
+        (crate::strategy::Direction::LongShort, Some((a, b))) => apart(a, b),
+    };
+    let signals = eval::Signals {
+        long_entry: &entry,
+        long_exit: &exit,
+        short_entry: &short_entry,
+        short_exit: &short_exit,
+        stop: None,
+        close,
+    };
+    let mut out = vec![0i8; close.len()];
+    eval::Machine::default().run(&signals, 0, &mut crate::strategy::PerBar(&mut out));
+    out
+}
 pub use wgsl::{RuleKernel, BAR_COLUMNS, ENTRY_POINT, NAN_BITS};
 
 /// A syntax or meaning error at byte `at` of a rule's text.

@@ -1,0 +1,111 @@
+//! Backtests of signals of one's own (an entry and an exit per bar, from
+//! pandas, TA-Lib or a model) through the exact engine: one row of
+//! `verified.csv`'s numbers per set of signals.
+
+use std::fmt::Write as _;
+
+use rayon::prelude::*;
+use sieve_core::format::push_float;
+use sieve_core::metrics::Metrics;
+use sieve_core::{Error, Result};
+
+use crate::Study;
+
+/// One set of signals: 0/1 per bar, as long as the data.
+pub struct SignalColumn<'a> {
+    pub name: String,
+    pub entries: &'a [u8],
+    pub exits: &'a [u8],
+    /// Short entries and exits, both or neither.
+    pub short: Option<(&'a [u8], &'a [u8])>,
+}
+
+/// `column,score,full_score,holdout_score,<metrics…>`: each set's
+/// objective over the score, full and holdout windows and its score-window
+/// metrics, in the columns' order (sets are backtested in parallel).
+pub fn backtest_signals(study: &Study, columns: &[SignalColumn<'_>]) -> Result<String> {
+    if study.market().is_several() {
+        return Err(Error::Invalid(
+            "signals are backtested on one instrument; give one DataFrame or file".into(),
+        ));
+    }
+    let bars = study.bars();
+    for c in columns {
+        let lengths = [Some(c.entries.len()), Some(c.exits.len())]
+            .into_iter()
+            .chain(
+                c.short
+                    .iter()
+                    .flat_map(|s| [Some(s.0.len()), Some(s.1.len())]),
+            );
+        for len in lengths.flatten() {
+            if len != bars.len() {
+                return Err(Error::Invalid(format!(
+                    "signals '{}': {len} values where the data has {} bars",
+                    c.name,
+                    bars.len()
+                )));
+            }
+        }
+    }
+    let scoring = study.scoring();
+    let windows = scoring.windows;
+    let all: Vec<_> = windows.all().collect();
+    let direction = scoring.direction;
+    let lines: Vec<String> = columns
+        .par_iter()
+        .map(|c| {
+            let targets = sieve_core::rules::signal_targets(
+                &bars.close,
+                (c.entries, c.exits),
+                c.short,
+                direction,
+            );
+            let metrics = scoring.metrics_of_targets(bars, &targets, &all);
+            let objective = |kind| {
+                all.iter()
+                    .zip(&metrics)
+                    .find(|(w, _)| w.kind == kind)
+                    .map_or(f64::NAN, |(w, m)| scoring.window_objective(w, m))
+            };
+            use sieve_core::metrics::WindowKind;
+            let score: &Metrics = all
+                .iter()
+                .zip(&metrics)
+                .find(|(w, _)| w.kind == WindowKind::Score)
+                .map(|(_, m)| m)
+                .unwrap_or(&metrics[0]);
+            let mut line = String::with_capacity(256);
+            line.push_str(&csv_field(&c.name));
+            for v in [
+                objective(WindowKind::Score),
+                objective(WindowKind::Full),
+                objective(WindowKind::Holdout),
+            ] {
+                line.push(',');
+                push_float(&mut line, v);
+            }
+            for v in score.values() {
+                line.push(',');
+                push_float(&mut line, v);
+            }
+            line.push('\n');
+            line
+        })
+        .collect();
+    let mut out = String::from("column,score,full_score,holdout_score");
+    for name in Metrics::NAMES {
+        let _ = write!(out, ",{name}");
+    }
+    out.push('\n');
+    out.extend(lines);
+    Ok(out)
+}
+
+/// A CSV field: quoted when it holds a comma, a quote or a line break.
+fn csv_field(s: &str) -> String {
+    match s.contains([',', '"', '\n', '\r']) {
+        true => format!("\"{}\"", s.replace('"', "\"\"")),
+        false => s.to_string(),
+    }
+}
