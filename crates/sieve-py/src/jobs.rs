@@ -148,7 +148,9 @@ pub fn backtest_signals(
     let column = |bytes: &[u8], c: usize| -> Vec<u8> {
         (0..n_bars).map(|t| bytes[t * n_cols + c]).collect()
     };
-    let series: Vec<(Vec<u8>, Vec<u8>, Option<(Vec<u8>, Vec<u8>)>)> = (0..n_cols)
+    // Entries and exits of one column.
+    type Pair = (Vec<u8>, Vec<u8>);
+    let series: Vec<(Vec<u8>, Vec<u8>, Option<Pair>)> = (0..n_cols)
         .map(|c| {
             (
                 column(&entries, c),
