@@ -701,6 +701,26 @@ fn huge_cash_writes_a_report_and_ends() {
     );
 }
 
+/// Runs `sieve args…`, sends it SIGTERM after `wait`; its output, and how
+/// long it took to end after the signal.
+fn sigterm_after(args: &[&str], wait: Duration) -> (Output, Duration) {
+    let child = sieve()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(wait);
+    let signalled = Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    (out, signalled.elapsed())
+}
+
 /// SIGTERM (what `timeout`, Slurm and Kubernetes send) stops a long
 /// verification between candidates, as Ctrl-C does: exit 130, no partial
 /// file, in a fraction of the time the whole verification takes.
@@ -739,21 +759,7 @@ fn sigterm_stops_a_long_verify_at_once() {
     run_ok(&args);
     let whole = started.elapsed();
     std::fs::remove_file(&verified).unwrap();
-    let child = sieve()
-        .args(&args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(whole / 5);
-    let signalled = Instant::now();
-    let kill = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let out = child.wait_with_output().unwrap();
-    let stopped = signalled.elapsed();
+    let (out, stopped) = sigterm_after(&args, whole / 5);
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert!(
         !Path::new(&verified).exists(),
@@ -1037,21 +1043,7 @@ fn sigterm_stops_a_data_load() {
     let started = Instant::now();
     run_ok(&args);
     let whole = started.elapsed();
-    let child = sieve()
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(whole / 5);
-    let signalled = Instant::now();
-    let kill = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let out = child.wait_with_output().unwrap();
-    let stopped = signalled.elapsed();
+    let (out, stopped) = sigterm_after(&args, whole / 5);
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert!(
         stopped < whole / 3,

@@ -9,22 +9,16 @@ pub fn true_range(high: &[f64], low: &[f64], close: &[f64]) -> Vec<f64> {
 }
 
 /// Wilder's ATR (TA-Lib): first value at bar n = mean of TR over bars 1..=n;
-/// then ATR_t = (ATR_{t−1}·(n−1) + TR_t)/n, evaluated as
-/// ATR_{t−1}·((n−1)/n) + TR_t·(1/n) (see `rsi` for why).
+/// then ATR_t = (ATR_{t−1}·(n−1) + TR_t)/n: Wilder's average
+/// ([`rma`](crate::indicators::average::rma)) of the true range, which
+/// starts at bar 1.
 pub fn atr(high: &[f64], low: &[f64], close: &[f64], n: usize) -> Vec<f64> {
-    let mut out = vec![f64::NAN; close.len()];
     if n == 0 || close.len() <= n {
-        return out;
+        return vec![f64::NAN; close.len()];
     }
     let tr = true_range(high, low, close);
-    let nf = n as f64;
-    let (keep, add) = ((nf - 1.0) / nf, 1.0 / nf);
-    let mut prev = tr[1..=n].iter().sum::<f64>() / nf;
-    out[n] = prev;
-    for i in n + 1..close.len() {
-        prev = prev * keep + tr[i] * add;
-        out[i] = prev;
-    }
+    let mut out = vec![f64::NAN];
+    out.extend(crate::indicators::average::rma(&tr[1..], n));
     out
 }
 
