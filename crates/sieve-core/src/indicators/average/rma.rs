@@ -40,9 +40,9 @@ mod tests {
         for n in [1, 2, 14, 50] {
             let v = rma(&b.close, n);
             let mut avg = b.close[..n].iter().sum::<f64>() / n as f64;
-            for t in n..b.close.len() {
-                avg = (avg * (n as f64 - 1.0) + b.close[t]) / n as f64;
-                assert!((v[t] - avg).abs() <= 1e-12 * avg.abs(), "n {n} t {t}");
+            for (t, (&x, &got)) in b.close.iter().zip(&v).enumerate().skip(n) {
+                avg = (avg * (n as f64 - 1.0) + x) / n as f64;
+                assert!((got - avg).abs() <= 1e-12 * avg.abs(), "n {n} t {t}");
             }
         }
     }
