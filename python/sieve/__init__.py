@@ -368,8 +368,18 @@ class _Data:
             self.arg = os.fspath(data)
         elif isinstance(data, pd.DataFrame):
             self.arg = self._columns(data)
+        elif isinstance(data, Mapping):
+            # Several instruments, by name, as data.paths gives them.
+            self.arg = {}
+            for name, frame in data.items():
+                if not isinstance(frame, pd.DataFrame):
+                    raise TypeError("data[%r]: expected a pandas DataFrame, got %s" % (name, type(frame).__name__))
+                self.arg[str(name)] = self._columns(frame)
         else:
-            raise TypeError("data: expected a pandas DataFrame or a path, got %s" % type(data).__name__)
+            raise TypeError(
+                "data: expected a pandas DataFrame, a dict of them by instrument name, or a path, got %s"
+                % type(data).__name__
+            )
 
     def __enter__(self):
         return self

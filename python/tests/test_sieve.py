@@ -558,3 +558,21 @@ def test_signals_of_your_own_equal_the_same_rules(frame):
         sieve.backtest_signals(frame, up.iloc[::-1], down, config=config)
     with pytest.raises(sieve.DataError, match="exits"):
         sieve.backtest_signals(frame, up.to_numpy(), down.to_numpy()[:-1], config=config)
+
+
+def test_several_instruments_as_a_dict_of_dataframes(files, frame, tmp_path):
+    # {name: DataFrame} is data.paths with those files: the same sweep, the
+    # same per-instrument columns.
+    other_path = files["dir"] / "other.csv"
+    cli("synth", "--bars", "1500", "--seed", "8", "--out", other_path)
+    other = read_csv(other_path, parse_dates=["date"]).set_index("date")
+    with_paths = dict(CONFIG, data={"paths": [str(files["prices"]), str(other_path)]})
+    want = sieve.sweep(None, with_paths, top=20)
+    got = sieve.sweep({"prices": frame, "other": other}, CONFIG, top=20)
+    pdt.assert_frame_equal(got, want, check_exact=True)
+    checked = sieve.verify({"prices": frame, "other": other}, CONFIG, got, top=5)
+    assert "score_prices" in checked.columns and "score_other" in checked.columns
+    with pytest.raises(TypeError, match=r"data\['x'\]: expected a pandas DataFrame"):
+        sieve.sweep({"x": [1, 2]}, CONFIG)
+    with pytest.raises(sieve.DataError, match="optimize takes one DataFrame"):
+        sieve.optimize({"prices": frame, "other": other}, CONFIG, out=tmp_path / "run")

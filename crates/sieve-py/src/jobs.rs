@@ -239,6 +239,12 @@ pub fn optimize(
         }
         _ => study(py, data, config, overrides)?,
     };
+    if let DataSpec::Frames(_) = data {
+        // The run folder must name its data, for `sieve report` and resume.
+        return Err(crate::DataError::new_err(
+            "optimize takes one DataFrame: for several instruments, write each DataFrame to a Parquet file and list the files in data.paths of the config",
+        ));
+    }
     // Held to the end: the run folder's lock.
     let run =
         jobs::prepare_run(&study, &out, sieve_run::rundir::RunKind::Optimize).map_err(sieve_err)?;

@@ -186,6 +186,8 @@ fn to_toml(value: &Bound<'_, PyAny>, key: &str) -> PyResult<toml::Value> {
 pub(crate) enum DataSpec {
     Path(Option<PathBuf>),
     Frame(frame::Frame),
+    /// Several instruments, by name, in order (a dict of DataFrames).
+    Frames(Vec<(String, frame::Frame)>),
 }
 
 impl DataSpec {
@@ -196,6 +198,13 @@ impl DataSpec {
         }
         if let Ok(path) = obj.extract::<PathBuf>() {
             return Ok(DataSpec::Path(Some(path)));
+        }
+        if let Ok(frames) = obj.cast::<pyo3::types::PyDict>() {
+            let mut out = Vec::new();
+            for (name, columns) in frames.iter() {
+                out.push((name.extract::<String>()?, frame::Frame::from_py(&columns)?));
+            }
+            return Ok(DataSpec::Frames(out));
         }
         Ok(DataSpec::Frame(frame::Frame::from_py(obj)?))
     }
@@ -210,7 +219,7 @@ impl DataSpec {
                 let quoted = toml::Value::String(p.to_string_lossy().into_owned()).to_string();
                 vec![format!("data.path={quoted}")]
             }
-            DataSpec::Frame(_) => Vec::new(),
+            DataSpec::Frame(_) | DataSpec::Frames(_) => Vec::new(),
         }
     }
 
@@ -236,6 +245,31 @@ impl DataSpec {
                         config.data = None;
                         config.paths.clear();
                         (vec![(String::new(), bars)], "a DataFrame".to_string())
+                    }
+                    DataSpec::Frames(frames) => {
+                        let options = sieve_core::data::LoadOptions {
+                            adjust: config.adjust,
+                            columns: None,
+                        };
+                        let mut data = Vec::new();
+                        for (name, f) in frames {
+                            if !sieve_core::market::is_instrument_name(name) {
+                                return Err(Error::Invalid(format!(
+                                    "data: '{name}' cannot name an instrument: letters, digits, _ - and ., starting with a letter or digit"
+                                )));
+                            }
+                            let bars = f.bars(&options).map_err(|e| match e {
+                                Error::Data { message, .. } | Error::Invalid(message) => {
+                                    Error::Invalid(format!("data['{name}']: {message}"))
+                                }
+                                e => e,
+                            })?;
+                            data.push((name.clone(), bars));
+                        }
+                        config.data = None;
+                        config.paths.clear();
+                        let label = format!("{} DataFrames ({})", data.len(), frames.iter().map(|f| f.0.as_str()).collect::<Vec<_>>().join(", "));
+                        (data, label)
                     }
                 };
                 Study::of_instruments(config, data, label)
