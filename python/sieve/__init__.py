@@ -122,17 +122,41 @@ def backtest_signals(data, entries, exits, short_entries=None, short_exits=None,
         signals = {"entries": entries, "exits": exits}
         if short_entries is not None:
             signals.update(short_entries=short_entries, short_exits=short_exits)
+        labels = _signal_labels(signals)
+        if labels is not None:
+            # DataFrames pair up by column name, as vectorbt aligns them.
+            signals = {k: (v[labels] if isinstance(v, pd.DataFrame) else v) for k, v in signals.items()}
         width = max((_signal_width(v) for v in signals.values()), default=1)
         arrays = {k: _signal_array(k, v, index, width) for k, v in signals.items()}
-        names = _signal_names(signals.values(), width)
+        labels = labels if labels is not None else _signal_names(signals.values(), width)
         short = None
         if short_entries is not None:
             short = (arrays["short_entries"][0], arrays["short_exits"][0])
         text = _native.backtest_signals(
-            d.arg, _config(config), [], names, arrays["entries"][0], arrays["exits"][0], short,
+            d.arg, _config(config), [], [str(c) for c in labels], arrays["entries"][0], arrays["exits"][0], short,
             _count(threads, "threads"),
         )
-    return _csv(text).set_index("column")
+    # The rows keep the columns' own labels (not re-read from text).
+    result = _csv(text).drop(columns="column")
+    result.index = pd.Index(list(labels), name="column")
+    return result
+
+
+def _signal_labels(signals):
+    """The column labels of the DataFrames among `signals`, which must all
+    have the same ones (in any order); None when none is a DataFrame."""
+    frames = [(k, v) for k, v in signals.items() if isinstance(v, pd.DataFrame)]
+    if not frames:
+        return None
+    first_name, first = frames[0]
+    if first.columns.has_duplicates:
+        raise DataError("%s: its column names repeat; each column is one backtest" % first_name)
+    for name, frame in frames[1:]:
+        if set(frame.columns) != set(first.columns) or len(frame.columns) != len(first.columns):
+            raise DataError(
+                "%s and %s: their columns differ; DataFrames of signals pair up by column name" % (first_name, name)
+            )
+    return list(first.columns)
 
 
 def _signal_width(v):
@@ -144,15 +168,26 @@ def _signal_width(v):
 def _signal_array(what, v, index, width):
     """(bytes of a C-ordered bars × width 0/1 array, bars) of one argument;
     a 1-D one is repeated across the columns."""
-    if isinstance(v, (pd.Series, pd.DataFrame)):
-        if index is not None and not v.index.equals(index):
-            raise DataError("%s: its index is not the data's (align it with the DataFrame: same times, same order)" % what)
-        v = v.astype("boolean").fillna(False).to_numpy(dtype=bool)
-    else:
-        v = np.asarray(v)
-        if v.dtype == object or v.dtype.kind == "f":
-            v = pd.DataFrame(v).astype("boolean").fillna(False).to_numpy(dtype=bool)
-        v = v.astype(bool)
+    if v is None:
+        raise TypeError("%s: expected booleans (a Series, DataFrame or array), got None" % what)
+    try:
+        if isinstance(v, (pd.Series, pd.DataFrame)):
+            if index is not None and not v.index.equals(index):
+                raise DataError("%s: its index is not the data's (align it with the DataFrame: same times, same order)" % what)
+            v = v.astype("boolean").fillna(False).to_numpy(dtype=bool)
+        else:
+            v = np.asarray(v)
+            if v.dtype.kind in "USV":
+                raise DataError("%s: holds %s values; expected booleans (or 0/1)" % (what, v.dtype))
+            if v.dtype == object or v.dtype.kind == "f":
+                shape = v.shape
+                flat = pd.Series(v.reshape(-1)).astype("boolean").fillna(False).to_numpy(dtype=bool)
+                v = flat.reshape(shape)
+            v = v.astype(bool)
+    except (TypeError, ValueError) as e:
+        if isinstance(e, SieveError):
+            raise
+        raise DataError("%s: expected booleans (True/False, 0/1, missing = False): %s" % (what, e)) from None
     if v.ndim == 1:
         v = np.repeat(v[:, None], width, axis=1)
     if v.ndim != 2 or v.shape[1] != width:
@@ -374,6 +409,8 @@ class _Data:
             for name, frame in data.items():
                 if not isinstance(frame, pd.DataFrame):
                     raise TypeError("data[%r]: expected a pandas DataFrame, got %s" % (name, type(frame).__name__))
+                if str(name) in self.arg:
+                    raise DataError("data: two instruments are named %r" % str(name))
                 self.arg[str(name)] = self._columns(frame)
         else:
             raise TypeError(

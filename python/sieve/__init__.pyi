@@ -7,7 +7,8 @@ import pandas as pd
 
 __version__: str
 
-Data = Union[pd.DataFrame, str, os.PathLike[str], None]
+Data = Union[pd.DataFrame, Mapping[str, pd.DataFrame], str, os.PathLike[str], None]
+Signals = Any  # booleans: a pandas Series or DataFrame, or a 1-D / 2-D array
 Config = Union[Mapping[str, Any], str, os.PathLike[str]]
 
 class SieveError(ValueError):
@@ -43,6 +44,18 @@ def backtest(
 ) -> Dict[str, Any]:
     """`sieve backtest --json`'s structure; with equity=True also "equity"
     (a Series indexed by time, or a dict of them by instrument)."""
+
+def backtest_signals(
+    data: Data,
+    entries: Signals,
+    exits: Signals,
+    short_entries: Optional[Signals] = None,
+    short_exits: Optional[Signals] = None,
+    config: Optional[Config] = None,
+    threads: int = 0,
+) -> pd.DataFrame:
+    """verified.csv's numbers for each column of your own signals, indexed
+    by column."""
 
 def sweep(
     data: Data,

@@ -576,3 +576,23 @@ def test_several_instruments_as_a_dict_of_dataframes(files, frame, tmp_path):
         sieve.sweep({"x": [1, 2]}, CONFIG)
     with pytest.raises(sieve.DataError, match="optimize takes one DataFrame"):
         sieve.optimize({"prices": frame, "other": other}, CONFIG, out=tmp_path / "run")
+
+
+def test_signal_frames_pair_by_name_and_keep_their_labels(frame):
+    config = {"backtest": {"direction": "long_short"}}
+    up, down = frame["close"] > frame["open"], frame["close"] < frame["open"]
+    entries = pd.DataFrame({"001": up, "b": up.shift(2, fill_value=False)})
+    exits = pd.DataFrame({"001": down, "b": down.shift(1, fill_value=False)})
+    aligned = sieve.backtest_signals(frame, entries, exits, config=config)
+    # Exits in another column order pair by name, not by position.
+    pdt.assert_frame_equal(sieve.backtest_signals(frame, entries, exits[["b", "001"]], config=config), aligned)
+    assert list(aligned.index) == ["001", "b"]  # labels kept, not read back as numbers
+    with pytest.raises(sieve.DataError, match="their columns differ"):
+        sieve.backtest_signals(frame, entries, exits.set_axis(["x", "y"], axis=1), config=config)
+    # Text is not booleans; short signals need long_short.
+    with pytest.raises(sieve.DataError, match="expected booleans"):
+        sieve.backtest_signals(frame, np.where(up, "True", "False"), down.to_numpy(), config=config)
+    with pytest.raises(sieve.SieveError, match='backtest.direction is "long"'):
+        sieve.backtest_signals(frame, up, down, down, up)
+    with pytest.raises(sieve.DataError, match="two instruments are named '1'"):
+        sieve.sweep({1: frame, "1": frame}, CONFIG)

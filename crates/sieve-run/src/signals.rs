@@ -29,6 +29,13 @@ pub fn backtest_signals(study: &Study, columns: &[SignalColumn<'_>]) -> Result<S
             "signals are backtested on one instrument; give one DataFrame or file".into(),
         ));
     }
+    if study.scoring().direction == sieve_core::strategy::Direction::Long
+        && columns.iter().any(|c| c.short.is_some())
+    {
+        return Err(Error::Invalid(
+            "short signals are given but backtest.direction is \"long\": set it to \"long_short\" to trade them".into(),
+        ));
+    }
     let bars = study.bars();
     for c in columns {
         let lengths = [Some(c.entries.len()), Some(c.exits.len())]
