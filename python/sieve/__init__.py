@@ -85,12 +85,12 @@ def backtest(data, strategy, params, config=None, equity=False):
     sets = ["%s=%s" % (name, _number(value, name)) for name, value in params.items()]
     with _Data(data) as d:
         text, curves, warned = _native.backtest(d.arg, _config(config), overrides, sets, bool(equity))
-        tz = d.tz
+        tz, tzs = d.tz, d.tzs
     for w in warned:
         _warn(w)
     result = _numbers(json.loads(text))
     if equity:
-        series = {name: _equity(times, values, tz) for name, times, values in curves}
+        series = {name: _equity(times, values, tzs.get(name, tz)) for name, times, values in curves}
         result["equity"] = series[""] if "" in series else series
     return result
 
@@ -397,6 +397,7 @@ class _Data:
     def __init__(self, data):
         self._keep = []
         self.tz = None  # the input's time zone (None: naive or a file)
+        self.tzs = {}  # with a dict of frames: each instrument's own
         if data is None:
             self.arg = None  # the config's data.path / data.paths
         elif isinstance(data, (str, os.PathLike)):
@@ -411,7 +412,9 @@ class _Data:
                     raise TypeError("data[%r]: expected a pandas DataFrame, got %s" % (name, type(frame).__name__))
                 if str(name) in self.arg:
                     raise DataError("data: two instruments are named %r" % str(name))
+                self.tz = None
                 self.arg[str(name)] = self._columns(frame)
+                self.tzs[str(name)] = self.tz
         else:
             raise TypeError(
                 "data: expected a pandas DataFrame, a dict of them by instrument name, or a path, got %s"

@@ -596,3 +596,10 @@ def test_signal_frames_pair_by_name_and_keep_their_labels(frame):
         sieve.backtest_signals(frame, up, down, down, up)
     with pytest.raises(sieve.DataError, match="two instruments are named '1'"):
         sieve.sweep({1: frame, "1": frame}, CONFIG)
+
+
+def test_each_instrument_keeps_its_time_zone(frame):
+    ny = frame.tz_localize("UTC").tz_convert("America/New_York")
+    got = sieve.backtest({"ny": ny, "naive": frame}, "sma_cross", {"fast": 6, "slow": 50}, config=CONFIG, equity=True)
+    assert got["equity"]["ny"].index.equals(ny.index)
+    assert got["equity"]["naive"].index.equals(frame.index)
