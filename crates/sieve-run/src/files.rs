@@ -175,6 +175,23 @@ impl PartialEq for Num {
     }
 }
 
+/// An optional metric written as [`Num`] writes it (`None` as null, ±∞ as
+/// "inf" / "-inf"); `#[serde(with = "crate::files::num_option")]`. A null
+/// or "nan" reads back as `None`.
+pub mod num_option {
+    use super::Num;
+    use serde::{Deserialize, Serialize};
+
+    pub fn serialize<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+        Num(v.unwrap_or(f64::NAN)).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+        let Num(v) = Num::deserialize(d)?;
+        Ok((!v.is_nan()).then_some(v))
+    }
+}
+
 impl Serialize for Num {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         match self.0 {

@@ -388,9 +388,7 @@ fn iteration_line(study: &Study, rec: &IterationRecord) -> String {
             rec.sweep.as_ref().map_or(0, |s| s.combinations_evaluated),
             v.candidates_verified,
             study.scoring().objective,
-            b.score.map_or("NaN".to_string(), |s| crate::text::human(
-                crate::rundir::shown_score(s)
-            )),
+            b.score.map_or("NaN".to_string(), crate::text::human),
             b.screen_rank,
             // Where the screen is exact, ranks agree by construction.
             match study.screen_is_exact() {

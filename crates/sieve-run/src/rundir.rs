@@ -225,22 +225,13 @@ impl Stage {
 
 pub use crate::files::AxisRecord;
 
-/// A best record's score as it should be shown: run.json holds an
-/// infinite objective as ±f64::MAX (JSON has no infinity), shown as ±inf.
-pub fn shown_score(score: f64) -> f64 {
-    if score.abs() == f64::MAX {
-        f64::INFINITY.copysign(score)
-    } else {
-        score
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BestRecord {
     pub grid_index: u64,
     pub screen_rank: u64,
     pub params: Vec<f64>,
-    /// The verified objective (None when NaN).
+    /// The verified objective (None when NaN; ±∞ written as "inf"/"-inf").
+    #[serde(with = "crate::files::num_option")]
     pub score: Option<f64>,
 }
 

@@ -479,7 +479,7 @@ pub(crate) fn push_history(html: &mut String, state: &RunState, exact: bool) -> 
             sweep.map_or("-".into(), |s| format!("{:.2}", s.sweep_s)),
             verify.map_or("-".into(), |v| v.candidates_verified.to_string()),
             verify.map_or("-".into(), |v| format!("{:.2}", v.verify_s)),
-            score.map_or("-".into(), |s| human(crate::rundir::shown_score(s))),
+            score.map_or("-".into(), human),
             it.best().map_or("-".into(), |b| b.screen_rank.to_string()),
             match exact {
                 true => String::new(),

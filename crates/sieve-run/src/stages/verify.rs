@@ -66,11 +66,7 @@ fn run(
         grid_index: r.candidate.grid_index,
         screen_rank: r.candidate.screen_rank,
         params: r.candidate.params.clone(),
-        score: files::finite(r.score).or(if r.score.is_infinite() {
-            Some(f64::MAX.copysign(r.score))
-        } else {
-            None
-        }),
+        score: (!r.score.is_nan()).then_some(r.score),
     });
     rec.verify = Some(VerifyRecord {
         verify_s: started.elapsed().as_secs_f64(),
