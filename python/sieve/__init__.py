@@ -196,10 +196,8 @@ def _signal_array(what, v, index, width):
 
 
 def _signal_names(values, width):
-    """The columns' names: a DataFrame's, else a Series' name, else 0, 1, …"""
-    for v in values:
-        if isinstance(v, pd.DataFrame):
-            return [str(c) for c in v.columns]
+    """The columns' names where no DataFrame gives them: a Series' name,
+    else 0, 1, …"""
     for v in values:
         if isinstance(v, pd.Series) and v.name is not None and width == 1:
             return [str(v.name)]

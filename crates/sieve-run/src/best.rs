@@ -3,7 +3,6 @@
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
-use sieve_core::data::MS_PER_DAY;
 use sieve_core::format::TimeStyle;
 use sieve_core::metrics::{mean_metrics, Metrics};
 use sieve_core::Result;
@@ -235,7 +234,7 @@ pub fn instrument_lines(study: &Study, best: &Best) -> Vec<InstrumentLine> {
             let score = windows.get("score");
             let w = i.scoring.windows.score;
             let days = match w.end > w.start {
-                true => (i.bars.time[w.end - 1] - i.bars.time[w.start]) as f64 / MS_PER_DAY as f64,
+                true => crate::study::days_spanned(&i.bars.time, w.start..w.end),
                 false => 0.0,
             };
             Some(InstrumentLine {

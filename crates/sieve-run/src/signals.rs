@@ -57,8 +57,11 @@ pub fn backtest_signals(study: &Study, columns: &[SignalColumn<'_>]) -> Result<S
     }
     let scoring = study.scoring();
     let windows = scoring.windows;
-    let all: Vec<_> = windows.all().collect();
-    let direction = scoring.direction;
+    // Score first (its metrics are the row's), then full, then holdout.
+    let all: Vec<_> = [Some(windows.score), Some(windows.full), windows.holdout]
+        .into_iter()
+        .flatten()
+        .collect();
     let lines: Vec<String> = columns
         .par_iter()
         .map(|c| {
@@ -66,35 +69,19 @@ pub fn backtest_signals(study: &Study, columns: &[SignalColumn<'_>]) -> Result<S
                 &bars.close,
                 (c.entries, c.exits),
                 c.short,
-                direction,
+                scoring.direction,
             );
             let metrics = scoring.metrics_of_targets(bars, &targets, &all);
-            let objective = |kind| {
-                all.iter()
-                    .zip(&metrics)
-                    .find(|(w, _)| w.kind == kind)
-                    .map_or(f64::NAN, |(w, m)| scoring.window_objective(w, m))
-            };
-            use sieve_core::metrics::WindowKind;
-            let score: &Metrics = all
+            let objectives: Vec<f64> = all
                 .iter()
                 .zip(&metrics)
-                .find(|(w, _)| w.kind == WindowKind::Score)
-                .map(|(_, m)| m)
-                .unwrap_or(&metrics[0]);
-            let mut line = String::with_capacity(256);
-            line.push_str(&csv_field(&c.name));
-            for v in [
-                objective(WindowKind::Score),
-                objective(WindowKind::Full),
-                objective(WindowKind::Holdout),
-            ] {
+                .map(|(w, m)| scoring.window_objective(w, m))
+                .chain(std::iter::once(f64::NAN))
+                .collect();
+            let mut line = csv_field(&c.name);
+            for v in objectives.iter().take(3).chain(&metrics[0].values()) {
                 line.push(',');
-                push_float(&mut line, v);
-            }
-            for v in score.values() {
-                line.push(',');
-                push_float(&mut line, v);
+                push_float(&mut line, *v);
             }
             line.push('\n');
             line

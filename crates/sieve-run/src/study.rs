@@ -318,26 +318,42 @@ pub fn market_warnings(market: &sieve_core::market::Market, shares: Shares) -> V
 /// over a ranked or reported window that spans less than
 /// [`ANNUALIZED_MIN_DAYS`].
 pub fn short_annualized_window(scoring: &Scoring, bars: &Bars) -> Option<String> {
-    use sieve_core::metrics::Objective;
-    if !matches!(scoring.objective, Objective::Cagr | Objective::Calmar) {
-        return None;
-    }
-    let day = sieve_core::data::MS_PER_DAY as f64;
     let short: Vec<String> = scoring
         .windows
         .all()
         .filter(|w| w.end > w.start)
-        .filter_map(|w| {
-            let from = bars.time[w.start.saturating_sub(1)];
-            let days = (bars.time[w.end - 1] - from) as f64 / day;
-            (days < ANNUALIZED_MIN_DAYS).then(|| format!("{} {}", w.kind, span_days(days)))
-        })
+        .map(|w| (w.kind, days_spanned(&bars.time, w.start..w.end)))
+        .filter(|&(_, days)| days < ANNUALIZED_MIN_DAYS)
+        .map(|(kind, days)| format!("{kind} {}", span_days(days)))
         .collect();
-    (!short.is_empty()).then(|| {
+    if short.is_empty() {
+        return None;
+    }
+    let which = format!(
+        "these windows span less than {ANNUALIZED_MIN_DAYS} days ({})",
+        short.join(", ")
+    );
+    extrapolation_warning(scoring.objective, &which)
+}
+
+/// The days bars `range` of `time` span, from the close before the first
+/// (where its return starts) to the last.
+pub fn days_spanned(time: &[i64], range: std::ops::Range<usize>) -> f64 {
+    let from = time[range.start.saturating_sub(1)];
+    (time[range.end.max(1) - 1] - from) as f64 / sieve_core::data::MS_PER_DAY as f64
+}
+
+/// The warning that `objective` extrapolates the windows `which` describes,
+/// when it compounds to a yearly rate (cagr, calmar); else none.
+pub fn extrapolation_warning(
+    objective: sieve_core::metrics::Objective,
+    which: &str,
+) -> Option<String> {
+    use sieve_core::metrics::Objective;
+    matches!(objective, Objective::Cagr | Objective::Calmar).then(|| {
         format!(
-            "the objective {} compounds a window's return to a yearly rate, and these windows span less than {ANNUALIZED_MIN_DAYS} days ({}): it extrapolates them, and can reach absurd values; prefer total_return or sharpe for short data",
-            scoring.objective.name(),
-            short.join(", ")
+            "the objective {} compounds a window's return to a yearly rate, and {which}: it extrapolates them, and can reach absurd values; prefer total_return or sharpe for short windows",
+            objective.name()
         )
     })
 }

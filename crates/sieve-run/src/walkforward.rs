@@ -169,24 +169,15 @@ pub fn folds(bars: &Bars, wf: &WalkForward, limit: usize) -> Result<Vec<Fold>> {
 /// [`ANNUALIZED_MIN_DAYS`](crate::study::ANNUALIZED_MIN_DAYS) days: which
 /// folds, and the shortest span.
 pub fn short_fold_windows(study: &Study, folds: &[Fold]) -> Option<String> {
-    use sieve_core::metrics::Objective;
-    let objective = study.scoring().objective;
-    if !matches!(objective, Objective::Cagr | Objective::Calmar) {
-        return None;
-    }
     let min_days = crate::study::ANNUALIZED_MIN_DAYS;
     let time = &study.bars().time;
-    let days = |r: &Range<usize>| {
-        let from = time[r.start.saturating_sub(1)];
-        (time[r.end.max(1) - 1] - from) as f64 / MS_PER_DAY as f64
-    };
     let mut short = Vec::new();
     let train: fn(&Fold) -> &Range<usize> = |f| &f.train;
     let test: fn(&Fold) -> &Range<usize> = |f| &f.test;
     for (what, window) in [("train", train), ("test", test)] {
         let hit: Vec<(usize, f64)> = folds
             .iter()
-            .map(|f| (f.index, days(window(f))))
+            .map(|f| (f.index, crate::study::days_spanned(time, window(f).clone())))
             .filter(|&(_, d)| d < min_days)
             .collect();
         if let Some(shortest) = hit.iter().map(|h| h.1).reduce(f64::min) {
@@ -197,13 +188,11 @@ pub fn short_fold_windows(study: &Study, folds: &[Fold]) -> Option<String> {
             ));
         }
     }
-    (!short.is_empty()).then(|| {
-        format!(
-            "the objective {} compounds a window's return to a yearly rate, and {} span(s) less than {min_days} days: it extrapolates them, and can reach absurd values; prefer total_return or sharpe for short windows",
-            objective.name(),
-            short.join(" and ")
-        )
-    })
+    if short.is_empty() {
+        return None;
+    }
+    let which = format!("{} span(s) less than {min_days} days", short.join(" and "));
+    crate::study::extrapolation_warning(study.scoring().objective, &which)
 }
 
 /// One fold's outcome (a row of `walkforward.csv`).

@@ -152,13 +152,8 @@ pub(crate) fn equity_svg(instrument: &Instrument, bt: &Backtest) -> Chart {
 /// The lowest and highest finite value of `series`, padded by 5 % of the
 /// range.
 pub(crate) fn padded_range<'a>(series: impl IntoIterator<Item = &'a [f64]>) -> (f64, f64) {
-    let (lo, hi) = series
-        .into_iter()
-        .flatten()
-        .filter(|v| v.is_finite())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
-            (a.min(v), b.max(v))
-        });
+    let series: Vec<&[f64]> = series.into_iter().collect();
+    let (lo, hi) = finite_bounds(&series);
     if lo > hi {
         return (0.0, 1.0);
     }
