@@ -10,7 +10,7 @@ use crate::indicators::{Indicator, IndicatorSet};
 use crate::metrics::{
     self, Aggregation, Boundary, Metrics, Objective, Window, WindowStats, Windows,
 };
-use crate::strategy::{Direction, Strategy};
+use crate::strategy::{Direction, Strategy, TradeManagement};
 
 /// P in the annualised ratios.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -163,9 +163,48 @@ impl<'a> Evaluator<'a> {
 
     /// The full exact backtest of one parameter set.
     pub fn backtest(&self, params: &[f64]) -> Backtest {
-        let mut positions = Vec::new();
-        self.positions(params, &mut positions);
-        engine::backtest(self.bars, &positions, &self.scoring.engine)
+        let n = self.bars.len();
+        let mut bt = Backtest {
+            equity: vec![0.0; n],
+            position: vec![0; n],
+            trades: Vec::new(),
+        };
+        self.run(params, n, true, &mut Vec::new(), &mut bt);
+        bt
+    }
+
+    /// The engine over bars `..end` for `params` into `sink`: the plain
+    /// engine on the strategy's targets (in `scratch`), or the strategy's
+    /// own simulation where it manages its trades (`exact`: also where it
+    /// only explains its exits).
+    #[inline]
+    fn run<S: engine::Sink>(
+        &self,
+        params: &[f64],
+        end: usize,
+        exact: bool,
+        scratch: &mut Vec<i8>,
+        sink: &mut S,
+    ) {
+        let managed = match self.strategy.trade_management() {
+            TradeManagement::None => false,
+            TradeManagement::ExitReasons => exact,
+            TradeManagement::Full => true,
+        };
+        if managed {
+            self.strategy.simulate(
+                self.bars,
+                self.indicators,
+                params,
+                self.scoring.direction,
+                &self.scoring.engine,
+                end.min(self.bars.len()),
+                sink,
+            );
+        } else {
+            self.positions_until(params, end, scratch);
+            engine::simulate(self.bars, scratch, &self.scoring.engine, end, sink);
+        }
     }
 
     /// The exact backtest and the metrics of each of `windows`, in one pass:
@@ -176,8 +215,6 @@ impl<'a> Evaluator<'a> {
         params: &[f64],
         windows: &[Window],
     ) -> (Backtest, Vec<Metrics>) {
-        let mut positions = Vec::new();
-        self.positions(params, &mut positions);
         let n = self.bars.len();
         let mut bt = Backtest {
             equity: vec![0.0; n],
@@ -187,11 +224,11 @@ impl<'a> Evaluator<'a> {
         let cash = self.scoring.engine.initial_cash;
         let mut stats: Vec<WindowStats> =
             windows.iter().map(|w| WindowStats::new(w, cash)).collect();
-        engine::simulate(
-            self.bars,
-            &positions,
-            &self.scoring.engine,
+        self.run(
+            params,
             n,
+            true,
+            &mut Vec::new(),
             &mut engine::Tee(&mut bt, stats.as_mut_slice()),
         );
         let metrics = stats
@@ -209,8 +246,15 @@ impl<'a> Evaluator<'a> {
         windows: &[Window],
         scratch: &mut Vec<i8>,
     ) -> Vec<Metrics> {
-        self.positions(params, scratch);
-        self.scoring.metrics_of_targets(self.bars, scratch, windows)
+        let cash = self.scoring.engine.initial_cash;
+        let mut stats: Vec<WindowStats> =
+            windows.iter().map(|w| WindowStats::new(w, cash)).collect();
+        let end = windows.iter().map(|w| w.end).max().unwrap_or(0);
+        self.run(params, end, true, scratch, &mut stats.as_mut_slice());
+        stats
+            .iter()
+            .map(|s| s.finish(self.bars, self.scoring.periods_per_year))
+            .collect()
     }
 
     pub fn metrics(&self, bt: &Backtest, window: &Window) -> Metrics {
@@ -242,18 +286,11 @@ impl<'a> Evaluator<'a> {
     pub fn screen(&self, params: &[f64], scratch: &mut Vec<i8>) -> ScreenScore {
         let window = &self.scoring.screen;
         let score_window = &self.scoring.windows.score;
-        self.positions_until(params, window.end.max(score_window.end), scratch);
         let cash = self.scoring.engine.initial_cash;
         let mut stats = WindowStats::for_objective(window, cash, self.scoring.objective);
         stats.track_returns(window == score_window);
         let (m, sharpe) = if window == score_window {
-            engine::simulate(
-                self.bars,
-                scratch,
-                &self.scoring.engine,
-                window.end,
-                &mut stats,
-            );
+            self.run(params, window.end, false, scratch, &mut stats);
             (
                 stats.finish(self.bars, self.scoring.periods_per_year),
                 stats.per_period_sharpe(),
@@ -261,13 +298,7 @@ impl<'a> Evaluator<'a> {
         } else {
             let mut both = [stats, WindowStats::new(score_window, cash)];
             let end = window.end.max(score_window.end);
-            engine::simulate(
-                self.bars,
-                scratch,
-                &self.scoring.engine,
-                end,
-                &mut both.as_mut_slice(),
-            );
+            self.run(params, end, false, scratch, &mut both.as_mut_slice());
             (
                 both[0].finish(self.bars, self.scoring.periods_per_year),
                 both[1].per_period_sharpe(),

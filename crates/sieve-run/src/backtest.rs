@@ -286,11 +286,11 @@ fn check_constraints(study: &Study, params: &[f64]) -> Result<()> {
     Ok(())
 }
 
-/// `side,status,entry_time,entry_price,exit_time,exit_price,units,fees,pnl,return`.
+/// `side,status,entry_time,entry_price,exit_time,exit_price,units,fees,pnl,return,exit_reason`.
 pub fn trades_csv(time: &[i64], bt: &Backtest) -> String {
     let style = TimeStyle::for_times(time);
     let mut out = String::from(
-        "side,status,entry_time,entry_price,exit_time,exit_price,units,fees,pnl,return\n",
+        "side,status,entry_time,entry_price,exit_time,exit_price,units,fees,pnl,return,exit_reason\n",
     );
     for t in &bt.trades {
         let (status, exit_time) = match t.exit_bar {
@@ -298,7 +298,7 @@ pub fn trades_csv(time: &[i64], bt: &Backtest) -> String {
             None => ("open", String::new()),
         };
         out.push_str(&format!(
-            "{},{status},{},{},{exit_time},{},{},{},{},{}\n",
+            "{},{status},{},{},{exit_time},{},{},{},{},{},{}\n",
             t.side.as_str(),
             style.format(time[t.entry_bar]),
             float(t.entry_price),
@@ -307,6 +307,7 @@ pub fn trades_csv(time: &[i64], bt: &Backtest) -> String {
             float(t.fees),
             float(t.pnl),
             float(t.ret),
+            t.exit_reason.as_str(),
         ));
     }
     out

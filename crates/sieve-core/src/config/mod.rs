@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::evaluate::{ScoringSpec, Shares};
 use crate::grid::ParamSpace;
 use crate::metrics::{Aggregate, Aggregation, Boundary, Objective};
-use crate::rules::{RuleSource, RuleStrategy};
+use crate::rules::{Management, RuleSource, RuleStrategy};
 use crate::strategy::{Direction, SharedStrategy, Strategy};
 
 pub use crate::evaluate::{Annualization, ScreenWindow};
@@ -112,10 +112,57 @@ struct RawStrategy {
     short_entry: Option<String>,
     short_exit: Option<String>,
     trailing_stop: Option<String>,
+    stop_loss: Option<toml::Value>,
+    stop_distance: Option<toml::Value>,
+    take_profit: Option<toml::Value>,
+    target_distance: Option<toml::Value>,
+    max_bars: Option<toml::Value>,
+    size: Option<toml::Value>,
     define: Option<toml::Table>,
 }
 
 impl RawStrategy {
+    /// The trade-management keys given, as rule text (a number is
+    /// written as one).
+    fn management(&self) -> Result<Management> {
+        let text = |key: &str, v: &Option<toml::Value>| -> Result<Option<String>> {
+            match v {
+                None => Ok(None),
+                Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+                Some(toml::Value::Integer(i)) => Ok(Some(i.to_string())),
+                Some(toml::Value::Float(f)) => Ok(Some(crate::format::float(*f))),
+                Some(other) => Err(Error::config(
+                    format!("strategy.{key}"),
+                    format!("must be a number or an expression in quotes, got {other}"),
+                )),
+            }
+        };
+        let one_of = |a: (&str, &Option<toml::Value>), b: (&str, &Option<toml::Value>)| match (
+            text(a.0, a.1)?,
+            text(b.0, b.1)?,
+        ) {
+            (Some(_), Some(_)) => Err(Error::config(
+                format!("strategy.{}", b.0),
+                format!("give at most one of {} and {}", a.0, b.0),
+            )),
+            (Some(t), None) => Ok(Some((t, true))),
+            (None, Some(t)) => Ok(Some((t, false))),
+            (None, None) => Ok(None),
+        };
+        Ok(Management {
+            stop: one_of(
+                ("stop_loss", &self.stop_loss),
+                ("stop_distance", &self.stop_distance),
+            )?,
+            target: one_of(
+                ("take_profit", &self.take_profit),
+                ("target_distance", &self.target_distance),
+            )?,
+            max_bars: text("max_bars", &self.max_bars)?,
+            size: text("size", &self.size)?,
+        })
+    }
+
     /// The rule source, when any rule key is present.
     fn rules(&self) -> Result<Option<RuleSource>> {
         let any = self.entry.is_some()
@@ -124,6 +171,7 @@ impl RawStrategy {
             || self.short_exit.is_some()
             || self.trailing_stop.is_some()
             || self.define.is_some();
+        // Trade-management keys alone do not make a rule strategy.
         if !any {
             return Ok(None);
         }
@@ -154,6 +202,7 @@ impl RawStrategy {
             short_entry: self.short_entry.clone(),
             short_exit: self.short_exit.clone(),
             trailing_stop: self.trailing_stop.clone(),
+            management: self.management()?,
             define,
             params: match &self.params {
                 Some(table) => grid::rule_axes(table),
@@ -172,6 +221,7 @@ struct RawBacktest {
     direction: Option<RawDirection>,
     lot_size: Option<f64>,
     initial_cash: Option<f64>,
+    max_leverage: Option<f64>,
     annualization: Option<toml::Value>,
 }
 
@@ -377,6 +427,21 @@ impl Config {
             Some(source) => Some(Arc::new(RuleStrategy::compile(source)?)),
             None => None,
         };
+        if rules.is_none() {
+            if let Some(key) = raw.strategy.management()?.keys().next() {
+                return Err(Error::config(
+                    format!("strategy.{key}"),
+                    "trade management needs a rule strategy (entry and exit); a built-in written as rules is in examples/strategies/ (sma_cross.toml, ema_cross.toml, rsi_reversion.toml)",
+                ));
+            }
+        }
+        let max_leverage = b.max_leverage.unwrap_or(1.0);
+        if !(max_leverage.is_finite() && max_leverage > 0.0) {
+            return Err(Error::config(
+                "backtest.max_leverage",
+                format!("must be a number above 0, got {max_leverage}"),
+            ));
+        }
         let strategy = match &rules {
             Some(r) => r.name().to_string(),
             None => {
@@ -409,6 +474,7 @@ impl Config {
                     slippage,
                     lot_size,
                     initial_cash,
+                    max_leverage,
                 },
                 direction: match b.direction {
                     Some(RawDirection::LongShort) => Direction::LongShort,

@@ -6,9 +6,11 @@
 //! the same arithmetic serves the exact backtest (which keeps everything) and
 //! the screen (which only accumulates its window's objective).
 
+mod managed;
 mod trade;
 
-pub use trade::{Side, Trade};
+pub use managed::{Distance, Managed, TradePlan};
+pub use trade::{ExitReason, Side, Trade};
 
 use crate::data::Bars;
 
@@ -32,6 +34,9 @@ pub struct EngineConfig {
     /// Units are rounded down to a multiple of this; 0 = fractional units.
     pub lot_size: f64,
     pub initial_cash: f64,
+    /// The largest `strategy.size` a trade may take (a larger one is
+    /// capped here).
+    pub max_leverage: f64,
 }
 
 impl Default for EngineConfig {
@@ -42,6 +47,7 @@ impl Default for EngineConfig {
             slippage: 0.0,
             lot_size: 0.0,
             initial_cash: 10_000.0,
+            max_leverage: 1.0,
         }
     }
 }
@@ -243,7 +249,8 @@ impl<'a> Account<'a> {
     }
 
     /// Moves to `target` at raw price `p` on bar `t`: closes the old
-    /// position first, then opens the new one with all equity.
+    /// position first (a reversal when `target` is the other side, else
+    /// the strategy's exit), then opens the new one with all equity.
     #[inline(always)]
     pub(crate) fn rebalance<S: Sink + ?Sized>(
         &mut self,
@@ -252,35 +259,58 @@ impl<'a> Account<'a> {
         t: usize,
         sink: &mut S,
     ) {
-        let cfg = self.cfg;
-        if self.position != 0 {
-            let side = self.position;
-            // Closing a long sells; closing a short buys back.
-            let price = p * (1.0 - f64::from(side) * cfg.slippage);
-            let notional = self.units * price;
-            let fee = notional * cfg.fee;
-            self.cash += f64::from(side) * notional - fee;
-            if let Some(mut trade) = self.open.take() {
-                trade.close(t, price, fee);
-                sink.trade(&trade);
-            }
-            self.position = 0;
-            self.units = 0.0;
-        }
-        if target == 0 {
+        let reason = if target == -self.position {
+            ExitReason::Reversal
+        } else {
+            ExitReason::Rule
+        };
+        self.exit(p, t, reason, sink);
+        self.enter(target, p, t, 1.0);
+    }
+
+    /// Closes the position (if any) at raw price `p` on bar `t`.
+    #[inline(always)]
+    pub(crate) fn exit<S: Sink + ?Sized>(
+        &mut self,
+        p: f64,
+        t: usize,
+        reason: ExitReason,
+        sink: &mut S,
+    ) {
+        if self.position == 0 {
             return;
         }
+        let cfg = self.cfg;
+        let side = self.position;
+        // Closing a long sells; closing a short buys back.
+        let price = p * (1.0 - f64::from(side) * cfg.slippage);
+        let notional = self.units * price;
+        let fee = notional * cfg.fee;
+        self.cash += f64::from(side) * notional - fee;
+        if let Some(mut trade) = self.open.take() {
+            trade.close(t, price, fee, reason);
+            sink.trade(&trade);
+        }
+        self.position = 0;
+        self.units = 0.0;
+    }
+
+    /// Opens `target` (when not 0) at raw price `p` on bar `t` from a flat
+    /// account, committing `size` × equity; whether it opened.
+    #[inline(always)]
+    pub(crate) fn enter(&mut self, target: i8, p: f64, t: usize, size: f64) -> bool {
+        let cfg = self.cfg;
         let equity = self.cash;
-        if equity <= 0.0 {
-            return; // a bankrupt account opens nothing
+        if target == 0 || equity <= 0.0 {
+            return false; // a bankrupt account opens nothing
         }
         let price = p * (1.0 + f64::from(target) * cfg.slippage);
-        let mut units = equity / (price * (1.0 + cfg.fee));
+        let mut units = size * equity / (price * (1.0 + cfg.fee));
         if cfg.lot_size > 0.0 {
             units = (units / cfg.lot_size).floor() * cfg.lot_size;
         }
         if units <= 0.0 {
-            return; // affords no lot: skipped
+            return false; // affords no lot: skipped
         }
         let notional = units * price;
         let fee = notional * cfg.fee;
@@ -288,6 +318,22 @@ impl<'a> Account<'a> {
         self.position = target;
         self.units = units;
         self.open = Some(Trade::open(target, t, price, units, fee));
+        true
+    }
+
+    /// The open trade's entry price (with slippage).
+    pub(crate) fn entry_price(&self) -> f64 {
+        self.open.map_or(f64::NAN, |t| t.entry_price)
+    }
+
+    /// Reports the trade still open at the end, marked at `last_close`.
+    pub(crate) fn finish<S: Sink + ?Sized>(mut self, last_close: Option<f64>, sink: &mut S) {
+        if let Some(mut trade) = self.open.take() {
+            if let Some(c) = last_close {
+                trade.mark(c);
+            }
+            sink.trade(&trade);
+        }
     }
 }
 
@@ -322,12 +368,7 @@ pub fn simulate<S: Sink + ?Sized>(
         }
         t = next_fill;
     }
-    if let Some(mut trade) = acct.open.take() {
-        if end > 0 {
-            trade.mark(close[end - 1]);
-        }
-        sink.trade(&trade);
-    }
+    acct.finish(close.last().copied(), sink);
 }
 
 /// Everything the exact engine produced for one parameter set.

@@ -14,6 +14,42 @@ impl Side {
     }
 }
 
+/// Why a trade closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitReason {
+    /// The strategy's exit (a rule `exit`, a built-in's exit signal).
+    Rule,
+    /// The strategy reversed into the other side.
+    Reversal,
+    /// A rule strategy's `trailing_stop`.
+    TrailingStop,
+    /// `strategy.max_bars` reached.
+    MaxBars,
+    /// The stop level (`stop_loss` / `stop_distance`) was touched.
+    StopLoss,
+    /// The target level (`take_profit` / `target_distance`) was touched.
+    TakeProfit,
+    /// A close left equity at or below zero.
+    Liquidated,
+    /// Still open at the end of the data (marked at the last close).
+    End,
+}
+
+impl ExitReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExitReason::Rule => "rule",
+            ExitReason::Reversal => "reversal",
+            ExitReason::TrailingStop => "trailing_stop",
+            ExitReason::MaxBars => "max_bars",
+            ExitReason::StopLoss => "stop_loss",
+            ExitReason::TakeProfit => "take_profit",
+            ExitReason::Liquidated => "liquidated",
+            ExitReason::End => "end",
+        }
+    }
+}
+
 /// One round trip. Prices include slippage; `fees` both fills' fees.
 ///
 /// `pnl` is cash out minus cash in, fees included; `ret` is `pnl` over the
@@ -31,6 +67,7 @@ pub struct Trade {
     pub fees: f64,
     pub pnl: f64,
     pub ret: f64,
+    pub exit_reason: ExitReason,
 }
 
 impl Trade {
@@ -49,6 +86,7 @@ impl Trade {
             fees: fee,
             pnl: 0.0,
             ret: 0.0,
+            exit_reason: ExitReason::End,
         }
     }
 
@@ -64,8 +102,9 @@ impl Trade {
         self.ret = self.pnl / (self.units * self.entry_price + entry_fee);
     }
 
-    pub(crate) fn close(&mut self, bar: usize, price: f64, fee: f64) {
+    pub(crate) fn close(&mut self, bar: usize, price: f64, fee: f64, reason: ExitReason) {
         self.exit_bar = Some(bar);
+        self.exit_reason = reason;
         self.settle(price, fee);
     }
 

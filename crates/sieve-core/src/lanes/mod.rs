@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use crate::evaluate::{Evaluator, ScreenScore};
 use crate::metrics::{Aggregation, Objective};
-use crate::strategy::{Changes, LaneBuffers};
+use crate::strategy::{Changes, LaneBuffers, TradeManagement};
 use memo::Key;
 
 /// Scratch space of one worker.
@@ -178,9 +178,12 @@ impl Evaluator<'_> {
             // at 2×.
             let pays = scratch.always
                 || (self.strategy.lanes_pay(batch) && scratch.level > Level::Portable);
-            if window != &self.scoring.windows.score || !pays {
+            let managed = self.strategy.trade_management() == TradeManagement::Full;
+            if window != &self.scoring.windows.score || !pays || managed {
                 // The lanes accumulate one window; this screen reads two.
-                // Or the strategy is faster one combination at a time.
+                // Or the strategy is faster one combination at a time, or
+                // manages its trades (the engine's stops feed back into
+                // its decisions: not targets the lanes can fill).
                 for (p, o) in batch.iter().zip(&mut out[b * LANES..]) {
                     *o = self.screen(p, &mut scratch.buffers.positions);
                 }

@@ -8,6 +8,7 @@
 use super::check::{Col, Func, Graph, Id, Op, Ty};
 use super::parse::BinOp;
 use crate::data::Bars;
+use crate::engine::ExitReason;
 use crate::strategy::Targets;
 
 /// Bars per block: long enough to vectorise each operation, short enough
@@ -549,33 +550,9 @@ impl Machine {
                 continue;
             }
             for t in b..e {
-                let c = s.close[t];
-                let stop = s.stop.map_or(f64::NAN, |d| d[t]);
                 let at = start + t;
-                match self.position {
-                    1 => {
-                        self.extreme = self.extreme.max(c);
-                        if s.short_entry[t] != 0 {
-                            self.enter(-1, c, at, out);
-                        } else if s.long_exit[t] != 0 || (stop > 0.0 && c < self.extreme - stop) {
-                            self.leave(at, out);
-                        }
-                    }
-                    -1 => {
-                        self.extreme = self.extreme.min(c);
-                        if s.long_entry[t] != 0 {
-                            self.enter(1, c, at, out);
-                        } else if s.short_exit[t] != 0 || (stop > 0.0 && c > self.extreme + stop) {
-                            self.leave(at, out);
-                        }
-                    }
-                    _ => {
-                        if s.long_entry[t] != 0 {
-                            self.enter(1, c, at, out);
-                        } else if s.short_entry[t] != 0 {
-                            self.enter(-1, c, at, out);
-                        }
-                    }
+                if self.step(s, t).0 {
+                    out.moved(at, self.position);
                 }
                 out.bar(at, self.position);
             }
@@ -583,20 +560,63 @@ impl Machine {
         }
     }
 
+    /// Bar `t`'s transition from the state at its start: whether the
+    /// position moved, and why a position it left was left.
     #[inline(always)]
-    fn enter(&mut self, position: i8, close: f64, t: usize, out: &mut impl Targets) {
+    pub fn step(&mut self, s: &Signals, t: usize) -> (bool, ExitReason) {
+        let c = s.close[t];
+        let stop = s.stop.map_or(f64::NAN, |d| d[t]);
+        match self.position {
+            1 => {
+                self.extreme = self.extreme.max(c);
+                if s.short_entry[t] != 0 {
+                    self.enter(-1, c);
+                    (true, ExitReason::Reversal)
+                } else if s.long_exit[t] != 0 {
+                    self.position = 0;
+                    (true, ExitReason::Rule)
+                } else if stop > 0.0 && c < self.extreme - stop {
+                    self.position = 0;
+                    (true, ExitReason::TrailingStop)
+                } else {
+                    (false, ExitReason::Rule)
+                }
+            }
+            -1 => {
+                self.extreme = self.extreme.min(c);
+                if s.long_entry[t] != 0 {
+                    self.enter(1, c);
+                    (true, ExitReason::Reversal)
+                } else if s.short_exit[t] != 0 {
+                    self.position = 0;
+                    (true, ExitReason::Rule)
+                } else if stop > 0.0 && c > self.extreme + stop {
+                    self.position = 0;
+                    (true, ExitReason::TrailingStop)
+                } else {
+                    (false, ExitReason::Rule)
+                }
+            }
+            _ => {
+                if s.long_entry[t] != 0 {
+                    self.enter(1, c);
+                    (true, ExitReason::Rule)
+                } else if s.short_entry[t] != 0 {
+                    self.enter(-1, c);
+                    (true, ExitReason::Rule)
+                } else {
+                    (false, ExitReason::Rule)
+                }
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn enter(&mut self, position: i8, close: f64) {
         self.position = position;
         self.extreme = close;
-        out.moved(t, position);
-    }
-
-    #[inline(always)]
-    fn leave(&mut self, t: usize, out: &mut impl Targets) {
-        self.position = 0;
-        out.moved(t, 0);
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,12 +21,14 @@ use eval::{Frame, Machine, Signals, BLOCK};
 use plan::Plan;
 
 use crate::data::Bars;
+use crate::engine::{Distance, EngineConfig, Managed, Sink, TradePlan};
 use crate::error::{Error, Result};
 use crate::grid::{AxisValues, ParamSpace};
 use crate::indicators::{Indicator, IndicatorSet, RuleSeries, SeriesSource, RULE_SETTING_LEN};
 use crate::simd::Level;
 use crate::strategy::{
     Changes, Direction, GpuKernel, LaneBuffers, ParamKind, ParamSpec, PerBar, Strategy, Targets,
+    TradeManagement,
 };
 
 pub use check::suggest;
@@ -115,10 +117,54 @@ pub struct RuleSource {
     pub short_entry: Option<String>,
     pub short_exit: Option<String>,
     pub trailing_stop: Option<String>,
+    /// `stop_loss`, `take_profit`, `max_bars`, `size` and the rest.
+    pub management: Management,
     /// `[strategy.define]` in declaration order.
     pub define: Vec<(String, String)>,
     /// `[strategy.params]`: the parameters are exactly its keys, in order.
     pub params: Vec<(String, RuleAxis)>,
+}
+
+/// The trade-management keys of `[strategy]` as written: a stop and a
+/// target, each with whether its distance is a fraction of the entry
+/// price (`stop_loss`, `take_profit`) or in price units (`stop_distance`,
+/// `target_distance`), `max_bars` and `size`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Management {
+    pub stop: Option<(String, bool)>,
+    pub target: Option<(String, bool)>,
+    pub max_bars: Option<String>,
+    pub size: Option<String>,
+}
+
+impl Management {
+    /// The keys given, by name, with their text.
+    pub fn entries(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        let stop = self.stop.as_ref().map(|(t, fraction)| {
+            let key = if *fraction {
+                "stop_loss"
+            } else {
+                "stop_distance"
+            };
+            (key, t.as_str())
+        });
+        let target = self.target.as_ref().map(|(t, fraction)| {
+            let key = if *fraction {
+                "take_profit"
+            } else {
+                "target_distance"
+            };
+            (key, t.as_str())
+        });
+        let max_bars = self.max_bars.as_deref().map(|t| ("max_bars", t));
+        let size = self.size.as_deref().map(|t| ("size", t));
+        stop.into_iter().chain(target).chain(max_bars).chain(size)
+    }
+
+    /// The names of the keys given.
+    pub fn keys(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.entries().map(|(k, _)| k)
+    }
 }
 
 /// The rules' root nodes.
@@ -129,6 +175,33 @@ struct Roots {
     /// Both or neither.
     short: Option<(Id, Id)>,
     stop: Option<Id>,
+    managed: ManagedRoots,
+}
+
+/// The trade-management keys' nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+struct ManagedRoots {
+    /// With whether the distance is a fraction of the entry price.
+    stop: Option<(Id, bool)>,
+    target: Option<(Id, bool)>,
+    max_bars: Option<Id>,
+    size: Option<Id>,
+}
+
+impl ManagedRoots {
+    fn ids(&self) -> impl Iterator<Item = Id> {
+        let m = *self;
+        m.stop
+            .map(|s| s.0)
+            .into_iter()
+            .chain(m.target.map(|t| t.0))
+            .chain(m.max_bars)
+            .chain(m.size)
+    }
+
+    fn any(&self) -> bool {
+        self.ids().next().is_some()
+    }
 }
 
 /// A compiled rule strategy: the [`Rules`] plus the names the
@@ -294,11 +367,29 @@ impl Rules {
             )?),
             None => None,
         };
+        let mut managed = ManagedRoots::default();
+        for (key, text) in source.management.entries() {
+            let id = compile_text(
+                &mut checker,
+                &format!("strategy.{key}"),
+                text,
+                Some(Ty::Num),
+            )?;
+            match key {
+                "stop_loss" | "stop_distance" => managed.stop = Some((id, key == "stop_loss")),
+                "take_profit" | "target_distance" => {
+                    managed.target = Some((id, key == "take_profit"));
+                }
+                "max_bars" => managed.max_bars = Some(id),
+                _ => managed.size = Some(id),
+            }
+        }
         // What the rules reach: a definition or parameter nothing reaches
         // would only enlarge the grid (and the trial count) for nothing.
         let mut roots_all = vec![entry, exit];
         roots_all.extend(short.iter().flat_map(|&(a, b)| [a, b]));
         roots_all.extend(stop);
+        roots_all.extend(managed.ids());
         let mut reached = vec![false; checker.graph.nodes.len()];
         let mut stack = roots_all;
         while let Some(id) = stack.pop() {
@@ -329,6 +420,7 @@ impl Rules {
         let mut root_list = vec![entry, exit];
         root_list.extend(short.iter().flat_map(|&(a, b)| [a, b]));
         root_list.extend(stop);
+        root_list.extend(managed.ids());
         let plan = Plan::new(&checker.graph, &root_list, int_params);
         let rules = Rules {
             n_params: params.len(),
@@ -338,6 +430,7 @@ impl Rules {
                 exit,
                 short,
                 stop,
+                managed,
             },
             plan,
             defines: checker.defines,
@@ -850,6 +943,79 @@ impl Rules {
         n: usize,
         out: &mut impl Targets,
     ) {
+        let mut machine = Machine::default();
+        self.blocks(
+            bars,
+            indicators,
+            params,
+            direction,
+            n,
+            |start, signals, _| {
+                machine.run(signals, start, out);
+            },
+        );
+    }
+
+    /// The engine with the rules' trade management over bars `..n`: the
+    /// state machine decides on each close from the position the engine
+    /// holds (flat after a stop, a target, `max_bars`).
+    #[allow(clippy::too_many_arguments)]
+    fn simulate_managed(
+        &self,
+        bars: &Bars,
+        indicators: &IndicatorSet,
+        params: &[f64],
+        direction: Direction,
+        cfg: &EngineConfig,
+        n: usize,
+        sink: &mut dyn Sink,
+    ) {
+        let n = n.min(bars.len());
+        let mut engine = Managed::new(
+            cfg,
+            &bars.open[..n],
+            &bars.high[..n],
+            &bars.low[..n],
+            &bars.close[..n],
+        );
+        let mut machine = Machine::default();
+        let m = self.roots.managed;
+        self.blocks(bars, indicators, params, direction, n, |start, s, keys| {
+            for t in 0..s.close.len() {
+                let at = start + t;
+                if engine.before_close(at, sink) {
+                    machine.position = 0;
+                }
+                let reason = machine.step(s, t).1;
+                let read = |k: Option<&[f64]>| k.map_or(f64::NAN, |k| k[t]);
+                let plan = TradePlan {
+                    stop: m
+                        .stop
+                        .map_or(Distance::Off, |(_, f)| Distance::new(read(keys.stop), f)),
+                    target: m
+                        .target
+                        .map_or(Distance::Off, |(_, f)| Distance::new(read(keys.target), f)),
+                    max_bars: read(keys.max_bars),
+                    size: read(keys.size),
+                };
+                machine.position = engine.close(at, machine.position, reason, plan, sink);
+            }
+        });
+        engine.finish(n, sink);
+    }
+
+    /// Evaluates the rules of `params` over bars `..n` (at most the bars)
+    /// block by block: `each(start, signals, keys)` sees each block's
+    /// signals and trade-management values.
+    fn blocks(
+        &self,
+        bars: &Bars,
+        indicators: &IndicatorSet,
+        params: &[f64],
+        direction: Direction,
+        n: usize,
+        mut each: impl FnMut(usize, &Signals, &KeyValues),
+    ) {
         SCRATCH.with(|cell| {
             let mut scratch = cell.borrow_mut();
             let Scratch { scalars, frame } = &mut *scratch;
@@ -883,7 +1049,7 @@ impl Rules {
 
             self.start(frame, scalars);
             let r = self.roots;
-            let mut machine = Machine::default();
+            let n = n.min(bars.len());
             let close = &bars.close[..n];
             for start in (0..n).step_by(BLOCK) {
                 let len = BLOCK.min(n - start);
@@ -912,10 +1078,26 @@ impl Rules {
                     stop: r.stop.map(|s| frame.num(&full, s, start, len)),
                     close: &close[start..start + len],
                 };
-                machine.run(&signals, start, out);
+                let m = r.managed;
+                let num = |id: Option<Id>| id.map(|i| frame.num(&full, i, start, len));
+                let keys = KeyValues {
+                    stop: num(m.stop.map(|s| s.0)),
+                    target: num(m.target.map(|s| s.0)),
+                    max_bars: num(m.max_bars),
+                    size: num(m.size),
+                };
+                each(start, &signals, &keys);
             }
         });
     }
+}
+
+/// One block's trade-management values, per bar.
+struct KeyValues<'a> {
+    stop: Option<&'a [f64]>,
+    target: Option<&'a [f64]>,
+    max_bars: Option<&'a [f64]>,
+    size: Option<&'a [f64]>,
 }
 
 impl Strategy for RuleStrategy {
@@ -986,6 +1168,31 @@ impl Strategy for RuleStrategy {
     ) {
         self.rules
             .positions(bars, indicators, params, direction, out);
+    }
+
+    fn trade_management(&self) -> TradeManagement {
+        let r = &self.rules.roots;
+        if r.managed.any() {
+            TradeManagement::Full
+        } else if r.stop.is_some() {
+            TradeManagement::ExitReasons
+        } else {
+            TradeManagement::None
+        }
+    }
+
+    fn simulate(
+        &self,
+        bars: &Bars,
+        indicators: &IndicatorSet,
+        params: &[f64],
+        direction: Direction,
+        cfg: &EngineConfig,
+        end: usize,
+        sink: &mut dyn Sink,
+    ) {
+        self.rules
+            .simulate_managed(bars, indicators, params, direction, cfg, end, sink);
     }
 
     /// Straight to changes: the state machine writes only the bars where

@@ -89,6 +89,11 @@ impl RuleStrategy {
             ));
         }
         let r = rules.roots;
+        if let Some(key) = rules.source.management.keys().next() {
+            return Err(format!(
+                "`{key}` (trade management runs on the CPU for now)"
+            ));
+        }
         let mut roots = vec![r.entry, r.exit];
         if let Some((a, b)) = r.short {
             roots.extend([a, b]);

@@ -20,6 +20,7 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 use crate::data::Bars;
+use crate::engine::{self, EngineConfig, Sink};
 use crate::error::{Error, Result};
 use crate::grid::ParamSpace;
 use crate::indicators::{Builtin, Indicator, IndicatorSet, SeriesSource};
@@ -72,6 +73,23 @@ impl Direction {
             }
         }
     }
+}
+
+/// What a strategy needs of the engine besides filling its targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TradeManagement {
+    /// Targets only: the plain engine fills them.
+    #[default]
+    None,
+    /// Targets only, but the strategy knows why it leaves a position (a
+    /// trailing stop): exact backtests run through [`Strategy::simulate`]
+    /// for the exit reasons; the screen may fill its targets (the same
+    /// numbers).
+    ExitReasons,
+    /// Stops, targets, `max_bars` or sizes: what the engine does changes
+    /// what the strategy decides, so every run goes through
+    /// [`Strategy::simulate`].
+    Full,
 }
 
 pub trait Strategy: Send + Sync {
@@ -177,6 +195,31 @@ pub trait Strategy: Send + Sync {
         out: &mut [Changes],
     ) {
         changes_by_positions(self, bars, indicators, params, direction, end, buffers, out);
+    }
+
+    /// What the strategy needs of the engine (nothing but fills by
+    /// default).
+    fn trade_management(&self) -> TradeManagement {
+        TradeManagement::None
+    }
+
+    /// The exact engine over bars `..end` for `params`, streamed to
+    /// `sink`, with the trade management the strategy carries. The
+    /// default fills [`Strategy::positions`].
+    #[allow(clippy::too_many_arguments)]
+    fn simulate(
+        &self,
+        bars: &Bars,
+        indicators: &IndicatorSet,
+        params: &[f64],
+        direction: Direction,
+        cfg: &EngineConfig,
+        end: usize,
+        sink: &mut dyn Sink,
+    ) {
+        let mut positions = vec![0; end.min(bars.len())];
+        self.positions(bars, indicators, params, direction, &mut positions);
+        engine::simulate(bars, &positions, cfg, end, sink);
     }
 
     /// Writes the target position of each of the first `out.len()` bars

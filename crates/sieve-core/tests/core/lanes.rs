@@ -207,6 +207,7 @@ proptest! {
             slippage,
             lot_size: lot,
             initial_cash: 10_000.0,
+            ..EngineConfig::default()
         };
         let direction = if long_short { Direction::LongShort } else { Direction::Long };
         let c = config_of(&text, engine, direction, Objective::ALL[objective], score_share, holdout, screen_full, min_trades);

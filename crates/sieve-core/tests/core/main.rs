@@ -4,6 +4,7 @@ mod columnar;
 mod engine;
 mod lanes;
 mod loader;
+mod management;
 mod metrics;
 mod robust;
 mod rules;

@@ -1,6 +1,6 @@
 //! Each metric formula (docs/metrics.md) on a short equity series worked by hand.
 
-use sieve_core::engine::{backtest, Backtest, EngineConfig, Side, Trade};
+use sieve_core::engine::{backtest, Backtest, EngineConfig, ExitReason, Side, Trade};
 use sieve_core::metrics::{evaluate, Window, WindowKind};
 
 use crate::assert_close;
@@ -18,6 +18,7 @@ fn sample() -> (sieve_core::data::Bars, Backtest) {
         fees: 0.0,
         pnl,
         ret,
+        exit_reason: ExitReason::Rule,
     };
     let bt = Backtest {
         equity: vec![110.0, 99.0, 121.0, 110.0],

@@ -218,6 +218,10 @@ mod tests {
             fees: 0.0,
             pnl: 10.0,
             ret: 0.1,
+            exit_reason: match exit_bar {
+                Some(_) => sieve_core::engine::ExitReason::Rule,
+                None => sieve_core::engine::ExitReason::End,
+            },
         }
     }
 
@@ -309,9 +313,12 @@ mod tests {
         assert_eq!(numbers[19..21], ["20", "31"]);
         assert_eq!(numbers[39], "50");
         let last = &rows[39];
-        assert_eq!((last[1], last[2], last[5]), ("short", "open", "-"));
+        assert_eq!(
+            (last[1], last[2], last[5], last[7]),
+            ("short", "open", "-", "end")
+        );
         assert_eq!(rows[0][3], "2020-01-01");
-        assert_eq!(rows[0][7], "+10.00%");
+        assert_eq!((rows[0][7], rows[0][8]), ("rule", "+10.00%"));
     }
 
     /// The entry and exit time cells of every trade row.

@@ -362,7 +362,7 @@ pub(crate) fn trade_table(trades: &[Trade], times: &[i64]) -> String {
     let tf = TimeFormat::of(times);
     let decimals = price_decimals(trades);
     let mut html = String::from(
-        "<table class=\"trades\"><tr><th>#</th><th>side</th><th>status</th><th>entry time</th><th>entry price</th><th>exit time</th><th>exit price</th><th>return</th><th>pnl</th></tr>\n",
+        "<table class=\"trades\"><tr><th>#</th><th>side</th><th>status</th><th>entry time</th><th>entry price</th><th>exit time</th><th>exit price</th><th>exit reason</th><th>return</th><th>pnl</th></tr>\n",
     );
     let time = |bar: usize| times.get(bar).map_or("-".into(), |&t| tf.format(t));
     for row in trade_rows(trades.len()) {
@@ -370,7 +370,7 @@ pub(crate) fn trade_table(trades: &[Trade], times: &[i64]) -> String {
             TradeRow::Omitted(k) => {
                 let _ = writeln!(
                     html,
-                    "<tr class=\"gap\"><td colspan=\"9\">… {k} more trades …</td></tr>"
+                    "<tr class=\"gap\"><td colspan=\"10\">… {k} more trades …</td></tr>"
                 );
                 continue;
             }
@@ -379,7 +379,7 @@ pub(crate) fn trade_table(trades: &[Trade], times: &[i64]) -> String {
         let t = &trades[i];
         let _ = writeln!(
             html,
-            "<tr class=\"trade\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.*}</td><td>{}</td><td>{:.*}</td><td>{:+.2}%</td><td>{:.2}</td></tr>",
+            "<tr class=\"trade\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.*}</td><td>{}</td><td>{:.*}</td><td>{}</td><td>{:+.2}%</td><td>{:.2}</td></tr>",
             i + 1,
             t.side.as_str(),
             if t.is_closed() { "closed" } else { "open" },
@@ -389,6 +389,7 @@ pub(crate) fn trade_table(trades: &[Trade], times: &[i64]) -> String {
             t.exit_bar.map_or("-".into(), time),
             decimals,
             t.exit_price,
+            t.exit_reason.as_str(),
             t.ret * 100.0,
             t.pnl,
         );

@@ -1,0 +1,287 @@
+//! The exact engine with trade management: stops and targets that fill
+//! inside a bar, exits after a number of bars, position sizes and
+//! liquidation. The strategy decides on each close as before; what the
+//! engine does to the position on its own (a stop, a target, `max_bars`,
+//! a liquidation) goes back to the strategy as a flat position.
+//!
+//! One bar, in order:
+//! 1. the open (`fill = "next_open"`): what the previous close decided
+//!    fills here;
+//! 2. inside the bar, for a position exposed to it: a stop or target whose
+//!    level the open has gapped through fills at the open, else a level
+//!    the bar touches fills at the level; the stop when both are touched;
+//! 3. the close: a close that leaves equity at or below 0 liquidates;
+//!    else the strategy decides (and `max_bars` ends a trade held that
+//!    long), filled now (`fill = "close"`) or at the next open.
+
+use super::{Account, EngineConfig, ExitReason, Fill, Sink};
+
+/// A stop's or target's distance from the entry price, fixed for the
+/// trade on the close that decided it.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Distance {
+    #[default]
+    Off,
+    /// A fraction of the entry price (`stop_loss`, `take_profit`).
+    Fraction(f64),
+    /// Price units (`stop_distance`, `target_distance`).
+    Price(f64),
+}
+
+impl Distance {
+    /// `v` as a distance of the given kind; off unless finite and > 0.
+    #[inline]
+    pub fn new(v: f64, fraction: bool) -> Distance {
+        if !(v.is_finite() && v > 0.0) {
+            Distance::Off
+        } else if fraction {
+            Distance::Fraction(v)
+        } else {
+            Distance::Price(v)
+        }
+    }
+
+    /// The level `sign` × this distance from `entry` (NaN when off):
+    /// a long's stop is below (`sign` = −1), its target above.
+    #[inline]
+    fn level(self, entry: f64, sign: f64) -> f64 {
+        match self {
+            Distance::Off => f64::NAN,
+            Distance::Fraction(v) => entry * (1.0 + sign * v),
+            Distance::Price(v) => entry + sign * v,
+        }
+    }
+}
+
+/// What a trade is managed by, read on the close that decided it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TradePlan {
+    pub stop: Distance,
+    pub target: Distance,
+    /// Leave on the close where the bars held reach this (NaN: never).
+    pub max_bars: f64,
+    /// Fraction of equity committed (NaN: 1).
+    pub size: f64,
+}
+
+impl Default for TradePlan {
+    fn default() -> Self {
+        TradePlan {
+            stop: Distance::Off,
+            target: Distance::Off,
+            max_bars: f64::NAN,
+            size: f64::NAN,
+        }
+    }
+}
+
+/// The engine with trade management, stepped one bar at a time by the
+/// strategy: [`Managed::before_close`] then [`Managed::close`] for each
+/// bar in order, then [`Managed::finish`].
+pub struct Managed<'a> {
+    acct: Account<'a>,
+    fill: Fill,
+    max_leverage: f64,
+    open: &'a [f64],
+    high: &'a [f64],
+    low: &'a [f64],
+    close: &'a [f64],
+    /// The position the last close decided, why a position it leaves is
+    /// left, and the plan of a trade it opens.
+    intended: i8,
+    reason: ExitReason,
+    plan: TradePlan,
+    /// The open trade's levels (NaN: none), fill bar and bar limit.
+    stop: f64,
+    target: f64,
+    max_bars: f64,
+    fill_bar: usize,
+    liquidated: bool,
+}
+
+impl<'a> Managed<'a> {
+    /// A flat account over these prices (all of one length).
+    pub fn new(
+        cfg: &'a EngineConfig,
+        open: &'a [f64],
+        high: &'a [f64],
+        low: &'a [f64],
+        close: &'a [f64],
+    ) -> Self {
+        Managed {
+            acct: Account::new(cfg),
+            fill: cfg.fill,
+            max_leverage: cfg.max_leverage,
+            open,
+            high,
+            low,
+            close,
+            intended: 0,
+            reason: ExitReason::Rule,
+            plan: TradePlan::default(),
+            stop: f64::NAN,
+            target: f64::NAN,
+            max_bars: f64::NAN,
+            fill_bar: 0,
+            liquidated: false,
+        }
+    }
+
+    /// The position held now.
+    #[inline]
+    pub fn position(&self) -> i8 {
+        self.acct.position
+    }
+
+    /// The open trade's entry price (NaN when flat).
+    #[inline]
+    pub fn entry_price(&self) -> f64 {
+        self.acct.entry_price()
+    }
+
+    /// Bars held at bar `t`'s close: 0 on the close of the fill bar (NaN
+    /// when flat).
+    #[inline]
+    pub fn bars_held(&self, t: usize) -> f64 {
+        if self.acct.position == 0 {
+            f64::NAN
+        } else {
+            (t - self.fill_bar) as f64
+        }
+    }
+
+    /// Steps 1 and 2 of bar `t`. Whether the engine closed the position
+    /// itself (a stop or a target): the strategy is flat from here.
+    #[inline]
+    pub fn before_close<S: Sink + ?Sized>(&mut self, t: usize, sink: &mut S) -> bool {
+        if self.liquidated {
+            return false;
+        }
+        if self.fill == Fill::NextOpen && t > 0 && self.intended != self.acct.position {
+            self.move_to(self.intended, self.open[t], t, sink);
+        }
+        let side = self.acct.position;
+        let exposed = match self.fill {
+            Fill::NextOpen => self.fill_bar <= t,
+            Fill::Close => self.fill_bar < t,
+        };
+        if side == 0 || !exposed {
+            return false;
+        }
+        let (o, h, l) = (self.open[t], self.high[t], self.low[t]);
+        let (stop, target) = (self.stop, self.target);
+        // Long: the stop below, the target above; a short mirrored.
+        let hit = if side > 0 {
+            if o <= stop {
+                Some((o, ExitReason::StopLoss))
+            } else if o >= target {
+                Some((o, ExitReason::TakeProfit))
+            } else if l <= stop {
+                Some((stop, ExitReason::StopLoss))
+            } else if h >= target {
+                Some((target, ExitReason::TakeProfit))
+            } else {
+                None
+            }
+        } else if o >= stop {
+            Some((o, ExitReason::StopLoss))
+        } else if o <= target {
+            Some((o, ExitReason::TakeProfit))
+        } else if h >= stop {
+            Some((stop, ExitReason::StopLoss))
+        } else if l <= target {
+            Some((target, ExitReason::TakeProfit))
+        } else {
+            None
+        };
+        match hit {
+            Some((price, reason)) => {
+                self.acct.exit(price, t, reason, sink);
+                self.intended = 0;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Step 3 of bar `t`: the strategy's decision on this close (the
+    /// position it wants, why it leaves one, the plan of a trade it opens).
+    /// Returns the position the strategy holds from here: 0 where the
+    /// engine ended the trade (`max_bars`, a liquidation).
+    #[inline]
+    pub fn close<S: Sink + ?Sized>(
+        &mut self,
+        t: usize,
+        mut intended: i8,
+        mut reason: ExitReason,
+        plan: TradePlan,
+        sink: &mut S,
+    ) -> i8 {
+        let c = self.close[t];
+        if self.liquidated {
+            sink.bar(t, self.acct.cash, 0);
+            return 0;
+        }
+        let side = self.acct.position;
+        if side != 0 && self.acct.cash + self.acct.signed_units() * c <= 0.0 {
+            self.acct.exit(c, t, ExitReason::Liquidated, sink);
+            self.acct.cash = self.acct.cash.max(0.0);
+            self.liquidated = true;
+            self.intended = 0;
+            sink.bar(t, self.acct.cash, 0);
+            return 0;
+        }
+        if side != 0 && intended == side && self.bars_held(t) >= self.max_bars {
+            intended = 0;
+            reason = ExitReason::MaxBars;
+        }
+        self.intended = intended;
+        self.reason = reason;
+        self.plan = plan;
+        if self.fill == Fill::Close && intended != side {
+            self.move_to(intended, c, t, sink);
+        }
+        sink.bar(
+            t,
+            self.acct.cash + self.acct.signed_units() * c,
+            self.acct.position,
+        );
+        intended
+    }
+
+    /// The trade still open at the end of bars `..end`, marked at the last
+    /// close.
+    pub fn finish<S: Sink + ?Sized>(self, end: usize, sink: &mut S) {
+        let last = end.checked_sub(1).map(|t| self.close[t]);
+        self.acct.finish(last, sink);
+    }
+
+    /// Fills the decided position at raw price `p` on bar `t`.
+    #[inline]
+    fn move_to<S: Sink + ?Sized>(&mut self, target: i8, p: f64, t: usize, sink: &mut S) {
+        let reason = if target == -self.acct.position {
+            ExitReason::Reversal
+        } else {
+            self.reason
+        };
+        self.acct.exit(p, t, reason, sink);
+        let plan = self.plan;
+        let size = if plan.size.is_finite() && plan.size > 0.0 {
+            plan.size.min(self.max_leverage)
+        } else {
+            1.0
+        };
+        if self.acct.enter(target, p, t, size) {
+            let entry = self.acct.entry_price();
+            let sign = f64::from(target);
+            self.stop = plan.stop.level(entry, -sign);
+            self.target = plan.target.level(entry, sign);
+            self.max_bars = if plan.max_bars > 0.0 {
+                plan.max_bars
+            } else {
+                f64::NAN
+            };
+            self.fill_bar = t;
+        }
+    }
+}

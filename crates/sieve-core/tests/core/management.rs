@@ -1,0 +1,545 @@
+//! Trade management (stops, targets, `max_bars`, `size`, liquidation)
+//! worked by hand on bars small enough to follow: every fill price, exit
+//! reason and the final equity is computed here from the rules in
+//! docs/config.md, not by the engine.
+
+use sieve_core::config::Config;
+use sieve_core::data::Bars;
+use sieve_core::engine::{Backtest, ExitReason};
+use sieve_core::evaluate::{Evaluator, Scoring};
+use sieve_core::indicators::IndicatorSet;
+use sieve_core::strategy::indicators_for;
+
+use crate::assert_close;
+
+/// Daily bars from rows of (open, high, low, close).
+fn ohlc(rows: &[[f64; 4]]) -> Bars {
+    Bars {
+        time: (0..rows.len() as i64)
+            .map(|i| 1_577_836_800_000 + i * 86_400_000)
+            .collect(),
+        open: rows.iter().map(|r| r[0]).collect(),
+        high: rows.iter().map(|r| r[1]).collect(),
+        low: rows.iter().map(|r| r[2]).collect(),
+        close: rows.iter().map(|r| r[3]).collect(),
+        volume: None,
+    }
+}
+
+/// The exact backtest of `strategy` (keys of `[strategy]`) with
+/// `backtest` (keys of `[backtest]`, 1000 cash) on `rows`; also checks that
+/// the screen's objective is the backtest's.
+fn run(strategy: &str, backtest: &str, rows: &[[f64; 4]]) -> Backtest {
+    let config = Config::parse(&format!(
+        "[strategy]\nname = \"m\"\n{strategy}\n[backtest]\ninitial_cash = 1000\n{backtest}\n[score]\nmin_trades = 0\n"
+    ))
+    .unwrap();
+    let shared = config.strategy().unwrap();
+    let s = &*shared;
+    let bars = ohlc(rows);
+    let set = IndicatorSet::build_for(&bars, s.series(), indicators_for(s, &[]));
+    let scoring = Scoring::new(&config.scoring(), &bars).unwrap();
+    let eval = Evaluator {
+        bars: &bars,
+        strategy: s,
+        indicators: &set,
+        scoring: &scoring,
+    };
+    let bt = eval.backtest(&[]);
+    let m = eval.metrics(&bt, &scoring.windows.score);
+    let screened = eval.screen(&[], &mut Vec::new());
+    assert_eq!(
+        screened.objective.to_bits(),
+        eval.objective(&m).to_bits(),
+        "screen == exact"
+    );
+    bt
+}
+
+/// (entry bar, entry price, exit bar, exit price, reason) of each trade.
+fn trades(bt: &Backtest) -> Vec<(usize, f64, Option<usize>, f64, ExitReason)> {
+    bt.trades
+        .iter()
+        .map(|t| {
+            (
+                t.entry_bar,
+                t.entry_price,
+                t.exit_bar,
+                t.exit_price,
+                t.exit_reason,
+            )
+        })
+        .collect()
+}
+
+fn last(bt: &Backtest) -> f64 {
+    *bt.equity.last().unwrap()
+}
+
+use ExitReason::*;
+
+const ENTER_AT_10: &str = "entry = \"close == 10\"\nexit = \"false\"";
+
+#[test]
+fn a_stop_inside_the_bar_and_one_hit_on_the_fill_bar_with_next_open() {
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0], // entry decided
+        [10.0, 11.0, 9.5, 10.5],  // filled at 10: 100 units, stop 9; low 9.5
+        [10.5, 10.6, 8.5, 9.5],   // low 8.5 <= 9: out at 9 (cash 900)
+        [9.5, 10.0, 9.0, 10.0],   // entry decided again
+        [8.0, 9.0, 7.0, 8.0],     // filled at 8: 112.5 units, stop 7.2; low 7
+    ];
+    let bt = run(&format!("{ENTER_AT_10}\nstop_loss = 0.1"), "", &rows);
+    assert_eq!(
+        trades(&bt),
+        [
+            (1, 10.0, Some(2), 9.0, StopLoss),
+            (4, 8.0, Some(4), 7.2, StopLoss),
+        ]
+    );
+    // 900 after the first; 112.5 × (7.2 − 8) = −90 on the second.
+    assert_close!(last(&bt), 810.0);
+    assert_eq!(bt.position, [0, 1, 0, 0, 0]);
+}
+
+#[test]
+fn with_fill_close_the_fill_bar_is_not_exposed() {
+    let rows = [
+        [10.0, 10.0, 8.0, 10.0], // filled at the close 10; its low 8 does not count
+        [10.0, 11.0, 9.5, 10.5],
+        [9.5, 9.6, 8.5, 9.5], // stop 9 touched
+    ];
+    let bt = run(
+        &format!("{ENTER_AT_10}\nstop_loss = 0.1"),
+        "fill = \"close\"",
+        &rows,
+    );
+    assert_eq!(trades(&bt), [(0, 10.0, Some(2), 9.0, StopLoss)]);
+    assert_close!(last(&bt), 900.0);
+}
+
+#[test]
+fn gaps_through_a_stop_or_a_target_fill_at_the_open() {
+    let stop_gap = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 10.5, 9.5, 10.0], // filled at 10, stop 9, target 12
+        [8.5, 9.0, 8.0, 8.8],    // opens below the stop: out at 8.5
+    ];
+    let keys = format!("{ENTER_AT_10}\nstop_loss = 0.1\ntake_profit = 0.2");
+    let bt = run(&keys, "", &stop_gap);
+    assert_eq!(trades(&bt), [(1, 10.0, Some(2), 8.5, StopLoss)]);
+    assert_close!(last(&bt), 850.0);
+    let target_gap = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 10.5, 9.5, 10.0],
+        [12.5, 13.0, 12.2, 12.8], // opens above the target 12: out at 12.5
+    ];
+    let bt = run(&keys, "", &target_gap);
+    assert_eq!(trades(&bt), [(1, 10.0, Some(2), 12.5, TakeProfit)]);
+    assert_close!(last(&bt), 1250.0);
+    // Touched inside the bar: at the level.
+    let target_inside = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 10.5, 9.5, 10.0],
+        [11.0, 12.3, 10.8, 11.5],
+    ];
+    let bt = run(&keys, "", &target_inside);
+    assert_eq!(trades(&bt), [(1, 10.0, Some(2), 12.0, TakeProfit)]);
+    assert_close!(last(&bt), 1200.0);
+}
+
+#[test]
+fn both_levels_touched_in_one_bar_is_the_stop() {
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 10.5, 9.5, 10.0],
+        [10.0, 12.5, 8.5, 11.0], // high >= 12 and low <= 9
+    ];
+    let keys = format!("{ENTER_AT_10}\nstop_loss = 0.1\ntake_profit = 0.2");
+    let bt = run(&keys, "", &rows);
+    assert_eq!(trades(&bt), [(1, 10.0, Some(2), 9.0, StopLoss)]);
+}
+
+#[test]
+fn a_decided_exit_fills_at_the_open_before_a_stop_touched_later() {
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 10.5, 9.5, 9.8], // exit decided (close < 10)
+        [9.6, 9.7, 8.0, 8.5],   // exit at the open 9.6; the stop 9 is not taken
+        [8.5, 8.6, 8.4, 8.5],
+    ];
+    let bt = run(
+        "entry = \"close == 10\"\nexit = \"close < 10\"\nstop_loss = 0.1",
+        "",
+        &rows,
+    );
+    assert_eq!(trades(&bt), [(1, 10.0, Some(2), 9.6, Rule)]);
+    assert_close!(last(&bt), 960.0);
+}
+
+#[test]
+fn a_short_stop_and_target_are_mirrored() {
+    let rules = "entry = \"false\"\nexit = \"false\"\nshort_entry = \"close == 10\"\nshort_exit = \"false\"";
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 10.5, 9.5, 10.0],  // short 100 at 10: stop 11, target 8
+        [10.5, 11.5, 10.2, 11.2], // high 11.5 >= 11: bought back at 11
+    ];
+    let keys = format!("{rules}\nstop_loss = 0.1\ntake_profit = 0.2");
+    let bt = run(&keys, "direction = \"long_short\"", &rows);
+    assert_eq!(trades(&bt), [(1, 10.0, Some(2), 11.0, StopLoss)]);
+    assert_close!(last(&bt), 900.0);
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 10.5, 9.5, 10.0],
+        [9.0, 9.2, 7.5, 8.2], // low 7.5 <= 8: bought back at 8
+    ];
+    let bt = run(&keys, "direction = \"long_short\"", &rows);
+    assert_eq!(trades(&bt), [(1, 10.0, Some(2), 8.0, TakeProfit)]);
+    assert_close!(last(&bt), 1200.0);
+}
+
+#[test]
+fn fees_and_slippage_apply_to_stop_fills() {
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 10.5, 9.5, 10.0],
+        [9.5, 9.6, 8.0, 8.5],
+    ];
+    let bt = run(
+        &format!("{ENTER_AT_10}\nstop_loss = 0.1"),
+        "fee = 0.01\nslippage = 0.01",
+        &rows,
+    );
+    // Bought at 10.1 with all 1000 including the fee; the stop is 10%
+    // below the fill price: 9.09, sold at 9.09 × 0.99 less a 1% fee.
+    let entry = 10.0 * 1.01;
+    let units = 1000.0 / (entry * 1.01);
+    let stop = entry * 0.9;
+    let sold = stop * 0.99;
+    let cash = units * sold * (1.0 - 0.01);
+    let t = &bt.trades[0];
+    assert_eq!((t.exit_bar, t.exit_reason), (Some(2), StopLoss));
+    assert_close!(t.entry_price, entry);
+    assert_close!(t.exit_price, sold);
+    assert_close!(last(&bt), cash);
+}
+
+#[test]
+fn whole_lots_and_a_stop_in_price_units() {
+    let rows = [
+        [7.0, 7.0, 7.0, 10.0],
+        [7.0, 7.5, 6.5, 7.2], // 1000 / 7 = 142.9: 140 units at 7, stop 7 − 2 = 5
+        [6.0, 6.2, 4.5, 5.5], // low 4.5 <= 5: out at 5
+    ];
+    let bt = run(
+        &format!("{ENTER_AT_10}\nstop_distance = 2"),
+        "lot_size = 10",
+        &rows,
+    );
+    assert_eq!(trades(&bt), [(1, 7.0, Some(2), 5.0, StopLoss)]);
+    assert_eq!(bt.trades[0].units, 140.0);
+    assert_close!(last(&bt), 1000.0 - 140.0 * 2.0);
+}
+
+#[test]
+fn max_bars_with_either_fill() {
+    let rows = [[10.0, 10.5, 9.5, 10.0]; 6];
+    // Entry on every close at 10; next_open: filled at bar 1 (held 0 at
+    // its close), held 2 at bar 3's close → out at bar 4's open, and the
+    // level rule decides again on bar 4's close → in at bar 5.
+    let bt = run(&format!("{ENTER_AT_10}\nmax_bars = 2"), "", &rows);
+    assert_eq!(
+        trades(&bt)
+            .iter()
+            .map(|t| (t.0, t.2, t.4))
+            .collect::<Vec<_>>(),
+        [(1, Some(4), MaxBars), (5, None, End)]
+    );
+    // close: filled at bar 0's close, out at bar 2's close; in again at
+    // bar 3's close (bar 2 decided the exit), out at bar 5's.
+    let bt = run(
+        &format!("{ENTER_AT_10}\nmax_bars = 2"),
+        "fill = \"close\"",
+        &rows,
+    );
+    assert_eq!(
+        trades(&bt)
+            .iter()
+            .map(|t| (t.0, t.2, t.4))
+            .collect::<Vec<_>>(),
+        [(0, Some(2), MaxBars), (3, Some(5), MaxBars)]
+    );
+}
+
+#[test]
+fn size_below_and_above_one() {
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 10.5, 9.5, 10.0],
+        [10.0, 12.5, 9.5, 12.0],
+    ];
+    let bt = run(&format!("{ENTER_AT_10}\nsize = 0.5"), "", &rows);
+    assert_eq!(bt.trades[0].units, 50.0);
+    assert_close!(last(&bt), 500.0 + 50.0 * 12.0);
+    // Above max_leverage (2): capped at 2 → 200 units, −1000 cash.
+    let bt = run(
+        &format!("{ENTER_AT_10}\nsize = 3"),
+        "max_leverage = 2",
+        &rows,
+    );
+    assert_eq!(bt.trades[0].units, 200.0);
+    assert_close!(last(&bt), -1000.0 + 200.0 * 12.0);
+    // Off (≤ 0) means all equity.
+    let bt = run(&format!("{ENTER_AT_10}\nsize = \"close - 10\""), "", &rows);
+    assert_eq!(bt.trades[0].units, 100.0);
+}
+
+#[test]
+fn a_close_at_or_below_zero_equity_liquidates_and_ends_trading() {
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 10.5, 9.5, 10.0],  // 200 units with 2× size: cash −1000
+        [8.0, 8.0, 4.5, 4.9],     // equity −1000 + 980 = −20: liquidated
+        [10.0, 10.0, 10.0, 10.0], // entry would fire again: nothing
+        [10.0, 11.0, 9.0, 10.0],
+    ];
+    let bt = run(
+        &format!("{ENTER_AT_10}\nsize = 2"),
+        "max_leverage = 2",
+        &rows,
+    );
+    assert_eq!(trades(&bt), [(1, 10.0, Some(2), 4.9, Liquidated)]);
+    assert_eq!(&bt.equity[2..], [0.0, 0.0, 0.0]);
+    assert_eq!(bt.position, [0, 1, 0, 0, 0]);
+    // A short 100 at 10 (cash 2000) closing at 21: equity −100.
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 10.5, 9.5, 10.0],
+        [15.0, 22.0, 15.0, 21.0],
+    ];
+    let bt = run(
+        "entry = \"false\"\nexit = \"close == 10\"\nsize = 1",
+        "direction = \"long_short\"",
+        &rows,
+    );
+    assert_eq!(trades(&bt), [(1, 10.0, Some(2), 21.0, Liquidated)]);
+    assert_eq!(last(&bt), 0.0);
+}
+
+#[test]
+fn after_a_stop_a_level_rule_reenters_on_that_close_and_a_crossing_waits() {
+    let rows = [
+        [9.0, 9.0, 9.0, 9.0],
+        [9.0, 10.0, 9.0, 10.0], // both rules enter (above 9.5, and crosses it)
+        [10.0, 10.5, 9.6, 10.0], // filled at 10, stop 9.5 (5%)
+        [10.0, 10.2, 9.4, 10.0], // stopped at 9.5; close 10 still above 9.5
+        [10.0, 10.5, 9.8, 10.2],
+    ];
+    let level = run(
+        "entry = \"close > 9.5\"\nexit = \"false\"\nstop_loss = 0.05",
+        "",
+        &rows,
+    );
+    assert_eq!(
+        trades(&level),
+        [
+            (2, 10.0, Some(3), 9.5, StopLoss),
+            (4, 10.0, None, 10.2, End)
+        ]
+    );
+    let crossing = run(
+        "entry = \"cross_above(close, 9.5)\"\nexit = \"false\"\nstop_loss = 0.05",
+        "",
+        &rows,
+    );
+    assert_eq!(trades(&crossing), [(2, 10.0, Some(3), 9.5, StopLoss)]);
+}
+
+#[test]
+fn exit_reasons_of_rules_reversals_trailing_stops_and_the_end() {
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 11.0, 10.0, 11.0],
+        [11.0, 11.0, 8.0, 8.0], // trailing stop 2 below 11: out at the next open
+        [8.0, 10.0, 8.0, 10.0],
+        [10.0, 10.0, 10.0, 10.0],
+    ];
+    let bt = run(
+        "entry = \"close == 10\"\nexit = \"false\"\ntrailing_stop = \"2\"",
+        "",
+        &rows,
+    );
+    let reasons: Vec<ExitReason> = bt.trades.iter().map(|t| t.exit_reason).collect();
+    assert_eq!(reasons, [TrailingStop, End]);
+    let bt = run(
+        "entry = \"close == 10\"\nexit = \"close == 8\"",
+        "direction = \"long_short\"",
+        &rows,
+    );
+    let reasons: Vec<ExitReason> = bt.trades.iter().map(|t| t.exit_reason).collect();
+    assert_eq!(reasons, [Reversal, Reversal, End]);
+}
+
+mod properties {
+    use proptest::prelude::*;
+    use sieve_core::config::Config;
+    use sieve_core::data::synth;
+    use sieve_core::engine::{self, Backtest};
+    use sieve_core::evaluate::{Evaluator, Scoring};
+    use sieve_core::indicators::IndicatorSet;
+    use sieve_core::lanes::{LaneScratch, Level};
+    use sieve_core::strategy::indicators_for;
+
+    /// Rules that trade often, long and short.
+    const RULES: [&str; 3] = [
+        "entry = \"cross_above(close, sma(close, n))\"\nexit = \"cross_below(close, sma(close, n))\"",
+        "entry = \"close > sma(close, n)\"\nexit = \"close < sma(close, n)\"\nshort_entry = \"rsi(close, 5) > 70\"\nshort_exit = \"rsi(close, 5) < 50\"",
+        "entry = \"rsi(close, n) < 40\"\nexit = \"rsi(close, n) > 60\"\ntrailing_stop = \"2 * atr(5)\"",
+    ];
+
+    fn bits(x: f64) -> u64 {
+        if x.is_nan() {
+            u64::MAX
+        } else {
+            x.to_bits()
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// The screen (one at a time and in lanes at every vector level)
+        /// gives the exact engine's objective, trades and Sharpe for rules
+        /// with random stops, targets, bar limits and sizes.
+        #[test]
+        fn screen_equals_exact_with_trade_management(
+            seed in 0u64..1_000_000,
+            n_bars in 40usize..600,
+            rules in 0usize..3,
+            stop in prop_oneof![Just(None), (0.005..0.1).prop_map(Some)],
+            distance in any::<bool>(),
+            target in prop_oneof![Just(None), (0.005..0.2).prop_map(Some)],
+            max_bars in prop_oneof![Just(None), (1u32..20).prop_map(Some)],
+            size in prop_oneof![Just(None), (0.2..3.0).prop_map(Some)],
+            close_fill in any::<bool>(),
+            long_short in any::<bool>(),
+            fee in prop_oneof![Just(0.0), 0.0..0.01],
+            slippage in prop_oneof![Just(0.0), 0.0..0.005],
+            lot in prop_oneof![Just(0.0), Just(1.0)],
+            score_share in prop_oneof![Just(0.0f64), 0.1f64..0.8],
+            screen_full in any::<bool>(),
+            objective in prop::sample::select(vec!["sharpe", "sortino", "total_return", "calmar"]),
+        ) {
+            let mut text = format!("[strategy]\nname = \"p\"\n{}\n", RULES[rules]);
+            if let Some(v) = stop {
+                if distance {
+                    text.push_str(&format!("stop_distance = \"{} * atr(10)\"\n", v * 20.0));
+                } else {
+                    text.push_str("stop_loss = \"sl\"\n");
+                }
+            }
+            if let Some(v) = target {
+                text.push_str(&format!("take_profit = {v}\n"));
+            }
+            if let Some(v) = max_bars {
+                text.push_str(&format!("max_bars = {v}\n"));
+            }
+            if let Some(v) = size {
+                text.push_str(&format!("size = {v}\n"));
+            }
+            text.push_str("[strategy.params]\nn = { values = [5, 12] }\n");
+            if stop.is_some() && !distance {
+                text.push_str(&format!("sl = {{ values = [{}, {}] }}\n", stop.unwrap(), stop.unwrap() * 2.0));
+            }
+            text.push_str(&format!(
+                "[backtest]\nfill = \"{}\"\ndirection = \"{}\"\nfee = {fee}\nslippage = {slippage}\nlot_size = {lot}\nmax_leverage = 3\n[score]\nobjective = \"{objective}\"\nmin_trades = 0\nscreen_window = \"{}\"\n",
+                if close_fill { "close" } else { "next_open" },
+                if long_short { "long_short" } else { "long" },
+                if screen_full { "full" } else { "score" },
+            ));
+            if score_share > 0.0 {
+                text.push_str(&format!("score_start = \"{}%\"\n", (score_share * 100.0).round()));
+            }
+            let config = Config::parse(&text).unwrap();
+            let shared = config.strategy().unwrap();
+            let s = &*shared;
+            let space = config.space(s).unwrap();
+            let sets: Vec<Vec<f64>> = (0..space.size()).map(|i| space.params_of(i)).collect();
+            let bars = synth(n_bars, seed);
+            let keys = Evaluator::indicators_for(s, sets.iter().map(Vec::as_slice));
+            let set = IndicatorSet::build_for(&bars, s.series(), keys);
+            let scoring = Scoring::new(&config.scoring(), &bars).unwrap();
+            let eval = Evaluator { bars: &bars, strategy: s, indicators: &set, scoring: &scoring };
+            let params: Vec<&[f64]> = sets.iter().map(Vec::as_slice).collect();
+            let mut scratch = Vec::new();
+            for p in &params {
+                let (bt, m) = eval.backtest_with_metrics(p, &[scoring.screen, scoring.windows.score]);
+                let screened = eval.screen(p, &mut scratch);
+                prop_assert_eq!(bits(screened.objective), bits(eval.window_objective(&scoring.screen, &m[0])));
+                prop_assert_eq!(screened.trades, m[0].trades);
+                // Every trade's exit is where the engine says it is.
+                for t in &bt.trades {
+                    prop_assert!(t.exit_bar.is_none_or(|x| x >= t.entry_bar));
+                }
+                // Liquidation: equity never closes below zero with a position.
+                for (e, p) in bt.equity.iter().zip(&bt.position) {
+                    prop_assert!(*p == 0 || *e > 0.0, "equity {} held {}", e, p);
+                }
+            }
+            for level in Level::available() {
+                let mut got = vec![Default::default(); params.len()];
+                eval.screen_lanes(&params, &mut LaneScratch::always(level), &mut got);
+                for (g, p) in got.iter().zip(&params) {
+                    let want = eval.screen(p, &mut scratch);
+                    prop_assert_eq!(bits(g.objective), bits(want.objective));
+                    prop_assert_eq!(bits(g.sharpe), bits(want.sharpe));
+                }
+            }
+        }
+
+        /// Without management keys the managed engine is the plain one:
+        /// the same equity and trades, bit for bit (a trailing stop's exact
+        /// backtests run through it for their exit reasons).
+        #[test]
+        fn the_managed_engine_without_keys_is_the_plain_engine(
+            seed in 0u64..1_000_000,
+            n_bars in 40usize..600,
+            rules in 0usize..3,
+            close_fill in any::<bool>(),
+            long_short in any::<bool>(),
+            fee in prop_oneof![Just(0.0), 0.0..0.01],
+            lot in prop_oneof![Just(0.0), Just(1.0), Just(500.0)],
+        ) {
+            let text = format!(
+                "[strategy]\nname = \"p\"\n{}\n[strategy.params]\nn = {{ values = [5] }}\n[backtest]\nfill = \"{}\"\ndirection = \"{}\"\nfee = {fee}\nlot_size = {lot}\n",
+                RULES[rules],
+                if close_fill { "close" } else { "next_open" },
+                if long_short { "long_short" } else { "long" },
+            );
+            let config = Config::parse(&text).unwrap();
+            let shared = config.strategy().unwrap();
+            let s = &*shared;
+            let bars = synth(n_bars, seed);
+            let set = IndicatorSet::build_for(&bars, s.series(), indicators_for(s, &[5.0]));
+            let scoring = Scoring::new(&config.scoring(), &bars).unwrap();
+            let mut managed = Backtest {
+                equity: vec![0.0; n_bars],
+                position: vec![0; n_bars],
+                trades: Vec::new(),
+            };
+            s.simulate(&bars, &set, &[5.0], scoring.direction, &scoring.engine, n_bars, &mut managed);
+            let mut positions = vec![0; n_bars];
+            s.positions(&bars, &set, &[5.0], scoring.direction, &mut positions);
+            let plain = engine::backtest(&bars, &positions, &scoring.engine);
+            prop_assert_eq!(managed.equity.iter().map(|e| e.to_bits()).collect::<Vec<_>>(),
+                            plain.equity.iter().map(|e| e.to_bits()).collect::<Vec<_>>());
+            prop_assert_eq!(&managed.position, &plain.position);
+            prop_assert_eq!(managed.trades.len(), plain.trades.len());
+            for (a, b) in managed.trades.iter().zip(&plain.trades) {
+                prop_assert_eq!((a.entry_bar, a.exit_bar, a.units.to_bits(), a.pnl.to_bits()),
+                                (b.entry_bar, b.exit_bar, b.units.to_bits(), b.pnl.to_bits()));
+            }
+        }
+    }
+}
