@@ -1,0 +1,125 @@
+"""sieve's trade management against backtesting.py on the real series that
+ship with it (GOOG daily, EURUSD hourly).
+
+An SMA(10)/SMA(20) cross with a stop-loss and take-profit (5 % on GOOG,
+0.5 % on EURUSD), filled on
+the deciding close, whole units, 0.9999 of equity (backtesting.py's default
+size), long and short: backtesting.py's ``buy(sl=close·(1−v),
+tp=close·(1+v))`` with ``trade_on_close=True``, its bracket cancelled before
+a signal exit (which removes the one documented difference: backtesting.py
+checks a trade's stop before a close order of the previous bar). Every
+closed trade must match (times, prices, units) and the final equity too.
+
+The one convention that differs: backtesting.py's ``finalize_trades``
+closes a trade still open at the end on the next-to-last bar's close;
+sieve marks it at the last close (as vectorbt). The test checks that the
+final equities differ by exactly that.
+
+Needs ``pip install backtesting`` (CI installs it) and the CLI binary
+(``$SIEVE_BIN``, else target/release/sieve).
+"""
+
+import os
+import subprocess
+
+import pandas as pd
+import pytest
+from backtesting import Backtest, Strategy
+from backtesting.lib import crossover
+from backtesting.test import EURUSD, GOOG, SMA
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SIEVE = os.environ.get("SIEVE_BIN") or os.path.join(
+    os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "release", "sieve"
+)
+
+FAST, SLOW = 10, 20
+# The stop and target distance: 5 % on daily GOOG, 0.5 % on hourly EURUSD.
+DISTANCE = {"GOOG": 0.05, "EURUSD": 0.005}
+
+
+def peer(data, short, V):
+    class Bracket(Strategy):
+        def init(self):
+            self.fast = self.I(SMA, self.data.Close, FAST)
+            self.slow = self.I(SMA, self.data.Close, SLOW)
+
+        def next(self):
+            c = self.data.Close[-1]
+            up, down = crossover(self.fast, self.slow), crossover(self.slow, self.fast)
+            enter, leave = (down, up) if short else (up, down)
+            if leave and self.position:
+                for t in self.trades:
+                    t.sl = None
+                    t.tp = None
+                self.position.close()
+            if enter and not self.position:
+                if short:
+                    self.sell(size=0.9999, sl=c * (1 + V), tp=c * (1 - V))
+                else:
+                    self.buy(size=0.9999, sl=c * (1 - V), tp=c * (1 + V))
+
+    bt = Backtest(data, Bracket, cash=10_000, commission=0, trade_on_close=True, finalize_trades=True)
+    return bt.run()
+
+
+def ours(data, short, V, tmp_path):
+    csv = tmp_path / "data.csv"
+    frame = data.copy()
+    frame.index.name = "time"
+    frame.to_csv(csv)
+    cross_up = "cross_above(sma(close, fast), sma(close, slow))"
+    cross_down = "cross_below(sma(close, fast), sma(close, slow))"
+    if short:
+        rules = f'entry = "false"\nexit = "false"\nshort_entry = "{cross_down}"\nshort_exit = "{cross_up}"\n'
+    else:
+        rules = f'entry = "{cross_up}"\nexit = "{cross_down}"\n'
+    config = tmp_path / "bracket.toml"
+    config.write_text(
+        f'[data]\npath = "{csv}"\n'
+        f'[strategy]\nname = "bracket"\n{rules}'
+        f"stop_loss = {V}\ntake_profit = {V}\nsize = 0.9999\n"
+        f"[strategy.params]\nfast = {FAST}\nslow = {SLOW}\n"
+        '[backtest]\nfill = "close"\nlot_size = 1\ninitial_cash = 10000\n'
+        f'direction = "{"long_short" if short else "long"}"\n'
+    )
+    trades, equity = tmp_path / "trades.csv", tmp_path / "equity.csv"
+    subprocess.run(
+        [SIEVE, "backtest", "-c", str(config), "--trades", str(trades), "--equity", str(equity)],
+        check=True,
+        capture_output=True,
+    )
+    return pd.read_csv(trades), pd.read_csv(equity)
+
+
+def stamp(values):
+    return list(pd.to_datetime(pd.Series(values)).dt.strftime("%Y-%m-%d %H:%M"))
+
+
+@pytest.mark.parametrize("name", ["GOOG", "EURUSD"])
+@pytest.mark.parametrize("short", [False, True], ids=["long", "short"])
+def test_bracket_orders_match_backtesting_py(name, short, tmp_path):
+    data = {"GOOG": GOOG, "EURUSD": EURUSD}[name]
+    stats = peer(data, short, DISTANCE[name])
+    theirs = stats._trades
+    trades, equity = ours(data, short, DISTANCE[name], tmp_path)
+    assert len(trades) == len(theirs) > 40
+    reasons = set(trades.exit_reason)
+    assert {"stop_loss", "take_profit", "rule"} <= reasons, reasons
+    assert stamp(trades.entry_time) == stamp(theirs.EntryTime)
+    closed = trades.status == "closed"
+    assert stamp(trades.exit_time[closed]) == stamp(theirs.ExitTime[closed.values])
+    assert list(trades.units) == list(theirs.Size.abs())
+    for ours_col, their_col in [("entry_price", "EntryPrice"), ("exit_price", "ExitPrice")]:
+        a, b = trades[ours_col][closed].values, theirs[their_col][closed.values].values
+        assert (abs(a - b) <= 1e-12 * abs(b)).all(), (ours_col, a[abs(a - b) > 1e-12 * abs(b)])
+    final, theirs_final = equity.equity.iloc[-1], stats["Equity Final [$]"]
+    if closed.all():
+        assert final == pytest.approx(theirs_final, rel=1e-12)
+    else:
+        # Marked at the last close here, closed at the one before there.
+        last = trades.iloc[-1]
+        sign = -1 if last.side == "short" else 1
+        closes = data.Close.values
+        moved = sign * last.units * (closes[-1] - closes[-2])
+        assert final - moved == pytest.approx(theirs_final, rel=1e-12)
