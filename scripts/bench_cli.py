@@ -48,6 +48,22 @@ SMA_RULES = SMA_ALL.replace(
     'exit = "cross_below(sma(close, fast), sma(close, slow))"',
 )
 
+# The rule sma_cross with a stop-loss and a take-profit swept, on a grid of
+# about the same size (fast, slow every 3rd of 2..500; 3 × 3 levels).
+SMA_BRACKET = SMA_RULES.replace(
+    'name = "sma_rules"',
+    'name = "sma_bracket"',
+).replace(
+    'exit = "cross_below(sma(close, fast), sma(close, slow))"',
+    'exit = "cross_below(sma(close, fast), sma(close, slow))"\n'
+    'stop_loss = "sl"\ntake_profit = "tp"',
+).replace(
+    "fast = { start = 2, stop = 500, step = 1 }\nslow = { start = 2, stop = 500, step = 1 }",
+    "fast = { start = 2, stop = 500, step = 3 }\nslow = { start = 2, stop = 500, step = 3 }\n"
+    "sl = { values = [0.02, 0.05, 0.1] }\ntp = { values = [0.05, 0.1, 0.2] }",
+)
+assert "stop_loss" in SMA_BRACKET and "sl = {" in SMA_BRACKET
+
 # examples/strategies/macd.toml's strategy on a grid of 38,766 points
 # (36,636 combinations with fast < slow).
 MACD_BIG = """
@@ -117,7 +133,8 @@ def main():
     d = tempfile.mkdtemp(prefix="sieve-bench-")
     p = lambda name: os.path.join(d, name)
     for name, text in [("act1m.toml", ACTIVATION_1M), ("sma.toml", SMA_ALL), ("default.toml", DEFAULT_GRID),
-                       ("sma_rules.toml", SMA_RULES), ("macd_big.toml", MACD_BIG)]:
+                       ("sma_rules.toml", SMA_RULES), ("macd_big.toml", MACD_BIG),
+                      ("sma_bracket.toml", SMA_BRACKET)]:
         with open(p(name), "w") as f:
             f.write(text)
     run(["synth", "--bars", "4000", "--seed", "42", "--out", p("bars.csv")])
@@ -245,6 +262,17 @@ def rules(p, common, runs):
     print(f"sma_cross all 2 <= fast < slow <= 500, 4,000 bars: built-in wall {wb:.3f} s (screen {sb:.3f} s), "
           f"rules wall {wr:.3f} s (screen {sr:.3f} s): rules / built-in = {wr / wb:.2f}x wall, {sr / sb:.2f}x screen; "
           f"sweep rows identical: {same}")
+    # Trade management: the same rule with a swept stop-loss × take-profit
+    # (about as many combinations), interleaved with the plain rule.
+    rates = {"rules": [], "bracket": []}
+    for _ in range(2 * runs):
+        for kind, cfg in [("rules", "sma_rules.toml"), ("bracket", "sma_bracket.toml")]:
+            run(["sweep", "--config", p(cfg)] + common + ["--out", p(kind + ".csv")])
+            rates[kind].append(meta(p(kind + ".meta.json"))["timings"]["bar_combinations_per_s"])
+    rr, rb = statistics.median(rates["rules"]), statistics.median(rates["bracket"])
+    n = meta(p("bracket.meta.json"))["objective_stats"]["combinations_evaluated"]
+    print(f"rule sma_cross {rr:.3e} bar-combinations/s; with stop_loss x take_profit swept ({n:,} combinations) "
+          f"{rb:.3e}: {rb / rr:.2f} of the plain rule's rate")
     for cfg, label in [(os.path.join(ROOT, "examples", "strategies", "macd.toml"), "MACD example grid"),
                        (p("macd_big.toml"), "MACD, grid of 38,766 (36,636 with fast < slow)")]:
         rates, walls = [], []

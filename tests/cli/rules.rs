@@ -257,10 +257,67 @@ fn every_mistake_is_one_clear_error_with_key_and_column() {
             None,
             "'sum' is already a column, function or keyword",
         ),
+        (
+            &format!("entry = \"close > 1\"\n{exit}\nstop_loss = 0.05\nstop_distance = 2"),
+            "",
+            "strategy.stop_distance",
+            None,
+            "at most one of stop_loss and stop_distance",
+        ),
+        (
+            &format!("entry = \"close > 1\"\n{exit}\ntake_profit = \"close > 1\""),
+            "",
+            "strategy.take_profit",
+            Some(1),
+            "must be a number",
+        ),
+        (
+            &format!("entry = \"close > 1\"\n{exit}\nmax_bars = \"hold +\""),
+            "",
+            "strategy.max_bars",
+            Some(7),
+            "ends where a value is expected",
+        ),
+        (
+            &format!("entry = \"close > 1\"\n{exit}\nsize = true"),
+            "",
+            "strategy.size",
+            None,
+            "must be a number or an expression in quotes",
+        ),
+        (
+            &format!("entry = \"close > 1\"\n{exit}\nstop_loss = \"sl\""),
+            "sl = { values = [0.01, 0.02] }\nk = 3",
+            "strategy.params.k",
+            None,
+            "not used",
+        ),
     ];
     for (keys, params, key, column, words) in cases {
         refused(keys, params, key, *column, words);
     }
+    // Trade management on a built-in: refused, pointing at the rules.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("builtin_stop.toml");
+    std::fs::write(
+        &path,
+        "[strategy]\nname = \"sma_cross\"\nstop_loss = 0.05\n",
+    )
+    .unwrap();
+    let out = run_err(&["strategies", "-c", path.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("strategy.stop_loss") && err.contains("needs a rule strategy"),
+        "{err}"
+    );
+    let path = dir.path().join("leverage.toml");
+    std::fs::write(&path, "[backtest]\nmax_leverage = 0\n").unwrap();
+    let out = run_err(&["strategies", "-c", path.to_str().unwrap()]);
+    assert!(
+        stderr(&out).contains("backtest.max_leverage"),
+        "{}",
+        stderr(&out)
+    );
     // A built-in's name is not free for rules.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("named.toml");
@@ -439,4 +496,87 @@ fn emit_wgsl_writes_the_generated_kernel() {
         wgsl.to_str().unwrap(),
     ]);
     assert!(stderr(&e).contains("built-in strategy"), "{}", stderr(&e));
+}
+
+/// The trade-management examples: `sieve strategies --config` shows their
+/// keys; a sweep's screened scores equal the verified ones; the trades say
+/// why they ended.
+#[test]
+fn trade_management_examples_screen_exactly_and_say_why_trades_end() {
+    let dir = tempfile::tempdir().unwrap();
+    for (example, reasons) in [
+        ("sma_cross_bracket", &["stop_loss", "take_profit"][..]),
+        ("turtle_breakout", &["stop_loss"][..]),
+        ("vol_target_trend", &["max_bars"][..]),
+    ] {
+        let config = repo_file(&format!("examples/strategies/{example}.toml"));
+        let config = config.to_str().unwrap();
+        let shown = run_ok(&["strategies", "-c", config]);
+        assert!(shown.contains("trade management"), "{shown}");
+        let sweep = dir.path().join(format!("{example}.csv"));
+        let verified = dir.path().join(format!("{example}-verified.csv"));
+        run_ok(&[
+            "sweep",
+            "-c",
+            config,
+            "--top",
+            "20",
+            "--out",
+            sweep.to_str().unwrap(),
+        ]);
+        run_ok(&[
+            "verify",
+            "-c",
+            config,
+            "--candidates",
+            sweep.to_str().unwrap(),
+            "--out",
+            verified.to_str().unwrap(),
+        ]);
+        // (header, rows) of a CSV file.
+        let table = |path: &std::path::Path| -> (Vec<String>, Vec<Vec<String>>) {
+            let text = std::fs::read_to_string(path).unwrap();
+            let mut lines = text
+                .lines()
+                .map(|l| l.split(',').map(str::to_string).collect());
+            (lines.next().unwrap(), lines.collect())
+        };
+        let (sh, screened) = table(&sweep);
+        let (vh, exact) = table(&verified);
+        let col = |h: &[String], name: &str| h.iter().position(|c| c == name).unwrap();
+        assert_eq!(screened.len(), exact.len(), "{example}");
+        for row in &exact {
+            let twin = screened
+                .iter()
+                .find(|s| s[col(&sh, "grid_index")] == row[col(&vh, "grid_index")])
+                .unwrap();
+            assert_eq!(
+                twin[col(&sh, "score")],
+                row[col(&vh, "score")],
+                "{example}: screen == exact"
+            );
+        }
+        // The verified candidates' trades, with their exit reasons: the
+        // parameters are the columns between grid_index and screen_rank.
+        let mut seen = String::new();
+        for (r, row) in exact.iter().enumerate() {
+            let mut args = vec!["backtest".to_string(), "-c".into(), config.into()];
+            for i in col(&vh, "grid_index") + 1..col(&vh, "screen_rank") {
+                args.extend(["--set".into(), format!("{}={}", vh[i], row[i])]);
+            }
+            let trades = dir.path().join(format!("{example}-{r}-trades.csv"));
+            args.extend(["--trades".into(), trades.to_str().unwrap().into()]);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            run_ok(&args);
+            let text = std::fs::read_to_string(&trades).unwrap();
+            assert!(text.lines().next().unwrap().ends_with(",exit_reason"));
+            seen.push_str(&text);
+        }
+        for reason in reasons {
+            assert!(
+                seen.contains(&format!(",{reason}\n")),
+                "{example}: no {reason} among the verified candidates' trades"
+            );
+        }
+    }
 }

@@ -249,6 +249,70 @@ impl<'a> Managed<'a> {
         intended
     }
 
+    /// Whether bars `from..to` pass with nothing for the engine to do: no
+    /// decision waits for its fill, and a position held touches neither
+    /// its stop nor its target, closes no bar at or below zero equity and
+    /// reaches no bar limit there (or the account is liquidated). The
+    /// strategy must also decide nothing there; then [`Managed::pass`]
+    /// streams these bars at once. Branch-free over the bars.
+    #[inline]
+    pub fn quiet(&self, from: usize, to: usize) -> bool {
+        if self.liquidated {
+            return true;
+        }
+        let side = self.acct.position;
+        if self.intended != side {
+            return false;
+        }
+        if side == 0 {
+            return true;
+        }
+        if self.bars_held(to - 1) >= self.max_bars {
+            return false;
+        }
+        let (cash, units) = (self.acct.cash, self.acct.signed_units());
+        let (stop, target) = (self.stop, self.target);
+        let (high, low, close) = (
+            &self.high[from..to],
+            &self.low[from..to],
+            &self.close[from..to],
+        );
+        let mut hit = false;
+        if side > 0 {
+            for ((&h, &l), &c) in high.iter().zip(low).zip(close) {
+                hit |= (l <= stop) | (h >= target) | (cash + units * c <= 0.0);
+            }
+        } else {
+            for ((&h, &l), &c) in high.iter().zip(low).zip(close) {
+                hit |= (h >= stop) | (l <= target) | (cash + units * c <= 0.0);
+            }
+        }
+        !hit
+    }
+
+    /// Whether the account was liquidated (it trades no more).
+    #[inline]
+    pub fn done(&self) -> bool {
+        self.liquidated
+    }
+
+    /// Streams bars `from..to` that [`Managed::quiet`] passed.
+    #[inline]
+    pub fn pass<S: Sink + ?Sized>(&self, from: usize, to: usize, sink: &mut S) {
+        if self.acct.position == 0 {
+            sink.flat(from, to, self.acct.cash);
+        } else {
+            sink.held(
+                from,
+                to,
+                self.acct.cash,
+                self.acct.signed_units(),
+                self.close,
+                self.acct.position,
+            );
+        }
+    }
+
     /// The trade still open at the end of bars `..end`, marked at the last
     /// close.
     pub fn finish<S: Sink + ?Sized>(self, end: usize, sink: &mut S) {

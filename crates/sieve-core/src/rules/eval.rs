@@ -15,7 +15,7 @@ use crate::strategy::Targets;
 /// that every node's block stays in cache.
 pub const BLOCK: usize = 128;
 /// Bars per quiet-check step inside a block (crossings, the state machine).
-const SUB: usize = 16;
+pub const SUB: usize = 16;
 
 /// The value of every node that reads no column (numbers, parameters and
 /// arithmetic of those), for nodes `0..upto`; booleans as 1 / 0, series NaN.
@@ -538,13 +538,7 @@ impl Machine {
         let mut b = 0;
         while b < len {
             let e = (b + SUB).min(len);
-            let any = |x: &[u8], y: &[u8]| any_set(&x[b..e], &y[b..e]);
-            let quiet = match self.position {
-                0 => !any(s.long_entry, s.short_entry),
-                1 => s.stop.is_none() && !any(s.short_entry, s.long_exit),
-                _ => s.stop.is_none() && !any(s.long_entry, s.short_exit),
-            };
-            if quiet {
+            if self.quiet(s, b, e) {
                 out.quiet(start + b, start + e, self.position);
                 b = e;
                 continue;
@@ -557,6 +551,19 @@ impl Machine {
                 out.bar(at, self.position);
             }
             b = e;
+        }
+    }
+
+    /// Whether bars `b..e` of the block leave the state as it is: no
+    /// signal that would move the position (and no trailing stop to
+    /// follow).
+    #[inline(always)]
+    pub fn quiet(&self, s: &Signals, b: usize, e: usize) -> bool {
+        let any = |x: &[u8], y: &[u8]| any_set(&x[b..e], &y[b..e]);
+        match self.position {
+            0 => !any(s.long_entry, s.short_entry),
+            1 => s.stop.is_none() && !any(s.short_entry, s.long_exit),
+            _ => s.stop.is_none() && !any(s.long_entry, s.short_exit),
         }
     }
 

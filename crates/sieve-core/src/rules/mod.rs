@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 
 use check::{Checker, Func, Graph, Id, Op, Ty};
-use eval::{Frame, Machine, Signals, BLOCK};
+use eval::{Frame, Machine, Signals, BLOCK, SUB};
 use plan::Plan;
 
 use crate::data::Bars;
@@ -618,6 +618,12 @@ impl RuleStrategy {
                 out.push_str(&format!("    {key}: {t}\n"));
             }
         }
+        if s.management.keys().next().is_some() {
+            out.push_str("    trade management (read on the entry's decision bar):\n");
+            for (key, text) in s.management.entries() {
+                out.push_str(&format!("        {key:<16} {text}\n"));
+            }
+        }
         if !s.define.is_empty() {
             out.push_str("    definitions:\n");
             for (name, text) in &s.define {
@@ -980,27 +986,47 @@ impl Rules {
         );
         let mut machine = Machine::default();
         let m = self.roots.managed;
+        // Bars from here on pass untouched (streamed when something moves).
+        let mut quiet_from: Option<usize> = None;
         self.blocks(bars, indicators, params, direction, n, |start, s, keys| {
-            for t in 0..s.close.len() {
-                let at = start + t;
-                if engine.before_close(at, sink) {
-                    machine.position = 0;
+            let len = s.close.len();
+            let mut b = 0;
+            while b < len {
+                let e = (b + SUB).min(len);
+                let (from, to) = (start + b, start + e);
+                if engine.quiet(from, to) && (engine.done() || machine.quiet(s, b, e)) {
+                    quiet_from.get_or_insert(from);
+                    b = e;
+                    continue;
                 }
-                let reason = machine.step(s, t).1;
-                let read = |k: Option<&[f64]>| k.map_or(f64::NAN, |k| k[t]);
-                let plan = TradePlan {
-                    stop: m
-                        .stop
-                        .map_or(Distance::Off, |(_, f)| Distance::new(read(keys.stop), f)),
-                    target: m
-                        .target
-                        .map_or(Distance::Off, |(_, f)| Distance::new(read(keys.target), f)),
-                    max_bars: read(keys.max_bars),
-                    size: read(keys.size),
-                };
-                machine.position = engine.close(at, machine.position, reason, plan, sink);
+                if let Some(q) = quiet_from.take() {
+                    engine.pass(q, from, sink);
+                }
+                for t in b..e {
+                    let at = start + t;
+                    if engine.before_close(at, sink) {
+                        machine.position = 0;
+                    }
+                    let reason = machine.step(s, t).1;
+                    let read = |k: Option<&[f64]>| k.map_or(f64::NAN, |k| k[t]);
+                    let plan = TradePlan {
+                        stop: m
+                            .stop
+                            .map_or(Distance::Off, |(_, f)| Distance::new(read(keys.stop), f)),
+                        target: m
+                            .target
+                            .map_or(Distance::Off, |(_, f)| Distance::new(read(keys.target), f)),
+                        max_bars: read(keys.max_bars),
+                        size: read(keys.size),
+                    };
+                    machine.position = engine.close(at, machine.position, reason, plan, sink);
+                }
+                b = e;
             }
         });
+        if let Some(q) = quiet_from {
+            engine.pass(q, n, sink);
+        }
         engine.finish(n, sink);
     }
 

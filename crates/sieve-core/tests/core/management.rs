@@ -543,3 +543,133 @@ mod properties {
         }
     }
 }
+
+/// A bar-by-bar reference written from docs/config.md for one strategy —
+/// long while `close > sma(close, n)`, flat when `close < sma(close, n)` —
+/// with a fractional stop, target, bar limit and size, no fees: final
+/// equity and (entry bar, exit bar, reason) of each closed trade.
+fn reference(
+    bars: &Bars,
+    n: usize,
+    stop: f64,
+    target: f64,
+    max_bars: usize,
+    size: f64,
+    close_fill: bool,
+) -> (f64, Vec<(usize, usize, ExitReason)>) {
+    struct Account {
+        cash: f64,
+        units: f64,
+        entry: f64,
+        fill_bar: usize,
+        held: bool,
+        closed: Vec<(usize, usize, ExitReason)>,
+    }
+    impl Account {
+        fn enter(&mut self, t: usize, p: f64, size: f64) {
+            self.units = size * self.cash / p;
+            self.cash -= self.units * p;
+            (self.entry, self.fill_bar, self.held) = (p, t, true);
+        }
+        fn exit(&mut self, t: usize, p: f64, why: ExitReason) {
+            self.cash += self.units * p;
+            self.units = 0.0;
+            self.held = false;
+            self.closed.push((self.fill_bar, t, why));
+        }
+    }
+    let c = &bars.close;
+    let sma = |t: usize| (t + 1 >= n).then(|| c[t + 1 - n..=t].iter().sum::<f64>() / n as f64);
+    let mut a = Account {
+        cash: 1000.0,
+        units: 0.0,
+        entry: 0.0,
+        fill_bar: 0,
+        held: false,
+        closed: Vec::new(),
+    };
+    let mut pending: Option<(bool, ExitReason)> = None; // (enter?, why)
+    for t in 0..c.len() {
+        if !close_fill {
+            match pending.take() {
+                Some((true, _)) if !a.held => a.enter(t, bars.open[t], size),
+                Some((false, why)) if a.held => a.exit(t, bars.open[t], why),
+                _ => {}
+            }
+        }
+        let exposed = a.held && (a.fill_bar < t || (!close_fill && a.fill_bar == t));
+        if exposed {
+            let (s, g) = (a.entry * (1.0 - stop), a.entry * (1.0 + target));
+            let o = bars.open[t];
+            let hit = if o <= s {
+                Some((o, StopLoss))
+            } else if o >= g {
+                Some((o, TakeProfit))
+            } else if bars.low[t] <= s {
+                Some((s, StopLoss))
+            } else if bars.high[t] >= g {
+                Some((g, TakeProfit))
+            } else {
+                None
+            };
+            if let Some((p, why)) = hit {
+                a.exit(t, p, why);
+            }
+        }
+        let want = match sma(t) {
+            Some(m) if c[t] > m && !a.held => Some((true, Rule)),
+            Some(m) if c[t] < m && a.held => Some((false, Rule)),
+            _ if a.held && t - a.fill_bar >= max_bars => Some((false, MaxBars)),
+            _ => None,
+        };
+        if close_fill {
+            match want {
+                Some((true, _)) => a.enter(t, c[t], size),
+                Some((false, why)) => a.exit(t, c[t], why),
+                None => {}
+            }
+        } else {
+            pending = want;
+        }
+    }
+    (a.cash + a.units * c[c.len() - 1], a.closed)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// The engine (with its skips over quiet stretches) against the
+    /// bar-by-bar reference above.
+    #[test]
+    fn the_managed_engine_follows_the_reference(
+        seed in 0u64..1_000_000,
+        n_bars in 40usize..700,
+        n in 2usize..30,
+        stop in 0.005f64..0.08,
+        target in 0.005f64..0.15,
+        max_bars in 1usize..40,
+        size in 0.1f64..1.0,
+        close_fill in proptest::prelude::any::<bool>(),
+    ) {
+        let bars = sieve_core::data::synth(n_bars, seed);
+        let config = Config::parse(&format!(
+            "[strategy]\nname = \"r\"\nentry = \"close > sma(close, {n})\"\nexit = \"close < sma(close, {n})\"\nstop_loss = {stop}\ntake_profit = {target}\nmax_bars = {max_bars}\nsize = {size}\n[backtest]\ninitial_cash = 1000\nfill = \"{}\"\n",
+            if close_fill { "close" } else { "next_open" }
+        )).unwrap();
+        let shared = config.strategy().unwrap();
+        let s = &*shared;
+        let set = IndicatorSet::build_for(&bars, s.series(), indicators_for(s, &[]));
+        let scoring = Scoring::new(&config.scoring(), &bars).unwrap();
+        let eval = Evaluator { bars: &bars, strategy: s, indicators: &set, scoring: &scoring };
+        let bt = eval.backtest(&[]);
+        let (equity, closed) = reference(&bars, n, stop, target, max_bars, size, close_fill);
+        let got: Vec<(usize, usize, ExitReason)> = bt
+            .trades
+            .iter()
+            .filter_map(|t| t.exit_bar.map(|x| (t.entry_bar, x, t.exit_reason)))
+            .collect();
+        proptest::prop_assert_eq!(got, closed);
+        let last = *bt.equity.last().unwrap();
+        proptest::prop_assert!((last - equity).abs() <= 1e-9 * equity.abs(), "{} vs {}", last, equity);
+    }
+}
