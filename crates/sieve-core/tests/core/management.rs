@@ -548,6 +548,7 @@ mod properties {
 /// long while `close > sma(close, n)`, flat when `close < sma(close, n)` —
 /// with a fractional stop, target, bar limit and size, no fees: final
 /// equity and (entry bar, exit bar, reason) of each closed trade.
+#[allow(clippy::needless_range_loop)] // every series read by bar, as the docs say it
 fn reference(
     bars: &Bars,
     n: usize,
