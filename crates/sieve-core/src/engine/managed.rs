@@ -75,6 +75,41 @@ impl Default for TradePlan {
     }
 }
 
+/// The open trade as the rules read it (`position`, `entry_price`,
+/// `bars_held`): what the engine holds, and since which bar.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TradeState {
+    pub position: i8,
+    /// NaN when flat.
+    pub entry_price: f64,
+    /// The fill bar (0 when flat).
+    pub fill_bar: usize,
+}
+
+impl TradeState {
+    pub const FLAT: TradeState = TradeState {
+        position: 0,
+        entry_price: f64::NAN,
+        fill_bar: 0,
+    };
+
+    /// The same state (NaN entry prices alike).
+    pub fn same(&self, other: &TradeState) -> bool {
+        self.position == other.position
+            && self.entry_price.to_bits() == other.entry_price.to_bits()
+            && self.fill_bar == other.fill_bar
+    }
+
+    /// Bars held at bar `t` (NaN when flat).
+    pub fn bars_held(&self, t: usize) -> f64 {
+        if self.position == 0 {
+            f64::NAN
+        } else {
+            t.saturating_sub(self.fill_bar) as f64
+        }
+    }
+}
+
 /// The engine with trade management, stepped one bar at a time by the
 /// strategy: [`Managed::before_close`] then [`Managed::close`] for each
 /// bar in order, then [`Managed::finish`].
@@ -131,6 +166,20 @@ impl<'a> Managed<'a> {
     #[inline]
     pub fn position(&self) -> i8 {
         self.acct.position
+    }
+
+    /// The open trade now.
+    #[inline]
+    pub fn trade_state(&self) -> TradeState {
+        if self.acct.position == 0 {
+            TradeState::FLAT
+        } else {
+            TradeState {
+                position: self.acct.position,
+                entry_price: self.acct.entry_price(),
+                fill_bar: self.fill_bar,
+            }
+        }
     }
 
     /// The open trade's entry price (NaN when flat).

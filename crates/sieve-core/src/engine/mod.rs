@@ -9,7 +9,7 @@
 mod managed;
 mod trade;
 
-pub use managed::{Distance, Managed, TradePlan};
+pub use managed::{Distance, Managed, TradePlan, TradeState};
 pub use trade::{ExitReason, Side, Trade};
 
 use crate::data::Bars;

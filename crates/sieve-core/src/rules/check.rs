@@ -12,7 +12,7 @@ use super::RuleError;
 
 pub type Id = usize;
 
-/// The data columns a rule can read.
+/// The data columns a rule can read, and the open trade's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Col {
     Open,
@@ -20,16 +20,30 @@ pub enum Col {
     Low,
     Close,
     Volume,
+    /// The open position's entry price (undefined when flat).
+    EntryPrice,
+    /// Bars the open position has been held (undefined when flat).
+    BarsHeld,
+    /// 1, −1 or 0.
+    Position,
 }
 
 impl Col {
-    pub const ALL: [(&'static str, Col); 5] = [
+    pub const ALL: [(&'static str, Col); 8] = [
         ("open", Col::Open),
         ("high", Col::High),
         ("low", Col::Low),
         ("close", Col::Close),
         ("volume", Col::Volume),
+        ("entry_price", Col::EntryPrice),
+        ("bars_held", Col::BarsHeld),
+        ("position", Col::Position),
     ];
+
+    /// The trade's state: known only as the engine runs, bar by bar.
+    pub fn is_state(self) -> bool {
+        matches!(self, Col::EntryPrice | Col::BarsHeld | Col::Position)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,6 +96,8 @@ pub struct Node {
     /// A whole number by construction: integers, parameters, and `+ - *`
     /// (or unary `-`) of those — what a window may be.
     pub whole: bool,
+    /// Reads the trade's state (`entry_price`, `bars_held`, `position`).
+    pub state: bool,
 }
 
 /// Every node of a strategy, children before parents.
@@ -105,6 +121,10 @@ impl Graph {
             Op::Neg(a) => self.nodes[*a].whole,
             _ => false,
         };
+        let state = match &op {
+            Op::Col(c) => c.is_state(),
+            op => op.children().iter().any(|&c| self.nodes[c].state),
+        };
         let id = self.nodes.len();
         self.index.insert(op.clone(), id);
         self.nodes.push(Node {
@@ -113,6 +133,7 @@ impl Graph {
             series,
             deps,
             whole,
+            state,
         });
         id
     }
@@ -353,8 +374,17 @@ impl Checker {
         }
         let mut ids = Vec::with_capacity(args.len());
         let mut same: Option<Ty> = None;
+        let remembers = func.is_windowed() || matches!(func, Func::CrossAbove | Func::CrossBelow);
         for (arg, kind) in args.iter().zip(&want) {
             let id = self.expr(arg)?;
+            if remembers && self.node(id).state {
+                return Err(err(
+                    arg.span.start,
+                    format!(
+                        "{name} reads earlier bars, but entry_price, bars_held and position are known only bar by bar as the trade runs; use them in comparisons and arithmetic (e.g. close < entry_price * 0.95)"
+                    ),
+                ));
+            }
             let what = format!("{} in {}", "this argument", func.signature());
             match kind {
                 Arg::Num => self.expect(id, Ty::Num, arg, &what)?,

@@ -136,7 +136,8 @@ fn max(a: f64, b: f64) -> f64 {
     }
 }
 
-/// A data column; `None` for a volume the data does not have.
+/// A data column; `None` for a volume the data does not have, and for
+/// the trade's state (filled block by block as the engine runs).
 pub fn column(bars: &Bars, col: Col) -> Option<&[f64]> {
     match col {
         Col::Open => Some(&bars.open),
@@ -144,6 +145,7 @@ pub fn column(bars: &Bars, col: Col) -> Option<&[f64]> {
         Col::Low => Some(&bars.low),
         Col::Close => Some(&bars.close),
         Col::Volume => bars.volume.as_deref(),
+        Col::EntryPrice | Col::BarsHeld | Col::Position => None,
     }
 }
 
@@ -194,6 +196,11 @@ impl Frame {
             Ty::Num => self.num[id * BLOCK..(id + 1) * BLOCK].fill(value),
             Ty::Bool => self.bools[id * BLOCK..(id + 1) * BLOCK].fill(u8::from(value != 0.0)),
         }
+    }
+
+    /// The slot of number node `id` (a state value the engine fills).
+    pub fn slot_mut(&mut self, id: Id) -> &mut [f64] {
+        &mut self.num[id * BLOCK..(id + 1) * BLOCK]
     }
 
     /// The numbers of `id` over the block `start..start + len`.

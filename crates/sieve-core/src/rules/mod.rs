@@ -21,7 +21,7 @@ use eval::{Frame, Machine, Signals, BLOCK, SUB};
 use plan::Plan;
 
 use crate::data::Bars;
-use crate::engine::{Distance, EngineConfig, Managed, Sink, TradePlan};
+use crate::engine::{Distance, EngineConfig, Managed, Sink, TradePlan, TradeState};
 use crate::error::{Error, Result};
 use crate::grid::{AxisValues, ParamSpace};
 use crate::indicators::{Indicator, IndicatorSet, RuleSeries, SeriesSource, RULE_SETTING_LEN};
@@ -939,7 +939,8 @@ impl Rules {
     }
 
     /// The positions of `params` on bars `..n` (at most the bars), into
-    /// `out`.
+    /// `out` (the trade's state read as flat throughout: a strategy that
+    /// reads it runs through [`Rules::simulate_managed`]).
     fn hold(
         &self,
         bars: &Bars,
@@ -950,21 +951,16 @@ impl Rules {
         out: &mut impl Targets,
     ) {
         let mut machine = Machine::default();
-        self.blocks(
-            bars,
-            indicators,
-            params,
-            direction,
-            n,
-            |start, signals, _| {
-                machine.run(signals, start, out);
-            },
-        );
+        self.blocks(bars, indicators, params, direction, n, |block| {
+            block.project(0, TradeState::FLAT);
+            machine.run(&block.signals(), block.start, out);
+        });
     }
 
     /// The engine with the rules' trade management over bars `..n`: the
     /// state machine decides on each close from the position the engine
-    /// holds (flat after a stop, a target, `max_bars`).
+    /// holds (flat after a stop, a target, `max_bars`), and the rules read
+    /// the trade's state as it is on that close.
     #[allow(clippy::too_many_arguments)]
     fn simulate_managed(
         &self,
@@ -988,13 +984,22 @@ impl Rules {
         let m = self.roots.managed;
         // Bars from here on pass untouched (streamed when something moves).
         let mut quiet_from: Option<usize> = None;
-        self.blocks(bars, indicators, params, direction, n, |start, s, keys| {
-            let len = s.close.len();
+        self.blocks(bars, indicators, params, direction, n, |block| {
+            let start = block.start;
+            let mut shown = engine.trade_state();
+            block.project(0, shown);
             let mut b = 0;
-            while b < len {
-                let e = (b + SUB).min(len);
+            while b < block.len {
+                let e = (b + SUB).min(block.len);
                 let (from, to) = (start + b, start + e);
-                if engine.quiet(from, to) && (engine.done() || machine.quiet(s, b, e)) {
+                let now = engine.trade_state();
+                if !now.same(&shown) {
+                    block.project(b, now);
+                    shown = now;
+                }
+                if engine.quiet(from, to)
+                    && (engine.done() || machine.quiet(&block.signals(), b, e))
+                {
                     quiet_from.get_or_insert(from);
                     b = e;
                     continue;
@@ -1007,7 +1012,13 @@ impl Rules {
                     if engine.before_close(at, sink) {
                         machine.position = 0;
                     }
-                    let reason = machine.step(s, t).1;
+                    let now = engine.trade_state();
+                    if !now.same(&shown) {
+                        block.project(t, now);
+                        shown = now;
+                    }
+                    let keys = block.keys();
+                    let reason = machine.step(&block.signals(), t).1;
                     let read = |k: Option<&[f64]>| k.map_or(f64::NAN, |k| k[t]);
                     let plan = TradePlan {
                         stop: m
@@ -1031,8 +1042,8 @@ impl Rules {
     }
 
     /// Evaluates the rules of `params` over bars `..n` (at most the bars)
-    /// block by block: `each(start, signals, keys)` sees each block's
-    /// signals and trade-management values.
+    /// block by block, handing each [`Block`] to `each`, which sets the
+    /// trade's state ([`Block::project`]) before it reads the signals.
     fn blocks(
         &self,
         bars: &Bars,
@@ -1040,7 +1051,7 @@ impl Rules {
         params: &[f64],
         direction: Direction,
         n: usize,
-        mut each: impl FnMut(usize, &Signals, &KeyValues),
+        mut each: impl FnMut(&mut Block),
     ) {
         SCRATCH.with(|cell| {
             let mut scratch = cell.borrow_mut();
@@ -1074,9 +1085,7 @@ impl Rules {
             }
 
             self.start(frame, scalars);
-            let r = self.roots;
             let n = n.min(bars.len());
-            let close = &bars.close[..n];
             for start in (0..n).step_by(BLOCK) {
                 let len = BLOCK.min(n - start);
                 frame.eval(
@@ -1087,34 +1096,97 @@ impl Rules {
                     start,
                     len,
                 );
-                let (entry, exit) = (frame.bools(r.entry, len), frame.bools(r.exit, len));
-                let never = &NEVER[..len];
-                let (short_entry, short_exit) = match (direction, r.short) {
-                    (Direction::Long, _) => (never, never),
-                    (Direction::LongShort, None) => (exit, entry),
-                    (Direction::LongShort, Some((a, b))) => {
-                        (frame.bools(a, len), frame.bools(b, len))
-                    }
-                };
-                let signals = Signals {
-                    long_entry: entry,
-                    long_exit: exit,
-                    short_entry,
-                    short_exit,
-                    stop: r.stop.map(|s| frame.num(&full, s, start, len)),
-                    close: &close[start..start + len],
-                };
-                let m = r.managed;
-                let num = |id: Option<Id>| id.map(|i| frame.num(&full, i, start, len));
-                let keys = KeyValues {
-                    stop: num(m.stop.map(|s| s.0)),
-                    target: num(m.target.map(|s| s.0)),
-                    max_bars: num(m.max_bars),
-                    size: num(m.size),
-                };
-                each(start, &signals, &keys);
+                each(&mut Block {
+                    rules: self,
+                    frame,
+                    full: &full,
+                    close: &bars.close[start..start + len],
+                    direction,
+                    start,
+                    len,
+                });
             }
         });
+    }
+}
+
+/// One block of bars evaluated by [`Rules::blocks`]: everything but what
+/// reads the trade's state, which [`Block::project`] evaluates.
+struct Block<'a, 'c> {
+    rules: &'a Rules,
+    frame: &'a mut Frame,
+    full: &'a [Option<&'c [f64]>],
+    close: &'a [f64],
+    direction: Direction,
+    /// The block's first bar and its length.
+    start: usize,
+    len: usize,
+}
+
+impl Block<'_, '_> {
+    /// The trade's state from bar `from` of the block on is `state` (its
+    /// bars held counting on): fills `position`, `entry_price` and
+    /// `bars_held` there and evaluates what reads them (the whole block:
+    /// nothing there remembers a bar, and the bars before `from` keep the
+    /// state they had).
+    fn project(&mut self, from: usize, state: TradeState) {
+        let plan = &self.rules.plan;
+        if !plan.reads_state() {
+            return;
+        }
+        for &(id, col) in &plan.columns {
+            let slot = &mut self.frame.slot_mut(id)[from..self.len];
+            match col {
+                Col::Position => slot.fill(f64::from(state.position)),
+                Col::EntryPrice => slot.fill(state.entry_price),
+                Col::BarsHeld => {
+                    for (i, v) in slot.iter_mut().enumerate() {
+                        *v = state.bars_held(self.start + from + i);
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.frame.eval(
+            &self.rules.graph,
+            &plan.state_program,
+            &plan.twins,
+            self.full,
+            self.start,
+            self.len,
+        );
+    }
+
+    /// The block's signals.
+    fn signals(&self) -> Signals<'_> {
+        let (frame, r, len) = (&*self.frame, self.rules.roots, self.len);
+        let (entry, exit) = (frame.bools(r.entry, len), frame.bools(r.exit, len));
+        let never = &NEVER[..len];
+        let (short_entry, short_exit) = match (self.direction, r.short) {
+            (Direction::Long, _) => (never, never),
+            (Direction::LongShort, None) => (exit, entry),
+            (Direction::LongShort, Some((a, b))) => (frame.bools(a, len), frame.bools(b, len)),
+        };
+        Signals {
+            long_entry: entry,
+            long_exit: exit,
+            short_entry,
+            short_exit,
+            stop: r.stop.map(|s| frame.num(self.full, s, self.start, len)),
+            close: self.close,
+        }
+    }
+
+    /// The block's trade-management values.
+    fn keys(&self) -> KeyValues<'_> {
+        let m = self.rules.roots.managed;
+        let num = |id: Option<Id>| id.map(|i| self.frame.num(self.full, i, self.start, self.len));
+        KeyValues {
+            stop: num(m.stop.map(|s| s.0)),
+            target: num(m.target.map(|s| s.0)),
+            max_bars: num(m.max_bars),
+            size: num(m.size),
+        }
     }
 }
 
@@ -1198,7 +1270,7 @@ impl Strategy for RuleStrategy {
 
     fn trade_management(&self) -> TradeManagement {
         let r = &self.rules.roots;
-        if r.managed.any() {
+        if r.managed.any() || self.rules.plan.reads_state() {
             TradeManagement::Full
         } else if r.stop.is_some() {
             TradeManagement::ExitReasons

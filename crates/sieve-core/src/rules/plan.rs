@@ -22,8 +22,11 @@ pub struct Plan {
     pub programs: Vec<Vec<Id>>,
     /// Per materialised node: the materialised nodes it reads directly.
     pub inputs: Vec<Vec<Id>>,
-    /// The block program of the rules themselves.
+    /// The block program of the rules themselves, but for what reads the
+    /// trade's state.
     pub main: Vec<Id>,
+    /// The block program of the nodes that read the trade's state.
+    pub state_program: Vec<Id>,
     /// Scalar nodes a block program reads (filled once per combination).
     pub splat: Vec<Id>,
     /// Shared nodes the rules need, directly or not.
@@ -66,6 +69,7 @@ impl Plan {
                 if child.series
                     && child.ty == Ty::Num
                     && child.deps & !int_params == 0
+                    && !child.state
                     && !matches!(child.op, Op::Col(_))
                 {
                     materialized[c] = true;
@@ -107,9 +111,14 @@ impl Plan {
             programs[id] = program;
             inputs[id] = reads;
         }
-        let (main, _) = program(graph, roots, |i| materialized[i]);
+        let (all, _) = program(graph, roots, |i| materialized[i]);
+        // What reads the trade's state runs after the rest, again wherever
+        // the state moves (no memory there: nothing windowed reads it).
+        let (state_program, main): (Vec<Id>, Vec<Id>) =
+            all.into_iter().partition(|&i| graph.nodes[i].state);
         let mut splat: Vec<Id> = main
             .iter()
+            .chain(&state_program)
             .chain(programs.iter().flatten())
             .flat_map(|&i| graph.nodes[i].op.children())
             .chain(roots.iter().copied())
@@ -172,9 +181,17 @@ impl Plan {
             programs,
             inputs,
             main,
+            state_program,
             splat,
             shared_nodes,
         }
+    }
+}
+
+impl Plan {
+    /// Whether the rules read the trade's state.
+    pub fn reads_state(&self) -> bool {
+        self.columns.iter().any(|(_, c)| c.is_state())
     }
 }
 

@@ -94,6 +94,14 @@ impl RuleStrategy {
                 "`{key}` (trade management runs on the CPU for now)"
             ));
         }
+        if let Some((name, _)) = Col::ALL
+            .iter()
+            .find(|(_, c)| c.is_state() && plan.columns.iter().any(|(_, k)| k == c))
+        {
+            return Err(format!(
+                "`{name}` (the trade's state runs on the CPU for now)"
+            ));
+        }
         let mut roots = vec![r.entry, r.exit];
         if let Some((a, b)) = r.short {
             roots.extend([a, b]);

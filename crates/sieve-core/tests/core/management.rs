@@ -391,8 +391,9 @@ mod properties {
     use sieve_core::lanes::{LaneScratch, Level};
     use sieve_core::strategy::indicators_for;
 
-    /// Rules that trade often, long and short.
-    const RULES: [&str; 3] = [
+    /// Rules that trade often, long and short, one reading the trade.
+    const RULES: [&str; 4] = [
+        "entry = \"close > sma(close, n) and position == 0\"\nexit = \"close < entry_price * 0.97 or bars_held > 12\"",
         "entry = \"cross_above(close, sma(close, n))\"\nexit = \"cross_below(close, sma(close, n))\"",
         "entry = \"close > sma(close, n)\"\nexit = \"close < sma(close, n)\"\nshort_entry = \"rsi(close, 5) > 70\"\nshort_exit = \"rsi(close, 5) < 50\"",
         "entry = \"rsi(close, n) < 40\"\nexit = \"rsi(close, n) > 60\"\ntrailing_stop = \"2 * atr(5)\"",
@@ -416,7 +417,7 @@ mod properties {
         fn screen_equals_exact_with_trade_management(
             seed in 0u64..1_000_000,
             n_bars in 40usize..600,
-            rules in 0usize..3,
+            rules in 0usize..4,
             stop in prop_oneof![Just(None), (0.005..0.1).prop_map(Some)],
             distance in any::<bool>(),
             target in prop_oneof![Just(None), (0.005..0.2).prop_map(Some)],
@@ -513,7 +514,7 @@ mod properties {
         ) {
             let text = format!(
                 "[strategy]\nname = \"p\"\n{}\n[strategy.params]\nn = {{ values = [5] }}\n[backtest]\nfill = \"{}\"\ndirection = \"{}\"\nfee = {fee}\nlot_size = {lot}\n",
-                RULES[rules],
+                RULES[rules + 1],
                 if close_fill { "close" } else { "next_open" },
                 if long_short { "long_short" } else { "long" },
             );
@@ -672,5 +673,100 @@ proptest::proptest! {
         proptest::prop_assert_eq!(got, closed);
         let last = *bt.equity.last().unwrap();
         proptest::prop_assert!((last - equity).abs() <= 1e-9 * equity.abs(), "{} vs {}", last, equity);
+    }
+}
+
+#[test]
+fn rules_read_the_entry_price_bars_held_and_position() {
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0], // entry decided
+        [10.0, 10.5, 9.8, 10.0],  // filled at 10
+        [10.0, 10.2, 9.5, 9.6],   // 9.6 ≥ 9.5: stays
+        [9.6, 9.7, 9.3, 9.4],     // 9.4 < 10 × 0.95: exit decided
+        [9.3, 9.5, 9.2, 9.3],     // out at the open 9.3
+    ];
+    let bt = run(
+        "entry = \"close == 10 and position == 0\"\nexit = \"close < entry_price * 0.95\"",
+        "",
+        &rows,
+    );
+    assert_eq!(trades(&bt), [(1, 10.0, Some(4), 9.3, Rule)]);
+    // bars_held: 0 on the fill bar's close (next_open), so `>= 2` decides
+    // on bar 3 and fills at bar 4's open.
+    let bt = run(
+        &format!("{ENTER_AT_10}\nexit = \"bars_held >= 2\"").replace("exit = \"false\"\n", ""),
+        "",
+        &rows,
+    );
+    assert_eq!(trades(&bt), [(1, 10.0, Some(4), 9.3, Rule)]);
+    // A reversal read from the position: short after two bars long.
+    let bt = run(
+        "entry = \"close == 10\"\nexit = \"false\"\nshort_entry = \"position == 1 and bars_held >= 1\"\nshort_exit = \"false\"",
+        "direction = \"long_short\"",
+        &rows,
+    );
+    assert_eq!(
+        trades(&bt)
+            .iter()
+            .map(|t| (t.0, t.2, t.4))
+            .collect::<Vec<_>>(),
+        [(1, Some(3), Reversal), (3, None, End)]
+    );
+}
+
+#[test]
+fn the_trades_state_cannot_be_read_by_what_remembers_bars() {
+    for rule in [
+        "sma(close - entry_price, 3) > 0",
+        "cross_above(close, entry_price)",
+        "shift(bars_held, 1) > 2",
+    ] {
+        let e = Config::parse(&format!(
+            "[strategy]\nname = \"m\"\nentry = \"close > 0\"\nexit = \"{rule}\"\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("strategy.exit") && e.contains("known only bar by bar"),
+            "{rule}: {e}"
+        );
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// An exit rule `… or bars_held >= k` trades exactly as `max_bars = k`
+    /// (two mechanisms: the rules reading the state, the engine's limit),
+    /// with a stop beside it; also the entry price against a stop level.
+    #[test]
+    fn rules_reading_the_state_match_the_engines_own_limits(
+        seed in 0u64..1_000_000,
+        n_bars in 40usize..900,
+        n in 2usize..20,
+        k in 1usize..30,
+        stop in 0.01f64..0.08,
+        close_fill in proptest::prelude::any::<bool>(),
+    ) {
+        let bars = sieve_core::data::synth(n_bars, seed);
+        let backtest = |rules: &str| {
+            let config = Config::parse(&format!(
+                "[strategy]\nname = \"s\"\nentry = \"close > sma(close, {n})\"\n{rules}\nstop_loss = {stop}\n[backtest]\nfill = \"{}\"\n",
+                if close_fill { "close" } else { "next_open" }
+            )).unwrap();
+            let shared = config.strategy().unwrap();
+            let s = &*shared;
+            let set = IndicatorSet::build_for(&bars, s.series(), indicators_for(s, &[]));
+            let scoring = Scoring::new(&config.scoring(), &bars).unwrap();
+            Evaluator { bars: &bars, strategy: s, indicators: &set, scoring: &scoring }.backtest(&[])
+        };
+        let by_rule = backtest(&format!("exit = \"close < sma(close, {n}) or bars_held >= {k}\""));
+        let by_limit = backtest(&format!("exit = \"close < sma(close, {n})\"\nmax_bars = {k}"));
+        let shape = |bt: &Backtest| bt.trades.iter().map(|t| (t.entry_bar, t.exit_bar, t.entry_price.to_bits(), t.exit_price.to_bits(), t.exit_reason == StopLoss)).collect::<Vec<_>>();
+        proptest::prop_assert_eq!(shape(&by_rule), shape(&by_limit));
+        proptest::prop_assert_eq!(
+            by_rule.equity.iter().map(|e| e.to_bits()).collect::<Vec<_>>(),
+            by_limit.equity.iter().map(|e| e.to_bits()).collect::<Vec<_>>()
+        );
     }
 }
