@@ -95,6 +95,32 @@ trailing_stop = "d * atr(14)"
 "#;
 const EDGE_GRID: &str = "n = { values = [10, 20] }\nd = { values = [0.2, 0.5] }";
 
+/// Trade management: a swept stop-loss and take-profit on a crossing.
+const BRACKET_RULES: &str = r#"name = "bracket_rules"
+entry = "cross_above(sma(close, fast), sma(close, slow))"
+exit = "cross_below(sma(close, fast), sma(close, slow))"
+stop_loss = "sl"
+take_profit = "tp"
+"#;
+const BRACKET_GRID: &str = "fast = { values = [5, 10] }\nslow = { values = [20, 40] }\nsl = { values = [0.02, 0.05] }\ntp = { values = [0.04, 0.1] }";
+
+/// Every other piece of trade management: stops and targets in price
+/// units, a bar limit, sizes above 1 (liquidation possible), and rules
+/// reading the open trade (its entry price, bars held and position).
+const MANAGED_RULES: &str = r#"name = "managed_rules"
+entry = "close > sma(close, n) and position == 0"
+exit = "close < entry_price * (1 - k / 20) or bars_held > 30"
+short_entry = "close < sma(close, n) and position == 0"
+short_exit = "close > entry_price * (1 + k / 20)"
+stop_distance = "2 * atr(14)"
+target_distance = "3 * k * atr(14)"
+max_bars = "hold"
+size = "0.5 * k"
+"#;
+const MANAGED_GRID: &str =
+    "n = { values = [10, 20] }\nk = { values = [1, 2, 3] }\nhold = { values = [5, 40] }";
+const MANAGED_SETTINGS: &str = "[backtest]\nmax_leverage = 1.5\ndirection = \"long_short\"";
+
 fn rule_cases() -> Vec<Case> {
     let mut grouped = case_of(MACD_RULES, MACD_GRID, "");
     grouped.series_budget = 0;
@@ -115,6 +141,12 @@ fn rule_cases() -> Vec<Case> {
             EDGE_RULES,
             EDGE_GRID,
             "objective = \"total_return\"\nmin_trades = 0\n[backtest]\ndirection = \"long_short\"",
+        ),
+        case_of(BRACKET_RULES, BRACKET_GRID, "objective = \"sharpe\""),
+        case_of(
+            MANAGED_RULES,
+            MANAGED_GRID,
+            &format!("objective = \"total_return\"\nmin_trades = 0\n{MANAGED_SETTINGS}"),
         ),
     ]
 }
@@ -255,6 +287,8 @@ fn setting_cases() -> Vec<Case> {
         (MACD_RULES, MACD_GRID),
         (THRESHOLD_RULES, THRESHOLD_GRID),
         (EDGE_RULES, EDGE_GRID),
+        (BRACKET_RULES, BRACKET_GRID),
+        (MANAGED_RULES, MANAGED_GRID),
     ];
     let mut settings: Vec<String> = [
         "[backtest]\nfee = 0.002\nslippage = 0.001",

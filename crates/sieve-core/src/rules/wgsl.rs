@@ -89,30 +89,22 @@ impl RuleStrategy {
             ));
         }
         let r = rules.roots;
-        if let Some(key) = rules.source.management.keys().next() {
-            return Err(format!(
-                "`{key}` (trade management runs on the CPU for now)"
-            ));
-        }
-        if let Some((name, _)) = Col::ALL
-            .iter()
-            .find(|(_, c)| c.is_state() && plan.columns.iter().any(|(_, k)| k == c))
-        {
-            return Err(format!(
-                "`{name}` (the trade's state runs on the CPU for now)"
-            ));
-        }
         let mut roots = vec![r.entry, r.exit];
         if let Some((a, b)) = r.short {
             roots.extend([a, b]);
         }
         roots.extend(r.stop);
+        roots.extend(r.managed.ids());
+        // Stops, targets, bar limits, sizes or the trade's state: the
+        // engine with trade management (mg_open / mg_close of the prelude).
+        let managed = r.managed.any() || plan.reads_state();
 
         // Everything the rules read: main-program nodes and their children,
         // and the roots themselves (a root may be a shared column or a scalar).
         let mut read: Vec<Id> = plan
             .main
             .iter()
+            .chain(&plan.state_program)
             .flat_map(|&i| graph.nodes[i].op.children())
             .chain(roots.iter().copied())
             .collect();
@@ -185,9 +177,26 @@ impl RuleStrategy {
         w.push_str("    var s = new_sim(nb);\n");
         w.push_str("    let shorts = u.long_short == 1u;\n");
         w.push_str("    var position = 0;\n    var extreme = 0.0;\n    var prev = 0;\n");
+        if managed {
+            let m = r.managed;
+            let _ = writeln!(
+                w,
+                "    s.stop_frac = {};\n    s.target_frac = {};",
+                m.stop.is_none_or(|(_, f)| f),
+                m.target.is_none_or(|(_, f)| f)
+            );
+        }
         w.push_str("    for (var t = 0u; t < u.end; t++) {\n");
+        if managed {
+            w.push_str("        if (mg_open(&s, t)) { position = 0; }\n");
+        }
+        let mut state_cols = Vec::new();
         for &id in read.iter().filter(|&&i| !in_main(i)) {
             if let Op::Col(c) = graph.nodes[id].op {
+                if c.is_state() {
+                    state_cols.push((id, c));
+                    continue;
+                }
                 let k = BAR_COLUMNS.iter().position(|x| *x == c).unwrap_or(0);
                 let _ = writeln!(w, "        let v{id} = bars[{k}u * nb + t];");
                 let _ = writeln!(w, "        let d{id} = true;");
@@ -198,6 +207,21 @@ impl RuleStrategy {
             let _ = writeln!(w, "        let d{id} = defined(v{id});");
         }
         for &id in &plan.main {
+            self.emit_node(&mut w, id);
+        }
+        // The open trade after this bar's open and stops.
+        for (id, c) in state_cols {
+            let (value, defined) = match c {
+                Col::EntryPrice => ("s.entry_price", "s.pos != 0"),
+                Col::BarsHeld => ("f32(t - s.fill_bar)", "s.pos != 0"),
+                _ => ("f32(s.pos)", "true"),
+            };
+            let _ = writeln!(
+                w,
+                "        let v{id} = {value};\n        let d{id} = {defined};"
+            );
+        }
+        for &id in &plan.state_program {
             self.emit_node(&mut w, id);
         }
         let boolean = |id: Id| format!("b{id}");
@@ -233,13 +257,25 @@ impl RuleStrategy {
             if (le) { position = 1; extreme = c; }
             else if (se) { position = -1; extreme = c; }
         }
-        bar_step(&s, t, prev, position);
-        prev = position;
-    }
-    finish(&s, i);
-}
 ",
         );
+        if managed {
+            // This close's plan for a trade it opens (0: off).
+            let m = r.managed;
+            let on = |id: Option<Id>| {
+                id.map_or("0.0".to_string(), |id| {
+                    format!("select(0.0, v{id}, d{id} && v{id} > 0.0)")
+                })
+            };
+            let _ = writeln!(w, "        s.p_stop = {};", on(m.stop.map(|s| s.0)));
+            let _ = writeln!(w, "        s.p_target = {};", on(m.target.map(|s| s.0)));
+            let _ = writeln!(w, "        s.p_max = {};", on(m.max_bars));
+            let _ = writeln!(w, "        s.p_size = {};", on(m.size));
+            w.push_str("        position = mg_close(&s, t, position);\n");
+        } else {
+            w.push_str("        bar_step(&s, t, prev, position);\n        prev = position;\n");
+        }
+        w.push_str("    }\n    finish(&s, i);\n}\n");
         Ok(RuleKernel {
             entry: w,
             values,

@@ -59,7 +59,8 @@ struct Uniforms {
     initial_cash: f32,
     years: f32,
     sqrt_periods: f32,
-    _pad2: [f32; 2],
+    max_leverage: f32,
+    _pad2: f32,
 }
 
 pub struct GpuBackend {
@@ -436,7 +437,8 @@ impl ScreenBackend for GpuBackend {
             initial_cash: scoring.engine.initial_cash as f32,
             years: years as f32,
             sqrt_periods: scoring.periods_per_year.sqrt() as f32,
-            _pad2: [0.0; 2],
+            max_leverage: scoring.engine.max_leverage as f32,
+            _pad2: 0.0,
         };
         let pipeline: &wgpu::ComputePipeline = match &kernel {
             Kernel::Cross => &self.cross,

@@ -29,7 +29,7 @@ struct Uniforms {
     initial_cash: f32,
     years: f32,
     sqrt_periods: f32,
-    _pad3: f32,
+    max_leverage: f32,
     _pad4: f32,
 }
 
@@ -63,6 +63,22 @@ struct Sim {
     wins: u32,
     gross_profit: f32,
     gross_loss: f32,
+    // Trade management (rule kernels with stops, targets, bar limits, sizes
+    // or the trade's state; crates/sieve-core/src/engine/managed.rs).
+    intended: i32,      // what the last close decided
+    fill_bar: u32,
+    liquidated: bool,
+    lvl_stop: f32,      // the open trade's levels, when on
+    lvl_target: f32,
+    stop_on: bool,
+    target_on: bool,
+    max_bars: f32,      // 0: none
+    stop_frac: bool,    // stop_loss (else stop_distance)
+    target_frac: bool,  // take_profit (else target_distance)
+    p_stop: f32,        // this close's plan for a trade it opens (0: off)
+    p_target: f32,
+    p_max: f32,
+    p_size: f32,        // 0: all equity
 }
 
 fn open_at(s: ptr<function, Sim>, t: u32) -> f32 { return bars[t]; }
@@ -87,11 +103,29 @@ fn new_sim(n_bars: u32) -> Sim {
     s.wins = 0u;
     s.gross_profit = 0.0;
     s.gross_loss = 0.0;
+    s.intended = 0;
+    s.fill_bar = 0u;
+    s.liquidated = false;
+    s.stop_on = false;
+    s.target_on = false;
+    s.max_bars = 0.0;
+    s.p_stop = 0.0;
+    s.p_target = 0.0;
+    s.p_max = 0.0;
+    s.p_size = 0.0;
     return s;
 }
 
+fn high_at(s: ptr<function, Sim>, t: u32) -> f32 { return bars[2u * (*s).n_bars + t]; }
+fn low_at(s: ptr<function, Sim>, t: u32) -> f32 { return bars[3u * (*s).n_bars + t]; }
+
 // Closes what is held, then opens `want` with all equity (the engine's rule).
 fn rebalance(s: ptr<function, Sim>, want: i32, p: f32, t: u32) {
+    rebalance_sized(s, want, p, t, 1.0);
+}
+
+// The same, committing `size` × equity.
+fn rebalance_sized(s: ptr<function, Sim>, want: i32, p: f32, t: u32, size: f32) {
     if ((*s).pos != 0) {
         let side = f32((*s).pos);
         let price = p * (1.0 - side * u.slippage);
@@ -110,7 +144,7 @@ fn rebalance(s: ptr<function, Sim>, want: i32, p: f32, t: u32) {
     let equity = (*s).cash;
     if (equity <= 0.0) { return; }
     let price = p * (1.0 + f32(want) * u.slippage);
-    var units = equity / (price * (1.0 + u.fee));
+    var units = size * equity / (price * (1.0 + u.fee));
     if (u.lot_size > 0.0) { units = floor(units / u.lot_size) * u.lot_size; }
     if (units <= 0.0) { return; }
     let notional = units * price;
@@ -130,6 +164,91 @@ fn bar_step(s: ptr<function, Sim>, t: u32, prev_target: i32, want: i32) {
     } else if (t > 0u && prev_target != (*s).pos) {
         rebalance(s, prev_target, open_at(s, t), t);
     }
+    mark(s, t);
+}
+
+// Trade management, steps 1 (the open) and 2 (inside the bar) of bar t:
+// whether a stop or target closed the position (the rules are flat then).
+fn mg_open(s: ptr<function, Sim>, t: u32) -> bool {
+    if ((*s).liquidated) { return false; }
+    if (u.fill_close == 0u && t > 0u && (*s).intended != (*s).pos) {
+        mg_move(s, (*s).intended, open_at(s, t), t);
+    }
+    let side = (*s).pos;
+    let exposed = select((*s).fill_bar < t, (*s).fill_bar <= t, u.fill_close == 0u);
+    if (side == 0 || !exposed) { return false; }
+    let o = open_at(s, t);
+    let h = high_at(s, t);
+    let l = low_at(s, t);
+    let st = (*s).lvl_stop;
+    let tg = (*s).lvl_target;
+    let son = (*s).stop_on;
+    let ton = (*s).target_on;
+    var hit = false;
+    var price = 0.0;
+    if (side > 0) {
+        if (son && o <= st) { hit = true; price = o; }
+        else if (ton && o >= tg) { hit = true; price = o; }
+        else if (son && l <= st) { hit = true; price = st; }
+        else if (ton && h >= tg) { hit = true; price = tg; }
+    } else {
+        if (son && o >= st) { hit = true; price = o; }
+        else if (ton && o <= tg) { hit = true; price = o; }
+        else if (son && h >= st) { hit = true; price = st; }
+        else if (ton && l <= tg) { hit = true; price = tg; }
+    }
+    if (hit) {
+        rebalance(s, 0, price, t);
+        (*s).intended = 0;
+    }
+    return hit;
+}
+
+// Step 3 (the close) of bar t with the rules' decision `want` and the plan
+// in p_*: liquidation, the bar limit, a close fill; returns the position
+// the rules hold from here.
+fn mg_close(s: ptr<function, Sim>, t: u32, want: i32) -> i32 {
+    let c = close_at(s, t);
+    if ((*s).liquidated) { mark(s, t); return 0; }
+    let side = (*s).pos;
+    if (side != 0 && (*s).cash + f32(side) * (*s).units * c <= 0.0) {
+        rebalance(s, 0, c, t);
+        (*s).cash = max((*s).cash, 0.0);
+        (*s).liquidated = true;
+        (*s).intended = 0;
+        mark(s, t);
+        return 0;
+    }
+    var intended = want;
+    if (side != 0 && want == side && (*s).max_bars > 0.0 && f32(t - (*s).fill_bar) >= (*s).max_bars) {
+        intended = 0;
+    }
+    (*s).intended = intended;
+    if (u.fill_close == 1u && intended != side) { mg_move(s, intended, c, t); }
+    mark(s, t);
+    return intended;
+}
+
+// Fills the decided position at p on bar t with the plan in p_*.
+fn mg_move(s: ptr<function, Sim>, want: i32, p: f32, t: u32) {
+    let size = select(1.0, min((*s).p_size, u.max_leverage), (*s).p_size > 0.0);
+    rebalance_sized(s, want, p, t, size);
+    if ((*s).pos != 0 && want != 0) {
+        let e = (*s).entry_price;
+        let sign = f32((*s).pos);
+        let ds = (*s).p_stop;
+        let dt = (*s).p_target;
+        (*s).stop_on = ds > 0.0;
+        (*s).target_on = dt > 0.0;
+        (*s).lvl_stop = select(e - sign * ds, e * (1.0 - sign * ds), (*s).stop_frac);
+        (*s).lvl_target = select(e + sign * dt, e * (1.0 + sign * dt), (*s).target_frac);
+        (*s).max_bars = (*s).p_max;
+        (*s).fill_bar = t;
+    }
+}
+
+// Marks the close of bar t into the window stats.
+fn mark(s: ptr<function, Sim>, t: u32) {
     let e = (*s).cash + f32((*s).pos) * (*s).units * close_at(s, t);
     if (t + 1u == u.win_start) {
         (*s).start_eq = e; (*s).prev_eq = e; (*s).peak = e; (*s).trough = e;
