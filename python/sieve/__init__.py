@@ -65,7 +65,7 @@ __version__ = _native.__version__
 _TIME_NAMES = tuple(_native.TIME_NAMES)
 
 
-def backtest(data, strategy, params, config=None, equity=False):
+def backtest(data, strategy, params, config=None, equity=False, trades=False):
     """Runs one parameter set through the exact engine.
 
     Returns the structure of ``sieve backtest --json``: ``strategy``,
@@ -73,7 +73,9 @@ def backtest(data, strategy, params, config=None, equity=False):
     objective; with several instruments also ``aggregate`` and
     ``instruments``). With ``equity=True`` also ``"equity"``: a pandas Series
     of the equity curve indexed by time (UTC); with several instruments a dict
-    of them by instrument name.
+    of them by instrument name. With ``trades=True`` also ``"trades"``: a
+    DataFrame of ``trades.csv``'s columns (times as datetimes, ``exit_reason``
+    saying why each trade ended), or a dict of them by instrument.
     """
     overrides = []
     if strategy is not None:
@@ -84,7 +86,9 @@ def backtest(data, strategy, params, config=None, equity=False):
         raise TypeError("params: expected a mapping of parameter names to numbers, got %s" % type(params).__name__)
     sets = ["%s=%s" % (name, _number(value, name)) for name, value in params.items()]
     with _Data(data) as d:
-        text, curves, warned = _native.backtest(d.arg, _config(config), overrides, sets, bool(equity))
+        text, curves, traded, warned = _native.backtest(
+            d.arg, _config(config), overrides, sets, bool(equity), bool(trades)
+        )
         tz, tzs = d.tz, d.tzs
     for w in warned:
         _warn(w)
@@ -92,7 +96,26 @@ def backtest(data, strategy, params, config=None, equity=False):
     if equity:
         series = {name: _equity(times, values, tzs.get(name, tz)) for name, times, values in curves}
         result["equity"] = series[""] if "" in series else series
+    if trades:
+        tables = {name: _trades(csv, entries, exits, tzs.get(name, tz)) for name, csv, entries, exits in traded}
+        result["trades"] = tables[""] if "" in tables else tables
     return result
+
+
+def _trades(csv, entries, exits, tz):
+    """trades.csv as a DataFrame, its times as datetimes like the equity's
+    index (an open trade's exit time NaT)."""
+    table = _csv(csv)
+
+    def times(ms):
+        ms = np.asarray(ms, dtype=np.int64)
+        index = pd.to_datetime(np.where(ms < 0, 0, ms), unit="ms", utc=True)
+        index = index.tz_convert(tz) if tz is not None else index.tz_localize(None)
+        return pd.Series(index).where(ms >= 0)
+
+    table["entry_time"] = times(entries)
+    table["exit_time"] = times(exits)
+    return table
 
 
 def backtest_signals(data, entries, exits, short_entries=None, short_exits=None, config=None, threads=0):

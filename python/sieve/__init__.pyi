@@ -41,9 +41,12 @@ def backtest(
     params: Mapping[str, float],  # or a pandas Series (a sweep row)
     config: Optional[Config] = None,
     equity: bool = False,
+    trades: bool = False,
 ) -> Dict[str, Any]:
     """`sieve backtest --json`'s structure; with equity=True also "equity"
-    (a Series indexed by time, or a dict of them by instrument)."""
+    (a Series indexed by time, or a dict of them by instrument); with
+    trades=True also "trades" (trades.csv as a DataFrame with exit_reason,
+    or a dict of them by instrument)."""
 
 def backtest_signals(
     data: Data,

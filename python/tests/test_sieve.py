@@ -153,6 +153,36 @@ def test_equity_is_a_series_indexed_by_time(files, frame):
     assert eq.to_numpy().tolist() == want["equity"].tolist()
 
 
+def test_trades_with_exit_reasons_equal_the_cli(files, frame):
+    """A rule strategy with a stop and a target: the trades DataFrame is
+    trades.csv's rows, times as datetimes indexed like the input."""
+    config = {
+        "strategy": {
+            "name": "bracket",
+            "entry": "cross_above(sma(close, fast), sma(close, slow))",
+            "exit": "cross_below(sma(close, fast), sma(close, slow))",
+            "stop_loss": 0.02,
+            "take_profit": 0.04,
+            "params": {"fast": 6, "slow": 50},
+        }
+    }
+    got = sieve.backtest(frame, None, {}, config=config, trades=True)["trades"]
+    toml = files["dir"] / "bracket.toml"
+    toml.write_text(
+        '[strategy]\nname = "bracket"\nentry = "cross_above(sma(close, fast), sma(close, slow))"\n'
+        'exit = "cross_below(sma(close, fast), sma(close, slow))"\nstop_loss = 0.02\ntake_profit = 0.04\n'
+        "[strategy.params]\nfast = 6\nslow = 50\n"
+    )
+    cli("backtest", "-c", toml, "--data", files["prices"], "--trades", files["dir"] / "trades.csv")
+    want = read_csv(files["dir"] / "trades.csv", **EXACT)
+    assert list(got.columns) == list(want.columns)
+    assert {"stop_loss", "take_profit"} <= set(got.exit_reason), set(got.exit_reason)
+    for col in ["side", "status", "entry_price", "exit_price", "units", "pnl", "exit_reason"]:
+        assert got[col].tolist() == want[col].tolist(), col
+    assert list(got.entry_time) == list(pd.to_datetime(want.entry_time))
+    assert got.entry_time.isin(frame.index).all()
+
+
 def test_every_dataframe_form_equals_the_path(files, frame):
     want = sieve.backtest(files["prices"], "sma_cross", {"fast": 6, "slow": 50}, config=CONFIG)
     forms = {

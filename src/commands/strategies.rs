@@ -15,7 +15,7 @@ pub fn run(a: StrategiesArgs) -> Result<()> {
             let strategy = config.strategy()?;
             // A rule strategy is described over its grid; a built-in is
             // listed as `sieve strategies` lists it, whatever the grid says.
-            if config.rules.is_some() {
+            if config.rules.is_some() || config.managed_builtin.is_some() {
                 if let Some(text) = strategy.describe(&config.space(&*strategy)?) {
                     out.push_str(&text);
                     std::io::stdout().write_all(out.as_bytes())?;

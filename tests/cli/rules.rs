@@ -296,18 +296,19 @@ fn every_mistake_is_one_clear_error_with_key_and_column() {
     for (keys, params, key, column, words) in cases {
         refused(keys, params, key, *column, words);
     }
-    // Trade management on a built-in: refused, pointing at the rules.
+    // A built-in's keys read their own parameters, not the built-in's.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("builtin_stop.toml");
     std::fs::write(
         &path,
-        "[strategy]\nname = \"sma_cross\"\nstop_loss = 0.05\n",
+        "[strategy]\nname = \"sma_cross\"\nstop_distance = \"atr(slow)\"\n",
     )
     .unwrap();
     let out = run_err(&["strategies", "-c", path.to_str().unwrap()]);
     let err = stderr(&out);
     assert!(
-        err.contains("strategy.stop_loss") && err.contains("needs a rule strategy"),
+        err.contains("strategy.stop_distance")
+            && err.contains("their own [strategy.params] entries"),
         "{err}"
     );
     let path = dir.path().join("leverage.toml");
@@ -578,5 +579,53 @@ fn trade_management_examples_screen_exactly_and_say_why_trades_end() {
                 "{example}: no {reason} among the verified candidates' trades"
             );
         }
+    }
+}
+
+/// A built-in with a stop-loss and a take-profit trades exactly as its rule
+/// version with the same keys: after a stop, the built-in waits for its
+/// next target change as the rule waits for its next crossing.
+#[test]
+fn a_builtin_with_trade_management_equals_its_rule_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = "[strategy.params]\nfast = { start = 4, stop = 40, step = 6 }\nslow = { start = 20, stop = 120, step = 20 }\nsl = { values = [0.02, 0.05] }\ntp = { values = [0.05, 0.15] }\n";
+    let keys = "stop_loss = \"sl\"\ntake_profit = \"tp\"\nconstraints = [\"fast < slow\"]\n";
+    let builtin = dir.path().join("builtin.toml");
+    std::fs::write(
+        &builtin,
+        format!("[strategy]\nname = \"sma_cross\"\n{keys}{grid}"),
+    )
+    .unwrap();
+    let rules = dir.path().join("rules.toml");
+    std::fs::write(
+        &rules,
+        format!("[strategy]\nname = \"sma_rules\"\nentry = \"cross_above(sma(close, fast), sma(close, slow))\"\nexit = \"cross_below(sma(close, fast), sma(close, slow))\"\n{keys}{grid}"),
+    )
+    .unwrap();
+    let shown = run_ok(&["strategies", "-c", builtin.to_str().unwrap()]);
+    assert!(
+        shown.contains("trade management") && shown.contains("sl"),
+        "{shown}"
+    );
+    for direction in ["long", "long_short"] {
+        let sweep = |config: &std::path::Path, out: &str| {
+            let out = dir.path().join(out);
+            let o = format!("backtest.direction=\"{direction}\"");
+            run_ok(&[
+                "sweep",
+                "-c",
+                config.to_str().unwrap(),
+                "-O",
+                &o,
+                "--top",
+                "1000",
+                "--out",
+                out.to_str().unwrap(),
+            ]);
+            std::fs::read_to_string(out).unwrap()
+        };
+        let (a, b) = (sweep(&builtin, "b.csv"), sweep(&rules, "r.csv"));
+        assert!(a.lines().count() > 100, "{}", a.lines().count());
+        assert!(a == b, "{direction}: the built-in and the rules differ");
     }
 }

@@ -20,10 +20,15 @@ fn bar(show: bool, len: u64, label: &str, unit: &str) -> Option<Progress> {
     show.then(|| Progress::new(len, label, unit, true))
 }
 
+/// One instrument's trades: its name, the text of `trades.csv` and each
+/// trade's entry and exit time in ms (−1: still open).
+pub type TradesOf = (String, String, Vec<i64>, Vec<i64>);
+
 /// `sieve backtest --json`'s document (as JSON text), with `equity` each
-/// instrument's `(name, times in ms, equity)`, and the CLI's warnings.
+/// instrument's `(name, times in ms, equity)`, with `trades` each
+/// instrument's trades, and the CLI's warnings.
 #[pyfunction]
-#[pyo3(signature = (data, config, overrides, sets, equity))]
+#[pyo3(signature = (data, config, overrides, sets, equity, trades))]
 #[allow(clippy::type_complexity)]
 pub fn backtest(
     py: Python<'_>,
@@ -32,7 +37,13 @@ pub fn backtest(
     overrides: Vec<String>,
     sets: Vec<String>,
     equity: bool,
-) -> PyResult<(String, Vec<(String, Vec<i64>, Vec<f64>)>, Vec<String>)> {
+    trades: bool,
+) -> PyResult<(
+    String,
+    Vec<(String, Vec<i64>, Vec<f64>)>,
+    Vec<TradesOf>,
+    Vec<String>,
+)> {
     let data = DataSpec::from_py(data)?;
     let mut overrides = overrides;
     overrides.extend(data.overrides());
@@ -60,7 +71,28 @@ pub fn backtest(
             .collect(),
         false => Vec::new(),
     };
-    Ok((json, curves, warnings))
+    let trades = match trades {
+        true => study
+            .market()
+            .instruments
+            .iter()
+            .zip(&done.runs)
+            .map(|(i, run)| {
+                let time = &i.bars.time;
+                let entries = run.bt.trades.iter().map(|t| time[t.entry_bar]).collect();
+                let exits = run
+                    .bt
+                    .trades
+                    .iter()
+                    .map(|t| t.exit_bar.map_or(-1, |b| time[b]))
+                    .collect();
+                let csv = sieve_run::backtest::trades_csv(time, &run.bt);
+                (i.name.clone(), csv, entries, exits)
+            })
+            .collect(),
+        false => Vec::new(),
+    };
+    Ok((json, curves, trades, warnings))
 }
 
 /// The text of `sweep.csv` (the top K of the whole grid).

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::evaluate::{ScoringSpec, Shares};
 use crate::grid::ParamSpace;
 use crate::metrics::{Aggregate, Aggregation, Boundary, Objective};
-use crate::rules::{Management, RuleSource, RuleStrategy};
+use crate::rules::{ManagedBuiltin, Management, RuleSource, RuleStrategy};
 use crate::strategy::{Direction, SharedStrategy, Strategy};
 
 pub use crate::evaluate::{Annualization, ScreenWindow};
@@ -42,6 +42,8 @@ pub struct Config {
     pub strategy: String,
     /// The compiled rule strategy, when `[strategy]` has rules.
     pub rules: Option<Arc<RuleStrategy>>,
+    /// A built-in with trade-management keys.
+    pub managed_builtin: Option<Arc<ManagedBuiltin>>,
     /// `strategy.constraints`; `None` = the strategy's defaults.
     pub constraints: Option<Vec<String>>,
     /// `[strategy.params]`; `None` = the strategy's default grid.
@@ -427,14 +429,31 @@ impl Config {
             Some(source) => Some(Arc::new(RuleStrategy::compile(source)?)),
             None => None,
         };
-        if rules.is_none() {
-            if let Some(key) = raw.strategy.management()?.keys().next() {
-                return Err(Error::config(
-                    format!("strategy.{key}"),
-                    "trade management needs a rule strategy (entry and exit); a built-in written as rules is in examples/strategies/ (sma_cross.toml, ema_cross.toml, rsi_reversion.toml)",
-                ));
+        // A built-in with trade-management keys: the keys read the
+        // `[strategy.params]` entries the built-in does not have.
+        let management = raw.strategy.management()?;
+        let any_key = management.keys().next().is_some();
+        let managed_builtin = match (&rules, any_key) {
+            (None, true) => {
+                let name = raw
+                    .strategy
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| EXAMPLE_STRATEGY.to_string());
+                let builtin = crate::strategy::lookup(&name)?;
+                let own = |n: &str| builtin.params().iter().any(|p| p.name == n);
+                let extra = raw.strategy.params.as_ref().map_or_else(Vec::new, |table| {
+                    let rest: toml::Table = table
+                        .iter()
+                        .filter(|(n, _)| !own(n))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    grid::rule_axes(&rest)
+                });
+                Some(Arc::new(ManagedBuiltin::new(builtin, management, extra)?))
             }
-        }
+            _ => None,
+        };
         let max_leverage = b.max_leverage.unwrap_or(1.0);
         if !(max_leverage.is_finite() && max_leverage > 0.0) {
             return Err(Error::config(
@@ -462,6 +481,7 @@ impl Config {
             names: raw.data.names,
             strategy,
             rules,
+            managed_builtin,
             constraints: raw.strategy.constraints,
             params: raw.strategy.params,
             scoring: ScoringSpec {
@@ -498,11 +518,13 @@ impl Config {
         })
     }
 
-    /// The strategy to run: the rules, else the built-in named.
+    /// The strategy to run: the rules, else the built-in named (with its
+    /// trade-management keys, if any).
     pub fn strategy(&self) -> Result<SharedStrategy> {
-        match &self.rules {
-            Some(r) => Ok(SharedStrategy::Compiled(r.clone())),
-            None => crate::strategy::lookup(&self.strategy).map(SharedStrategy::Builtin),
+        match (&self.rules, &self.managed_builtin) {
+            (Some(r), _) => Ok(SharedStrategy::Compiled(r.clone())),
+            (None, Some(m)) => Ok(SharedStrategy::Compiled(m.clone())),
+            (None, None) => crate::strategy::lookup(&self.strategy).map(SharedStrategy::Builtin),
         }
     }
 

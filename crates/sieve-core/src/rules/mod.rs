@@ -6,6 +6,7 @@
 //! into one graph, [`plan`] decides what is computed once per indicator
 //! setting and what per combination, and [`eval`] runs it.
 
+mod builtin;
 mod check;
 mod eval;
 mod functions;
@@ -21,7 +22,7 @@ use eval::{Frame, Machine, Signals, BLOCK, SUB};
 use plan::Plan;
 
 use crate::data::Bars;
-use crate::engine::{Distance, EngineConfig, Managed, Sink, TradePlan, TradeState};
+use crate::engine::{Distance, EngineConfig, ExitReason, Managed, Sink, TradePlan, TradeState};
 use crate::error::{Error, Result};
 use crate::grid::{AxisValues, ParamSpace};
 use crate::indicators::{Indicator, IndicatorSet, RuleSeries, SeriesSource, RULE_SETTING_LEN};
@@ -31,6 +32,7 @@ use crate::strategy::{
     TradeManagement,
 };
 
+pub use builtin::ManagedBuiltin;
 pub use check::suggest;
 pub use check::Col;
 pub use eval::column;
@@ -972,6 +974,33 @@ impl Rules {
         n: usize,
         sink: &mut dyn Sink,
     ) {
+        let mut machine = Machine::default();
+        self.manage(
+            bars,
+            indicators,
+            params,
+            direction,
+            cfg,
+            n,
+            &mut machine,
+            sink,
+        );
+    }
+
+    /// The engine over bars `..n` with these rules' trade-management keys
+    /// (evaluated at `params`), `decider` deciding on each close.
+    #[allow(clippy::too_many_arguments)]
+    fn manage(
+        &self,
+        bars: &Bars,
+        indicators: &IndicatorSet,
+        params: &[f64],
+        direction: Direction,
+        cfg: &EngineConfig,
+        n: usize,
+        decider: &mut impl Decider,
+        sink: &mut dyn Sink,
+    ) {
         let n = n.min(bars.len());
         let mut engine = Managed::new(
             cfg,
@@ -980,7 +1009,6 @@ impl Rules {
             &bars.low[..n],
             &bars.close[..n],
         );
-        let mut machine = Machine::default();
         let m = self.roots.managed;
         // Bars from here on pass untouched (streamed when something moves).
         let mut quiet_from: Option<usize> = None;
@@ -997,9 +1025,7 @@ impl Rules {
                     block.project(b, now);
                     shown = now;
                 }
-                if engine.quiet(from, to)
-                    && (engine.done() || machine.quiet(&block.signals(), b, e))
-                {
+                if engine.quiet(from, to) && (engine.done() || decider.quiet(block, b, e)) {
                     quiet_from.get_or_insert(from);
                     b = e;
                     continue;
@@ -1010,15 +1036,15 @@ impl Rules {
                 for t in b..e {
                     let at = start + t;
                     if engine.before_close(at, sink) {
-                        machine.position = 0;
+                        decider.set_position(0);
                     }
                     let now = engine.trade_state();
                     if !now.same(&shown) {
                         block.project(t, now);
                         shown = now;
                     }
+                    let reason = decider.step(block, t);
                     let keys = block.keys();
-                    let reason = machine.step(&block.signals(), t).1;
                     let read = |k: Option<&[f64]>| k.map_or(f64::NAN, |k| k[t]);
                     let plan = TradePlan {
                         stop: m
@@ -1030,7 +1056,8 @@ impl Rules {
                         max_bars: read(keys.max_bars),
                         size: read(keys.size),
                     };
-                    machine.position = engine.close(at, machine.position, reason, plan, sink);
+                    let held = engine.close(at, decider.position(), reason, plan, sink);
+                    decider.set_position(held);
                 }
                 b = e;
             }
@@ -1187,6 +1214,74 @@ impl Block<'_, '_> {
             max_bars: num(m.max_bars),
             size: num(m.size),
         }
+    }
+}
+
+/// What decides the position on each close of a managed simulation: the
+/// rules' state machine, or a built-in's targets read as events.
+trait Decider {
+    /// Whether bars `b..e` of the block decide nothing.
+    fn quiet(&self, block: &Block, b: usize, e: usize) -> bool;
+    /// Bar `t`'s decision (the position is then [`Decider::position`]),
+    /// and why a position it leaves is left.
+    fn step(&mut self, block: &Block, t: usize) -> ExitReason;
+    fn position(&self) -> i8;
+    /// The position the engine holds (flat after a stop).
+    fn set_position(&mut self, position: i8);
+}
+
+impl Decider for Machine {
+    fn quiet(&self, block: &Block, b: usize, e: usize) -> bool {
+        Machine::quiet(self, &block.signals(), b, e)
+    }
+    fn step(&mut self, block: &Block, t: usize) -> ExitReason {
+        Machine::step(self, &block.signals(), t).1
+    }
+    fn position(&self) -> i8 {
+        self.position
+    }
+    fn set_position(&mut self, position: i8) {
+        self.position = position;
+    }
+}
+
+/// A built-in's targets as events: where its target changes, the position
+/// moves there (after a stop, its next change decides again).
+pub(crate) struct TargetEvents<'a> {
+    targets: &'a [i8],
+    /// The target of the bar before.
+    last: i8,
+    position: i8,
+}
+
+impl<'a> TargetEvents<'a> {
+    pub(crate) fn new(targets: &'a [i8]) -> Self {
+        TargetEvents {
+            targets,
+            last: 0,
+            position: 0,
+        }
+    }
+}
+
+impl Decider for TargetEvents<'_> {
+    fn quiet(&self, block: &Block, b: usize, e: usize) -> bool {
+        let (from, to) = (block.start + b, block.start + e);
+        self.targets[from..to].iter().all(|&t| t == self.last)
+    }
+    fn step(&mut self, block: &Block, t: usize) -> ExitReason {
+        let target = self.targets[block.start + t];
+        if target != self.last {
+            self.last = target;
+            self.position = target;
+        }
+        ExitReason::Rule
+    }
+    fn position(&self) -> i8 {
+        self.position
+    }
+    fn set_position(&mut self, position: i8) {
+        self.position = position;
     }
 }
 
