@@ -142,22 +142,16 @@ pub struct Management {
 impl Management {
     /// The keys given, by name, with their text.
     pub fn entries(&self) -> impl Iterator<Item = (&'static str, &str)> {
-        let stop = self.stop.as_ref().map(|(t, fraction)| {
-            let key = if *fraction {
-                "stop_loss"
-            } else {
-                "stop_distance"
-            };
-            (key, t.as_str())
-        });
-        let target = self.target.as_ref().map(|(t, fraction)| {
-            let key = if *fraction {
-                "take_profit"
-            } else {
-                "target_distance"
-            };
-            (key, t.as_str())
-        });
+        // The fraction's key, else the price distance's.
+        fn named<'a>(
+            pair: &'a Option<(String, bool)>,
+            keys: [&'static str; 2],
+        ) -> Option<(&'static str, &'a str)> {
+            let (text, fraction) = pair.as_ref()?;
+            Some((keys[usize::from(!*fraction)], text.as_str()))
+        }
+        let stop = named(&self.stop, ["stop_loss", "stop_distance"]);
+        let target = named(&self.target, ["take_profit", "target_distance"]);
         let max_bars = self.max_bars.as_deref().map(|t| ("max_bars", t));
         let size = self.size.as_deref().map(|t| ("size", t));
         stop.into_iter().chain(target).chain(max_bars).chain(size)
