@@ -10,7 +10,7 @@ use crate::engine::{EngineConfig, Sink};
 use crate::error::{Error, Result};
 use crate::grid::ParamSpace;
 use crate::indicators::{Indicator, IndicatorSet, SeriesSource};
-use crate::strategy::{Direction, ParamSpec, Strategy, TradeManagement};
+use crate::strategy::{Direction, GpuKernel, ParamSpec, Strategy, TradeManagement};
 
 /// A built-in and its trade-management keys. Its parameters are the
 /// built-in's, then those the keys read (`[strategy.params]` entries that
@@ -133,6 +133,12 @@ impl Strategy for ManagedBuiltin {
             out.push_str(&format!("        {:<12} {values}\n", p.name));
         }
         Some(out)
+    }
+
+    /// The generated kernels are for rules; the built-ins' own kernels
+    /// know no trade management.
+    fn gpu_kernel(&self) -> GpuKernel<'_> {
+        GpuKernel::Unsupported("trade-management keys with a built-in strategy".into())
     }
 
     fn coded_series(&self) -> bool {

@@ -343,7 +343,7 @@ impl ScreenBackend for GpuBackend {
             }
             GpuKernel::Unsupported(construct) => {
                 eprintln!(
-                    "note: the rules of '{}' use {construct}, which the GPU kernel cannot run; screening on the CPU",
+                    "note: '{}' uses {construct}, which the GPU kernels cannot run; screening on the CPU",
                     job.strategy.name()
                 );
                 return CpuBackend.screen(job, on_batch);
