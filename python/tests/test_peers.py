@@ -123,3 +123,67 @@ def test_bracket_orders_match_backtesting_py(name, short, tmp_path):
         closes = data.Close.values
         moved = sign * last.units * (closes[-1] - closes[-2])
         assert final - moved == pytest.approx(theirs_final, rel=1e-12)
+
+
+def _bars(rows):
+    index = pd.date_range("2020-01-01", periods=len(rows), freq="D")
+    return pd.DataFrame(rows, columns=["Open", "High", "Low", "Close"], index=index).assign(Volume=1000)
+
+
+def _threshold_runs(data, level, v, tmp_path):
+    """backtesting.py and sieve on a rule that buys when the close crosses
+    above `level`, with a bracket of ±v: (their trades, our trades)."""
+
+    class Threshold(Strategy):
+        def init(self):
+            pass
+
+        def next(self):
+            c = self.data.Close
+            if len(c) >= 2 and c[-2] < level < c[-1] and not self.position:
+                self.buy(size=0.9999, sl=c[-1] * (1 - v), tp=c[-1] * (1 + v))
+
+    bt = Backtest(data, Threshold, cash=10_000, commission=0, trade_on_close=True, finalize_trades=True)
+    stats = bt.run()
+    csv = tmp_path / "bars.csv"
+    frame = data.copy()
+    frame.index.name = "time"
+    frame.to_csv(csv)
+    config = tmp_path / "threshold.toml"
+    config.write_text(
+        f'[data]\npath = "{csv}"\n[strategy]\nname = "threshold"\n'
+        f'entry = "cross_above(close, {level})"\nexit = "false"\n'
+        f"stop_loss = {v}\ntake_profit = {v}\nsize = 0.9999\n"
+        '[backtest]\nfill = "close"\nlot_size = 1\ninitial_cash = 10000\n'
+    )
+    trades, equity = tmp_path / "t.csv", tmp_path / "e.csv"
+    subprocess.run(
+        [SIEVE, "backtest", "-c", str(config), "--trades", str(trades), "--equity", str(equity)],
+        check=True,
+        capture_output=True,
+    )
+    return stats, pd.read_csv(trades), pd.read_csv(equity)
+
+
+def test_convention_a_gap_through_the_target_beside_a_touched_stop(tmp_path):
+    """The open gaps above the target and the same bar's low touches the
+    stop: sieve fills the target at the open (the open comes first),
+    backtesting.py the stop (it checks stops first). docs/config.md says so."""
+    data = _bars([[99, 99, 99, 99], [99, 100, 99, 100], [115, 116, 85, 100], [100, 100, 100, 100]])
+    stats, ours, _ = _threshold_runs(data, 99.5, 0.1, tmp_path)
+    theirs = stats._trades
+    assert len(ours) == len(theirs) == 1
+    assert ours.exit_reason[0] == "take_profit" and ours.exit_price[0] == 115
+    assert theirs.ExitPrice.iloc[0] == pytest.approx(90)
+    assert ours.entry_price[0] == theirs.EntryPrice.iloc[0] == 100
+
+
+def test_convention_an_entry_on_the_last_bar(tmp_path):
+    """With fill = "close" an entry decided on the last bar fills at that
+    close in sieve: an open trade, marked there (no gain, no loss).
+    backtesting.py lists no trade for an order placed on its last bar."""
+    data = _bars([[99, 99, 99, 99], [99, 99, 98, 98], [98, 101, 98, 100]])
+    stats, ours, equity = _threshold_runs(data, 99.5, 0.1, tmp_path)
+    assert len(stats._trades) == 0
+    assert len(ours) == 1 and ours.status[0] == "open" and ours.pnl[0] == 0
+    assert ours.entry_price[0] == 100 and equity.equity.iloc[-1] == 10_000

@@ -177,6 +177,12 @@ impl RawStrategy {
         if !any {
             return Ok(None);
         }
+        if self.entry.is_none() && self.exit.is_none() && self.trailing_stop.is_some() {
+            return Err(Error::config(
+                "strategy.trailing_stop",
+                "a trailing stop is a rule strategy's (with entry and exit); a built-in takes stop_loss or stop_distance, a stop fixed at the entry",
+            ));
+        }
         let required = |key: &str, v: &Option<String>| {
             v.clone().ok_or_else(|| {
                 Error::config(
@@ -455,11 +461,31 @@ impl Config {
             _ => None,
         };
         let max_leverage = b.max_leverage.unwrap_or(1.0);
-        if !(max_leverage.is_finite() && max_leverage > 0.0) {
+        if !(max_leverage.is_finite() && max_leverage >= 1.0) {
             return Err(Error::config(
                 "backtest.max_leverage",
-                format!("must be a number above 0, got {max_leverage}"),
+                format!("must be a number ≥ 1, got {max_leverage} (a trade commits less than all equity with strategy.size)"),
             ));
+        }
+        // Constants the config can check now (expressions are read per
+        // trade: a size above the cap is capped, documented).
+        let constant =
+            |text: &Option<String>| text.as_deref().and_then(|t| t.trim().parse::<f64>().ok());
+        if let Some(size) = constant(&raw.strategy.management()?.size) {
+            if size > max_leverage {
+                return Err(Error::config(
+                    "strategy.size",
+                    format!("{size} is above backtest.max_leverage = {max_leverage}; raise max_leverage to allow it"),
+                ));
+            }
+        }
+        if let Some(bars) = constant(&raw.strategy.management()?.max_bars) {
+            if bars.fract() != 0.0 {
+                return Err(Error::config(
+                    "strategy.max_bars",
+                    format!("must be a whole number of bars, got {bars}"),
+                ));
+            }
         }
         let strategy = match &rules {
             Some(r) => r.name().to_string(),

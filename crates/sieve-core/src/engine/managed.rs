@@ -131,17 +131,23 @@ pub struct Managed<'a> {
     target: f64,
     max_bars: f64,
     fill_bar: usize,
+    /// Whether a close at or below zero equity ends trading (trade
+    /// management), or the account trades on as the plain engine's does
+    /// (a trailing stop's exit reasons only).
+    liquidates: bool,
     liquidated: bool,
 }
 
 impl<'a> Managed<'a> {
-    /// A flat account over these prices (all of one length).
+    /// A flat account over these prices (all of one length); `liquidates`:
+    /// see [`Managed::liquidates`].
     pub fn new(
         cfg: &'a EngineConfig,
         open: &'a [f64],
         high: &'a [f64],
         low: &'a [f64],
         close: &'a [f64],
+        liquidates: bool,
     ) -> Self {
         Managed {
             acct: Account::new(cfg),
@@ -158,6 +164,7 @@ impl<'a> Managed<'a> {
             target: f64::NAN,
             max_bars: f64::NAN,
             fill_bar: 0,
+            liquidates,
             liquidated: false,
         }
     }
@@ -272,7 +279,9 @@ impl<'a> Managed<'a> {
             return 0;
         }
         let side = self.acct.position;
-        if side != 0 && self.acct.cash + self.acct.signed_units() * c <= 0.0 {
+        // Held, or flat after a stop or an open fill that lost more than
+        // the equity.
+        if self.liquidates && self.acct.cash + self.acct.signed_units() * c <= 0.0 {
             self.acct.exit(c, t, ExitReason::Liquidated, sink);
             self.acct.cash = self.acct.cash.max(0.0);
             self.liquidated = true;
@@ -314,7 +323,8 @@ impl<'a> Managed<'a> {
             return false;
         }
         if side == 0 {
-            return true;
+            // Flat: unless a loss beyond the equity waits to liquidate.
+            return !self.liquidates || self.acct.cash > 0.0;
         }
         if self.bars_held(to - 1) >= self.max_bars {
             return false;
@@ -326,14 +336,20 @@ impl<'a> Managed<'a> {
             &self.low[from..to],
             &self.close[from..to],
         );
+        // A close at or below zero equity: only where it liquidates.
+        let floor = if self.liquidates {
+            0.0
+        } else {
+            f64::NEG_INFINITY
+        };
         let mut hit = false;
         if side > 0 {
             for ((&h, &l), &c) in high.iter().zip(low).zip(close) {
-                hit |= (l <= stop) | (h >= target) | (cash + units * c <= 0.0);
+                hit |= (l <= stop) | (h >= target) | (cash + units * c <= floor);
             }
         } else {
             for ((&h, &l), &c) in high.iter().zip(low).zip(close) {
-                hit |= (h >= stop) | (l <= target) | (cash + units * c <= 0.0);
+                hit |= (h >= stop) | (l <= target) | (cash + units * c <= floor);
             }
         }
         !hit

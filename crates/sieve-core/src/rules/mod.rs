@@ -371,6 +371,12 @@ impl Rules {
                 text,
                 Some(Ty::Num),
             )?;
+            if checker.graph.nodes[id].state {
+                return Err(Error::config(
+                    format!("strategy.{key}"),
+                    "is read on the close that decides the entry, before the trade exists, so it cannot read position, entry_price or bars_held (a stop or target is measured from the entry price already)",
+                ));
+            }
             match key {
                 "stop_loss" | "stop_distance" => managed.stop = Some((id, key == "stop_loss")),
                 "take_profit" | "target_distance" => {
@@ -996,14 +1002,19 @@ impl Rules {
         sink: &mut dyn Sink,
     ) {
         let n = n.min(bars.len());
+        // Only trade management liquidates (a trailing stop alone trades
+        // as the plain engine does).
+        let liquidates = self.roots.managed.any() || self.plan.reads_state();
         let mut engine = Managed::new(
             cfg,
             &bars.open[..n],
             &bars.high[..n],
             &bars.low[..n],
             &bars.close[..n],
+            liquidates,
         );
         let m = self.roots.managed;
+        let reads_state = self.plan.reads_state();
         // Bars from here on pass untouched (streamed when something moves).
         let mut quiet_from: Option<usize> = None;
         self.blocks(bars, indicators, params, direction, n, |block| {
@@ -1014,12 +1025,16 @@ impl Rules {
             while b < block.len {
                 let e = (b + SUB).min(block.len);
                 let (from, to) = (start + b, start + e);
-                let now = engine.trade_state();
-                if !now.same(&shown) {
-                    block.project(b, now);
-                    shown = now;
+                if reads_state {
+                    let now = engine.trade_state();
+                    if !now.same(&shown) {
+                        block.project(b, now);
+                        shown = now;
+                    }
                 }
-                if engine.quiet(from, to) && (engine.done() || decider.quiet(block, b, e)) {
+                if engine.quiet(from, to)
+                    && (engine.done() || decider.quiet(&block.signals(), start, b, e))
+                {
                     quiet_from.get_or_insert(from);
                     b = e;
                     continue;
@@ -1027,31 +1042,28 @@ impl Rules {
                 if let Some(q) = quiet_from.take() {
                     engine.pass(q, from, sink);
                 }
-                for t in b..e {
-                    let at = start + t;
-                    if engine.before_close(at, sink) {
-                        decider.set_position(0);
+                if !reads_state {
+                    // The signals and keys stand for the whole stretch.
+                    let (signals, keys) = (block.signals(), block.keys());
+                    for t in b..e {
+                        if engine.before_close(start + t, sink) {
+                            decider.set_position(0);
+                        }
+                        decide(&mut engine, decider, m, &signals, &keys, start, t, sink);
                     }
-                    let now = engine.trade_state();
-                    if !now.same(&shown) {
-                        block.project(t, now);
-                        shown = now;
+                } else {
+                    for t in b..e {
+                        if engine.before_close(start + t, sink) {
+                            decider.set_position(0);
+                        }
+                        let now = engine.trade_state();
+                        if !now.same(&shown) {
+                            block.project(t, now);
+                            shown = now;
+                        }
+                        let (signals, keys) = (block.signals(), block.keys());
+                        decide(&mut engine, decider, m, &signals, &keys, start, t, sink);
                     }
-                    let reason = decider.step(block, t);
-                    let keys = block.keys();
-                    let read = |k: Option<&[f64]>| k.map_or(f64::NAN, |k| k[t]);
-                    let plan = TradePlan {
-                        stop: m
-                            .stop
-                            .map_or(Distance::Off, |(_, f)| Distance::new(read(keys.stop), f)),
-                        target: m
-                            .target
-                            .map_or(Distance::Off, |(_, f)| Distance::new(read(keys.target), f)),
-                        max_bars: read(keys.max_bars),
-                        size: read(keys.size),
-                    };
-                    let held = engine.close(at, decider.position(), reason, plan, sink);
-                    decider.set_position(held);
                 }
                 b = e;
             }
@@ -1211,25 +1223,59 @@ impl Block<'_, '_> {
     }
 }
 
+/// Step 3 of bar `t` of the block starting at `start`: the decider's
+/// decision with the plan of the keys on this close, filled or kept for the
+/// next open by the engine (which may end the trade: the decider then holds
+/// what the engine holds).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn decide(
+    engine: &mut Managed,
+    decider: &mut impl Decider,
+    m: ManagedRoots,
+    signals: &Signals,
+    keys: &KeyValues,
+    start: usize,
+    t: usize,
+    sink: &mut dyn Sink,
+) {
+    let reason = decider.step(signals, start, t);
+    let read = |k: Option<&[f64]>| k.map_or(f64::NAN, |k| k[t]);
+    let plan = TradePlan {
+        stop: m
+            .stop
+            .map_or(Distance::Off, |(_, f)| Distance::new(read(keys.stop), f)),
+        target: m
+            .target
+            .map_or(Distance::Off, |(_, f)| Distance::new(read(keys.target), f)),
+        max_bars: read(keys.max_bars),
+        size: read(keys.size),
+    };
+    let held = engine.close(start + t, decider.position(), reason, plan, sink);
+    decider.set_position(held);
+}
+
 /// What decides the position on each close of a managed simulation: the
 /// rules' state machine, or a built-in's targets read as events.
 trait Decider {
-    /// Whether bars `b..e` of the block decide nothing.
-    fn quiet(&self, block: &Block, b: usize, e: usize) -> bool;
+    /// Whether bars `b..e` of the block starting at `start` decide nothing.
+    fn quiet(&self, signals: &Signals, start: usize, b: usize, e: usize) -> bool;
     /// Bar `t`'s decision (the position is then [`Decider::position`]),
     /// and why a position it leaves is left.
-    fn step(&mut self, block: &Block, t: usize) -> ExitReason;
+    fn step(&mut self, signals: &Signals, start: usize, t: usize) -> ExitReason;
     fn position(&self) -> i8;
     /// The position the engine holds (flat after a stop).
     fn set_position(&mut self, position: i8);
 }
 
 impl Decider for Machine {
-    fn quiet(&self, block: &Block, b: usize, e: usize) -> bool {
-        Machine::quiet(self, &block.signals(), b, e)
+    #[inline(always)]
+    fn quiet(&self, signals: &Signals, _start: usize, b: usize, e: usize) -> bool {
+        Machine::quiet(self, signals, b, e)
     }
-    fn step(&mut self, block: &Block, t: usize) -> ExitReason {
-        Machine::step(self, &block.signals(), t).1
+    #[inline(always)]
+    fn step(&mut self, signals: &Signals, _start: usize, t: usize) -> ExitReason {
+        Machine::step(self, signals, t).1
     }
     fn position(&self) -> i8 {
         self.position
@@ -1259,12 +1305,13 @@ impl<'a> TargetEvents<'a> {
 }
 
 impl Decider for TargetEvents<'_> {
-    fn quiet(&self, block: &Block, b: usize, e: usize) -> bool {
-        let (from, to) = (block.start + b, block.start + e);
-        self.targets[from..to].iter().all(|&t| t == self.last)
+    fn quiet(&self, _signals: &Signals, start: usize, b: usize, e: usize) -> bool {
+        self.targets[start + b..start + e]
+            .iter()
+            .all(|&t| t == self.last)
     }
-    fn step(&mut self, block: &Block, t: usize) -> ExitReason {
-        let target = self.targets[block.start + t];
+    fn step(&mut self, _signals: &Signals, start: usize, t: usize) -> ExitReason {
+        let target = self.targets[start + t];
         if target != self.last {
             self.last = target;
             self.position = target;

@@ -264,7 +264,8 @@ impl RuleStrategy {
             let m = r.managed;
             let on = |id: Option<Id>| {
                 id.map_or("0.0".to_string(), |id| {
-                    format!("select(0.0, v{id}, d{id} && v{id} > 0.0)")
+                    // Off unless finite and > 0, as on the CPU.
+                    format!("select(0.0, v{id}, d{id} && v{id} > 0.0 && v{id} < 3.0e38)")
                 })
             };
             let _ = writeln!(w, "        s.p_stop = {};", on(m.stop.map(|s| s.0)));

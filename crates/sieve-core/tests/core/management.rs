@@ -282,9 +282,10 @@ fn size_below_and_above_one() {
     let bt = run(&format!("{ENTER_AT_10}\nsize = 0.5"), "", &rows);
     assert_eq!(bt.trades[0].units, 50.0);
     assert_close!(last(&bt), 500.0 + 50.0 * 12.0);
-    // Above max_leverage (2): capped at 2 → 200 units, −1000 cash.
+    // Above max_leverage (2): capped at 2 → 200 units, −1000 cash (an
+    // expression; a constant above the cap is refused).
     let bt = run(
-        &format!("{ENTER_AT_10}\nsize = 3"),
+        &format!("{ENTER_AT_10}\nsize = \"close * 0.3\""),
         "max_leverage = 2",
         &rows,
     );
@@ -325,6 +326,40 @@ fn a_close_at_or_below_zero_equity_liquidates_and_ends_trading() {
     );
     assert_eq!(trades(&bt), [(1, 10.0, Some(2), 21.0, Liquidated)]);
     assert_eq!(last(&bt), 0.0);
+}
+
+#[test]
+fn a_stop_or_a_gap_that_loses_more_than_the_equity_liquidates() {
+    // Three times the equity long at 100 (30 units, cash −2,000); the
+    // stop 40 % below is touched at 60: sold at 60, cash −200 → 0.
+    let rows = [
+        [100.0, 100.0, 100.0, 100.0],
+        [100.0, 100.0, 50.0, 90.0],
+        [95.0, 101.0, 94.0, 101.0],
+    ];
+    let bt = run(
+        "entry = \"close > 99\"\nexit = \"close < 0\"\nsize = 3\nstop_loss = 0.4",
+        "fill = \"close\"\nmax_leverage = 3",
+        &rows,
+    );
+    assert_eq!(trades(&bt)[0].4, StopLoss);
+    assert_eq!(bt.equity[1], 0.0, "clamped at the close");
+    assert_eq!(bt.equity[2], 0.0, "and trades no more");
+    assert_eq!(bt.trades.len(), 1);
+    // A gap from 100 to 20 with twice the equity: out at the open, lost.
+    let rows = [
+        [100.0, 100.0, 100.0, 100.0],
+        [100.0, 100.0, 99.0, 100.0],
+        [20.0, 21.0, 19.0, 20.0],
+        [100.0, 101.0, 99.0, 100.0],
+    ];
+    let bt = run(
+        "entry = \"close == 100\"\nexit = \"false\"\nsize = 2\nstop_loss = 0.3",
+        "max_leverage = 2",
+        &rows,
+    );
+    assert_eq!(trades(&bt), [(1, 100.0, Some(2), 20.0, StopLoss)]);
+    assert_eq!(&bt.equity[2..], [0.0, 0.0]);
 }
 
 #[test]
@@ -483,9 +518,10 @@ mod properties {
                 for t in &bt.trades {
                     prop_assert!(t.exit_bar.is_none_or(|x| x >= t.entry_bar));
                 }
-                // Liquidation: equity never closes below zero with a position.
+                // Liquidation: equity never closes below zero, held or not
+                // (a stop or a gap may lose more than the equity).
                 for (e, p) in bt.equity.iter().zip(&bt.position) {
-                    prop_assert!(*p == 0 || *e > 0.0, "equity {} held {}", e, p);
+                    prop_assert!(*e >= 0.0 && (*p == 0 || *e > 0.0), "equity {} held {}", e, p);
                 }
             }
             for level in Level::available() {
@@ -712,6 +748,40 @@ fn rules_read_the_entry_price_bars_held_and_position() {
             .collect::<Vec<_>>(),
         [(1, Some(3), Reversal), (3, None, End)]
     );
+}
+
+#[test]
+fn keys_refuse_what_cannot_hold() {
+    let parse = |strategy: &str, backtest: &str| {
+        Config::parse(&format!(
+            "[strategy]\nname = \"m\"\n{ENTER_AT_10}\n{strategy}\n[backtest]\n{backtest}\n"
+        ))
+        .unwrap_err()
+        .to_string()
+    };
+    let e = parse("size = 3", "max_leverage = 2");
+    assert!(
+        e.contains("strategy.size") && e.contains("above backtest.max_leverage"),
+        "{e}"
+    );
+    let e = parse("max_bars = 2.5", "");
+    assert!(
+        e.contains("strategy.max_bars") && e.contains("whole number"),
+        "{e}"
+    );
+    let e = parse("", "max_leverage = 0.5");
+    assert!(
+        e.contains("backtest.max_leverage") && e.contains("≥ 1"),
+        "{e}"
+    );
+    for key in [
+        "stop_distance = \"entry_price * 0.1\"",
+        "max_bars = \"bars_held + 3\"",
+        "size = \"position + 1\"",
+    ] {
+        let e = parse(key, "");
+        assert!(e.contains("before the trade exists"), "{key}: {e}");
+    }
 }
 
 #[test]

@@ -211,7 +211,9 @@ fn mg_close(s: ptr<function, Sim>, t: u32, want: i32) -> i32 {
     let c = close_at(s, t);
     if ((*s).liquidated) { mark(s, t); return 0; }
     let side = (*s).pos;
-    if (side != 0 && (*s).cash + f32(side) * (*s).units * c <= 0.0) {
+    // Held, or flat after a stop or an open fill that lost more than the
+    // equity.
+    if ((*s).cash + f32(side) * (*s).units * c <= 0.0) {
         rebalance(s, 0, c, t);
         (*s).cash = max((*s).cash, 0.0);
         (*s).liquidated = true;
