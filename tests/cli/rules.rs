@@ -25,6 +25,23 @@ fn builtin_twin(example: &Path, name: &str, dir: &Path) -> std::path::PathBuf {
     path
 }
 
+/// The text of the whole sweep of `config` in `direction`, written to `out`.
+fn sweep_rows(config: &Path, direction: &str, out: &Path) -> String {
+    let o = format!("backtest.direction=\"{direction}\"");
+    run_ok(&[
+        "sweep",
+        "-c",
+        config.to_str().unwrap(),
+        "-O",
+        &o,
+        "--top",
+        "1000000",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    std::fs::read_to_string(out).unwrap()
+}
+
 #[test]
 fn rule_versions_of_builtins_sweep_identically() {
     let dir = tempfile::tempdir().unwrap();
@@ -36,22 +53,8 @@ fn rule_versions_of_builtins_sweep_identically() {
         let rules = repo_file(&format!("examples/strategies/{example}.toml"));
         let builtin = builtin_twin(&rules, name, dir.path());
         for direction in ["long", "long_short"] {
-            let sweep = |config: &Path, out: &str| {
-                let out = dir.path().join(out);
-                let o = format!("backtest.direction=\"{direction}\"");
-                run_ok(&[
-                    "sweep",
-                    "-c",
-                    config.to_str().unwrap(),
-                    "-O",
-                    &o,
-                    "--top",
-                    "1000000",
-                    "--out",
-                    out.to_str().unwrap(),
-                ]);
-                std::fs::read_to_string(out).unwrap()
-            };
+            let sweep =
+                |config: &Path, out: &str| sweep_rows(config, direction, &dir.path().join(out));
             let (a, b) = (sweep(&rules, "rules.csv"), sweep(&builtin, "builtin.csv"));
             assert!(
                 a.lines().count() > 900,
@@ -608,22 +611,7 @@ fn a_builtin_with_trade_management_equals_its_rule_version() {
         "{shown}"
     );
     for direction in ["long", "long_short"] {
-        let sweep = |config: &std::path::Path, out: &str| {
-            let out = dir.path().join(out);
-            let o = format!("backtest.direction=\"{direction}\"");
-            run_ok(&[
-                "sweep",
-                "-c",
-                config.to_str().unwrap(),
-                "-O",
-                &o,
-                "--top",
-                "1000",
-                "--out",
-                out.to_str().unwrap(),
-            ]);
-            std::fs::read_to_string(out).unwrap()
-        };
+        let sweep = |config: &Path, out: &str| sweep_rows(config, direction, &dir.path().join(out));
         let (a, b) = (sweep(&builtin, "b.csv"), sweep(&rules, "r.csv"));
         assert!(a.lines().count() > 100, "{}", a.lines().count());
         assert!(a == b, "{direction}: the built-in and the rules differ");
