@@ -39,6 +39,8 @@ pub enum Windowed {
     Sum,
     Rsi,
     Atr,
+    Cci,
+    Willr,
     Highest,
     Lowest,
     Stdev,
@@ -86,7 +88,7 @@ fn n_bars(n: usize) -> usize {
 
 impl Windowed {
     /// Every windowed function, in the order errors list them.
-    pub const ALL: [Windowed; 12] = [
+    pub const ALL: [Windowed; 14] = [
         Windowed::Sma,
         Windowed::Ema,
         Windowed::Wma,
@@ -94,6 +96,8 @@ impl Windowed {
         Windowed::Sum,
         Windowed::Rsi,
         Windowed::Atr,
+        Windowed::Cci,
+        Windowed::Willr,
         Windowed::Highest,
         Windowed::Lowest,
         Windowed::Stdev,
@@ -158,6 +162,22 @@ impl Windowed {
                 min_window: 1,
                 lag: n_bars,
                 compute: |_, n, bars| volatility::atr(&bars.high, &bars.low, &bars.close, n),
+            },
+            Windowed::Cci => WindowedSpec {
+                name: "cci",
+                signature: "cci(n)",
+                reads_series: false,
+                min_window: 1,
+                lag: n_minus_one,
+                compute: |_, n, bars| momentum::cci(&bars.high, &bars.low, &bars.close, n),
+            },
+            Windowed::Willr => WindowedSpec {
+                name: "willr",
+                signature: "willr(n)",
+                reads_series: false,
+                min_window: 1,
+                lag: n_minus_one,
+                compute: |_, n, bars| momentum::willr(&bars.high, &bars.low, &bars.close, n),
             },
             Windowed::Highest => WindowedSpec {
                 name: "highest",
@@ -319,6 +339,8 @@ mod tests {
             | Windowed::Sum
             | Windowed::Rsi
             | Windowed::Atr
+            | Windowed::Cci
+            | Windowed::Willr
             | Windowed::Highest
             | Windowed::Lowest
             | Windowed::Stdev
@@ -333,6 +355,8 @@ mod tests {
             Windowed::Sum,
             Windowed::Rsi,
             Windowed::Atr,
+            Windowed::Cci,
+            Windowed::Willr,
             Windowed::Highest,
             Windowed::Lowest,
             Windowed::Stdev,
@@ -341,7 +365,7 @@ mod tests {
         ] {
             assert!(Windowed::ALL.contains(&every(w)), "{w:?} is not in ALL");
         }
-        assert_eq!(Windowed::ALL.len(), 12);
+        assert_eq!(Windowed::ALL.len(), 14);
     }
 
     /// Names are unique, and each windowed function's signature starts
