@@ -41,6 +41,9 @@ pub enum Windowed {
     Atr,
     Cci,
     Willr,
+    PlusDi,
+    MinusDi,
+    Adx,
     Highest,
     Lowest,
     Stdev,
@@ -88,7 +91,7 @@ fn n_bars(n: usize) -> usize {
 
 impl Windowed {
     /// Every windowed function, in the order errors list them.
-    pub const ALL: [Windowed; 14] = [
+    pub const ALL: [Windowed; 17] = [
         Windowed::Sma,
         Windowed::Ema,
         Windowed::Wma,
@@ -98,6 +101,9 @@ impl Windowed {
         Windowed::Atr,
         Windowed::Cci,
         Windowed::Willr,
+        Windowed::PlusDi,
+        Windowed::MinusDi,
+        Windowed::Adx,
         Windowed::Highest,
         Windowed::Lowest,
         Windowed::Stdev,
@@ -178,6 +184,30 @@ impl Windowed {
                 min_window: 1,
                 lag: n_minus_one,
                 compute: |_, n, bars| momentum::willr(&bars.high, &bars.low, &bars.close, n),
+            },
+            Windowed::PlusDi => WindowedSpec {
+                name: "plus_di",
+                signature: "plus_di(n)",
+                reads_series: false,
+                min_window: 2,
+                lag: n_bars,
+                compute: |_, n, bars| momentum::plus_di(&bars.high, &bars.low, &bars.close, n),
+            },
+            Windowed::MinusDi => WindowedSpec {
+                name: "minus_di",
+                signature: "minus_di(n)",
+                reads_series: false,
+                min_window: 2,
+                lag: n_bars,
+                compute: |_, n, bars| momentum::minus_di(&bars.high, &bars.low, &bars.close, n),
+            },
+            Windowed::Adx => WindowedSpec {
+                name: "adx",
+                signature: "adx(n)",
+                reads_series: false,
+                min_window: 2,
+                lag: |n| (2 * n).saturating_sub(1),
+                compute: |_, n, bars| momentum::adx(&bars.high, &bars.low, &bars.close, n),
             },
             Windowed::Highest => WindowedSpec {
                 name: "highest",
@@ -341,6 +371,9 @@ mod tests {
             | Windowed::Atr
             | Windowed::Cci
             | Windowed::Willr
+            | Windowed::PlusDi
+            | Windowed::MinusDi
+            | Windowed::Adx
             | Windowed::Highest
             | Windowed::Lowest
             | Windowed::Stdev
@@ -357,6 +390,9 @@ mod tests {
             Windowed::Atr,
             Windowed::Cci,
             Windowed::Willr,
+            Windowed::PlusDi,
+            Windowed::MinusDi,
+            Windowed::Adx,
             Windowed::Highest,
             Windowed::Lowest,
             Windowed::Stdev,
@@ -365,7 +401,7 @@ mod tests {
         ] {
             assert!(Windowed::ALL.contains(&every(w)), "{w:?} is not in ALL");
         }
-        assert_eq!(Windowed::ALL.len(), 14);
+        assert_eq!(Windowed::ALL.len(), 17);
     }
 
     /// Names are unique, and each windowed function's signature starts
