@@ -22,7 +22,7 @@ SIEVE = os.environ.get("SIEVE_BIN") or os.path.join(
     os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "release", "sieve"
 )
 
-H, L, C = (GOOG[c].to_numpy(dtype=float) for c in ("High", "Low", "Close"))
+H, L, C, V = (GOOG[c].to_numpy(dtype=float) for c in ("High", "Low", "Close", "Volume"))
 
 CASES = {
     "cci": (lambda n: talib.CCI(H, L, C, n), [-100, 0, 100]),
@@ -61,3 +61,13 @@ def test_indicator_matches_talib(name, n, tmp_path):
         assert 10 < want.sum() < len(want) - 10, (name, n, k)
         bad = np.flatnonzero(got != want)
         assert bad.size == 0, (name, n, k, bad[:5], values[bad[:5]])
+
+
+def test_obv_matches_talib(tmp_path):
+    values = talib.OBV(C, V)
+    for k in np.percentile(values, [20, 50, 80]).round():
+        want = (values > k).astype(int)
+        got = held(tmp_path, "obv()", int(k))
+        assert 10 < want.sum() < len(want) - 10, k
+        bad = np.flatnonzero(got != want)
+        assert bad.size == 0, (k, bad[:5], values[bad[:5]])

@@ -11,6 +11,7 @@ mod codes;
 pub mod composite;
 pub mod momentum;
 pub mod volatility;
+pub mod volume;
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;

@@ -13,7 +13,7 @@
 use super::eval::{arith, by_runs};
 use super::parse::BinOp;
 use crate::data::Bars;
-use crate::indicators::{average, channel, momentum, volatility};
+use crate::indicators::{average, channel, momentum, volatility, volume};
 
 /// A function a rule can call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -44,6 +44,7 @@ pub enum Windowed {
     PlusDi,
     MinusDi,
     Adx,
+    Obv,
     Highest,
     Lowest,
     Stdev,
@@ -69,8 +70,11 @@ pub struct WindowedSpec {
     /// Reads a series `x` (its first argument) before its window `n`;
     /// `false`: the window only, from the bars (`atr(n)`).
     pub reads_series: bool,
-    /// The least window (0: `shift(x, 0)` is `x`).
-    pub min_window: i64,
+    /// The least window (0: `shift(x, 0)` is `x`); `None`: no window
+    /// (`obv()`).
+    pub min_window: Option<i64>,
+    /// Reads the volume column (the data must have one).
+    pub reads_volume: bool,
     /// Bars from the input's first defined bar to the output's, for a
     /// window of `n` (from the first bar when it reads no series).
     pub lag: fn(usize) -> usize,
@@ -91,7 +95,7 @@ fn n_bars(n: usize) -> usize {
 
 impl Windowed {
     /// Every windowed function, in the order errors list them.
-    pub const ALL: [Windowed; 17] = [
+    pub const ALL: [Windowed; 18] = [
         Windowed::Sma,
         Windowed::Ema,
         Windowed::Wma,
@@ -104,6 +108,7 @@ impl Windowed {
         Windowed::PlusDi,
         Windowed::MinusDi,
         Windowed::Adx,
+        Windowed::Obv,
         Windowed::Highest,
         Windowed::Lowest,
         Windowed::Stdev,
@@ -117,7 +122,8 @@ impl Windowed {
                 name: "sma",
                 signature: "sma(x, n)",
                 reads_series: true,
-                min_window: 1,
+                min_window: Some(1),
+                reads_volume: false,
                 lag: n_minus_one,
                 compute: |x, n, _| by_runs(x, |r| average::sma(r, n)),
             },
@@ -125,7 +131,8 @@ impl Windowed {
                 name: "ema",
                 signature: "ema(x, n)",
                 reads_series: true,
-                min_window: 1,
+                min_window: Some(1),
+                reads_volume: false,
                 lag: n_minus_one,
                 compute: |x, n, _| by_runs(x, |r| average::ema(r, n)),
             },
@@ -133,7 +140,8 @@ impl Windowed {
                 name: "wma",
                 signature: "wma(x, n)",
                 reads_series: true,
-                min_window: 1,
+                min_window: Some(1),
+                reads_volume: false,
                 lag: n_minus_one,
                 compute: |x, n, _| by_runs(x, |r| average::wma(r, n)),
             },
@@ -141,7 +149,8 @@ impl Windowed {
                 name: "rma",
                 signature: "rma(x, n)",
                 reads_series: true,
-                min_window: 1,
+                min_window: Some(1),
+                reads_volume: false,
                 lag: n_minus_one,
                 compute: |x, n, _| by_runs(x, |r| average::rma(r, n)),
             },
@@ -149,7 +158,8 @@ impl Windowed {
                 name: "sum",
                 signature: "sum(x, n)",
                 reads_series: true,
-                min_window: 1,
+                min_window: Some(1),
+                reads_volume: false,
                 lag: n_minus_one,
                 compute: |x, n, _| by_runs(x, |r| average::sum(r, n)),
             },
@@ -157,7 +167,8 @@ impl Windowed {
                 name: "rsi",
                 signature: "rsi(x, n)",
                 reads_series: true,
-                min_window: 1,
+                min_window: Some(1),
+                reads_volume: false,
                 lag: n_bars,
                 compute: |x, n, _| by_runs(x, |r| momentum::rsi(r, n)),
             },
@@ -165,7 +176,8 @@ impl Windowed {
                 name: "atr",
                 signature: "atr(n)",
                 reads_series: false,
-                min_window: 1,
+                min_window: Some(1),
+                reads_volume: false,
                 lag: n_bars,
                 compute: |_, n, bars| volatility::atr(&bars.high, &bars.low, &bars.close, n),
             },
@@ -173,7 +185,8 @@ impl Windowed {
                 name: "cci",
                 signature: "cci(n)",
                 reads_series: false,
-                min_window: 1,
+                min_window: Some(1),
+                reads_volume: false,
                 lag: n_minus_one,
                 compute: |_, n, bars| momentum::cci(&bars.high, &bars.low, &bars.close, n),
             },
@@ -181,7 +194,8 @@ impl Windowed {
                 name: "willr",
                 signature: "willr(n)",
                 reads_series: false,
-                min_window: 1,
+                min_window: Some(1),
+                reads_volume: false,
                 lag: n_minus_one,
                 compute: |_, n, bars| momentum::willr(&bars.high, &bars.low, &bars.close, n),
             },
@@ -189,7 +203,8 @@ impl Windowed {
                 name: "plus_di",
                 signature: "plus_di(n)",
                 reads_series: false,
-                min_window: 2,
+                min_window: Some(2),
+                reads_volume: false,
                 lag: n_bars,
                 compute: |_, n, bars| momentum::plus_di(&bars.high, &bars.low, &bars.close, n),
             },
@@ -197,7 +212,8 @@ impl Windowed {
                 name: "minus_di",
                 signature: "minus_di(n)",
                 reads_series: false,
-                min_window: 2,
+                min_window: Some(2),
+                reads_volume: false,
                 lag: n_bars,
                 compute: |_, n, bars| momentum::minus_di(&bars.high, &bars.low, &bars.close, n),
             },
@@ -205,15 +221,29 @@ impl Windowed {
                 name: "adx",
                 signature: "adx(n)",
                 reads_series: false,
-                min_window: 2,
+                min_window: Some(2),
+                reads_volume: false,
                 lag: |n| (2 * n).saturating_sub(1),
                 compute: |_, n, bars| momentum::adx(&bars.high, &bars.low, &bars.close, n),
+            },
+            Windowed::Obv => WindowedSpec {
+                name: "obv",
+                signature: "obv()",
+                reads_series: false,
+                min_window: None,
+                reads_volume: true,
+                lag: |_| 0,
+                compute: |_, _, bars| match &bars.volume {
+                    Some(volume) => volume::obv(&bars.close, volume),
+                    None => vec![f64::NAN; bars.len()],
+                },
             },
             Windowed::Highest => WindowedSpec {
                 name: "highest",
                 signature: "highest(x, n)",
                 reads_series: true,
-                min_window: 1,
+                min_window: Some(1),
+                reads_volume: false,
                 lag: n_minus_one,
                 compute: |x, n, _| by_runs(x, |r| channel::highest(r, n)),
             },
@@ -221,7 +251,8 @@ impl Windowed {
                 name: "lowest",
                 signature: "lowest(x, n)",
                 reads_series: true,
-                min_window: 1,
+                min_window: Some(1),
+                reads_volume: false,
                 lag: n_minus_one,
                 compute: |x, n, _| by_runs(x, |r| channel::lowest(r, n)),
             },
@@ -229,7 +260,8 @@ impl Windowed {
                 name: "stdev",
                 signature: "stdev(x, n)",
                 reads_series: true,
-                min_window: 1,
+                min_window: Some(1),
+                reads_volume: false,
                 lag: n_minus_one,
                 compute: |x, n, _| by_runs(x, |r| volatility::stdev(r, n)),
             },
@@ -237,7 +269,8 @@ impl Windowed {
                 name: "roc",
                 signature: "roc(x, n)",
                 reads_series: true,
-                min_window: 0,
+                min_window: Some(0),
+                reads_volume: false,
                 lag: n_bars,
                 compute: |x, n, _| {
                     let mut out = vec![f64::NAN; x.len()];
@@ -251,7 +284,8 @@ impl Windowed {
                 name: "shift",
                 signature: "shift(x, n)",
                 reads_series: true,
-                min_window: 0,
+                min_window: Some(0),
+                reads_volume: false,
                 lag: n_bars,
                 compute: |x, n, _| {
                     let len = x.len();
@@ -265,9 +299,11 @@ impl Windowed {
         }
     }
 
-    /// The index of the window among the call's arguments.
-    pub fn window_arg(self) -> usize {
-        usize::from(self.spec().reads_series)
+    /// The index of the window among the call's arguments (none for
+    /// `obv()`).
+    pub fn window_arg(self) -> Option<usize> {
+        let spec = self.spec();
+        spec.min_window.map(|_| usize::from(spec.reads_series))
     }
 
     /// The column of this function of `x` over a window of `n` (a value:
@@ -276,7 +312,10 @@ impl Windowed {
     /// column undefined).
     pub fn column(self, x: &[f64], n: f64, bars: &Bars) -> Vec<f64> {
         let spec = self.spec();
-        if !(n >= spec.min_window as f64 && n <= 1e9 && n.fract() == 0.0) {
+        let Some(min) = spec.min_window else {
+            return (spec.compute)(x, 0, bars);
+        };
+        if !(n >= min as f64 && n <= 1e9 && n.fract() == 0.0) {
             return vec![f64::NAN; bars.len()];
         }
         (spec.compute)(x, n as usize, bars)
@@ -333,11 +372,11 @@ impl Func {
         match self {
             Func::Windowed(w) => {
                 let spec = w.spec();
-                let window = Window(spec.min_window);
-                match spec.reads_series {
-                    true => vec![Num, window],
-                    false => vec![window],
-                }
+                let series = spec.reads_series.then_some(Num);
+                series
+                    .into_iter()
+                    .chain(spec.min_window.map(Window))
+                    .collect()
             }
             Func::Abs => vec![Num],
             Func::Min | Func::Max | Func::CrossAbove | Func::CrossBelow => vec![Num, Num],
@@ -374,6 +413,7 @@ mod tests {
             | Windowed::PlusDi
             | Windowed::MinusDi
             | Windowed::Adx
+            | Windowed::Obv
             | Windowed::Highest
             | Windowed::Lowest
             | Windowed::Stdev
@@ -393,6 +433,7 @@ mod tests {
             Windowed::PlusDi,
             Windowed::MinusDi,
             Windowed::Adx,
+            Windowed::Obv,
             Windowed::Highest,
             Windowed::Lowest,
             Windowed::Stdev,
@@ -401,7 +442,7 @@ mod tests {
         ] {
             assert!(Windowed::ALL.contains(&every(w)), "{w:?} is not in ALL");
         }
-        assert_eq!(Windowed::ALL.len(), 17);
+        assert_eq!(Windowed::ALL.len(), 18);
     }
 
     /// Names are unique, and each windowed function's signature starts
@@ -416,7 +457,9 @@ mod tests {
         for f in Func::all() {
             let sig = f.signature();
             assert!(sig.starts_with(&format!("{}(", f.name())), "{sig}");
-            assert_eq!(sig.matches(',').count() + 1, f.args().len(), "{sig}");
+            let commas = sig.matches(',').count();
+            let empty = sig.ends_with("()");
+            assert_eq!(if empty { 0 } else { commas + 1 }, f.args().len(), "{sig}");
             assert_eq!(Func::named(f.name()), Some(f));
         }
     }

@@ -483,7 +483,8 @@ impl Rules {
     ) -> Vec<f64> {
         match &self.graph.nodes[id].op {
             Op::Call(Func::Windowed(f), args) => {
-                let window = args[f.window_arg()];
+                // No window (`obv()`): the column ignores it.
+                let window = f.window_arg().map_or(f64::NAN, |k| scalars[args[k]]);
                 let input = f.spec().reads_series.then(|| args[0]);
                 let splat;
                 let x: &[f64] = match input.map(|a| (a, &self.graph.nodes[a].op)) {
@@ -501,7 +502,7 @@ impl Rules {
                     }
                     None => &[],
                 };
-                f.column(x, scalars[window], bars)
+                f.column(x, window, bars)
             }
             _ => {
                 let mut full: Vec<Option<&[f64]>> = vec![None; self.graph.nodes.len()];
@@ -545,6 +546,11 @@ impl Rules {
     /// Whether any rule reads the volume column.
     fn reads_volume(&self) -> bool {
         self.plan.columns.iter().any(|(_, c)| *c == Col::Volume)
+            || self
+                .graph
+                .nodes
+                .iter()
+                .any(|n| matches!(n.op, Op::Call(Func::Windowed(w), _) if w.spec().reads_volume))
     }
 
     /// Per node, the bar from which it can be defined (lengths add up along
@@ -578,7 +584,7 @@ impl Rules {
             Op::Call(f, args) => match f {
                 Func::Windowed(w) => {
                     let spec = w.spec();
-                    let lag = (spec.lag)(window(args[w.window_arg()]));
+                    let lag = (spec.lag)(w.window_arg().map_or(0, |k| window(args[k])));
                     match spec.reads_series {
                         true => below + lag,
                         false => lag,
@@ -888,7 +894,7 @@ impl Rules {
             return Err(Error::config(
                 "strategy",
                 format!(
-                    "the rules of '{}' read `volume`, but the data has no volume column (name one `volume`, or remove `volume` from the rules)",
+                    "the rules of '{}' read `volume` (directly or through obv), but the data has no volume column (name one `volume`, or remove what reads it from the rules)",
                     self.source.name
                 ),
             ));

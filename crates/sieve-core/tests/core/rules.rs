@@ -271,3 +271,19 @@ fn weighted_wilder_and_summed_windows_by_hand() {
     let rules = "entry = \"sum(close, 2) > 7\"\nexit = \"sum(close, 2) <= 7\"";
     assert_eq!(positions_of(rules, &close, "long"), [0, 0, 1, 0, 1, 1]);
 }
+
+/// `obv()` reads the volume: data without one is refused, naming it.
+#[test]
+fn obv_needs_a_volume_column() {
+    let config = Config::parse(
+        "[strategy]\nname = \"o\"\nentry = \"obv() > sma(obv(), 5)\"\nexit = \"obv() < sma(obv(), 5)\"\n",
+    )
+    .unwrap();
+    let shared = config.strategy().unwrap();
+    let close = [1.0, 2.0, 3.0];
+    let e = shared
+        .check_data(&crate::bars(&close, &close))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("volume") && e.contains("obv"), "{e}");
+}

@@ -1,0 +1,3 @@
+//! Volume indicators.
+mod obv;
+pub use obv::obv;
