@@ -350,12 +350,11 @@ impl Checker {
     fn call(&mut self, name: &str, args: &[Expr], e: &Expr) -> Result<Id, RuleError> {
         let Some(func) = Func::named(name) else {
             let hint = suggest(name, Func::all().map(Func::name));
-            let all: Vec<&str> = Func::all().map(Func::name).collect();
             return Err(err(
                 e.span.start,
                 format!(
                     "unknown function '{name}'{hint}; the functions are {}",
-                    all.join(", ")
+                    Func::listing()
                 ),
             ));
         };

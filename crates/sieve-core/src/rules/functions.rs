@@ -336,6 +336,47 @@ impl Func {
         ])
     }
 
+    /// Every function by group, for errors: "averages: sma, ema, …;
+    /// oscillators: …".
+    pub fn listing() -> String {
+        let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+        for f in Func::all() {
+            let group = f.group();
+            match groups.iter_mut().find(|(g, _)| *g == group) {
+                Some((_, names)) => names.push(f.name()),
+                None => groups.push((group, vec![f.name()])),
+            }
+        }
+        groups
+            .iter()
+            .map(|(g, names)| format!("{g}: {}", names.join(", ")))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    /// The family a function is listed in.
+    pub fn group(self) -> &'static str {
+        match self {
+            Func::Windowed(w) => match w {
+                Windowed::Sma | Windowed::Ema | Windowed::Wma | Windowed::Rma | Windowed::Sum => {
+                    "averages and sums"
+                }
+                Windowed::Rsi
+                | Windowed::Cci
+                | Windowed::Willr
+                | Windowed::PlusDi
+                | Windowed::MinusDi
+                | Windowed::Adx => "oscillators",
+                Windowed::Atr | Windowed::Stdev => "volatility",
+                Windowed::Highest | Windowed::Lowest => "channels",
+                Windowed::Obv => "volume",
+                Windowed::Roc | Windowed::Shift => "history",
+            },
+            Func::CrossAbove | Func::CrossBelow => "crossings",
+            Func::Abs | Func::Min | Func::Max | Func::Clamp | Func::If => "arithmetic",
+        }
+    }
+
     /// The function called `name`.
     pub fn named(name: &str) -> Option<Func> {
         Func::all().find(|f| f.name() == name)
