@@ -6,6 +6,7 @@
 //! so memory is O(bars × distinct settings), never O(bars × combinations).
 
 pub mod average;
+pub mod calendar;
 pub mod channel;
 mod codes;
 pub mod composite;

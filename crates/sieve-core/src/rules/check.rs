@@ -309,6 +309,34 @@ impl Checker {
         if let Some((_, col)) = Col::ALL.iter().find(|(n, _)| *n == name) {
             return Ok(self.graph.add(Op::Col(*col), Ty::Num, true, 0));
         }
+        // The calendar values: `hour` is `hour()`; `new_day` is true/false.
+        let calendar = |f: &Func| {
+            matches!(
+                f,
+                Func::Windowed(
+                    Windowed::Hour
+                        | Windowed::Minute
+                        | Windowed::Weekday
+                        | Windowed::Day
+                        | Windowed::Month
+                        | Windowed::NewDay
+                )
+            )
+        };
+        if let Some(Func::Windowed(w)) = Func::named(name).filter(calendar) {
+            let value = self
+                .graph
+                .add(Op::Call(Func::Windowed(w), Vec::new()), Ty::Num, true, 0);
+            if w != Windowed::NewDay {
+                return Ok(value);
+            }
+            let one = self
+                .graph
+                .add(Op::Number(1f64.to_bits()), Ty::Num, false, 0);
+            return Ok(self
+                .graph
+                .add(Op::Bin(BinOp::Eq, value, one), Ty::Bool, true, 0));
+        }
         if let Some(&id) = self.define_ids.get(name) {
             return Ok(id);
         }

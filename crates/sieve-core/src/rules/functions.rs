@@ -13,6 +13,7 @@
 use super::eval::{arith, by_runs};
 use super::parse::BinOp;
 use crate::data::Bars;
+use crate::indicators::calendar::{calendar, Calendar};
 use crate::indicators::{average, channel, momentum, volatility, volume};
 
 /// A function a rule can call.
@@ -45,6 +46,12 @@ pub enum Windowed {
     MinusDi,
     Adx,
     Obv,
+    Hour,
+    Minute,
+    Weekday,
+    Day,
+    Month,
+    NewDay,
     Highest,
     Lowest,
     Stdev,
@@ -83,6 +90,28 @@ pub struct WindowedSpec {
     pub compute: fn(x: &[f64], n: usize, bars: &Bars) -> Vec<f64>,
 }
 
+/// A calendar value of each bar's time: no input, no window, from bar 0.
+fn calendar_spec(name: &'static str, signature: &'static str, what: Calendar) -> WindowedSpec {
+    // One function per value (a `fn`, not a closure that captures).
+    let compute: fn(&[f64], usize, &Bars) -> Vec<f64> = match what {
+        Calendar::Hour => |_, _, bars| calendar(&bars.time, Calendar::Hour),
+        Calendar::Minute => |_, _, bars| calendar(&bars.time, Calendar::Minute),
+        Calendar::Weekday => |_, _, bars| calendar(&bars.time, Calendar::Weekday),
+        Calendar::Day => |_, _, bars| calendar(&bars.time, Calendar::Day),
+        Calendar::Month => |_, _, bars| calendar(&bars.time, Calendar::Month),
+        Calendar::NewDay => |_, _, bars| calendar(&bars.time, Calendar::NewDay),
+    };
+    WindowedSpec {
+        name,
+        signature,
+        reads_series: false,
+        min_window: None,
+        reads_volume: false,
+        lag: |_| 0,
+        compute,
+    }
+}
+
 /// An average or extreme of `n` values: defined from the n-th.
 fn n_minus_one(n: usize) -> usize {
     n.saturating_sub(1)
@@ -95,7 +124,7 @@ fn n_bars(n: usize) -> usize {
 
 impl Windowed {
     /// Every windowed function, in the order errors list them.
-    pub const ALL: [Windowed; 18] = [
+    pub const ALL: [Windowed; 24] = [
         Windowed::Sma,
         Windowed::Ema,
         Windowed::Wma,
@@ -109,6 +138,12 @@ impl Windowed {
         Windowed::MinusDi,
         Windowed::Adx,
         Windowed::Obv,
+        Windowed::Hour,
+        Windowed::Minute,
+        Windowed::Weekday,
+        Windowed::Day,
+        Windowed::Month,
+        Windowed::NewDay,
         Windowed::Highest,
         Windowed::Lowest,
         Windowed::Stdev,
@@ -238,6 +273,12 @@ impl Windowed {
                     None => vec![f64::NAN; bars.len()],
                 },
             },
+            Windowed::Hour => calendar_spec("hour", "hour()", Calendar::Hour),
+            Windowed::Minute => calendar_spec("minute", "minute()", Calendar::Minute),
+            Windowed::Weekday => calendar_spec("weekday", "weekday()", Calendar::Weekday),
+            Windowed::Day => calendar_spec("day", "day()", Calendar::Day),
+            Windowed::Month => calendar_spec("month", "month()", Calendar::Month),
+            Windowed::NewDay => calendar_spec("new_day", "new_day()", Calendar::NewDay),
             Windowed::Highest => WindowedSpec {
                 name: "highest",
                 signature: "highest(x, n)",
@@ -370,6 +411,12 @@ impl Func {
                 Windowed::Atr | Windowed::Stdev => "volatility",
                 Windowed::Highest | Windowed::Lowest => "channels",
                 Windowed::Obv => "volume",
+                Windowed::Hour
+                | Windowed::Minute
+                | Windowed::Weekday
+                | Windowed::Day
+                | Windowed::Month
+                | Windowed::NewDay => "time (also as values: hour, new_day, …)",
                 Windowed::Roc | Windowed::Shift => "history",
             },
             Func::CrossAbove | Func::CrossBelow => "crossings",
@@ -455,6 +502,12 @@ mod tests {
             | Windowed::MinusDi
             | Windowed::Adx
             | Windowed::Obv
+            | Windowed::Hour
+            | Windowed::Minute
+            | Windowed::Weekday
+            | Windowed::Day
+            | Windowed::Month
+            | Windowed::NewDay
             | Windowed::Highest
             | Windowed::Lowest
             | Windowed::Stdev
@@ -475,6 +528,12 @@ mod tests {
             Windowed::MinusDi,
             Windowed::Adx,
             Windowed::Obv,
+            Windowed::Hour,
+            Windowed::Minute,
+            Windowed::Weekday,
+            Windowed::Day,
+            Windowed::Month,
+            Windowed::NewDay,
             Windowed::Highest,
             Windowed::Lowest,
             Windowed::Stdev,
@@ -483,7 +542,7 @@ mod tests {
         ] {
             assert!(Windowed::ALL.contains(&every(w)), "{w:?} is not in ALL");
         }
-        assert_eq!(Windowed::ALL.len(), 18);
+        assert_eq!(Windowed::ALL.len(), 24);
     }
 
     /// Names are unique, and each windowed function's signature starts

@@ -287,3 +287,33 @@ fn obv_needs_a_volume_column() {
         .to_string();
     assert!(e.contains("volume") && e.contains("obv"), "{e}");
 }
+
+/// The calendar values on hourly bars from 2020-01-01 22:00 UTC (a
+/// Wednesday) to Thursday 03:00: hour, weekday and new_day by hand.
+#[test]
+fn calendar_values_by_hand() {
+    let t0 = 1_577_836_800_000i64 + 22 * 3_600_000;
+    let n = 6;
+    let close = vec![10.0; n];
+    let mut bars = crate::bars(&close, &close);
+    bars.time = (0..n as i64).map(|i| t0 + i * 3_600_000).collect();
+    let run = |rules: &str| {
+        let config = Config::parse(&format!(
+            "[strategy]\nname = \"cal\"\n{rules}\n[backtest]\nfill = \"close\"\n"
+        ))
+        .unwrap();
+        let shared = config.strategy().unwrap();
+        let s = &*shared;
+        let set = IndicatorSet::build_for(&bars, s.series(), indicators_for(s, &[]));
+        let mut out = vec![9i8; n];
+        s.positions(&bars, &set, &[], config.scoring.direction, &mut out);
+        out
+    };
+    // Hours 22, 23, 0, 1, 2, 3: long from 23:00, out from 02:00.
+    assert_eq!(run("entry = \"hour == 23\"\nexit = \"hour >= 2 and hour < 22\""), [0, 1, 1, 1, 0, 0]);
+    // Weekday 2 (Wednesday) then 3: long on Thursday's bars.
+    assert_eq!(run("entry = \"weekday == 3\"\nexit = \"weekday != 3\""), [0, 0, 1, 1, 1, 1]);
+    // new_day: the first bar and Thursday 00:00; out on any other bar.
+    assert_eq!(run("entry = \"new_day\"\nexit = \"not new_day\""), [1, 0, 1, 0, 0, 0]);
+    assert_eq!(run("entry = \"day == 2 and month == 1 and minute == 0\"\nexit = \"false\""), [0, 0, 1, 1, 1, 1]);
+}
