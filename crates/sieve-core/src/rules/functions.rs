@@ -90,6 +90,39 @@ pub struct WindowedSpec {
     pub compute: fn(x: &[f64], n: usize, bars: &Bars) -> Vec<f64>,
 }
 
+/// A function of a series `x` (its first argument) and a window.
+fn of_series(
+    name: &'static str,
+    signature: &'static str,
+    min_window: i64,
+    lag: fn(usize) -> usize,
+    compute: fn(&[f64], usize, &Bars) -> Vec<f64>,
+) -> WindowedSpec {
+    WindowedSpec {
+        name,
+        signature,
+        reads_series: true,
+        min_window: Some(min_window),
+        reads_volume: false,
+        lag,
+        compute,
+    }
+}
+
+/// A function of the bars' prices and a window (its only argument).
+fn of_bars(
+    name: &'static str,
+    signature: &'static str,
+    min_window: i64,
+    lag: fn(usize) -> usize,
+    compute: fn(&[f64], usize, &Bars) -> Vec<f64>,
+) -> WindowedSpec {
+    WindowedSpec {
+        reads_series: false,
+        ..of_series(name, signature, min_window, lag, compute)
+    }
+}
+
 /// A calendar value of each bar's time: no input, no window, from bar 0.
 fn calendar_spec(name: &'static str, signature: &'static str, what: Calendar) -> WindowedSpec {
     // One function per value (a `fn`, not a closure that captures).
@@ -153,114 +186,46 @@ impl Windowed {
 
     pub fn spec(self) -> WindowedSpec {
         match self {
-            Windowed::Sma => WindowedSpec {
-                name: "sma",
-                signature: "sma(x, n)",
-                reads_series: true,
-                min_window: Some(1),
-                reads_volume: false,
-                lag: n_minus_one,
-                compute: |x, n, _| by_runs(x, |r| average::sma(r, n)),
-            },
-            Windowed::Ema => WindowedSpec {
-                name: "ema",
-                signature: "ema(x, n)",
-                reads_series: true,
-                min_window: Some(1),
-                reads_volume: false,
-                lag: n_minus_one,
-                compute: |x, n, _| by_runs(x, |r| average::ema(r, n)),
-            },
-            Windowed::Wma => WindowedSpec {
-                name: "wma",
-                signature: "wma(x, n)",
-                reads_series: true,
-                min_window: Some(1),
-                reads_volume: false,
-                lag: n_minus_one,
-                compute: |x, n, _| by_runs(x, |r| average::wma(r, n)),
-            },
-            Windowed::Rma => WindowedSpec {
-                name: "rma",
-                signature: "rma(x, n)",
-                reads_series: true,
-                min_window: Some(1),
-                reads_volume: false,
-                lag: n_minus_one,
-                compute: |x, n, _| by_runs(x, |r| average::rma(r, n)),
-            },
-            Windowed::Sum => WindowedSpec {
-                name: "sum",
-                signature: "sum(x, n)",
-                reads_series: true,
-                min_window: Some(1),
-                reads_volume: false,
-                lag: n_minus_one,
-                compute: |x, n, _| by_runs(x, |r| average::sum(r, n)),
-            },
-            Windowed::Rsi => WindowedSpec {
-                name: "rsi",
-                signature: "rsi(x, n)",
-                reads_series: true,
-                min_window: Some(1),
-                reads_volume: false,
-                lag: n_bars,
-                compute: |x, n, _| by_runs(x, |r| momentum::rsi(r, n)),
-            },
-            Windowed::Atr => WindowedSpec {
-                name: "atr",
-                signature: "atr(n)",
-                reads_series: false,
-                min_window: Some(1),
-                reads_volume: false,
-                lag: n_bars,
-                compute: |_, n, bars| volatility::atr(&bars.high, &bars.low, &bars.close, n),
-            },
-            Windowed::Cci => WindowedSpec {
-                name: "cci",
-                signature: "cci(n)",
-                reads_series: false,
-                min_window: Some(1),
-                reads_volume: false,
-                lag: n_minus_one,
-                compute: |_, n, bars| momentum::cci(&bars.high, &bars.low, &bars.close, n),
-            },
-            Windowed::Willr => WindowedSpec {
-                name: "willr",
-                signature: "willr(n)",
-                reads_series: false,
-                min_window: Some(1),
-                reads_volume: false,
-                lag: n_minus_one,
-                compute: |_, n, bars| momentum::willr(&bars.high, &bars.low, &bars.close, n),
-            },
-            Windowed::PlusDi => WindowedSpec {
-                name: "plus_di",
-                signature: "plus_di(n)",
-                reads_series: false,
-                min_window: Some(2),
-                reads_volume: false,
-                lag: n_bars,
-                compute: |_, n, bars| momentum::plus_di(&bars.high, &bars.low, &bars.close, n),
-            },
-            Windowed::MinusDi => WindowedSpec {
-                name: "minus_di",
-                signature: "minus_di(n)",
-                reads_series: false,
-                min_window: Some(2),
-                reads_volume: false,
-                lag: n_bars,
-                compute: |_, n, bars| momentum::minus_di(&bars.high, &bars.low, &bars.close, n),
-            },
-            Windowed::Adx => WindowedSpec {
-                name: "adx",
-                signature: "adx(n)",
-                reads_series: false,
-                min_window: Some(2),
-                reads_volume: false,
-                lag: |n| (2 * n).saturating_sub(1),
-                compute: |_, n, bars| momentum::adx(&bars.high, &bars.low, &bars.close, n),
-            },
+            Windowed::Sma => of_series("sma", "sma(x, n)", 1, n_minus_one, |x, n, _| {
+                by_runs(x, |r| average::sma(r, n))
+            }),
+            Windowed::Ema => of_series("ema", "ema(x, n)", 1, n_minus_one, |x, n, _| {
+                by_runs(x, |r| average::ema(r, n))
+            }),
+            Windowed::Wma => of_series("wma", "wma(x, n)", 1, n_minus_one, |x, n, _| {
+                by_runs(x, |r| average::wma(r, n))
+            }),
+            Windowed::Rma => of_series("rma", "rma(x, n)", 1, n_minus_one, |x, n, _| {
+                by_runs(x, |r| average::rma(r, n))
+            }),
+            Windowed::Sum => of_series("sum", "sum(x, n)", 1, n_minus_one, |x, n, _| {
+                by_runs(x, |r| average::sum(r, n))
+            }),
+            Windowed::Rsi => of_series("rsi", "rsi(x, n)", 1, n_bars, |x, n, _| {
+                by_runs(x, |r| momentum::rsi(r, n))
+            }),
+            Windowed::Atr => of_bars("atr", "atr(n)", 1, n_bars, |_, n, bars| {
+                volatility::atr(&bars.high, &bars.low, &bars.close, n)
+            }),
+            Windowed::Cci => of_bars("cci", "cci(n)", 1, n_minus_one, |_, n, bars| {
+                momentum::cci(&bars.high, &bars.low, &bars.close, n)
+            }),
+            Windowed::Willr => of_bars("willr", "willr(n)", 1, n_minus_one, |_, n, bars| {
+                momentum::willr(&bars.high, &bars.low, &bars.close, n)
+            }),
+            Windowed::PlusDi => of_bars("plus_di", "plus_di(n)", 2, n_bars, |_, n, bars| {
+                momentum::plus_di(&bars.high, &bars.low, &bars.close, n)
+            }),
+            Windowed::MinusDi => of_bars("minus_di", "minus_di(n)", 2, n_bars, |_, n, bars| {
+                momentum::minus_di(&bars.high, &bars.low, &bars.close, n)
+            }),
+            Windowed::Adx => of_bars(
+                "adx",
+                "adx(n)",
+                2,
+                |n| (2 * n).saturating_sub(1),
+                |_, n, bars| momentum::adx(&bars.high, &bars.low, &bars.close, n),
+            ),
             Windowed::Obv => WindowedSpec {
                 name: "obv",
                 signature: "obv()",
@@ -279,64 +244,32 @@ impl Windowed {
             Windowed::Day => calendar_spec("day", "day()", Calendar::Day),
             Windowed::Month => calendar_spec("month", "month()", Calendar::Month),
             Windowed::NewDay => calendar_spec("new_day", "new_day()", Calendar::NewDay),
-            Windowed::Highest => WindowedSpec {
-                name: "highest",
-                signature: "highest(x, n)",
-                reads_series: true,
-                min_window: Some(1),
-                reads_volume: false,
-                lag: n_minus_one,
-                compute: |x, n, _| by_runs(x, |r| channel::highest(r, n)),
-            },
-            Windowed::Lowest => WindowedSpec {
-                name: "lowest",
-                signature: "lowest(x, n)",
-                reads_series: true,
-                min_window: Some(1),
-                reads_volume: false,
-                lag: n_minus_one,
-                compute: |x, n, _| by_runs(x, |r| channel::lowest(r, n)),
-            },
-            Windowed::Stdev => WindowedSpec {
-                name: "stdev",
-                signature: "stdev(x, n)",
-                reads_series: true,
-                min_window: Some(1),
-                reads_volume: false,
-                lag: n_minus_one,
-                compute: |x, n, _| by_runs(x, |r| volatility::stdev(r, n)),
-            },
-            Windowed::Roc => WindowedSpec {
-                name: "roc",
-                signature: "roc(x, n)",
-                reads_series: true,
-                min_window: Some(0),
-                reads_volume: false,
-                lag: n_bars,
-                compute: |x, n, _| {
-                    let mut out = vec![f64::NAN; x.len()];
-                    for t in n..x.len() {
-                        out[t] = arith(BinOp::Div, x[t], x[t - n]) - 1.0;
-                    }
-                    out
-                },
-            },
-            Windowed::Shift => WindowedSpec {
-                name: "shift",
-                signature: "shift(x, n)",
-                reads_series: true,
-                min_window: Some(0),
-                reads_volume: false,
-                lag: n_bars,
-                compute: |x, n, _| {
-                    let len = x.len();
-                    let mut out = vec![f64::NAN; len];
-                    if n < len {
-                        out[n..].copy_from_slice(&x[..len - n]);
-                    }
-                    out
-                },
-            },
+            Windowed::Highest => {
+                of_series("highest", "highest(x, n)", 1, n_minus_one, |x, n, _| {
+                    by_runs(x, |r| channel::highest(r, n))
+                })
+            }
+            Windowed::Lowest => of_series("lowest", "lowest(x, n)", 1, n_minus_one, |x, n, _| {
+                by_runs(x, |r| channel::lowest(r, n))
+            }),
+            Windowed::Stdev => of_series("stdev", "stdev(x, n)", 1, n_minus_one, |x, n, _| {
+                by_runs(x, |r| volatility::stdev(r, n))
+            }),
+            Windowed::Roc => of_series("roc", "roc(x, n)", 0, n_bars, |x, n, _| {
+                let mut out = vec![f64::NAN; x.len()];
+                for t in n..x.len() {
+                    out[t] = arith(BinOp::Div, x[t], x[t - n]) - 1.0;
+                }
+                out
+            }),
+            Windowed::Shift => of_series("shift", "shift(x, n)", 0, n_bars, |x, n, _| {
+                let len = x.len();
+                let mut out = vec![f64::NAN; len];
+                if n < len {
+                    out[n..].copy_from_slice(&x[..len - n]);
+                }
+                out
+            }),
         }
     }
 

@@ -310,10 +310,22 @@ fn calendar_values_by_hand() {
         out
     };
     // Hours 22, 23, 0, 1, 2, 3: long from 23:00, out from 02:00.
-    assert_eq!(run("entry = \"hour == 23\"\nexit = \"hour >= 2 and hour < 22\""), [0, 1, 1, 1, 0, 0]);
+    assert_eq!(
+        run("entry = \"hour == 23\"\nexit = \"hour >= 2 and hour < 22\""),
+        [0, 1, 1, 1, 0, 0]
+    );
     // Weekday 2 (Wednesday) then 3: long on Thursday's bars.
-    assert_eq!(run("entry = \"weekday == 3\"\nexit = \"weekday != 3\""), [0, 0, 1, 1, 1, 1]);
+    assert_eq!(
+        run("entry = \"weekday == 3\"\nexit = \"weekday != 3\""),
+        [0, 0, 1, 1, 1, 1]
+    );
     // new_day: the first bar and Thursday 00:00; out on any other bar.
-    assert_eq!(run("entry = \"new_day\"\nexit = \"not new_day\""), [1, 0, 1, 0, 0, 0]);
-    assert_eq!(run("entry = \"day == 2 and month == 1 and minute == 0\"\nexit = \"false\""), [0, 0, 1, 1, 1, 1]);
+    assert_eq!(
+        run("entry = \"new_day\"\nexit = \"not new_day\""),
+        [1, 0, 1, 0, 0, 0]
+    );
+    assert_eq!(
+        run("entry = \"day == 2 and month == 1 and minute == 0\"\nexit = \"false\""),
+        [0, 0, 1, 1, 1, 1]
+    );
 }
