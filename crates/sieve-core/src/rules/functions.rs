@@ -38,6 +38,7 @@ pub enum Windowed {
     Wma,
     Rma,
     Sum,
+    Cumsum,
     Rsi,
     Atr,
     Cci,
@@ -157,12 +158,13 @@ fn n_bars(n: usize) -> usize {
 
 impl Windowed {
     /// Every windowed function, in the order errors list them.
-    pub const ALL: [Windowed; 24] = [
+    pub const ALL: [Windowed; 25] = [
         Windowed::Sma,
         Windowed::Ema,
         Windowed::Wma,
         Windowed::Rma,
         Windowed::Sum,
+        Windowed::Cumsum,
         Windowed::Rsi,
         Windowed::Atr,
         Windowed::Cci,
@@ -201,6 +203,16 @@ impl Windowed {
             Windowed::Sum => of_series("sum", "sum(x, n)", 1, n_minus_one, |x, n, _| {
                 by_runs(x, |r| average::sum(r, n))
             }),
+            Windowed::Cumsum => WindowedSpec {
+                min_window: None,
+                ..of_series(
+                    "cumsum",
+                    "cumsum(x)",
+                    0,
+                    |_| 0,
+                    |x, _, _| by_runs(x, average::cumsum),
+                )
+            },
             Windowed::Rsi => of_series("rsi", "rsi(x, n)", 1, n_bars, |x, n, _| {
                 by_runs(x, |r| momentum::rsi(r, n))
             }),
@@ -332,9 +344,12 @@ impl Func {
     pub fn group(self) -> &'static str {
         match self {
             Func::Windowed(w) => match w {
-                Windowed::Sma | Windowed::Ema | Windowed::Wma | Windowed::Rma | Windowed::Sum => {
-                    "averages and sums"
-                }
+                Windowed::Sma
+                | Windowed::Ema
+                | Windowed::Wma
+                | Windowed::Rma
+                | Windowed::Sum
+                | Windowed::Cumsum => "averages and sums",
                 Windowed::Rsi
                 | Windowed::Cci
                 | Windowed::Willr
@@ -427,6 +442,7 @@ mod tests {
             | Windowed::Wma
             | Windowed::Rma
             | Windowed::Sum
+            | Windowed::Cumsum
             | Windowed::Rsi
             | Windowed::Atr
             | Windowed::Cci
@@ -453,6 +469,7 @@ mod tests {
             Windowed::Wma,
             Windowed::Rma,
             Windowed::Sum,
+            Windowed::Cumsum,
             Windowed::Rsi,
             Windowed::Atr,
             Windowed::Cci,
@@ -475,7 +492,7 @@ mod tests {
         ] {
             assert!(Windowed::ALL.contains(&every(w)), "{w:?} is not in ALL");
         }
-        assert_eq!(Windowed::ALL.len(), 24);
+        assert_eq!(Windowed::ALL.len(), 25);
     }
 
     /// Names are unique, and each windowed function's signature starts

@@ -329,3 +329,22 @@ fn calendar_values_by_hand() {
         [0, 0, 1, 1, 1, 1]
     );
 }
+
+/// `cumsum` by hand: close − open = 1, −2, 3, 0, −1 sums to 1, −1, 2, 2, 1;
+/// above 1.5 at bars 2 and 3.
+#[test]
+fn running_sums_by_hand() {
+    let open = [10.0, 12.0, 9.0, 11.0, 12.0];
+    let close = [11.0, 10.0, 12.0, 11.0, 11.0];
+    let config = Config::parse(
+        "[strategy]\nname = \"c\"\nentry = \"cumsum(close - open) > 1.5\"\nexit = \"cumsum(close - open) <= 1.5\"\n",
+    )
+    .unwrap();
+    let shared = config.strategy().unwrap();
+    let s = &*shared;
+    let bars = crate::bars(&open, &close);
+    let set = IndicatorSet::build_for(&bars, s.series(), indicators_for(s, &[]));
+    let mut out = vec![9i8; close.len()];
+    s.positions(&bars, &set, &[], config.scoring.direction, &mut out);
+    assert_eq!(out, [0, 0, 1, 1, 0]);
+}

@@ -7,5 +7,5 @@ mod wma;
 pub use ema::ema;
 pub use rma::rma;
 pub use sma::sma;
-pub use sum::sum;
+pub use sum::{cumsum, sum};
 pub use wma::wma;

@@ -14,6 +14,17 @@ pub fn sum(x: &[f64], n: usize) -> Vec<f64> {
     out
 }
 
+/// The running total of `x` from its first value (defined from bar 0).
+pub fn cumsum(x: &[f64]) -> Vec<f64> {
+    let mut total = 0.0;
+    x.iter()
+        .map(|v| {
+            total += v;
+            total
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
