@@ -19,6 +19,7 @@ use std::cell::RefCell;
 
 use check::{Checker, Func, Graph, Id, Op, Ty};
 use eval::{Frame, Machine, Signals, BLOCK, SUB};
+use functions::Windowed;
 use plan::Plan;
 
 use crate::data::Bars;
@@ -220,6 +221,11 @@ struct Rules {
     plan: Plan,
     /// `[strategy.define]` names and their nodes.
     defines: Vec<(String, Id)>,
+    /// Per node: the node whose tables it shares — the same windowed
+    /// function of the same parameter-free input with its window one
+    /// parameter (`sma(close, fast)` and `sma(close, slow)` read one set of
+    /// SMAs); itself for every other node.
+    canonical: Vec<Id>,
 }
 
 impl PartialEq for RuleStrategy {
@@ -436,12 +442,47 @@ impl Rules {
             },
             plan,
             defines: checker.defines,
+            canonical: Vec::new(),
             source,
         };
+        let mut rules = rules;
+        rules.canonical = rules.twins_of_windows();
         Ok((rules, params))
     }
 
-    /// The key of shared node `id` at the parameters `params`.
+    /// [`Rules::canonical`]: windowed calls `f(x, p)` of one shared input
+    /// `x` that reads no parameter, with a parameter `p` as the window, are
+    /// keyed by the first of them and the window's value.
+    fn twins_of_windows(&self) -> Vec<Id> {
+        let mut first: Vec<((Windowed, Option<Id>), Id)> = Vec::new();
+        (0..self.graph.nodes.len())
+            .map(|id| {
+                let Op::Call(Func::Windowed(f), args) = &self.graph.nodes[id].op else {
+                    return id;
+                };
+                let input = f.spec().reads_series.then(|| args[0]);
+                let window = f.window_arg().map(|k| &self.graph.nodes[args[k]].op);
+                let simple = matches!(window, Some(Op::Param(_)))
+                    && input.is_none_or(|a| self.graph.nodes[a].deps == 0)
+                    && self.plan.shared[id]
+                        .as_ref()
+                        .is_some_and(|ps| ps.len() == 1);
+                if !simple {
+                    return id;
+                }
+                match first.iter().find(|(k, _)| *k == (*f, input)) {
+                    Some(&(_, c)) => c,
+                    None => {
+                        first.push(((*f, input), id));
+                        id
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// The key of shared node `id` at the parameters `params` (a twin of
+    /// windows: its canonical node's key at its window).
     fn key(&self, id: Id, params: &[f64]) -> Indicator {
         let mut setting = [0i32; RULE_SETTING_LEN];
         if let Some(ps) = &self.plan.shared[id] {
@@ -450,7 +491,7 @@ impl Rules {
             }
         }
         Indicator::Rule(RuleSeries {
-            node: id as u32,
+            node: self.canonical.get(id).copied().unwrap_or(id) as u32,
             setting,
         })
     }
@@ -657,6 +698,15 @@ impl RuleStrategy {
             keys.len() * 8
         ));
         for &id in &self.rules.plan.shared_nodes {
+            let canonical = self.rules.canonical[id];
+            if canonical != id {
+                out.push_str(&format!(
+                    "        {:<40} the tables of {}\n",
+                    self.show(id),
+                    self.show(canonical)
+                ));
+                continue;
+            }
             let count = keys
                 .iter()
                 .filter(|k| matches!(k, Indicator::Rule(r) if r.node as usize == id))

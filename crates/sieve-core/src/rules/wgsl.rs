@@ -44,13 +44,16 @@ pub struct RuleKernel {
     values: Vec<Id>,
     /// Shared column nodes read, in `offs` order.
     columns: Vec<Id>,
+    /// The nodes their keys name (a twin of windows names its canonical
+    /// node).
+    keyed: Vec<u32>,
 }
 
 impl RuleKernel {
     /// Whether the kernel reads this shared column (the columns a shared
     /// column is computed from are not uploaded).
     pub fn reads(&self, key: &Indicator) -> bool {
-        matches!(key, Indicator::Rule(r) if self.columns.contains(&(r.node as usize)))
+        matches!(key, Indicator::Rule(r) if self.keyed.contains(&r.node))
     }
 
     /// Values per combination in `params`.
@@ -280,6 +283,7 @@ impl RuleStrategy {
         Ok(RuleKernel {
             entry: w,
             values,
+            keyed: columns.iter().map(|&c| rules.canonical[c] as u32).collect(),
             columns,
         })
     }
