@@ -90,11 +90,25 @@ impl Scoring {
         targets: &[i8],
         windows: &[Window],
     ) -> Vec<Metrics> {
+        self.metrics_streamed(bars, windows, |end, mut stats| {
+            engine::simulate(bars, targets, &self.engine, end, &mut stats);
+        })
+    }
+
+    /// The metrics of each of `windows` from one simulation that `simulate`
+    /// streams into the windows' accumulators, up to the end it is given
+    /// (the last window's).
+    fn metrics_streamed(
+        &self,
+        bars: &Bars,
+        windows: &[Window],
+        simulate: impl FnOnce(usize, &mut [WindowStats]),
+    ) -> Vec<Metrics> {
         let cash = self.engine.initial_cash;
         let mut stats: Vec<WindowStats> =
             windows.iter().map(|w| WindowStats::new(w, cash)).collect();
         let end = windows.iter().map(|w| w.end).max().unwrap_or(0);
-        engine::simulate(bars, targets, &self.engine, end, &mut stats.as_mut_slice());
+        simulate(end, &mut stats);
         stats
             .iter()
             .map(|s| s.finish(bars, self.periods_per_year))
@@ -246,15 +260,10 @@ impl<'a> Evaluator<'a> {
         windows: &[Window],
         scratch: &mut Vec<i8>,
     ) -> Vec<Metrics> {
-        let cash = self.scoring.engine.initial_cash;
-        let mut stats: Vec<WindowStats> =
-            windows.iter().map(|w| WindowStats::new(w, cash)).collect();
-        let end = windows.iter().map(|w| w.end).max().unwrap_or(0);
-        self.run(params, end, true, scratch, &mut stats.as_mut_slice());
-        stats
-            .iter()
-            .map(|s| s.finish(self.bars, self.scoring.periods_per_year))
-            .collect()
+        self.scoring
+            .metrics_streamed(self.bars, windows, |end, mut stats| {
+                self.run(params, end, true, scratch, &mut stats);
+            })
     }
 
     pub fn metrics(&self, bt: &Backtest, window: &Window) -> Metrics {

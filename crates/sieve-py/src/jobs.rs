@@ -61,38 +61,24 @@ pub fn backtest(
         .map_err(sieve_err)?;
     let warnings = sieve_run::backtest::warnings(&study, &done);
     let json = serde_json::to_string(&done.json(&study)).map_err(sieve_err)?;
-    let curves = match equity {
-        true => study
-            .market()
-            .instruments
-            .iter()
-            .zip(&done.runs)
-            .map(|(i, run)| (i.name.clone(), i.bars.time.clone(), run.bt.equity.clone()))
-            .collect(),
-        false => Vec::new(),
-    };
-    let trades = match trades {
-        true => study
-            .market()
-            .instruments
-            .iter()
-            .zip(&done.runs)
-            .map(|(i, run)| {
-                let time = &i.bars.time;
-                let entries = run.bt.trades.iter().map(|t| time[t.entry_bar]).collect();
-                let exits = run
-                    .bt
-                    .trades
-                    .iter()
-                    .map(|t| t.exit_bar.map_or(-1, |b| time[b]))
-                    .collect();
-                let csv = sieve_run::backtest::trades_csv(time, &run.bt);
-                (i.name.clone(), csv, entries, exits)
-            })
-            .collect(),
-        false => Vec::new(),
-    };
-    Ok((json, curves, trades, warnings))
+    let (mut curves, mut traded) = (Vec::new(), Vec::new());
+    for (i, run) in study.market().instruments.iter().zip(&done.runs) {
+        let (time, bt) = (&i.bars.time, &run.bt);
+        if equity {
+            curves.push((i.name.clone(), time.clone(), bt.equity.clone()));
+        }
+        if trades {
+            let entries = bt.trades.iter().map(|t| time[t.entry_bar]).collect();
+            let exits = bt
+                .trades
+                .iter()
+                .map(|t| t.exit_bar.map_or(-1, |b| time[b]))
+                .collect();
+            let csv = sieve_run::backtest::trades_csv(time, bt);
+            traded.push((i.name.clone(), csv, entries, exits));
+        }
+    }
+    Ok((json, curves, traded, warnings))
 }
 
 /// The text of `sweep.csv` (the top K of the whole grid).

@@ -435,9 +435,36 @@ impl Config {
             Some(source) => Some(Arc::new(RuleStrategy::compile(source)?)),
             None => None,
         };
+        let management = raw.strategy.management()?;
+        let max_leverage = b.max_leverage.unwrap_or(1.0);
+        if !(max_leverage.is_finite() && max_leverage >= 1.0) {
+            return Err(Error::config(
+                "backtest.max_leverage",
+                format!("must be a number ≥ 1, got {max_leverage} (a trade commits less than all equity with strategy.size)"),
+            ));
+        }
+        // Constants the config can check now (expressions are read per
+        // trade: a size above the cap is capped, documented).
+        let constant =
+            |text: &Option<String>| text.as_deref().and_then(|t| t.trim().parse::<f64>().ok());
+        if let Some(size) = constant(&management.size) {
+            if size > max_leverage {
+                return Err(Error::config(
+                    "strategy.size",
+                    format!("{size} is above backtest.max_leverage = {max_leverage}; raise max_leverage to allow it"),
+                ));
+            }
+        }
+        if let Some(bars) = constant(&management.max_bars) {
+            if bars.fract() != 0.0 {
+                return Err(Error::config(
+                    "strategy.max_bars",
+                    format!("must be a whole number of bars, got {bars}"),
+                ));
+            }
+        }
         // A built-in with trade-management keys: the keys read the
         // `[strategy.params]` entries the built-in does not have.
-        let management = raw.strategy.management()?;
         let any_key = management.keys().next().is_some();
         let managed_builtin = match (&rules, any_key) {
             (None, true) => {
@@ -460,33 +487,6 @@ impl Config {
             }
             _ => None,
         };
-        let max_leverage = b.max_leverage.unwrap_or(1.0);
-        if !(max_leverage.is_finite() && max_leverage >= 1.0) {
-            return Err(Error::config(
-                "backtest.max_leverage",
-                format!("must be a number ≥ 1, got {max_leverage} (a trade commits less than all equity with strategy.size)"),
-            ));
-        }
-        // Constants the config can check now (expressions are read per
-        // trade: a size above the cap is capped, documented).
-        let constant =
-            |text: &Option<String>| text.as_deref().and_then(|t| t.trim().parse::<f64>().ok());
-        if let Some(size) = constant(&raw.strategy.management()?.size) {
-            if size > max_leverage {
-                return Err(Error::config(
-                    "strategy.size",
-                    format!("{size} is above backtest.max_leverage = {max_leverage}; raise max_leverage to allow it"),
-                ));
-            }
-        }
-        if let Some(bars) = constant(&raw.strategy.management()?.max_bars) {
-            if bars.fract() != 0.0 {
-                return Err(Error::config(
-                    "strategy.max_bars",
-                    format!("must be a whole number of bars, got {bars}"),
-                ));
-            }
-        }
         let strategy = match &rules {
             Some(r) => r.name().to_string(),
             None => {

@@ -100,7 +100,8 @@ impl TradeState {
             && self.fill_bar == other.fill_bar
     }
 
-    /// Bars held at bar `t` (NaN when flat).
+    /// Bars held at bar `t`'s close: 0 on the close of the fill bar (NaN
+    /// when flat).
     pub fn bars_held(&self, t: usize) -> f64 {
         if self.position == 0 {
             f64::NAN
@@ -169,12 +170,6 @@ impl<'a> Managed<'a> {
         }
     }
 
-    /// The position held now.
-    #[inline]
-    pub fn position(&self) -> i8 {
-        self.acct.position
-    }
-
     /// The open trade now.
     #[inline]
     pub fn trade_state(&self) -> TradeState {
@@ -189,21 +184,11 @@ impl<'a> Managed<'a> {
         }
     }
 
-    /// The open trade's entry price (NaN when flat).
-    #[inline]
-    pub fn entry_price(&self) -> f64 {
-        self.acct.entry_price()
-    }
-
     /// Bars held at bar `t`'s close: 0 on the close of the fill bar (NaN
     /// when flat).
     #[inline]
-    pub fn bars_held(&self, t: usize) -> f64 {
-        if self.acct.position == 0 {
-            f64::NAN
-        } else {
-            (t - self.fill_bar) as f64
-        }
+    fn bars_held(&self, t: usize) -> f64 {
+        self.trade_state().bars_held(t)
     }
 
     /// Steps 1 and 2 of bar `t`. Whether the engine closed the position

@@ -310,19 +310,7 @@ impl Checker {
             return Ok(self.graph.add(Op::Col(*col), Ty::Num, true, 0));
         }
         // The calendar values: `hour` is `hour()`; `new_day` is true/false.
-        let calendar = |f: &Func| {
-            matches!(
-                f,
-                Func::Windowed(
-                    Windowed::Hour
-                        | Windowed::Minute
-                        | Windowed::Weekday
-                        | Windowed::Day
-                        | Windowed::Month
-                        | Windowed::NewDay
-                )
-            )
-        };
+        let calendar = |f: &Func| matches!(f, Func::Windowed(w) if w.calendar().is_some());
         if let Some(Func::Windowed(w)) = Func::named(name).filter(calendar) {
             let value = self
                 .graph

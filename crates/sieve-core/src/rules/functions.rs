@@ -285,6 +285,20 @@ impl Windowed {
         }
     }
 
+    /// The calendar value this function gives, if it is one (`hour` …):
+    /// those are also values a rule names without parentheses.
+    pub fn calendar(self) -> Option<Calendar> {
+        match self {
+            Windowed::Hour => Some(Calendar::Hour),
+            Windowed::Minute => Some(Calendar::Minute),
+            Windowed::Weekday => Some(Calendar::Weekday),
+            Windowed::Day => Some(Calendar::Day),
+            Windowed::Month => Some(Calendar::Month),
+            Windowed::NewDay => Some(Calendar::NewDay),
+            _ => None,
+        }
+    }
+
     /// The index of the window among the call's arguments (none for
     /// `obv()`).
     pub fn window_arg(self) -> Option<usize> {

@@ -998,7 +998,7 @@ impl Rules {
 
     /// The positions of `params` on bars `..n` (at most the bars), into
     /// `out` (the trade's state read as flat throughout: a strategy that
-    /// reads it runs through [`Rules::simulate_managed`]).
+    /// reads it runs through [`Rules::manage`]).
     fn hold(
         &self,
         bars: &Bars,
@@ -1013,34 +1013,6 @@ impl Rules {
             block.project(0, TradeState::FLAT);
             machine.run(&block.signals(), block.start, out);
         });
-    }
-
-    /// The engine with the rules' trade management over bars `..n`: the
-    /// state machine decides on each close from the position the engine
-    /// holds (flat after a stop, a target, `max_bars`), and the rules read
-    /// the trade's state as it is on that close.
-    #[allow(clippy::too_many_arguments)]
-    fn simulate_managed(
-        &self,
-        bars: &Bars,
-        indicators: &IndicatorSet,
-        params: &[f64],
-        direction: Direction,
-        cfg: &EngineConfig,
-        n: usize,
-        sink: &mut dyn Sink,
-    ) {
-        let mut machine = Machine::default();
-        self.manage(
-            bars,
-            indicators,
-            params,
-            direction,
-            cfg,
-            n,
-            &mut machine,
-            sink,
-        );
     }
 
     /// The engine over bars `..n` with these rules' trade-management keys
@@ -1481,8 +1453,19 @@ impl Strategy for RuleStrategy {
         end: usize,
         sink: &mut dyn Sink,
     ) {
-        self.rules
-            .simulate_managed(bars, indicators, params, direction, cfg, end, sink);
+        // The state machine decides on each close from the position the
+        // engine holds (flat after a stop, a target, `max_bars`).
+        let mut machine = Machine::default();
+        self.rules.manage(
+            bars,
+            indicators,
+            params,
+            direction,
+            cfg,
+            end,
+            &mut machine,
+            sink,
+        );
     }
 
     /// Straight to changes: the state machine writes only the bars where
