@@ -52,6 +52,7 @@ __all__ = [
     "SieveWarning",
     "backtest",
     "backtest_signals",
+    "indicator",
     "optimize",
     "strategies",
     "sweep",
@@ -100,6 +101,26 @@ def backtest(data, strategy, params, config=None, equity=False, trades=False):
         tables = {name: _trades(csv, entries, exits, tzs.get(name, tz)) for name, csv, entries, exits in traded}
         result["trades"] = tables[""] if "" in tables else tables
     return result
+
+
+def indicator(data, expression, config=None):
+    """The value of a rule expression on every bar, exactly as rules read it.
+
+    ``expression`` is any expression of the rule language without
+    parameters, e.g. ``"sar(0.02, 0.2)"`` or ``"barssince(close > open)"``.
+    Returns a pandas Series indexed by time (numbers; true/false as 1.0 /
+    0.0; NaN where undefined), or with several instruments a dict of them by
+    instrument name.
+    """
+    if not isinstance(expression, str):
+        raise TypeError("expression: expected a string, got %s" % type(expression).__name__)
+    with _Data(data) as d:
+        columns = _native.indicator(d.arg, _config(config), expression)
+        tz, tzs = d.tz, d.tzs
+    series = {
+        name: _equity(times, values, tzs.get(name, tz)).rename(expression) for name, times, values in columns
+    }
+    return series[""] if "" in series else series
 
 
 def _trades(csv, entries, exits, tz):

@@ -60,6 +60,14 @@ def backtest_signals(
     """verified.csv's numbers for each column of your own signals, indexed
     by column."""
 
+def indicator(
+    data: Data,
+    expression: str,
+    config: Optional[Config] = None,
+) -> Union[pd.Series, Dict[str, pd.Series]]:
+    """The value of a rule expression (no parameters) on every bar, as rules
+    read it; true/false as 1.0 / 0.0, NaN where undefined."""
+
 def sweep(
     data: Data,
     config: Optional[Config],

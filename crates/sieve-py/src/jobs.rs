@@ -24,6 +24,38 @@ fn bar(show: bool, len: u64, label: &str, unit: &str) -> Option<Progress> {
 /// trade's entry and exit time in ms (−1: still open).
 pub type TradesOf = (String, String, Vec<i64>, Vec<i64>);
 
+/// One instrument's name, bar times in ms and values.
+pub type Column = (String, Vec<i64>, Vec<f64>);
+
+/// Each instrument's `(name, times in ms, values)` of a rule expression:
+/// what the rules read on every bar.
+#[pyfunction]
+#[pyo3(signature = (data, config, expression))]
+pub fn indicator(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    config: (String, Bound<'_, PyAny>),
+    expression: String,
+) -> PyResult<Vec<Column>> {
+    let data = DataSpec::from_py(data)?;
+    let checked = ConfigSpec::from_py(&config)?
+        .load(&data.overrides())
+        .map_err(sieve_err)?;
+    let study = data.study_unwarned(py, checked)?;
+    py.detach(|| {
+        study
+            .market()
+            .instruments
+            .iter()
+            .map(|i| {
+                let values = sieve_core::rules::values(&expression, &i.bars)?;
+                Ok((i.name.clone(), i.bars.time.clone(), values))
+            })
+            .collect::<Result<Vec<_>, Error>>()
+    })
+    .map_err(sieve_err)
+}
+
 /// `sieve backtest --json`'s document (as JSON text), with `equity` each
 /// instrument's `(name, times in ms, equity)`, with `trades` each
 /// instrument's trades, and the CLI's warnings.

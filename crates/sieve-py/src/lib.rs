@@ -225,7 +225,17 @@ impl DataSpec {
 
     /// The checked study of `config` on these bars; warnings about the
     /// settings become `SieveWarning`s.
-    pub(crate) fn study(&self, py: Python<'_>, mut config: Config) -> PyResult<Study> {
+    pub(crate) fn study(&self, py: Python<'_>, config: Config) -> PyResult<Study> {
+        let study = self.study_unwarned(py, config)?;
+        for w in sieve_run::study::study_warnings(&study) {
+            let text = std::ffi::CString::new(w).unwrap_or_default();
+            PyErr::warn(py, &py.get_type::<SieveWarning>(), &text, 2)?;
+        }
+        Ok(study)
+    }
+
+    /// The study without its warnings (for what scores nothing).
+    pub(crate) fn study_unwarned(&self, py: Python<'_>, mut config: Config) -> PyResult<Study> {
         // Reading and checking the data runs without the GIL.
         let study = py
             .detach(|| -> Result<Study, Error> {
@@ -275,10 +285,6 @@ impl DataSpec {
                 Study::of_instruments(config, data, label)
             })
             .map_err(sieve_err)?;
-        for w in sieve_run::study::study_warnings(&study) {
-            let text = std::ffi::CString::new(w).unwrap_or_default();
-            PyErr::warn(py, &py.get_type::<SieveWarning>(), &text, 2)?;
-        }
         Ok(study)
     }
 }
@@ -338,6 +344,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TIME_NAMES", sieve_core::data::TIME_NAMES.to_vec())?;
     m.add_function(wrap_pyfunction!(jobs::backtest, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::backtest_signals, m)?)?;
+    m.add_function(wrap_pyfunction!(jobs::indicator, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::sweep, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::verify, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::optimize, m)?)?;

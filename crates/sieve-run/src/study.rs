@@ -56,6 +56,14 @@ impl Study {
     ) -> Result<Study> {
         let strategy = config.strategy()?;
         let space = config.space(&*strategy)?;
+        // The rules read the calendar in `data.timezone`.
+        let data = data
+            .into_iter()
+            .map(|(name, bars)| {
+                let timezone = config.timezone;
+                (name, Bars { timezone, ..bars })
+            })
+            .collect();
         let market = Market::new(&config.scoring(), data, &*strategy)?;
         Ok(Study {
             settings: Arc::new(RunSettings::of(&config)?),

@@ -32,6 +32,9 @@ pub struct Config {
     pub data: Option<PathBuf>,
     /// `data.adjust`: scale prices by adj_close / close.
     pub adjust: bool,
+    /// `data.timezone`: the zone of the rules' calendar values (UTC when
+    /// unset).
+    pub timezone: Option<chrono_tz::Tz>,
     /// `data.columns`: the names of a header-less file's columns.
     pub columns: Option<Vec<String>>,
     /// `data.paths`: several instruments' files or glob patterns, resolved
@@ -93,6 +96,7 @@ struct RawData {
     names: Option<Vec<String>>,
     adjust: Option<bool>,
     columns: Option<Vec<String>>,
+    timezone: Option<String>,
 }
 
 /// `data.paths`: a list of files or patterns, or one pattern.
@@ -498,8 +502,18 @@ impl Config {
                 name
             }
         };
+        let timezone = match &raw.data.timezone {
+            Some(name) => Some(name.parse::<chrono_tz::Tz>().map_err(|_| {
+                Error::config(
+                    "data.timezone",
+                    format!("'{name}' is not a time zone name; use an IANA name such as \"America/New_York\", \"Europe/London\" or \"UTC\""),
+                )
+            })?),
+            None => None,
+        };
         Ok(Config {
             source: table,
+            timezone,
             adjust: raw.data.adjust.unwrap_or(false),
             columns: raw.data.columns,
             data: raw.data.path.map(resolve),

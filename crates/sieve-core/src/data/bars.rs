@@ -10,6 +10,9 @@ pub struct Bars {
     pub low: Vec<f64>,
     pub close: Vec<f64>,
     pub volume: Option<Vec<f64>>,
+    /// `data.timezone`: the zone the calendar values (`hour`, `new_day`, …)
+    /// are read in; `None` is UTC.
+    pub timezone: Option<chrono_tz::Tz>,
 }
 
 impl Bars {

@@ -54,6 +54,7 @@ pub fn synth(n: usize, seed: u64) -> Bars {
         low: Vec::with_capacity(n),
         close: Vec::with_capacity(n),
         volume: Some(Vec::with_capacity(n)),
+        timezone: None,
     };
     let mut regime = 2usize;
     let mut prev_close = 100.0_f64;

@@ -75,6 +75,7 @@ impl Validator {
                 low: Vec::new(),
                 close: Vec::new(),
                 volume: volume.then(Vec::new),
+                timezone: None,
             },
             place,
             adjust,

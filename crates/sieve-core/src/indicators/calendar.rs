@@ -1,7 +1,9 @@
-//! The calendar values of each bar's time (UTC): hour, minute, weekday,
-//! day of the month, month, and whether the bar opens a new day.
+//! The calendar values of each bar's time (in UTC or `data.timezone`):
+//! hour, minute, weekday, day of the month, month, and whether the bar
+//! opens a new day.
 
-use chrono::{DateTime, Datelike, Timelike};
+use chrono::{DateTime, Datelike, NaiveDateTime, Timelike};
+use chrono_tz::Tz;
 
 /// Which calendar value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,14 +20,18 @@ pub enum Calendar {
     NewDay,
 }
 
-/// The value of `what` for each time (Unix milliseconds, UTC); NaN for a
-/// time outside chrono's range.
-pub fn calendar(time: &[i64], what: Calendar) -> Vec<f64> {
-    let mut previous_day: Option<i64> = None;
+/// The value of `what` for each time (Unix milliseconds) on the clock of
+/// `zone` (UTC when `None`); NaN for a time outside chrono's range.
+pub fn calendar(time: &[i64], what: Calendar, zone: Option<Tz>) -> Vec<f64> {
+    let mut previous_day: Option<(i32, u32)> = None;
     time.iter()
         .map(|&ms| {
-            let Some(t) = DateTime::from_timestamp_millis(ms) else {
+            let Some(utc) = DateTime::from_timestamp_millis(ms) else {
                 return f64::NAN;
+            };
+            let t: NaiveDateTime = match zone {
+                Some(z) => utc.with_timezone(&z).naive_local(),
+                None => utc.naive_utc(),
             };
             match what {
                 Calendar::Hour => f64::from(t.hour()),
@@ -34,7 +40,7 @@ pub fn calendar(time: &[i64], what: Calendar) -> Vec<f64> {
                 Calendar::Day => f64::from(t.day()),
                 Calendar::Month => f64::from(t.month()),
                 Calendar::NewDay => {
-                    let day = ms.div_euclid(86_400_000);
+                    let day = (t.year(), t.ordinal());
                     let new = previous_day != Some(day);
                     previous_day = Some(day);
                     f64::from(u8::from(new))
@@ -58,11 +64,54 @@ mod tests {
             t0 + 86_400_000 + 15 * 60_000,
             t0 + 86_400_000 + 10 * 3_600_000,
         ];
-        assert_eq!(calendar(&times, Calendar::Hour), [23.0, 0.0, 10.0]);
-        assert_eq!(calendar(&times, Calendar::Minute), [30.0, 15.0, 0.0]);
-        assert_eq!(calendar(&times, Calendar::Weekday), [2.0, 3.0, 3.0]);
-        assert_eq!(calendar(&times, Calendar::Day), [1.0, 2.0, 2.0]);
-        assert_eq!(calendar(&times, Calendar::Month), [1.0, 1.0, 1.0]);
-        assert_eq!(calendar(&times, Calendar::NewDay), [1.0, 1.0, 0.0]);
+        assert_eq!(calendar(&times, Calendar::Hour, None), [23.0, 0.0, 10.0]);
+        assert_eq!(calendar(&times, Calendar::Minute, None), [30.0, 15.0, 0.0]);
+        assert_eq!(calendar(&times, Calendar::Weekday, None), [2.0, 3.0, 3.0]);
+        assert_eq!(calendar(&times, Calendar::Day, None), [1.0, 2.0, 2.0]);
+        assert_eq!(calendar(&times, Calendar::Month, None), [1.0, 1.0, 1.0]);
+        assert_eq!(calendar(&times, Calendar::NewDay, None), [1.0, 1.0, 0.0]);
+    }
+
+    /// New York is 5 hours behind UTC in January, 4 in July: the same UTC
+    /// instants read as local hours, and the local day turns at midnight
+    /// there (a bar at 03:00 UTC is still the previous day).
+    #[test]
+    fn in_a_time_zone() {
+        let ny: Tz = "America/New_York".parse().unwrap();
+        let jan = 1_577_836_800_000i64; // 2020-01-01 00:00 UTC
+        let jul = 1_593_561_600_000i64; // 2020-07-01 00:00 UTC
+        let h = 3_600_000;
+        let times = [
+            jan + 14 * h + 30 * 60_000,
+            jul + 14 * h,
+            jul + 27 * h,
+            jul + 30 * h,
+        ];
+        assert_eq!(
+            calendar(&times, Calendar::Hour, Some(ny)),
+            [9.0, 10.0, 23.0, 2.0]
+        );
+        assert_eq!(
+            calendar(&times, Calendar::Minute, Some(ny)),
+            [30.0, 0.0, 0.0, 0.0]
+        );
+        // 2020-07-01 was a Wednesday; 03:00 UTC on the 2nd is Wednesday
+        // 23:00 in New York, 06:00 UTC is Thursday 02:00.
+        assert_eq!(
+            calendar(&times, Calendar::Weekday, Some(ny)),
+            [2.0, 2.0, 2.0, 3.0]
+        );
+        assert_eq!(
+            calendar(&times, Calendar::Day, Some(ny)),
+            [1.0, 1.0, 1.0, 2.0]
+        );
+        assert_eq!(
+            calendar(&times, Calendar::NewDay, Some(ny)),
+            [1.0, 1.0, 0.0, 1.0]
+        );
+        assert_eq!(
+            calendar(&times, Calendar::NewDay, None),
+            [1.0, 1.0, 1.0, 0.0]
+        );
     }
 }

@@ -10,7 +10,9 @@ pub mod calendar;
 pub mod channel;
 mod codes;
 pub mod composite;
+pub mod events;
 pub mod momentum;
+pub mod trend;
 pub mod volatility;
 pub mod volume;
 

@@ -715,6 +715,7 @@ mod tests {
             low: close.iter().map(|c| c - 1.0).collect(),
             close,
             volume: None,
+            timezone: None,
         }
     }
 

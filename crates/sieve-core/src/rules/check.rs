@@ -318,9 +318,7 @@ impl Checker {
             if w != Windowed::NewDay {
                 return Ok(value);
             }
-            let one = self
-                .graph
-                .add(Op::Number(1f64.to_bits()), Ty::Num, false, 0);
+            let one = self.number(1.0);
             return Ok(self
                 .graph
                 .add(Op::Bin(BinOp::Eq, value, one), Ty::Bool, true, 0));
@@ -389,9 +387,12 @@ impl Checker {
         }
         let mut ids = Vec::with_capacity(args.len());
         let mut same: Option<Ty> = None;
+        // A windowed function of a true/false series reads it as 1 / 0;
+        // through a `Same` argument the result is true/false again.
+        let mut bool_result = false;
         let remembers = func.is_windowed() || matches!(func, Func::CrossAbove | Func::CrossBelow);
         for (arg, kind) in args.iter().zip(&want) {
-            let id = self.expr(arg)?;
+            let mut id = self.expr(arg)?;
             if remembers && self.node(id).state {
                 return Err(err(
                     arg.span.start,
@@ -409,6 +410,22 @@ impl Checker {
                     Some(t) => self.expect(id, t, arg, &what)?,
                 },
                 Arg::Window(min) => self.window(id, arg, func, *min)?,
+                Arg::Scalar => {
+                    self.expect(id, Ty::Num, arg, &what)?;
+                    if self.node(id).series {
+                        return Err(err(
+                            arg.span.start,
+                            format!(
+                                "this argument of {} is a setting: a number, a parameter or arithmetic of those, not a value that changes from bar to bar",
+                                func.signature()
+                            ),
+                        ));
+                    }
+                }
+            }
+            if func.is_windowed() && self.node(id).ty == Ty::Bool {
+                bool_result |= *kind == Arg::Same;
+                id = self.as_number(id);
             }
             ids.push(id);
         }
@@ -422,7 +439,31 @@ impl Checker {
             Func::If => same.unwrap_or(Ty::Num),
             Func::Windowed(_) | Func::Abs | Func::Min | Func::Max | Func::Clamp => Ty::Num,
         };
-        Ok(self.graph.add(Op::Call(func, ids), ty, series, deps))
+        let call = self.graph.add(Op::Call(func, ids), ty, series, deps);
+        if !bool_result {
+            return Ok(call);
+        }
+        let one = self.number(1.0);
+        Ok(self
+            .graph
+            .add(Op::Bin(BinOp::Eq, call, one), Ty::Bool, series, deps))
+    }
+
+    /// A number node.
+    fn number(&mut self, v: f64) -> Id {
+        self.graph.add(Op::Number(v.to_bits()), Ty::Num, false, 0)
+    }
+
+    /// True/false node `c` as a number: `if(c, 1, 0)`.
+    fn as_number(&mut self, c: Id) -> Id {
+        let (one, zero) = (self.number(1.0), self.number(0.0));
+        let node = self.node(c).clone();
+        self.graph.add(
+            Op::Call(Func::If, vec![c, one, zero]),
+            Ty::Num,
+            node.series,
+            node.deps,
+        )
     }
 
     /// A window argument: whole numbers only (integers, parameters, `+ - *`).
@@ -444,7 +485,10 @@ impl Checker {
                 let message = if func == Func::Windowed(Windowed::Shift) {
                     format!("shift by {v} would read the future (look-ahead); n must be ≥ 0")
                 } else {
-                    format!("the window of {} must be at least 1, got {v}", func.name())
+                    format!(
+                        "the window of {} must be at least {min}, got {v}",
+                        func.name()
+                    )
                 };
                 return Err(err(arg.span.start, message));
             }

@@ -14,7 +14,7 @@ use super::eval::{arith, by_runs};
 use super::parse::BinOp;
 use crate::data::Bars;
 use crate::indicators::calendar::{calendar, Calendar};
-use crate::indicators::{average, channel, momentum, volatility, volume};
+use crate::indicators::{average, channel, events, momentum, trend, volatility, volume};
 
 /// A function a rule can call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -58,6 +58,17 @@ pub enum Windowed {
     Stdev,
     Roc,
     Shift,
+    Barssince,
+    Valuewhen,
+    SumSince,
+    HighestSince,
+    LowestSince,
+    Mfi,
+    StochK,
+    StochD,
+    Sar,
+    Supertrend,
+    SupertrendDir,
 }
 
 /// What an argument must be.
@@ -65,6 +76,9 @@ pub enum Windowed {
 pub enum Arg {
     Num,
     Bool,
+    /// A number that does not change from bar to bar (a setting such as
+    /// `sar`'s step): numbers, parameters and arithmetic of those.
+    Scalar,
     /// A whole-number window, at least this much.
     Window(i64),
     /// Either type, the same as the other `Same` arguments.
@@ -75,38 +89,59 @@ pub enum Arg {
 pub struct WindowedSpec {
     pub name: &'static str,
     pub signature: &'static str,
-    /// Reads a series `x` (its first argument) before its window `n`;
-    /// `false`: the window only, from the bars (`atr(n)`).
-    pub reads_series: bool,
-    /// The least window (0: `shift(x, 0)` is `x`); `None`: no window
-    /// (`obv()`).
-    pub min_window: Option<i64>,
+    /// The series it reads, its first arguments: [`Arg::Num`],
+    /// [`Arg::Bool`] (read as 1 / 0) or [`Arg::Same`] (either; a true/false
+    /// series gives a true/false result: `shift(c, n)`).
+    pub series: &'static [Arg],
+    /// Then its settings: whole-number windows ([`Arg::Window`]) and
+    /// numbers that do not change from bar to bar ([`Arg::Scalar`]).
+    pub settings: &'static [Arg],
     /// Reads the volume column (the data must have one).
     pub reads_volume: bool,
-    /// Bars from the input's first defined bar to the output's, for a
-    /// window of `n` (from the first bar when it reads no series).
-    pub lag: fn(usize) -> usize,
-    /// The column for a valid window `n`: `x` is the input series (empty
-    /// when it reads none). Undefined values are NaN.
-    pub compute: fn(x: &[f64], n: usize, bars: &Bars) -> Vec<f64>,
+    /// Bars from the inputs' first defined bar to the output's (from the
+    /// first bar when it reads no series), for the settings (windows as
+    /// whole numbers, other settings 0).
+    pub lag: fn(&[usize]) -> usize,
+    pub compute: Compute,
 }
+
+/// A column of several series (in order) and settings.
+pub type ManyFn = fn(xs: &[&[f64]], settings: &[f64], bars: &Bars) -> Vec<f64>;
+
+/// How a windowed function's column is computed. Undefined values are NaN.
+#[derive(Clone, Copy)]
+pub enum Compute {
+    /// At most one series and one window: `x` is the series (empty when it
+    /// reads none), `n` the window (0 without one).
+    Window(fn(x: &[f64], n: usize, bars: &Bars) -> Vec<f64>),
+    /// Any series and settings: the series in order, then the settings
+    /// (windows checked to be whole numbers of at least their least).
+    Many(ManyFn),
+}
+
+/// One window of at least 0, 1 or 2 bars.
+const W0: &[Arg] = &[Arg::Window(0)];
+const W1: &[Arg] = &[Arg::Window(1)];
+const W2: &[Arg] = &[Arg::Window(2)];
+/// One number series.
+const X: &[Arg] = &[Arg::Num];
 
 /// A function of a series `x` (its first argument) and a window.
 fn of_series(
     name: &'static str,
     signature: &'static str,
-    min_window: i64,
-    lag: fn(usize) -> usize,
+    window: &'static [Arg],
+    lag: fn(&[usize]) -> usize,
     compute: fn(&[f64], usize, &Bars) -> Vec<f64>,
 ) -> WindowedSpec {
     WindowedSpec {
         name,
         signature,
-        reads_series: true,
-        min_window: Some(min_window),
+        series: X,
+        settings: window,
         reads_volume: false,
         lag,
-        compute,
+        compute: Compute::Window(compute),
     }
 }
 
@@ -114,13 +149,45 @@ fn of_series(
 fn of_bars(
     name: &'static str,
     signature: &'static str,
-    min_window: i64,
-    lag: fn(usize) -> usize,
+    window: &'static [Arg],
+    lag: fn(&[usize]) -> usize,
     compute: fn(&[f64], usize, &Bars) -> Vec<f64>,
 ) -> WindowedSpec {
     WindowedSpec {
-        reads_series: false,
-        ..of_series(name, signature, min_window, lag, compute)
+        series: &[],
+        ..of_series(name, signature, window, lag, compute)
+    }
+}
+
+/// A function of the bars' prices and several settings.
+fn of_bars_with(
+    name: &'static str,
+    signature: &'static str,
+    settings: &'static [Arg],
+    lag: fn(&[usize]) -> usize,
+    compute: ManyFn,
+) -> WindowedSpec {
+    WindowedSpec {
+        name,
+        signature,
+        series: &[],
+        settings,
+        reads_volume: false,
+        lag,
+        compute: Compute::Many(compute),
+    }
+}
+
+/// A function of a condition `c` and a series `x` since `c` was last true.
+fn since(name: &'static str, signature: &'static str, compute: ManyFn) -> WindowedSpec {
+    WindowedSpec {
+        name,
+        signature,
+        series: &[Arg::Bool, Arg::Num],
+        settings: &[],
+        reads_volume: false,
+        lag: |_| 0,
+        compute: Compute::Many(compute),
     }
 }
 
@@ -128,37 +195,29 @@ fn of_bars(
 fn calendar_spec(name: &'static str, signature: &'static str, what: Calendar) -> WindowedSpec {
     // One function per value (a `fn`, not a closure that captures).
     let compute: fn(&[f64], usize, &Bars) -> Vec<f64> = match what {
-        Calendar::Hour => |_, _, bars| calendar(&bars.time, Calendar::Hour),
-        Calendar::Minute => |_, _, bars| calendar(&bars.time, Calendar::Minute),
-        Calendar::Weekday => |_, _, bars| calendar(&bars.time, Calendar::Weekday),
-        Calendar::Day => |_, _, bars| calendar(&bars.time, Calendar::Day),
-        Calendar::Month => |_, _, bars| calendar(&bars.time, Calendar::Month),
-        Calendar::NewDay => |_, _, bars| calendar(&bars.time, Calendar::NewDay),
+        Calendar::Hour => |_, _, b| calendar(&b.time, Calendar::Hour, b.timezone),
+        Calendar::Minute => |_, _, b| calendar(&b.time, Calendar::Minute, b.timezone),
+        Calendar::Weekday => |_, _, b| calendar(&b.time, Calendar::Weekday, b.timezone),
+        Calendar::Day => |_, _, b| calendar(&b.time, Calendar::Day, b.timezone),
+        Calendar::Month => |_, _, b| calendar(&b.time, Calendar::Month, b.timezone),
+        Calendar::NewDay => |_, _, b| calendar(&b.time, Calendar::NewDay, b.timezone),
     };
-    WindowedSpec {
-        name,
-        signature,
-        reads_series: false,
-        min_window: None,
-        reads_volume: false,
-        lag: |_| 0,
-        compute,
-    }
+    of_bars(name, signature, &[], |_| 0, compute)
 }
 
 /// An average or extreme of `n` values: defined from the n-th.
-fn n_minus_one(n: usize) -> usize {
-    n.saturating_sub(1)
+fn n_minus_one(n: &[usize]) -> usize {
+    n[0].saturating_sub(1)
 }
 
 /// A difference over `n` bars (or RSI's `n` changes): defined `n` bars on.
-fn n_bars(n: usize) -> usize {
-    n
+fn n_bars(n: &[usize]) -> usize {
+    n[0]
 }
 
 impl Windowed {
     /// Every windowed function, in the order errors list them.
-    pub const ALL: [Windowed; 25] = [
+    pub const ALL: [Windowed; 36] = [
         Windowed::Sma,
         Windowed::Ema,
         Windowed::Wma,
@@ -184,71 +243,80 @@ impl Windowed {
         Windowed::Stdev,
         Windowed::Roc,
         Windowed::Shift,
+        Windowed::Barssince,
+        Windowed::Valuewhen,
+        Windowed::SumSince,
+        Windowed::HighestSince,
+        Windowed::LowestSince,
+        Windowed::Mfi,
+        Windowed::StochK,
+        Windowed::StochD,
+        Windowed::Sar,
+        Windowed::Supertrend,
+        Windowed::SupertrendDir,
     ];
 
     pub fn spec(self) -> WindowedSpec {
         match self {
-            Windowed::Sma => of_series("sma", "sma(x, n)", 1, n_minus_one, |x, n, _| {
+            Windowed::Sma => of_series("sma", "sma(x, n)", W1, n_minus_one, |x, n, _| {
                 by_runs(x, |r| average::sma(r, n))
             }),
-            Windowed::Ema => of_series("ema", "ema(x, n)", 1, n_minus_one, |x, n, _| {
+            Windowed::Ema => of_series("ema", "ema(x, n)", W1, n_minus_one, |x, n, _| {
                 by_runs(x, |r| average::ema(r, n))
             }),
-            Windowed::Wma => of_series("wma", "wma(x, n)", 1, n_minus_one, |x, n, _| {
+            Windowed::Wma => of_series("wma", "wma(x, n)", W1, n_minus_one, |x, n, _| {
                 by_runs(x, |r| average::wma(r, n))
             }),
-            Windowed::Rma => of_series("rma", "rma(x, n)", 1, n_minus_one, |x, n, _| {
+            Windowed::Rma => of_series("rma", "rma(x, n)", W1, n_minus_one, |x, n, _| {
                 by_runs(x, |r| average::rma(r, n))
             }),
-            Windowed::Sum => of_series("sum", "sum(x, n)", 1, n_minus_one, |x, n, _| {
+            Windowed::Sum => of_series("sum", "sum(x, n)", W1, n_minus_one, |x, n, _| {
                 by_runs(x, |r| average::sum(r, n))
             }),
-            Windowed::Cumsum => WindowedSpec {
-                min_window: None,
-                ..of_series(
-                    "cumsum",
-                    "cumsum(x)",
-                    0,
-                    |_| 0,
-                    |x, _, _| by_runs(x, average::cumsum),
-                )
-            },
-            Windowed::Rsi => of_series("rsi", "rsi(x, n)", 1, n_bars, |x, n, _| {
+            Windowed::Cumsum => of_series(
+                "cumsum",
+                "cumsum(x)",
+                &[],
+                |_| 0,
+                |x, _, _| by_runs(x, average::cumsum),
+            ),
+            Windowed::Rsi => of_series("rsi", "rsi(x, n)", W1, n_bars, |x, n, _| {
                 by_runs(x, |r| momentum::rsi(r, n))
             }),
-            Windowed::Atr => of_bars("atr", "atr(n)", 1, n_bars, |_, n, bars| {
+            Windowed::Atr => of_bars("atr", "atr(n)", W1, n_bars, |_, n, bars| {
                 volatility::atr(&bars.high, &bars.low, &bars.close, n)
             }),
-            Windowed::Cci => of_bars("cci", "cci(n)", 1, n_minus_one, |_, n, bars| {
+            Windowed::Cci => of_bars("cci", "cci(n)", W1, n_minus_one, |_, n, bars| {
                 momentum::cci(&bars.high, &bars.low, &bars.close, n)
             }),
-            Windowed::Willr => of_bars("willr", "willr(n)", 1, n_minus_one, |_, n, bars| {
+            Windowed::Willr => of_bars("willr", "willr(n)", W1, n_minus_one, |_, n, bars| {
                 momentum::willr(&bars.high, &bars.low, &bars.close, n)
             }),
-            Windowed::PlusDi => of_bars("plus_di", "plus_di(n)", 2, n_bars, |_, n, bars| {
+            Windowed::PlusDi => of_bars("plus_di", "plus_di(n)", W2, n_bars, |_, n, bars| {
                 momentum::plus_di(&bars.high, &bars.low, &bars.close, n)
             }),
-            Windowed::MinusDi => of_bars("minus_di", "minus_di(n)", 2, n_bars, |_, n, bars| {
+            Windowed::MinusDi => of_bars("minus_di", "minus_di(n)", W2, n_bars, |_, n, bars| {
                 momentum::minus_di(&bars.high, &bars.low, &bars.close, n)
             }),
             Windowed::Adx => of_bars(
                 "adx",
                 "adx(n)",
-                2,
-                |n| (2 * n).saturating_sub(1),
+                W2,
+                |n| (2 * n[0]).saturating_sub(1),
                 |_, n, bars| momentum::adx(&bars.high, &bars.low, &bars.close, n),
             ),
             Windowed::Obv => WindowedSpec {
-                name: "obv",
-                signature: "obv()",
-                reads_series: false,
-                min_window: None,
                 reads_volume: true,
-                lag: |_| 0,
-                compute: |_, _, bars| match &bars.volume {
-                    Some(volume) => volume::obv(&bars.close, volume),
-                    None => vec![f64::NAN; bars.len()],
-                },
+                ..of_bars(
+                    "obv",
+                    "obv()",
+                    &[],
+                    |_| 0,
+                    |_, _, bars| match &bars.volume {
+                        Some(volume) => volume::obv(&bars.close, volume),
+                        None => vec![f64::NAN; bars.len()],
+                    },
+                )
             },
             Windowed::Hour => calendar_spec("hour", "hour()", Calendar::Hour),
             Windowed::Minute => calendar_spec("minute", "minute()", Calendar::Minute),
@@ -257,31 +325,101 @@ impl Windowed {
             Windowed::Month => calendar_spec("month", "month()", Calendar::Month),
             Windowed::NewDay => calendar_spec("new_day", "new_day()", Calendar::NewDay),
             Windowed::Highest => {
-                of_series("highest", "highest(x, n)", 1, n_minus_one, |x, n, _| {
+                of_series("highest", "highest(x, n)", W1, n_minus_one, |x, n, _| {
                     by_runs(x, |r| channel::highest(r, n))
                 })
             }
-            Windowed::Lowest => of_series("lowest", "lowest(x, n)", 1, n_minus_one, |x, n, _| {
+            Windowed::Lowest => of_series("lowest", "lowest(x, n)", W1, n_minus_one, |x, n, _| {
                 by_runs(x, |r| channel::lowest(r, n))
             }),
-            Windowed::Stdev => of_series("stdev", "stdev(x, n)", 1, n_minus_one, |x, n, _| {
+            Windowed::Stdev => of_series("stdev", "stdev(x, n)", W1, n_minus_one, |x, n, _| {
                 by_runs(x, |r| volatility::stdev(r, n))
             }),
-            Windowed::Roc => of_series("roc", "roc(x, n)", 0, n_bars, |x, n, _| {
+            Windowed::Roc => of_series("roc", "roc(x, n)", W0, n_bars, |x, n, _| {
                 let mut out = vec![f64::NAN; x.len()];
                 for t in n..x.len() {
                     out[t] = arith(BinOp::Div, x[t], x[t - n]) - 1.0;
                 }
                 out
             }),
-            Windowed::Shift => of_series("shift", "shift(x, n)", 0, n_bars, |x, n, _| {
-                let len = x.len();
-                let mut out = vec![f64::NAN; len];
-                if n < len {
-                    out[n..].copy_from_slice(&x[..len - n]);
-                }
-                out
+            Windowed::Shift => WindowedSpec {
+                series: &[Arg::Same],
+                ..of_series("shift", "shift(x, n)", W0, n_bars, |x, n, _| {
+                    let len = x.len();
+                    let mut out = vec![f64::NAN; len];
+                    if n < len {
+                        out[n..].copy_from_slice(&x[..len - n]);
+                    }
+                    out
+                })
+            },
+            Windowed::Barssince => WindowedSpec {
+                series: &[Arg::Bool],
+                ..since("barssince", "barssince(c)", |xs, _, _| {
+                    events::barssince(xs[0])
+                })
+            },
+            Windowed::Valuewhen => since("valuewhen", "valuewhen(c, x)", |xs, _, _| {
+                events::valuewhen(xs[0], xs[1])
             }),
+            Windowed::SumSince => since("sum_since", "sum_since(c, x)", |xs, _, _| {
+                events::sum_since(xs[0], xs[1])
+            }),
+            Windowed::HighestSince => since("highest_since", "highest_since(c, x)", |xs, _, _| {
+                events::highest_since(xs[0], xs[1])
+            }),
+            Windowed::LowestSince => since("lowest_since", "lowest_since(c, x)", |xs, _, _| {
+                events::lowest_since(xs[0], xs[1])
+            }),
+            Windowed::Mfi => WindowedSpec {
+                reads_volume: true,
+                ..of_bars("mfi", "mfi(n)", W1, n_bars, |_, n, bars| {
+                    match &bars.volume {
+                        Some(v) => momentum::mfi(&bars.high, &bars.low, &bars.close, v, n),
+                        None => vec![f64::NAN; bars.len()],
+                    }
+                })
+            },
+            Windowed::StochK => of_bars_with(
+                "stoch_k",
+                "stoch_k(n, smooth)",
+                &[Arg::Window(1), Arg::Window(1)],
+                |w| w[0] + w[1] - 2,
+                |_, s, b| {
+                    momentum::stoch(&b.high, &b.low, &b.close, s[0] as usize, s[1] as usize, 1).0
+                },
+            ),
+            Windowed::StochD => of_bars_with(
+                "stoch_d",
+                "stoch_d(n, smooth, d)",
+                &[Arg::Window(1), Arg::Window(1), Arg::Window(1)],
+                |w| w[0] + w[1] + w[2] - 3,
+                |_, s, b| {
+                    let (n, smooth, d) = (s[0] as usize, s[1] as usize, s[2] as usize);
+                    momentum::stoch(&b.high, &b.low, &b.close, n, smooth, d).1
+                },
+            ),
+            Windowed::Sar => of_bars_with(
+                "sar",
+                "sar(step, max)",
+                &[Arg::Scalar, Arg::Scalar],
+                |_| 1,
+                |_, s, b| trend::sar(&b.high, &b.low, s[0], s[1]),
+            ),
+            Windowed::Supertrend => of_bars_with(
+                "supertrend",
+                "supertrend(n, mult)",
+                &[Arg::Window(1), Arg::Scalar],
+                n_bars,
+                |_, s, b| trend::supertrend(&b.high, &b.low, &b.close, s[0] as usize, s[1]).0,
+            ),
+            Windowed::SupertrendDir => of_bars_with(
+                "supertrend_dir",
+                "supertrend_dir(n, mult)",
+                &[Arg::Window(1), Arg::Scalar],
+                n_bars,
+                |_, s, b| trend::supertrend(&b.high, &b.low, &b.close, s[0] as usize, s[1]).1,
+            ),
         }
     }
 
@@ -299,26 +437,37 @@ impl Windowed {
         }
     }
 
-    /// The index of the window among the call's arguments (none for
-    /// `obv()`).
+    /// The index of the window among the call's arguments, when its only
+    /// setting is one window (what tables are shared across).
     pub fn window_arg(self) -> Option<usize> {
         let spec = self.spec();
-        spec.min_window.map(|_| usize::from(spec.reads_series))
+        matches!(spec.settings, [Arg::Window(_)]).then_some(spec.series.len())
     }
 
-    /// The column of this function of `x` over a window of `n` (a value:
-    /// a window that is not a whole number at least the function's least,
-    /// which a parameter expression like `slow - fast` can give, leaves the
-    /// column undefined).
-    pub fn column(self, x: &[f64], n: f64, bars: &Bars) -> Vec<f64> {
+    /// The column of this function of the series `xs` at the `settings`
+    /// (values: a window that is not a whole number at least the function's
+    /// least, which a parameter expression like `slow - fast` can give, or
+    /// a setting that is not finite leaves the column undefined).
+    pub fn column(self, xs: &[&[f64]], settings: &[f64], bars: &Bars) -> Vec<f64> {
         let spec = self.spec();
-        let Some(min) = spec.min_window else {
-            return (spec.compute)(x, 0, bars);
-        };
-        if !(n >= min as f64 && n <= 1e9 && n.fract() == 0.0) {
+        let valid = spec
+            .settings
+            .iter()
+            .zip(settings)
+            .all(|(arg, &v)| match arg {
+                Arg::Window(min) => v >= *min as f64 && v <= 1e9 && v.fract() == 0.0,
+                _ => v.is_finite(),
+            });
+        if !valid {
             return vec![f64::NAN; bars.len()];
         }
-        (spec.compute)(x, n as usize, bars)
+        match spec.compute {
+            Compute::Window(f) => {
+                let n = settings.first().map_or(0, |&v| v as usize);
+                f(xs.first().copied().unwrap_or(&[]), n, bars)
+            }
+            Compute::Many(f) => f(xs, settings, bars),
+        }
     }
 }
 
@@ -369,7 +518,10 @@ impl Func {
                 | Windowed::Willr
                 | Windowed::PlusDi
                 | Windowed::MinusDi
-                | Windowed::Adx => "oscillators",
+                | Windowed::Adx
+                | Windowed::Mfi
+                | Windowed::StochK
+                | Windowed::StochD => "oscillators",
                 Windowed::Atr | Windowed::Stdev => "volatility",
                 Windowed::Highest | Windowed::Lowest => "channels",
                 Windowed::Obv => "volume",
@@ -380,6 +532,12 @@ impl Func {
                 | Windowed::Month
                 | Windowed::NewDay => "time (also as values: hour, new_day, …)",
                 Windowed::Roc | Windowed::Shift => "history",
+                Windowed::Barssince
+                | Windowed::Valuewhen
+                | Windowed::SumSince
+                | Windowed::HighestSince
+                | Windowed::LowestSince => "since an event",
+                Windowed::Sar | Windowed::Supertrend | Windowed::SupertrendDir => "trend stops",
             },
             Func::CrossAbove | Func::CrossBelow => "crossings",
             Func::Abs | Func::Min | Func::Max | Func::Clamp | Func::If => "arithmetic",
@@ -422,11 +580,7 @@ impl Func {
         match self {
             Func::Windowed(w) => {
                 let spec = w.spec();
-                let series = spec.reads_series.then_some(Num);
-                series
-                    .into_iter()
-                    .chain(spec.min_window.map(Window))
-                    .collect()
+                spec.series.iter().chain(spec.settings).copied().collect()
             }
             Func::Abs => vec![Num],
             Func::Min | Func::Max | Func::CrossAbove | Func::CrossBelow => vec![Num, Num],
@@ -475,7 +629,18 @@ mod tests {
             | Windowed::Lowest
             | Windowed::Stdev
             | Windowed::Roc
-            | Windowed::Shift => w,
+            | Windowed::Shift
+            | Windowed::Barssince
+            | Windowed::Valuewhen
+            | Windowed::SumSince
+            | Windowed::HighestSince
+            | Windowed::LowestSince
+            | Windowed::Mfi
+            | Windowed::StochK
+            | Windowed::StochD
+            | Windowed::Sar
+            | Windowed::Supertrend
+            | Windowed::SupertrendDir => w,
         };
         for w in [
             Windowed::Sma,
@@ -503,10 +668,21 @@ mod tests {
             Windowed::Stdev,
             Windowed::Roc,
             Windowed::Shift,
+            Windowed::Barssince,
+            Windowed::Valuewhen,
+            Windowed::SumSince,
+            Windowed::HighestSince,
+            Windowed::LowestSince,
+            Windowed::Mfi,
+            Windowed::StochK,
+            Windowed::StochD,
+            Windowed::Sar,
+            Windowed::Supertrend,
+            Windowed::SupertrendDir,
         ] {
             assert!(Windowed::ALL.contains(&every(w)), "{w:?} is not in ALL");
         }
-        assert_eq!(Windowed::ALL.len(), 25);
+        assert_eq!(Windowed::ALL.len(), 36);
     }
 
     /// Names are unique, and each windowed function's signature starts

@@ -19,7 +19,7 @@ use std::cell::RefCell;
 
 use check::{Checker, Func, Graph, Id, Op, Ty};
 use eval::{Frame, Machine, Signals, BLOCK, SUB};
-use functions::Windowed;
+use functions::{Arg, Windowed};
 use plan::Plan;
 
 use crate::data::Bars;
@@ -460,7 +460,11 @@ impl Rules {
                 let Op::Call(Func::Windowed(f), args) = &self.graph.nodes[id].op else {
                     return id;
                 };
-                let input = f.spec().reads_series.then(|| args[0]);
+                let input = match f.spec().series.len() {
+                    0 => None,
+                    1 => Some(args[0]),
+                    _ => return id,
+                };
                 let window = f.window_arg().map(|k| &self.graph.nodes[args[k]].op);
                 let simple = matches!(window, Some(Op::Param(_)))
                     && input.is_none_or(|a| self.graph.nodes[a].deps == 0)
@@ -524,26 +528,30 @@ impl Rules {
     ) -> Vec<f64> {
         match &self.graph.nodes[id].op {
             Op::Call(Func::Windowed(f), args) => {
-                // No window (`obv()`): the column ignores it.
-                let window = f.window_arg().map_or(f64::NAN, |k| scalars[args[k]]);
-                let input = f.spec().reads_series.then(|| args[0]);
-                let splat;
-                let x: &[f64] = match input.map(|a| (a, &self.graph.nodes[a].op)) {
-                    Some((a, Op::Col(c))) => match eval::column(bars, *c) {
-                        Some(col) => col,
-                        None => {
-                            splat = vec![scalars[a]; bars.len()];
-                            &splat
-                        }
-                    },
-                    Some((a, _)) if self.graph.nodes[a].series => get(a),
-                    Some((a, _)) => {
-                        splat = vec![scalars[a]; bars.len()];
-                        &splat
-                    }
-                    None => &[],
-                };
-                f.column(x, window, bars)
+                let (inputs, settings) = args.split_at(f.spec().series.len());
+                let settings: Vec<f64> = settings.iter().map(|&a| scalars[a]).collect();
+                // An input that does not change from bar to bar, as a column.
+                let splats: Vec<Option<Vec<f64>>> = inputs
+                    .iter()
+                    .map(|&a| {
+                        let node = &self.graph.nodes[a];
+                        let column = match node.op {
+                            Op::Col(c) => eval::column(bars, c).is_some(),
+                            _ => node.series,
+                        };
+                        (!column).then(|| vec![scalars[a]; bars.len()])
+                    })
+                    .collect();
+                let xs: Vec<&[f64]> = inputs
+                    .iter()
+                    .zip(&splats)
+                    .map(|(&a, splat)| match (splat, &self.graph.nodes[a].op) {
+                        (Some(v), _) => v.as_slice(),
+                        (None, Op::Col(c)) => eval::column(bars, *c).unwrap_or_default(),
+                        (None, _) => get(a),
+                    })
+                    .collect();
+                f.column(&xs, &settings, bars)
             }
             _ => {
                 let mut full: Vec<Option<&[f64]>> = vec![None; self.graph.nodes.len()];
@@ -624,11 +632,12 @@ impl Rules {
         match &node.op {
             Op::Call(f, args) => match f {
                 Func::Windowed(w) => {
-                    let spec = w.spec();
-                    let lag = (spec.lag)(w.window_arg().map_or(0, |k| window(args[k])));
-                    match spec.reads_series {
-                        true => below + lag,
-                        false => lag,
+                    let inputs = w.spec().series.len();
+                    let windows: Vec<usize> = args[inputs..].iter().map(|&a| window(a)).collect();
+                    let lag = (w.spec().lag)(&windows);
+                    match inputs {
+                        0 => lag,
+                        _ => below + lag,
                     }
                 }
                 // Either branch may decide.
@@ -766,7 +775,17 @@ impl RuleStrategy {
             Op::Not(a) => format!("not {}", show(*a)),
             Op::Bin(op, a, b) => format!("({} {} {})", show(*a), op.symbol(), show(*b)),
             Op::Call(f, args) => {
-                let a: Vec<String> = args.iter().map(|&i| show(i)).collect();
+                let a: Vec<String> = args
+                    .iter()
+                    .zip(f.args())
+                    .map(|(&i, kind)| match (&self.rules.graph.nodes[i].op, kind) {
+                        // A true/false series the checker read as 1 / 0.
+                        (Op::Call(Func::If, c), Arg::Bool | Arg::Same) if f.is_windowed() => {
+                            show(c[0])
+                        }
+                        _ => show(i),
+                    })
+                    .collect();
                 format!("{}({})", f.name(), a.join(", "))
             }
         }
@@ -801,6 +820,58 @@ pub fn fuzz_one(text: &str) {
         assert!(out.iter().all(|p| (-1..=1).contains(p)));
     }
     let _ = rules.warmup(&[]);
+}
+
+/// The value of `expression` on every bar as a rule reads it: numbers,
+/// true/false as 1 / 0, undefined as NaN. It may read no parameter and
+/// not the trade's state (what Python's `sieve.indicator` returns).
+pub fn values(expression: &str, bars: &Bars) -> Result<Vec<f64>> {
+    const KEY: &str = "expression";
+    let mut checker = Checker::new(Vec::new(), Vec::new());
+    let id = compile_text(&mut checker, KEY, expression, None)?;
+    if checker.graph.nodes[id].state {
+        return Err(Error::config(
+            KEY,
+            "reads position, entry_price or bars_held, which exist only while a strategy trades",
+        ));
+    }
+    let ty = checker.graph.nodes[id].ty;
+    let rules = Rules {
+        source: RuleSource {
+            name: KEY.to_string(),
+            ..RuleSource::default()
+        },
+        n_params: 0,
+        plan: Plan::new(&checker.graph, &[id], 0),
+        graph: checker.graph,
+        roots: Roots {
+            entry: id,
+            exit: id,
+            short: None,
+            stop: None,
+            managed: ManagedRoots::default(),
+        },
+        defines: Vec::new(),
+        canonical: Vec::new(),
+    };
+    rules.check_data(bars)?;
+    let mut keys = Vec::new();
+    rules.indicators(&[], &mut keys);
+    let set = IndicatorSet::build_for(bars, &rules, keys);
+    let mut out = vec![f64::NAN; bars.len()];
+    rules.blocks(bars, &set, &[], Direction::Long, bars.len(), |block| {
+        let (start, len) = (block.start, block.len);
+        let out = &mut out[start..start + len];
+        match ty {
+            Ty::Num => out.copy_from_slice(block.frame.num(block.full, id, start, len)),
+            Ty::Bool => {
+                for (o, &b) in out.iter_mut().zip(block.frame.bools(id, len)) {
+                    *o = f64::from(b);
+                }
+            }
+        }
+    });
+    Ok(out)
 }
 
 fn compile_text(checker: &mut Checker, key: &str, text: &str, want: Option<Ty>) -> Result<Id> {
@@ -1584,6 +1655,13 @@ mod tests {
                 )
                     .prop_map(|(f, x, n)| format!("{f}({x}, {n})")),
                 (1i32..20).prop_map(|n| format!("atr({n})")),
+                (1i32..20, 1i32..5, 0i32..3).prop_map(|(n, s, d)| format!(
+                    "stoch_d({n}, {s}, {}) + sar(0.0{s}, 0.2) + supertrend({n}, {d}.5)",
+                    d + 1
+                )),
+                (inner.clone(), inner.clone(), 0i32..6).prop_map(|(a, b, n)| format!(
+                    "sum_since(shift({a} > {b}, {n}), {b}) + barssince({a} < {b})"
+                )),
                 inner.clone().prop_map(|x| format!("abs(-{x})")),
                 (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("min({a}, max({b}, 1))")),
                 (inner.clone(), inner.clone(), inner.clone())

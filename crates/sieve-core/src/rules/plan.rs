@@ -45,8 +45,11 @@ impl Plan {
             if let Op::Call(f, args) = &node.op {
                 if f.is_windowed() {
                     // The windowed call and its input series, unless a column.
-                    let reads = matches!(f, Func::Windowed(w) if w.spec().reads_series);
-                    for &a in args.iter().take(1).filter(|_| reads) {
+                    let inputs = match f {
+                        Func::Windowed(w) => w.spec().series.len(),
+                        _ => 0,
+                    };
+                    for &a in &args[..inputs] {
                         let input = &graph.nodes[a];
                         if input.series && !matches!(input.op, Op::Col(_)) {
                             materialized[a] = true;
@@ -100,11 +103,15 @@ impl Plan {
         for id in (0..n).filter(|&i| materialized[i] && reached[i]) {
             let (program, reads) = match &graph.nodes[id].op {
                 Op::Call(Func::Windowed(w), args) => {
-                    let input = args.first().copied().filter(|_| w.spec().reads_series);
-                    match input {
-                        Some(a) if materialized[a] => (Vec::new(), vec![a]),
-                        _ => (Vec::new(), Vec::new()),
-                    }
+                    let inputs = &args[..w.spec().series.len()];
+                    let mut reads: Vec<Id> = inputs
+                        .iter()
+                        .copied()
+                        .filter(|&a| materialized[a])
+                        .collect();
+                    reads.sort_unstable();
+                    reads.dedup();
+                    (Vec::new(), reads)
                 }
                 _ => program(graph, &[id], |i| i != id && materialized[i]),
             };

@@ -151,13 +151,14 @@ fn default_engine(direction: Direction) -> Config {
 
 /// Rule strategies: the shipped examples, and rules that go short and
 /// cross often.
-const RULE_STRATEGIES: [&str; 7] = [
+const RULE_STRATEGIES: [&str; 8] = [
     include_str!("../../../../examples/strategies/sma_cross.toml"),
     include_str!("../../../../examples/strategies/ema_cross.toml"),
     include_str!("../../../../examples/strategies/macd.toml"),
     include_str!("../../../../examples/strategies/rsi_reversion.toml"),
     include_str!("../../../../examples/strategies/bollinger_reversion.toml"),
     include_str!("../../../../examples/strategies/weighted_score.toml"),
+    include_str!("../../../../examples/strategies/supertrend_sar.toml"),
     r#"
 [strategy]
 name = "swing"
@@ -359,6 +360,7 @@ fn lanes_without_a_stop_agree_where_the_atr_is_zero() {
         low: (0..n).map(|i| pick(&moving.low, i)).collect(),
         close: (0..n).map(|i| pick(&moving.close, i)).collect(),
         volume: None,
+        timezone: None,
     };
     let s = strategy::lookup("activation").unwrap();
     let mut sets = Vec::new();

@@ -33,6 +33,7 @@ pub fn bars(open: &[f64], close: &[f64]) -> Bars {
             .collect(),
         close: close.to_vec(),
         volume: None,
+        timezone: None,
     }
 }
 

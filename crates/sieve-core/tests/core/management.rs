@@ -23,6 +23,7 @@ fn ohlc(rows: &[[f64; 4]]) -> Bars {
         low: rows.iter().map(|r| r[2]).collect(),
         close: rows.iter().map(|r| r[3]).collect(),
         volume: None,
+        timezone: None,
     }
 }
 

@@ -348,3 +348,68 @@ fn running_sums_by_hand() {
     s.positions(&bars, &set, &[], config.scoring.direction, &mut out);
     assert_eq!(out, [0, 0, 1, 1, 0]);
 }
+
+/// The event functions and `shift` of a true/false value, by hand:
+/// close = 1, 3, 2, 5, 4, 6 (up bars 1, 3, 5; down bars 2, 4).
+#[test]
+fn since_functions_and_shifted_conditions_by_hand() {
+    let close = [1.0, 3.0, 2.0, 5.0, 4.0, 6.0];
+    let bars = crate::bars(&close, &close);
+    let v = |e: &str| sieve_core::rules::values(e, &bars).unwrap();
+    let same = |got: Vec<f64>, want: [f64; 6]| {
+        let ok = got
+            .iter()
+            .zip(want)
+            .all(|(g, w)| *g == w || g.is_nan() && w.is_nan());
+        assert!(ok, "{got:?} != {want:?}");
+    };
+    let nan = f64::NAN;
+    let up = "close > shift(close, 1)";
+    same(
+        v(&format!("barssince({up})")),
+        [nan, 0.0, 1.0, 0.0, 1.0, 0.0],
+    );
+    same(
+        v(&format!("valuewhen({up}, close)")),
+        [nan, 3.0, 3.0, 5.0, 5.0, 6.0],
+    );
+    same(
+        v(&format!("sum_since({up}, close)")),
+        [nan, 3.0, 5.0, 5.0, 9.0, 6.0],
+    );
+    let down = "close < shift(close, 1)";
+    same(
+        v(&format!("highest_since({down}, close)")),
+        [nan, nan, 2.0, 5.0, 4.0, 6.0],
+    );
+    same(
+        v(&format!("lowest_since({down}, close)")),
+        [nan, nan, 2.0, 2.0, 4.0, 4.0],
+    );
+    // A shifted condition is true/false (false for its first bars) and
+    // works where rules want one.
+    same(
+        v(&format!("shift({up}, 2)")),
+        [0.0, 0.0, 0.0, 1.0, 0.0, 1.0],
+    );
+    let rules = format!("entry = \"shift({up}, 2)\"\nexit = \"not shift({up}, 2)\"");
+    assert_eq!(positions_of(&rules, &close, "long"), [0, 0, 0, 1, 0, 1]);
+}
+
+/// Settings must not change from bar to bar; conditions must be
+/// true/false; stoch and sar take their settings.
+#[test]
+fn stateful_function_arguments_are_checked() {
+    let close = [1.0, 2.0, 3.0];
+    let bars = crate::bars(&close, &close);
+    let err = |e: &str| sieve_core::rules::values(e, &bars).unwrap_err().to_string();
+    let e = err("sar(close, 0.2)");
+    assert!(e.contains("setting") && e.contains("sar(step, max)"), "{e}");
+    let e = err("barssince(close)");
+    assert!(e.contains("true/false"), "{e}");
+    let e = err("stoch_d(14, 3)");
+    assert!(e.contains("stoch_d(n, smooth, d)"), "{e}");
+    let e = err("supertrend(1.5, 3)");
+    assert!(e.contains("whole number"), "{e}");
+    assert!(sieve_core::rules::values("supertrend(2, 1.5) > 0", &bars).is_ok());
+}

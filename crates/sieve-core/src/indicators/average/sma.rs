@@ -5,6 +5,10 @@ pub fn sma(x: &[f64], n: usize) -> Vec<f64> {
     if n == 0 || x.len() < n {
         return out;
     }
+    if n == 1 {
+        // Exactly x (a running sum would leave rounding residue).
+        return x.to_vec();
+    }
     let mut sum: f64 = x[..n].iter().sum();
     out[n - 1] = sum / n as f64;
     for i in n..x.len() {
