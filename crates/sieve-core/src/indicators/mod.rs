@@ -52,16 +52,16 @@ pub enum Indicator {
     Rule(RuleSeries),
 }
 
-/// The most whole-number parameters a shared rule series can be keyed by;
-/// a series reading more is computed per combination instead.
+/// The most parameters a shared rule series can be keyed by; a series
+/// reading more is computed per combination instead.
 pub const RULE_SETTING_LEN: usize = 6;
 
-/// One node of a rule strategy's plan at one setting of the whole-number
-/// parameters it reads (in the plan's order; unused places 0).
+/// One node of a rule strategy's plan at one setting of the parameters it
+/// reads (in the plan's order, each value's f64 bits; unused places 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RuleSeries {
     pub node: u32,
-    pub setting: [i32; RULE_SETTING_LEN],
+    pub setting: [u64; RULE_SETTING_LEN],
 }
 
 /// Knows how to compute the series a strategy reads: the built-in

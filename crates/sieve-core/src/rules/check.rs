@@ -347,9 +347,14 @@ impl Checker {
                 format!("'{name}' is a function; call it with its arguments, e.g. {name}(...)"),
             ));
         }
+        let calendar_values = Windowed::ALL
+            .iter()
+            .filter(|w| w.calendar().is_some())
+            .map(|w| w.spec().name);
         let known = Col::ALL
             .iter()
             .map(|(n, _)| *n)
+            .chain(calendar_values)
             .chain(self.defines.iter().map(|(n, _)| n.as_str()))
             .chain(self.params.iter().map(|p| p.name.as_str()));
         Err(err(
@@ -429,6 +434,8 @@ impl Checker {
             }
             ids.push(id);
         }
+        // `new_day()` is true/false, as the value `new_day` is.
+        bool_result |= func == Func::Windowed(Windowed::NewDay);
         // A crossing is about bars, so it is a series even of constants.
         let series = func.is_windowed()
             || matches!(func, Func::CrossAbove | Func::CrossBelow)

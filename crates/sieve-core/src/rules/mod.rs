@@ -488,10 +488,10 @@ impl Rules {
     /// The key of shared node `id` at the parameters `params` (a twin of
     /// windows: its canonical node's key at its window).
     fn key(&self, id: Id, params: &[f64]) -> Indicator {
-        let mut setting = [0i32; RULE_SETTING_LEN];
+        let mut setting = [0u64; RULE_SETTING_LEN];
         if let Some(ps) = &self.plan.shared[id] {
             for (s, &p) in setting.iter_mut().zip(ps) {
-                *s = params[p] as i32;
+                *s = params[p].to_bits();
             }
         }
         Indicator::Rule(RuleSeries {
@@ -510,7 +510,7 @@ impl Rules {
             .and_then(Option::as_ref)
         {
             for (&p, &s) in ps.iter().zip(&key.setting) {
-                params[p] = f64::from(s);
+                params[p] = f64::from_bits(s);
             }
         }
         params
@@ -1012,11 +1012,18 @@ impl Rules {
 
     fn check_data(&self, bars: &Bars) -> Result<()> {
         if self.reads_volume() && bars.volume.is_none() {
+            let readers: Vec<&str> = Windowed::ALL
+                .iter()
+                .map(|w| w.spec())
+                .filter(|s| s.reads_volume)
+                .map(|s| s.name)
+                .collect();
             return Err(Error::config(
                 "strategy",
                 format!(
-                    "the rules of '{}' read `volume` (directly or through obv), but the data has no volume column (name one `volume`, or remove what reads it from the rules)",
-                    self.source.name
+                    "the rules of '{}' read `volume` (directly or through {}), but the data has no volume column (name one `volume`, or remove what reads it from the rules)",
+                    self.source.name,
+                    readers.join(" or ")
                 ),
             ));
         }

@@ -84,7 +84,11 @@ impl Plan {
             .iter()
             .enumerate()
             .map(|(id, node)| {
-                let fits = node.deps & !int_params == 0
+                // A function of the bars alone (`supertrend(n, mult)`) is
+                // shared over real-valued settings too: one column per
+                // setting, as for whole-number ones.
+                let of_bars = matches!(&node.op, Op::Call(Func::Windowed(w), _) if w.spec().series.is_empty());
+                let fits = (node.deps & !int_params == 0 || of_bars)
                     && node.deps.count_ones() as usize <= RULE_SETTING_LEN;
                 (materialized[id] && fits).then(|| bits(node.deps))
             })

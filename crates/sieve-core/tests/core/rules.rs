@@ -412,4 +412,9 @@ fn stateful_function_arguments_are_checked() {
     let e = err("supertrend(1.5, 3)");
     assert!(e.contains("whole number"), "{e}");
     assert!(sieve_core::rules::values("supertrend(2, 1.5) > 0", &bars).is_ok());
+    // `new_day()` is true/false like the value `new_day`; calendar values
+    // are suggested for near misses.
+    assert!(sieve_core::rules::values("barssince(new_day()) + barssince(new_day)", &bars).is_ok());
+    let e = err("houre < 10");
+    assert!(e.contains("did you mean 'hour'"), "{e}");
 }
