@@ -701,6 +701,10 @@ mod tests {
             let empty = sig.ends_with("()");
             assert_eq!(if empty { 0 } else { commas + 1 }, f.args().len(), "{sig}");
             assert_eq!(Func::named(f.name()), Some(f));
+            if let Func::Windowed(w) = f {
+                // The warm-up reads at most three settings without allocating.
+                assert!(w.spec().settings.len() <= 3, "{sig}");
+            }
         }
     }
 }

@@ -632,9 +632,15 @@ impl Rules {
         match &node.op {
             Op::Call(f, args) => match f {
                 Func::Windowed(w) => {
-                    let inputs = w.spec().series.len();
-                    let windows: Vec<usize> = args[inputs..].iter().map(|&a| window(a)).collect();
-                    let lag = (w.spec().lag)(&windows);
+                    let spec = w.spec();
+                    let inputs = spec.series.len();
+                    // At most three settings (`stoch_d`); no allocation per call.
+                    let mut windows = [0usize; 3];
+                    let settings = &args[inputs..];
+                    for (slot, &a) in windows.iter_mut().zip(settings) {
+                        *slot = window(a);
+                    }
+                    let lag = (spec.lag)(&windows[..settings.len().min(3)]);
                     match inputs {
                         0 => lag,
                         _ => below + lag,
