@@ -633,3 +633,24 @@ def test_each_instrument_keeps_its_time_zone(frame):
     got = sieve.backtest({"ny": ny, "naive": frame}, "sma_cross", {"fast": 6, "slow": 50}, config=CONFIG, equity=True)
     assert got["equity"]["ny"].index.equals(ny.index)
     assert got["equity"]["naive"].index.equals(frame.index)
+
+
+def test_a_column_of_the_dataframe_reads_as_the_rules_computing_it(frame, tmp_path):
+    # The rule language computes the spread; the same values as a column of
+    # the DataFrame (and of a Parquet file written from it by sieve's run
+    # folder) give the identical sweep and optimum.
+    spread = "sma(close, 10) - ema(close, 30)"
+    data = frame.assign(spread=sieve.indicator(frame, spread), **{"My Spread": sieve.indicator(frame, spread)})
+    params = {"k": {"start": -2, "stop": 2, "step": 0.25}}
+    computed = {"strategy": {"name": "s", "entry": spread + " > k", "exit": spread + " < k", "params": params}}
+    read = {"strategy": {"name": "s", "entry": "spread > k", "exit": "col('My Spread') < k", "params": params}}
+    want = sieve.sweep(frame, computed)
+    assert len(want) == 17
+    pdt.assert_frame_equal(sieve.sweep(data, read), want, check_exact=True)
+    # Through optimize's run folder (data.parquet keeps the column).
+    run = sieve.optimize(data, dict(read, optimize={"iterations": 1}), out=tmp_path / "run")
+    want_run = sieve.optimize(frame, dict(computed, optimize={"iterations": 1}), out=tmp_path / "c")
+    assert (run["params"], run["score"]) == (want_run["params"], want_run["score"])
+    cli("report", tmp_path / "run")
+    with pytest.raises(sieve.SieveError, match=r"no column 'my spread' \(did you mean 'My Spread'\?\)"):
+        sieve.sweep(data, dict(read, strategy=dict(read["strategy"], exit="col('my spread') < k")))

@@ -54,6 +54,18 @@ impl Market {
             (true, Error::Invalid(message)) => {
                 Error::Invalid(format!("instrument '{name}': {message}"))
             }
+            (
+                true,
+                Error::Rule {
+                    key,
+                    column,
+                    message,
+                },
+            ) => Error::Rule {
+                key,
+                column,
+                message: format!("instrument '{name}': {message}"),
+            },
             (_, e) => e,
         };
         let spec = &if several && spec.shares == Shares::Combined {
@@ -62,7 +74,8 @@ impl Market {
             *spec
         };
         let mut instruments = Vec::with_capacity(data.len());
-        for (name, bars) in data {
+        let wanted = strategy.data_columns();
+        for (name, mut bars) in data {
             if instruments.iter().any(|i: &Instrument| i.name == name) {
                 return Err(Error::config(
                     "data.names",
@@ -70,6 +83,8 @@ impl Market {
                 ));
             }
             strategy.check_data(&bars).map_err(|e| name_it(&name, e))?;
+            // Columns nothing reads take no memory for the run.
+            bars.extra.retain(|c| wanted.contains(&c.name));
             let scoring = Scoring::new(spec, &bars).map_err(|e| name_it(&name, e))?;
             instruments.push(Instrument {
                 name,

@@ -64,7 +64,8 @@ impl Study {
                 (name, Bars { timezone, ..bars })
             })
             .collect();
-        let market = Market::new(&config.scoring(), data, &*strategy)?;
+        let market =
+            Market::new(&config.scoring(), data, &*strategy).map_err(|e| config.in_file(e))?;
         Ok(Study {
             settings: Arc::new(RunSettings::of(&config)?),
             data_hash: market_hash(&market),
@@ -236,6 +237,15 @@ pub fn data_hash(bars: &Bars) -> String {
     }
     for col in [&bars.open, &bars.high, &bars.low, &bars.close] {
         for v in col {
+            h.update(v.to_bits().to_le_bytes());
+        }
+    }
+    // The columns the rules read (a study keeps only those); none leaves
+    // the hash of price-only data as it was.
+    for column in &bars.extra {
+        h.update(column.name.as_bytes());
+        h.update([0]);
+        for v in &column.values {
             h.update(v.to_bits().to_le_bytes());
         }
     }

@@ -121,6 +121,31 @@ const MANAGED_GRID: &str =
     "n = { values = [10, 20] }\nk = { values = [1, 2, 3] }\nhold = { values = [5, 40] }";
 const MANAGED_SETTINGS: &str = "[backtest]\nmax_leverage = 1.5\ndirection = \"long_short\"";
 
+/// A column of the data (undefined on some bars) read by name and by
+/// `col("…")`: a shared series on the CPU, uploaded to the device.
+const COLUMN_RULES: &str = r#"name = "column_rules"
+entry = "signal > k and close > sma(close, 20)"
+exit = "col('signal') < -k"
+"#;
+const COLUMN_GRID: &str = "k = { start = 0, stop = 0.6, step = 0.2 }";
+
+/// Synthetic bars with a `signal` column: a wave with undefined stretches.
+fn with_signal() -> Vec<(String, Bars)> {
+    let mut bars = synth(2500, 11);
+    let signal = (0..bars.len())
+        .map(|i| match i % 97 < 5 {
+            true => f64::NAN,
+            false => (i as f64 * 0.05).sin(),
+        })
+        .collect();
+    bars.extra = vec![sieve_core::data::ExtraColumn {
+        name: "signal".into(),
+        values: signal,
+        problem: None,
+    }];
+    vec![(String::new(), bars)]
+}
+
 fn rule_cases() -> Vec<Case> {
     let mut grouped = case_of(MACD_RULES, MACD_GRID, "");
     grouped.series_budget = 0;
@@ -147,6 +172,12 @@ fn rule_cases() -> Vec<Case> {
             MANAGED_RULES,
             MANAGED_GRID,
             &format!("objective = \"total_return\"\nmin_trades = 0\n{MANAGED_SETTINGS}"),
+        ),
+        case_on(
+            COLUMN_RULES,
+            COLUMN_GRID,
+            "objective = \"total_return\"\nmin_trades = 0",
+            with_signal(),
         ),
     ]
 }

@@ -28,6 +28,8 @@ pub use grid::axis_values;
 pub struct Config {
     /// The merged TOML (file + overrides): what runs are hashed by.
     pub source: toml::Table,
+    /// The file it was read from, for errors found later (with the data).
+    pub file: Option<PathBuf>,
     /// `data.path`, resolved against the config file's folder.
     pub data: Option<PathBuf>,
     /// `data.adjust`: scale prices by adj_close / close.
@@ -296,10 +298,21 @@ impl Config {
             apply_override(&mut table, o)?;
         }
         let base = path.and_then(Path::parent);
-        Config::from_table(table, base).map_err(|e| match path {
+        let mut config = Config::from_table(table, base).map_err(|e| match path {
             Some(p) => e.in_file(&p.display().to_string()),
             None => e,
-        })
+        })?;
+        config.file = path.map(Path::to_path_buf);
+        Ok(config)
+    }
+
+    /// `e` as said of this config's file (a rule's error found with the
+    /// data names the file as one found on reading it does).
+    pub fn in_file(&self, e: Error) -> Error {
+        match &self.file {
+            Some(p) => e.in_file(&p.display().to_string()),
+            None => e,
+        }
     }
 
     /// Parses a config from TOML text.
@@ -512,6 +525,7 @@ impl Config {
             None => None,
         };
         Ok(Config {
+            file: None,
             source: table,
             timezone,
             adjust: raw.data.adjust.unwrap_or(false),

@@ -13,6 +13,22 @@ pub struct Bars {
     /// `data.timezone`: the zone the calendar values (`hour`, `new_day`, …)
     /// are read in; `None` is UTC.
     pub timezone: Option<chrono_tz::Tz>,
+    /// The file's other columns, which rules read by name (`signal`,
+    /// `col("My Signal")`), in file order. After loading every one is here;
+    /// a study keeps only those its strategy reads.
+    pub extra: Vec<ExtraColumn>,
+}
+
+/// A column of the data beyond time, prices and volume.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExtraColumn {
+    /// The name as written (trimmed).
+    pub name: String,
+    /// One value per bar; an empty cell or null is NaN (undefined).
+    pub values: Vec<f64>,
+    /// Why the column cannot be read as numbers (text in a cell, a type
+    /// that is not numeric); an error only if a rule reads it.
+    pub problem: Option<String>,
 }
 
 impl Bars {
@@ -22,6 +38,11 @@ impl Bars {
 
     pub fn is_empty(&self) -> bool {
         self.close.is_empty()
+    }
+
+    /// The extra column named exactly `name`.
+    pub fn extra(&self, name: &str) -> Option<&ExtraColumn> {
+        self.extra.iter().find(|c| c.name == name)
     }
 
     /// Index of the first bar at or after `ms`; `len()` when there is none.

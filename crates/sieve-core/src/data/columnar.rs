@@ -138,6 +138,17 @@ fn add_batch(
     };
     let adj_close = optional(cols.adj_close)?;
     let volume = optional(cols.volume)?;
+    // An extra column of another type is read as all-undefined with the
+    // reason kept: an error only if a rule reads it.
+    let mut extra: Vec<Vec<Cell<'_>>> = Vec::with_capacity(cols.extra.len());
+    for &c in &cols.extra {
+        let (name, array) = column(c)?;
+        extra.push(extra_cells(name, array).unwrap_or_else(|e| {
+            rows.extra_problem(extra.len(), e);
+            vec![Cell::Null; array.len()]
+        }));
+    }
+    let mut cells: Vec<Cell<'_>> = Vec::with_capacity(extra.len());
     let mut joined = String::new();
     for i in 0..batch.num_rows() {
         let at = first_row + i as u64;
@@ -160,12 +171,15 @@ fn add_batch(
             }
             (_, t) => t,
         };
+        cells.clear();
+        cells.extend(extra.iter().map(|v| v[i]));
         rows.push(Row {
             at,
             time,
             ohlc: [ohlc[0][i], ohlc[1][i], ohlc[2][i], ohlc[3][i]],
             adj_close: adj_close.as_ref().map(|v| v[i]),
             volume: volume.as_ref().map(|v| v[i]),
+            extra: &cells,
         });
     }
     Ok(())
@@ -205,6 +219,23 @@ fn numbers<'a>(name: &str, array: &'a dyn Array) -> Result<Vec<Cell<'a>>, String
                 "column '{name}' holds {other}; expected numbers (integer, float or decimal)"
             ))
         }
+    })
+}
+
+/// An extra column's cells: numbers as [`numbers`] reads them, true/false
+/// as 1/0, text parsed cell by cell.
+fn extra_cells<'a>(name: &str, array: &'a dyn Array) -> Result<Vec<Cell<'a>>, String> {
+    Ok(match array.data_type() {
+        DataType::Boolean => array
+            .as_boolean()
+            .iter()
+            .map(|v| v.map_or(Cell::Null, |b| Cell::Number(f64::from(u8::from(b)))))
+            .collect(),
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => strings(name, array)?
+            .into_iter()
+            .map(|v| v.map_or(Cell::Null, Cell::Text))
+            .collect(),
+        _ => numbers(name, array)?,
     })
 }
 

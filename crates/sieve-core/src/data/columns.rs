@@ -39,6 +39,8 @@ pub(crate) struct Columns {
     pub price: [usize; 4],
     pub volume: Option<usize>,
     pub adj_close: Option<usize>,
+    /// Every other named column, in file order: values rules may read.
+    pub extra: Vec<usize>,
 }
 
 impl Columns {
@@ -49,6 +51,7 @@ impl Columns {
         all.extend(self.price);
         all.extend(self.volume);
         all.extend(self.adj_close);
+        all.extend(&self.extra);
         all
     }
 }
@@ -80,7 +83,14 @@ impl Columns {
         options: &LoadOptions,
     ) -> Validator {
         let adj_name = self.adj_close.map_or("", |c| names[c].trim());
-        Validator::new(place, options.adjust, adj_name, self.volume.is_some())
+        let extra = self.extra.iter().map(|&c| names[c].trim()).collect();
+        Validator::new(
+            place,
+            options.adjust,
+            adj_name,
+            self.volume.is_some(),
+            extra,
+        )
     }
 }
 
@@ -126,11 +136,17 @@ pub(crate) fn find_columns<S: AsRef<str>>(header: &[S]) -> Result<Columns, Strin
     }
     let time = time.unwrap_or_default();
     let clock = find("time").filter(|&c| names[time] == "date" && c != time);
-    Ok(Columns {
+    let mut columns = Columns {
         time,
         clock,
         price,
         volume: VOLUME_NAMES.iter().find_map(|n| find(n)),
         adj_close,
-    })
+        extra: Vec::new(),
+    };
+    let read = columns.all();
+    columns.extra = (0..names.len())
+        .filter(|i| !read.contains(i) && !names[*i].is_empty() && names[*i] != PANDAS_INDEX)
+        .collect();
+    Ok(columns)
 }

@@ -127,12 +127,14 @@ pub fn read_csv(input: impl Read, options: &LoadOptions) -> Result<Loaded, Strin
             }
             None => &record[cols.time],
         };
+        let extra: Vec<Cell<'_>> = cols.extra.iter().map(|&c| Cell::Text(&record[c])).collect();
         rows.push(Row {
             at: line,
             time: TimeCell::Text(time),
             ohlc: cols.price.map(|c| Cell::Text(&record[c])),
             adj_close: cols.adj_close.map(|c| Cell::Text(&record[c])),
             volume: cols.volume.map(|c| Cell::Text(&record[c])),
+            extra: &extra,
         });
     }
     let bars = rows.finish("line 1: the file has a header but no bars")?;

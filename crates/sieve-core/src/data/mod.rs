@@ -13,7 +13,7 @@ mod time;
 mod validate;
 mod write;
 
-pub use bars::Bars;
+pub use bars::{Bars, ExtraColumn};
 pub use columnar::parse_batch;
 pub use columns::TIME_NAMES;
 pub use csv::{parse_csv, parse_csv_with};

@@ -55,6 +55,7 @@ pub fn synth(n: usize, seed: u64) -> Bars {
         close: Vec::with_capacity(n),
         volume: Some(Vec::with_capacity(n)),
         timezone: None,
+        extra: Vec::new(),
     };
     let mut regime = 2usize;
     let mut prev_close = 100.0_f64;

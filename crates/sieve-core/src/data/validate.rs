@@ -4,7 +4,7 @@
 //! so one run of the loader tells the user everything wrong with their file.
 
 use crate::data::time::{in_span, parse_time, unix_time};
-use crate::data::Bars;
+use crate::data::{Bars, ExtraColumn};
 
 /// How many offending rows an error message lists before summarising.
 const MAX_LISTED: usize = 5;
@@ -47,6 +47,8 @@ pub(crate) struct Row<'a> {
     pub ohlc: [Cell<'a>; 4],
     pub adj_close: Option<Cell<'a>>,
     pub volume: Option<Cell<'a>>,
+    /// The extra columns' cells, in the validator's order.
+    pub extra: &'a [Cell<'a>],
 }
 
 /// Builds [`Bars`] from rows, checking each.
@@ -66,7 +68,13 @@ pub(crate) struct Validator {
 }
 
 impl Validator {
-    pub fn new(place: &'static str, adjust: bool, adj_name: &str, volume: bool) -> Validator {
+    pub fn new(
+        place: &'static str,
+        adjust: bool,
+        adj_name: &str,
+        volume: bool,
+        extra: Vec<&str>,
+    ) -> Validator {
         Validator {
             bars: Bars {
                 time: Vec::new(),
@@ -76,6 +84,14 @@ impl Validator {
                 close: Vec::new(),
                 volume: volume.then(Vec::new),
                 timezone: None,
+                extra: extra
+                    .into_iter()
+                    .map(|name| ExtraColumn {
+                        name: name.to_string(),
+                        values: Vec::new(),
+                        problem: None,
+                    })
+                    .collect(),
             },
             place,
             adjust,
@@ -92,6 +108,13 @@ impl Validator {
         self.total += 1;
         if self.listed.len() < MAX_LISTED {
             self.listed.push(format!("{} {at}: {problem}", self.place));
+        }
+    }
+
+    /// Records that extra column `k` cannot be read at all (its type).
+    pub fn extra_problem(&mut self, k: usize, problem: String) {
+        if let Some(column) = self.bars.extra.get_mut(k) {
+            column.problem.get_or_insert(problem);
         }
     }
 
@@ -165,6 +188,20 @@ impl Validator {
                 Ok(v) => self.bars.volume.get_or_insert_with(Vec::new).push(v),
                 Err(e) => self.problem(at, format!("column 'volume': {e}")),
             }
+        }
+        let place = self.place;
+        for (column, &cell) in self.bars.extra.iter_mut().zip(row.extra) {
+            let value = match extra_value(cell) {
+                Ok(v) => v,
+                Err(e) => {
+                    // Only a rule that reads the column makes this an error.
+                    if column.problem.is_none() {
+                        column.problem = Some(format!("{place} {at}: {e}"));
+                    }
+                    f64::NAN
+                }
+            };
+            column.values.push(value);
         }
         self.bars.time.push(time);
         self.bars.open.push(open);
@@ -272,6 +309,22 @@ fn volume(cell: Cell<'_>) -> Result<f64, String> {
     } else {
         Err(format!("{v} is not a finite number ≥ 0"))
     }
+}
+
+/// A value of an extra column: a finite number; an empty cell, a null, a
+/// NaN or a missing-value mark (NA, N/A, null, None) is undefined.
+fn extra_value(cell: Cell<'_>) -> Result<f64, String> {
+    let v = match cell {
+        // What spreadsheets, R and pandas write for a missing value.
+        Cell::Text("" | "NA" | "N/A" | "#N/A" | "null" | "NULL" | "None") => f64::NAN,
+        Cell::Text(s) => number(s)?,
+        Cell::Number(v) => v,
+        Cell::Null => f64::NAN,
+    };
+    if v.is_infinite() {
+        return Err(format!("{v} is not a finite number"));
+    }
+    Ok(v)
 }
 
 fn number(s: &str) -> Result<f64, String> {

@@ -27,15 +27,18 @@ pub fn write_bars(bars: &Bars, path: &Path) -> Result<()> {
     format::write_atomic(path, &bytes)
 }
 
-/// `date,open,high,low,close[,volume]`, floats in shortest round-trip form.
+/// `date,open,high,low,close[,volume][,extra…]`, floats in shortest round-trip form.
 fn to_csv(bars: &Bars) -> String {
     let mut out = String::with_capacity(bars.len() * 96);
     out.push_str("date,open,high,low,close");
-    out.push_str(if bars.volume.is_some() {
-        ",volume\n"
-    } else {
-        "\n"
-    });
+    if bars.volume.is_some() {
+        out.push_str(",volume");
+    }
+    for column in &bars.extra {
+        out.push(',');
+        out.push_str(&csv_field(&column.name));
+    }
+    out.push('\n');
     // One style for the whole column: a reader refuses a mix of dates and date-times.
     let style = format::TimeStyle::for_times(&bars.time);
     for i in 0..bars.len() {
@@ -48,9 +51,24 @@ fn to_csv(bars: &Bars) -> String {
             out.push(',');
             format::push_float(&mut out, v[i]);
         }
+        for column in &bars.extra {
+            out.push(',');
+            // An undefined value is an empty cell.
+            if !column.values[i].is_nan() {
+                format::push_float(&mut out, column.values[i]);
+            }
+        }
         out.push('\n');
     }
     out
+}
+
+/// A CSV header field, quoted when it holds a separator, quote or line end.
+fn csv_field(name: &str) -> String {
+    match name.contains([',', '"', '\n', '\r']) {
+        true => format!("\"{}\"", name.replace('"', "\"\"")),
+        false => name.to_string(),
+    }
 }
 
 /// One record batch: a UTC millisecond timestamp `date`, then float64 prices.
@@ -72,6 +90,10 @@ fn to_batch(bars: &Bars) -> std::result::Result<RecordBatch, String> {
     for (name, values) in prices {
         fields.push(Field::new(name, DataType::Float64, false));
         columns.push(Arc::new(Float64Array::from(values.clone())));
+    }
+    for column in &bars.extra {
+        fields.push(Field::new(&column.name, DataType::Float64, false));
+        columns.push(Arc::new(Float64Array::from(column.values.clone())));
     }
     RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(|e| e.to_string())
 }

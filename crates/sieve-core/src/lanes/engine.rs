@@ -716,6 +716,7 @@ mod tests {
             close,
             volume: None,
             timezone: None,
+            extra: Vec::new(),
         }
     }
 

@@ -118,6 +118,10 @@ impl Strategy for ManagedBuiltin {
         self.keys.check_data(bars)
     }
 
+    fn data_columns(&self) -> Vec<String> {
+        self.keys.data_columns()
+    }
+
     fn warmup(&self, params: &[f64]) -> usize {
         self.builtin.warmup(self.split(params).0)
     }

@@ -68,6 +68,8 @@ pub enum Op {
     Bool(bool),
     Param(usize),
     Col(Col),
+    /// A column of the data beyond prices and volume: `Graph::user[k]`.
+    User(usize),
     Neg(Id),
     Not(Id),
     Bin(BinOp, Id, Id),
@@ -77,7 +79,7 @@ pub enum Op {
 impl Op {
     pub fn children(&self) -> Vec<Id> {
         match self {
-            Op::Number(_) | Op::Bool(_) | Op::Param(_) | Op::Col(_) => Vec::new(),
+            Op::Number(_) | Op::Bool(_) | Op::Param(_) | Op::Col(_) | Op::User(_) => Vec::new(),
             Op::Neg(a) | Op::Not(a) => vec![*a],
             Op::Bin(_, a, b) => vec![*a, *b],
             Op::Call(_, args) => args.clone(),
@@ -105,6 +107,21 @@ pub struct Node {
 pub struct Graph {
     pub nodes: Vec<Node>,
     index: HashMap<Op, Id>,
+    /// The data columns the rules read by name, beyond prices and volume.
+    pub user: Vec<UserColumn>,
+}
+
+/// A name the rules read as a column of the data; whether the data has it
+/// is known only when the data is (an unknown name is reported then).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserColumn {
+    pub name: String,
+    /// Written `col("…")` rather than as a bare name.
+    pub quoted: bool,
+    /// Where it is first read: the key, its text and the byte offset.
+    pub key: String,
+    pub text: String,
+    pub at: usize,
 }
 
 impl Graph {
@@ -170,6 +187,27 @@ fn err(at: usize, message: impl Into<String>) -> RuleError {
         at,
         message: message.into(),
     }
+}
+
+/// Every name a bare word in a rule can mean but a data column: the
+/// prices and trade values, the calendar values, then `defines` and
+/// `params`.
+pub fn bare_names<'a>(
+    defines: impl Iterator<Item = &'a str>,
+    params: impl Iterator<Item = &'a str>,
+) -> Vec<String> {
+    let calendar = Windowed::ALL
+        .iter()
+        .filter(|w| w.calendar().is_some())
+        .map(|w| w.spec().name);
+    Col::ALL
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(calendar)
+        .chain(defines)
+        .chain(params)
+        .map(str::to_string)
+        .collect()
 }
 
 /// The known name closest to `name`, if any is close: one edit for names
@@ -271,6 +309,7 @@ impl Checker {
             ExprKind::Number(v) => self.graph.add(Op::Number(v.to_bits()), Ty::Num, false, 0),
             ExprKind::Bool(b) => self.graph.add(Op::Bool(*b), Ty::Bool, false, 0),
             ExprKind::Name(name) => self.name(name, e)?,
+            ExprKind::Column(name) => self.data_column(name, true, e),
             ExprKind::Neg(x) => {
                 let a = self.expr(x)?;
                 self.expect(a, Ty::Num, x, "'-'")?;
@@ -347,23 +386,55 @@ impl Checker {
                 format!("'{name}' is a function; call it with its arguments, e.g. {name}(...)"),
             ));
         }
-        let calendar_values = Windowed::ALL
+        // Any other name is a column of the data, checked against it.
+        Ok(self.data_column(name, false, e))
+    }
+
+    /// The node reading data column `name` (`col("…")` when `quoted`).
+    fn data_column(&mut self, name: &str, quoted: bool, e: &Expr) -> Id {
+        let price = Col::ALL
             .iter()
-            .filter(|w| w.calendar().is_some())
-            .map(|w| w.spec().name);
-        let known = Col::ALL
-            .iter()
-            .map(|(n, _)| *n)
-            .chain(calendar_values)
-            .chain(self.defines.iter().map(|(n, _)| n.as_str()))
-            .chain(self.params.iter().map(|p| p.name.as_str()));
-        Err(err(
-            e.span.start,
-            format!(
-                "unknown name '{name}'{}; a parameter needs its values in [strategy.params]",
-                suggest(name, known)
-            ),
-        ))
+            .find(|(n, c)| !c.is_state() && n.eq_ignore_ascii_case(name));
+        if let Some((_, col)) = price.filter(|_| quoted) {
+            return self.graph.add(Op::Col(*col), Ty::Num, true, 0);
+        }
+        let k = match self.graph.user.iter().position(|u| u.name == name) {
+            Some(k) => k,
+            None => {
+                self.graph.user.push(UserColumn {
+                    name: name.to_string(),
+                    quoted,
+                    key: self.key.clone(),
+                    text: self.text.clone(),
+                    at: e.span.start,
+                });
+                self.graph.user.len() - 1
+            }
+        };
+        self.graph.add(Op::User(k), Ty::Num, true, 0)
+    }
+
+    /// A setting cannot be a data column: a bare name there is a typo (or a
+    /// parameter missing from [strategy.params]), said now.
+    fn not_a_column(&self, id: Id, arg: &Expr) -> Result<(), RuleError> {
+        match self.node(id).op {
+            Op::User(k) if !self.graph.user[k].quoted => {
+                Err(err(arg.span.start, self.unknown(&self.graph.user[k].name)))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The message for a name that is nothing the rules know.
+    pub fn unknown(&self, name: &str) -> String {
+        let known = bare_names(
+            self.defines.iter().map(|(n, _)| n.as_str()),
+            self.params.iter().map(|p| p.name.as_str()),
+        );
+        format!(
+            "unknown name '{name}'{}; a parameter needs its values in [strategy.params]",
+            suggest(name, known.iter().map(String::as_str))
+        )
     }
 
     fn call(&mut self, name: &str, args: &[Expr], e: &Expr) -> Result<Id, RuleError> {
@@ -414,8 +485,12 @@ impl Checker {
                     None => same = Some(self.node(id).ty),
                     Some(t) => self.expect(id, t, arg, &what)?,
                 },
-                Arg::Window(min) => self.window(id, arg, func, *min)?,
+                Arg::Window(min) => {
+                    self.not_a_column(id, arg)?;
+                    self.window(id, arg, func, *min)?
+                }
                 Arg::Scalar => {
+                    self.not_a_column(id, arg)?;
                     self.expect(id, Ty::Num, arg, &what)?;
                     if self.node(id).series {
                         return Err(err(

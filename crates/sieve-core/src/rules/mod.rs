@@ -17,7 +17,7 @@ mod wgsl;
 use std::borrow::Cow;
 use std::cell::RefCell;
 
-use check::{Checker, Func, Graph, Id, Op, Ty};
+use check::{Checker, Func, Graph, Id, Op, Ty, UserColumn};
 use eval::{Frame, Machine, Signals, BLOCK, SUB};
 use functions::{Arg, Windowed};
 use plan::Plan;
@@ -261,7 +261,7 @@ fn check_name(key: &str, name: &str) -> Result<()> {
 fn reserved(name: &str) -> bool {
     Col::ALL.iter().any(|(n, _)| *n == name)
         || Func::named(name).is_some()
-        || matches!(name, "and" | "or" | "not" | "true" | "false")
+        || matches!(name, "and" | "or" | "not" | "true" | "false" | "col")
 }
 
 impl RuleStrategy {
@@ -419,6 +419,19 @@ impl Rules {
                 .zip(&reached)
                 .any(|(n, &r)| r && n.op == Op::Param(i));
         }
+        // A parameter unused where a bare name nearly spells it: the name
+        // is a typo, not a data column.
+        for u in checker.params.iter().filter(|u| !u.used) {
+            let typo = checker
+                .graph
+                .user
+                .iter()
+                .find(|c| !c.quoted && !suggest(&c.name, [u.name.as_str()]).is_empty());
+            if let Some(c) = typo {
+                let message = checker.unknown(&c.name);
+                return Err(RuleError { at: c.at, message }.into_error(&c.key, &c.text));
+            }
+        }
         let params = param_specs(&checker, &source.params)?;
         let int_params = params
             .iter()
@@ -527,6 +540,11 @@ impl Rules {
         frame: &mut Frame,
     ) -> Vec<f64> {
         match &self.graph.nodes[id].op {
+            Op::User(k) => match bars.extra(&self.graph.user[*k].name) {
+                Some(column) => column.values.clone(),
+                // Checked with the data; undefined if ever asked otherwise.
+                None => vec![f64::NAN; bars.len()],
+            },
             Op::Call(Func::Windowed(f), args) => {
                 let (inputs, settings) = args.split_at(f.spec().series.len());
                 let settings: Vec<f64> = settings.iter().map(|&a| scalars[a]).collect();
@@ -757,7 +775,7 @@ impl RuleStrategy {
         let show = |i: Id| self.show_within(i, depth - 1);
         let compound = !matches!(
             self.rules.graph.nodes[id].op,
-            Op::Col(_) | Op::Param(_) | Op::Number(_) | Op::Bool(_)
+            Op::Col(_) | Op::User(_) | Op::Param(_) | Op::Number(_) | Op::Bool(_)
         );
         if let Some((name, _)) = self
             .rules
@@ -777,6 +795,14 @@ impl RuleStrategy {
                 .find(|(_, k)| k == c)
                 .map_or("?", |(n, _)| n)
                 .to_string(),
+            Op::User(k) => {
+                let u = &self.rules.graph.user[*k];
+                match (u.quoted, u.name.contains('"')) {
+                    (false, _) => u.name.clone(),
+                    (true, false) => format!("col(\"{}\")", u.name),
+                    (true, true) => format!("col('{}')", u.name),
+                }
+            }
             Op::Neg(a) => format!("-{}", show(*a)),
             Op::Not(a) => format!("not {}", show(*a)),
             Op::Bin(op, a, b) => format!("({} {} {})", show(*a), op.symbol(), show(*b)),
@@ -1017,6 +1043,20 @@ impl Rules {
     }
 
     fn check_data(&self, bars: &Bars) -> Result<()> {
+        for u in &self.graph.user {
+            let problem = match bars.extra(&u.name) {
+                Some(column) => match &column.problem {
+                    Some(p) => format!("the data's column '{}' is not numbers ({p})", u.name),
+                    None => continue,
+                },
+                None => self.unknown_column(u, bars),
+            };
+            return Err(RuleError {
+                at: u.at,
+                message: problem,
+            }
+            .into_error(&u.key, &u.text));
+        }
         if self.reads_volume() && bars.volume.is_none() {
             let readers: Vec<&str> = Windowed::ALL
                 .iter()
@@ -1034,6 +1074,32 @@ impl Rules {
             ));
         }
         Ok(())
+    }
+
+    /// Why `u` names nothing: no parameter, definition or value, and no
+    /// column of `bars`; lists the columns the data has.
+    fn unknown_column(&self, u: &UserColumn, bars: &Bars) -> String {
+        let columns: Vec<&str> = bars.extra.iter().map(|c| c.name.as_str()).collect();
+        let listed = match columns.is_empty() {
+            true => "the data has no columns beyond its time, prices and volume".to_string(),
+            false => format!("the data's other columns are {}", columns.join(", ")),
+        };
+        let mut known = match u.quoted {
+            true => Vec::new(),
+            false => check::bare_names(
+                self.defines.iter().map(|(n, _)| n.as_str()),
+                self.source.params.iter().map(|(n, _)| n.as_str()),
+            ),
+        };
+        known.extend(columns.iter().map(|c| c.to_string()));
+        let hint = suggest(&u.name, known.iter().map(String::as_str));
+        match u.quoted {
+            true => format!("the data has no column '{}'{hint}; {listed}", u.name),
+            false => format!(
+                "unknown name '{}'{hint}: not a parameter (those need values in [strategy.params]), a definition, a value or a column of the data; {listed}",
+                u.name
+            ),
+        }
     }
 
     fn warmup(&self, params: &[f64]) -> usize {
@@ -1483,6 +1549,15 @@ impl Strategy for RuleStrategy {
 
     fn check_data(&self, bars: &Bars) -> Result<()> {
         self.rules.check_data(bars)
+    }
+
+    fn data_columns(&self) -> Vec<String> {
+        self.rules
+            .graph
+            .user
+            .iter()
+            .map(|u| u.name.clone())
+            .collect()
     }
 
     fn warmup(&self, params: &[f64]) -> usize {

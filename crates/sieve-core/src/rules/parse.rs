@@ -2,7 +2,8 @@
 //!
 //! Precedence, loosest first: `or`, `and`, `not`, comparisons (one per
 //! operand pair, no chains), `+ -`, `* /`, unary `-`, then numbers, names,
-//! calls and parentheses.
+//! calls and parentheses. A quoted name appears only in `col("…")`, a data
+//! column whatever its name.
 
 use super::RuleError;
 
@@ -60,6 +61,8 @@ pub enum ExprKind {
     Number(f64),
     Bool(bool),
     Name(String),
+    /// `col("Any Name")`: the data column of that name.
+    Column(String),
     Neg(Box<Expr>),
     Not(Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
@@ -76,6 +79,8 @@ pub struct Expr {
 enum Tok {
     Number(f64),
     Ident(String),
+    /// A quoted name: `"…"` or `'…'`.
+    Str(String),
     Op(BinOp),
     Minus,
     LParen,
@@ -150,6 +155,17 @@ fn lex(text: &str) -> Result<Vec<Token>, RuleError> {
                 }
                 out.push(Token {
                     tok: Tok::Ident(text[start..i].to_string()),
+                    span: Span { start, end: i },
+                });
+                continue;
+            }
+            b'"' | b'\'' => {
+                let Some(len) = text[start + 1..].find(c as char) else {
+                    return Err(err(start, "unclosed quote"));
+                };
+                i = start + 1 + len + 1;
+                out.push(Token {
+                    tok: Tok::Str(text[start + 1..i - 1].to_string()),
                     span: Span { start, end: i },
                 });
                 continue;
@@ -265,6 +281,7 @@ impl Parser {
         match &self.peek().tok {
             Tok::Number(v) => format!("the number {v}"),
             Tok::Ident(s) => format!("'{s}'"),
+            Tok::Str(s) => format!("the quoted name \"{s}\""),
             Tok::Op(op) => format!("'{}'", op.symbol()),
             Tok::Minus => "'-'".into(),
             Tok::LParen => "'('".into(),
@@ -402,6 +419,32 @@ impl Parser {
         self.primary()
     }
 
+    /// The rest of `col("name")`, after `col`.
+    fn quoted_column(&mut self, at: Span) -> Result<Expr, RuleError> {
+        const USE: &str = "col takes a column's name in quotes, e.g. col(\"My Signal\")";
+        if !matches!(self.next().tok, Tok::LParen) {
+            return Err(err(at.start, USE));
+        }
+        let Tok::Str(name) = self.peek().tok.clone() else {
+            return Err(err(self.peek().span.start, USE));
+        };
+        self.next();
+        if !matches!(self.peek().tok, Tok::RParen) {
+            return Err(err(self.peek().span.start, USE));
+        }
+        let end = self.next().span.end;
+        if name.trim().is_empty() {
+            return Err(err(at.start, "col needs a column name, not an empty one"));
+        }
+        Ok(Expr {
+            kind: ExprKind::Column(name.trim().to_string()),
+            span: Span {
+                start: at.start,
+                end,
+            },
+        })
+    }
+
     fn primary(&mut self) -> Result<Expr, RuleError> {
         let at = self.peek().span;
         match self.peek().tok.clone() {
@@ -417,6 +460,9 @@ impl Parser {
                     return Err(err(at.start, format!("expected a value before '{name}'")));
                 }
                 self.next();
+                if name == "col" {
+                    return self.quoted_column(at);
+                }
                 if !matches!(self.peek().tok, Tok::LParen) {
                     let kind = match name.as_str() {
                         "true" => ExprKind::Bool(true),
@@ -482,6 +528,10 @@ impl Parser {
                 }
             }
             Tok::RParen => Err(err(at.start, "unmatched ')'")),
+            Tok::Str(name) => Err(err(
+                at.start,
+                format!("a quoted name is a data column only inside col(…): col(\"{name}\")"),
+            )),
             Tok::End => Err(err(at.start, "the rule ends where a value is expected")),
             _ => Err(err(
                 at.start,
@@ -500,6 +550,7 @@ mod tests {
             ExprKind::Number(v) => format!("{v}"),
             ExprKind::Bool(b) => format!("{b}"),
             ExprKind::Name(n) => n.clone(),
+            ExprKind::Column(n) => format!("col[{n}]"),
             ExprKind::Neg(x) => format!("(-{})", show(x)),
             ExprKind::Not(x) => format!("(not {})", show(x)),
             ExprKind::Binary(op, a, b) => format!("({} {} {})", show(a), op.symbol(), show(b)),
@@ -539,5 +590,23 @@ mod tests {
             .message
             .contains("missing after ','"));
         assert_eq!(at("close > 1e400"), 8);
+    }
+
+    #[test]
+    fn quoted_names_are_columns_inside_col_only() {
+        let e = parse("col(\"My Signal\") > col('x') + close").unwrap();
+        assert_eq!(show(&e), "(col[My Signal] > (col[x] + close))");
+        assert_eq!(show(&parse("col(\" padded \")").unwrap()), "col[padded]");
+        let at = |t: &str| parse(t).unwrap_err().at;
+        assert_eq!(at("close > \"x\""), 8);
+        assert_eq!(at("col(x) > 1"), 4);
+        assert_eq!(at("col(\"x\", 2)"), 7);
+        assert_eq!(at("col > 1"), 0);
+        assert_eq!(at("col(\"\")"), 0);
+        assert_eq!(at("col(\"x) > 1"), 4);
+        assert!(parse("col(\"x) > 1")
+            .unwrap_err()
+            .message
+            .contains("unclosed quote"));
     }
 }

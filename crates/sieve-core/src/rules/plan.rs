@@ -58,8 +58,12 @@ impl Plan {
                 }
             }
         }
+        // A data column beyond the prices is a shared column of no
+        // parameter, read from the bars once per run (as the GPU uploads it).
         for (id, node) in graph.nodes.iter().enumerate() {
-            if matches!(&node.op, Op::Call(f, _) if f.is_windowed()) {
+            if matches!(&node.op, Op::Call(f, _) if f.is_windowed())
+                || matches!(node.op, Op::User(_))
+            {
                 materialized[id] = true;
             }
         }
@@ -106,6 +110,7 @@ impl Plan {
         let mut inputs = vec![Vec::new(); n];
         for id in (0..n).filter(|&i| materialized[i] && reached[i]) {
             let (program, reads) = match &graph.nodes[id].op {
+                Op::User(_) => (Vec::new(), Vec::new()),
                 Op::Call(Func::Windowed(w), args) => {
                     let inputs = &args[..w.spec().series.len()];
                     let mut reads: Vec<Id> = inputs

@@ -120,6 +120,12 @@ pub trait Strategy: Send + Sync {
         Ok(())
     }
 
+    /// The data's extra columns ([`Bars::extra`]) the strategy reads; a
+    /// study keeps these and drops the rest.
+    fn data_columns(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// The first bar at which `params` can take a position.
     fn warmup(&self, params: &[f64]) -> usize {
         warmup(&indicators_for(self, params))

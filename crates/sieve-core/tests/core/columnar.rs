@@ -155,9 +155,9 @@ fn integer_prices_read_as_their_values_and_float32_as_its_nearest_f64() {
 }
 
 #[test]
-fn columns_the_loader_does_not_read_may_hold_any_type() {
-    // A list column (which no CSV could hold) next to the prices: not
-    // projected, so not a problem.
+fn extra_columns_may_hold_any_type() {
+    // A list column (which no CSV could hold) next to the prices: a
+    // problem only for a rule that reads it.
     let tags = ListArray::from_iter_primitive::<arrow_array::types::Int32Type, _, _>(vec![
         Some(vec![Some(1)]),
         None,
@@ -173,8 +173,51 @@ fn columns_the_loader_does_not_read_may_hold_any_type() {
         ("low", l),
         ("close", c),
     ]);
-    assert_eq!(read(parquet(&b)).unwrap().len(), 3);
-    assert_eq!(read(feather(&b)).unwrap().len(), 3);
+    for bytes in [parquet(&b), feather(&b)] {
+        let bars = read(bytes).unwrap();
+        assert_eq!(bars.len(), 3);
+        let problem = bars.extra("tags").unwrap().problem.as_deref().unwrap();
+        assert!(
+            problem.contains("tags") && problem.contains("List"),
+            "{problem}"
+        );
+    }
+}
+
+/// Typed extra columns: integers, floats with nulls and NaN, true/false as
+/// 1/0, numbers written as text.
+#[test]
+fn typed_extra_columns_read_as_numbers() {
+    let [o, h, l, c] = prices();
+    let time: ArrayRef = Arc::new(Int64Array::from(vec![T0, T0 + DAY, T0 + 2 * DAY]));
+    let b = batch(vec![
+        ("timestamp", time),
+        ("open", o),
+        ("high", h),
+        ("low", l),
+        ("close", c),
+        ("n", Arc::new(Int64Array::from(vec![3, -1, 0]))),
+        (
+            "x",
+            Arc::new(Float64Array::from(vec![Some(0.25), None, Some(f64::NAN)])),
+        ),
+        (
+            "long?",
+            Arc::new(arrow_array::BooleanArray::from(vec![true, false, true])),
+        ),
+        ("txt", Arc::new(StringArray::from(vec!["1.5", "", "NA"]))),
+    ]);
+    for bytes in [parquet(&b), feather(&b)] {
+        let bars = read(bytes).unwrap();
+        let get = |n: &str| bars.extra(n).unwrap().values.clone();
+        assert_eq!(get("n"), [3.0, -1.0, 0.0]);
+        let x = get("x");
+        assert!(x[0] == 0.25 && x[1].is_nan() && x[2].is_nan());
+        assert_eq!(get("long?"), [1.0, 0.0, 1.0]);
+        let t = get("txt");
+        assert!(t[0] == 1.5 && t[1].is_nan() && t[2].is_nan());
+        assert!(bars.extra.iter().all(|c| c.problem.is_none()));
+    }
 }
 
 #[test]
@@ -293,7 +336,28 @@ fn a_file_named_parquet_that_is_not_is_named_as_such() {
 /// What `write_bars` writes loads back to the same bars in every format.
 #[test]
 fn written_files_load_back_identically_in_every_format() {
-    let daily = sieve_core::data::synth(500, 9);
+    let mut daily = sieve_core::data::synth(500, 9);
+    // Extra columns (one with undefined bars, one with a name that needs
+    // quoting in CSV) come back too.
+    let values = |f: fn(usize) -> f64| (0..daily.len()).map(f).collect::<Vec<f64>>();
+    daily.extra = vec![
+        sieve_core::data::ExtraColumn {
+            name: "signal".into(),
+            values: values(|i| (i as f64 * 0.37).sin() * 1e-3),
+            problem: None,
+        },
+        sieve_core::data::ExtraColumn {
+            name: "My \"odd\", name".into(),
+            values: values(|i| {
+                if i % 7 == 0 {
+                    f64::NAN
+                } else {
+                    i as f64 - 250.5
+                }
+            }),
+            problem: None,
+        },
+    ];
     // Minute bars starting at a midnight, and bars with milliseconds: the CSV
     // column must use one style throughout.
     let mut minutes = daily.clone();
@@ -311,8 +375,31 @@ fn written_files_load_back_identically_in_every_format() {
         for name in ["b.csv", "b.parquet", "b.feather", "b.arrow"] {
             let path = dir.path().join(name);
             sieve_core::data::write_bars(bars, &path).unwrap();
-            let back = sieve_core::data::load(&path, &LoadOptions::default()).unwrap();
-            assert_eq!(&back.bars, bars, "{kind} {name}");
+            let mut back = sieve_core::data::load(&path, &LoadOptions::default())
+                .unwrap()
+                .bars;
+            // NaN is not equal to itself: extra values compare by bits.
+            let bits = |b: &sieve_core::data::Bars| -> Vec<(String, Vec<u64>)> {
+                b.extra
+                    .iter()
+                    .map(|c| {
+                        (
+                            c.name.clone(),
+                            c.values.iter().map(|v| v.to_bits()).collect(),
+                        )
+                    })
+                    .collect()
+            };
+            assert_eq!(bits(&back), bits(bars), "{kind} {name}");
+            back.extra.clone_from(&bars.extra);
+            for c in &mut back.extra {
+                c.values.retain(|v| !v.is_nan());
+            }
+            let mut want = bars.clone();
+            for c in &mut want.extra {
+                c.values.retain(|v| !v.is_nan());
+            }
+            assert_eq!(back, want, "{kind} {name}");
         }
     }
 }

@@ -361,6 +361,7 @@ fn lanes_without_a_stop_agree_where_the_atr_is_zero() {
         close: (0..n).map(|i| pick(&moving.close, i)).collect(),
         volume: None,
         timezone: None,
+        extra: Vec::new(),
     };
     let s = strategy::lookup("activation").unwrap();
     let mut sets = Vec::new();

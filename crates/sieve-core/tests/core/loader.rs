@@ -1,4 +1,4 @@
-use sieve_core::data::parse_csv;
+use sieve_core::data::{parse_csv, Bars};
 
 const GOOD: &str =
     "date,open,high,low,close,volume\n2020-01-01,10,11,9,10.5,100\n2020-01-02,10.5,12,10,11,200\n";
@@ -35,6 +35,31 @@ fn columns_match_case_insensitively_in_any_order_with_extras() {
         (10.0, 11.0, 9.0, 10.5)
     );
     assert_eq!(b.time[0], 1_577_836_800_000);
+}
+
+/// Every other named column is kept for the rules: numbers as written,
+/// missing-value marks undefined, text remembered as a problem (an error
+/// only where a rule reads it); the adjusted close and volume are not extra.
+#[test]
+fn extra_columns_are_kept_with_their_problems() {
+    let text = "date,open,high,low,close,Adj Close,volume,signal,My Score,ticker\n\
+                2020-01-01,10,11,9,10.5,10.4,100,0.5,,GOOG\n\
+                2020-01-02,10,11,9,10.5,10.4,100,-1e-3,NA,GOOG\n\
+                2020-01-03,10,11,9,10.5,10.4,100,2,7,GOOG\n";
+    let b = parse_csv(text.as_bytes()).unwrap();
+    let names: Vec<&str> = b.extra.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["signal", "My Score", "ticker"]);
+    assert_eq!(b.extra[0].values, [0.5, -1e-3, 2.0]);
+    assert_eq!(b.extra[0].problem, None);
+    let score = &b.extra("My Score").unwrap().values;
+    assert!(score[0].is_nan() && score[1].is_nan() && score[2] == 7.0);
+    let ticker = b.extra("ticker").unwrap();
+    let problem = ticker.problem.as_deref().unwrap();
+    assert!(
+        problem.contains("line 2") && problem.contains("GOOG"),
+        "{problem}"
+    );
+    assert!(ticker.values.iter().all(|v| v.is_nan()));
 }
 
 #[test]
@@ -348,9 +373,14 @@ fn every_dialect_of_the_same_prices_gives_the_same_bars() {
             columns: columns.map(|c| c.iter().map(|s| s.to_string()).collect()),
             ..Default::default()
         };
-        parse_csv_with(text.as_bytes(), &options)
+        let bars = parse_csv_with(text.as_bytes(), &options)
             .unwrap_or_else(|e| panic!("{e}\n{}", &text[..200.min(text.len())]))
-            .bars
+            .bars;
+        // The dialects' other columns (spread, close time) are not prices.
+        Bars {
+            extra: Vec::new(),
+            ..bars
+        }
     };
     let reference = read(&comma, None);
     assert_eq!(reference.time, times);

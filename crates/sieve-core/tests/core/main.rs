@@ -34,6 +34,7 @@ pub fn bars(open: &[f64], close: &[f64]) -> Bars {
         close: close.to_vec(),
         volume: None,
         timezone: None,
+        extra: Vec::new(),
     }
 }
 

@@ -24,6 +24,7 @@ fn ohlc(rows: &[[f64; 4]]) -> Bars {
         close: rows.iter().map(|r| r[3]).collect(),
         volume: None,
         timezone: None,
+        extra: Vec::new(),
     }
 }
 
