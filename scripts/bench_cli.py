@@ -85,6 +85,32 @@ score_start = "40%"
 holdout_start = "80%"
 """
 
+# The stateful functions against `ema` of the same windows (issue 32): one
+# rule shape, `close` against the line (or the ADX against a level), every
+# window 2..400 and ten thresholds k.
+def function_grid(name, line, setting):
+    return f"""
+[strategy]
+name = "{name}"
+entry = "{line} * k > {'25' if name == 'adx' else 'close'}"
+exit = "{line} < {'20' if name == 'adx' else 'close'}"
+[strategy.params]
+{setting}
+k = {{ start = 0.9, stop = 1.35, step = 0.05 }}
+[score]
+score_start = "40%"
+"""
+
+
+WINDOWS = "n = { start = 2, stop = 400, step = 1 }"
+FUNCTION_GRIDS = {
+    "ema": function_grid("ema", "ema(close, n)", WINDOWS),
+    "supertrend": function_grid("supertrend", "supertrend(n, 3)", WINDOWS),
+    "adx": function_grid("adx", "adx(n)", WINDOWS),
+    # sar has no window: as many settings of its step.
+    "sar": function_grid("sar", "sar(a, 0.2)", "a = { start = 0.001, stop = 0.399, step = 0.001 }"),
+}
+
 DEFAULT_GRID = """
 [strategy]
 name = "activation"
@@ -124,6 +150,8 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="skip the 1M-combination sweeps")
     ap.add_argument("--rules-only", action="store_true", help="only the rule-strategy section")
+    ap.add_argument("--functions-only", action="store_true",
+                    help="only the stateful functions (sar, supertrend, adx) against ema of the same windows")
     ap.add_argument("--data-only", action="store_true", help="only the data section (formats, instruments)")
     ap.add_argument("--gpu-only", action="store_true",
                     help="only the GPU section: generated rule kernel vs hand-written (builds with --features gpu)")
@@ -146,6 +174,9 @@ def main():
         return
     if a.data_only:
         data(p, a.runs)
+        return
+    if a.functions_only:
+        functions(p, common, a.runs)
         return
     if a.gpu_only:
         gpu(p, common, a.runs)
@@ -195,7 +226,27 @@ def main():
         print(f"  K=5000 {a5:.2f} s vs K=1000 {a1:.2f} s: difference {100 * (a5 - a1) / a1:+.1f}%")
 
     rules(p, common, a.runs)
+    functions(p, common, a.runs)
     data(p, a.runs)
+
+
+def functions(p, common, runs):
+    print("\n== stateful functions against ema of the same windows (399 settings x 10 thresholds)")
+    rates = {name: [] for name in FUNCTION_GRIDS}
+    walls = {name: [] for name in FUNCTION_GRIDS}
+    for name, text in FUNCTION_GRIDS.items():
+        with open(p(f"fn_{name}.toml"), "w") as f:
+            f.write(text)
+    for _ in range(runs):  # interleaved, so noise hits every function alike
+        for name in FUNCTION_GRIDS:
+            walls[name].append(run(["sweep", "--config", p(f"fn_{name}.toml")] + common + ["--out", p(f"fn_{name}.csv")]))
+            rates[name].append(meta(p(f"fn_{name}.meta.json"))["timings"]["bar_combinations_per_s"])
+    base = statistics.median(rates["ema"])
+    for name in FUNCTION_GRIDS:
+        r = statistics.median(rates[name])
+        n = meta(p(f"fn_{name}.meta.json"))["objective_stats"]["combinations_evaluated"]
+        print(f"{name:10} {n:,} combinations: median {r:.3e} bar-comb/s, wall {statistics.median(walls[name]):.3f} s; "
+              f"ema's time / this time = {r / base:.2f}")
 
 
 def gpu(p, common, runs):
