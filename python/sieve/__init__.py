@@ -107,8 +107,9 @@ def indicator(data, expression, config=None):
     """The value of a rule expression on every bar, exactly as rules read it.
 
     ``expression`` is any expression of the rule language without
-    parameters, e.g. ``"sar(0.02, 0.2)"`` or ``"barssince(close > open)"``.
-    Returns a pandas Series indexed by time (numbers; true/false as 1.0 /
+    parameters, e.g. ``"sar(0.02, 0.2)"`` or ``"barssince(close > open)"``;
+    it may read the data's own columns by name (``"sma(signal, 5)"``) or as
+    ``col("Any Name")``, as rules do. Returns a pandas Series indexed by time (numbers; true/false as 1.0 /
     0.0; NaN where undefined), or with several instruments a dict of them by
     instrument name.
     """

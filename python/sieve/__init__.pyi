@@ -66,7 +66,8 @@ def indicator(
     config: Optional[Config] = None,
 ) -> Union[pd.Series, Dict[str, pd.Series]]:
     """The value of a rule expression (no parameters) on every bar, as rules
-    read it; true/false as 1.0 / 0.0, NaN where undefined."""
+    read it (the data's own columns included, by name or ``col("…")``);
+    true/false as 1.0 / 0.0, NaN where undefined."""
 
 def sweep(
     data: Data,

@@ -646,6 +646,7 @@ def test_a_column_of_the_dataframe_reads_as_the_rules_computing_it(frame, tmp_pa
     read = {"strategy": {"name": "s", "entry": "spread > k", "exit": "col('My Spread') < k", "params": params}}
     want = sieve.sweep(frame, computed)
     assert len(want) == 17
+    pdt.assert_series_equal(sieve.indicator(data, "col('My Spread')"), data["My Spread"], check_names=False)
     pdt.assert_frame_equal(sieve.sweep(data, read), want, check_exact=True)
     # Through optimize's run folder (data.parquet keeps the column).
     run = sieve.optimize(data, dict(read, optimize={"iterations": 1}), out=tmp_path / "run")

@@ -41,15 +41,20 @@ pub fn indicator(
     let checked = ConfigSpec::from_py(&config)?
         .load(&data.overrides())
         .map_err(sieve_err)?;
-    let study = data.study_unwarned(py, checked)?;
+    let mut config = checked;
+    // The bars with every column (a study keeps only what its strategy
+    // reads), on the config's clock.
     py.detach(|| {
-        study
-            .market()
-            .instruments
-            .iter()
-            .map(|i| {
-                let values = sieve_core::rules::values(&expression, &i.bars)?;
-                Ok((i.name.clone(), i.bars.time.clone(), values))
+        let (instruments, _) = data.instruments(&mut config)?;
+        instruments
+            .into_iter()
+            .map(|(name, bars)| {
+                let bars = sieve_core::data::Bars {
+                    timezone: config.timezone,
+                    ..bars
+                };
+                let values = sieve_core::rules::values(&expression, &bars)?;
+                Ok((name, bars.time, values))
             })
             .collect::<Result<Vec<_>, Error>>()
     })

@@ -16,6 +16,7 @@ use pyo3::exceptions::{PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use sieve_core::config::Config;
+use sieve_core::data::Bars;
 use sieve_core::{Error, ErrorKind};
 use sieve_run::Study;
 
@@ -237,55 +238,70 @@ impl DataSpec {
     /// The study without its warnings (for what scores nothing).
     pub(crate) fn study_unwarned(&self, py: Python<'_>, mut config: Config) -> PyResult<Study> {
         // Reading and checking the data runs without the GIL.
-        let study = py
-            .detach(|| -> Result<Study, Error> {
-                let (data, label) = match self {
-                    DataSpec::Path(_) => {
-                        let label = config.data.clone();
-                        let data = sieve_run::inputs::load_data(&mut config, label.as_deref())?;
-                        (data.instruments, data.label)
-                    }
-                    DataSpec::Frame(f) => {
-                        let options = sieve_core::data::LoadOptions {
-                            adjust: config.adjust,
-                            columns: None,
-                        };
-                        let bars = f.bars(&options)?;
-                        // The DataFrame is the data, whatever the config names.
-                        config.data = None;
-                        config.paths.clear();
-                        (vec![(String::new(), bars)], "a DataFrame".to_string())
-                    }
-                    DataSpec::Frames(frames) => {
-                        let options = sieve_core::data::LoadOptions {
-                            adjust: config.adjust,
-                            columns: None,
-                        };
-                        let mut data = Vec::new();
-                        for (name, f) in frames {
-                            if !sieve_core::market::is_instrument_name(name) {
-                                return Err(Error::Invalid(format!(
-                                    "data: '{name}' cannot name an instrument: letters, digits, _ - and ., starting with a letter or digit"
-                                )));
-                            }
-                            let bars = f.bars(&options).map_err(|e| match e {
-                                Error::Data { message, .. } | Error::Invalid(message) => {
-                                    Error::Invalid(format!("data['{name}']: {message}"))
-                                }
-                                e => e,
-                            })?;
-                            data.push((name.clone(), bars));
-                        }
-                        config.data = None;
-                        config.paths.clear();
-                        let label = format!("{} DataFrames ({})", data.len(), frames.iter().map(|f| f.0.as_str()).collect::<Vec<_>>().join(", "));
-                        (data, label)
-                    }
+        py.detach(|| -> Result<Study, Error> {
+            let (data, label) = self.instruments(&mut config)?;
+            Study::of_instruments(config, data, label)
+        })
+        .map_err(sieve_err)
+    }
+
+    /// The instruments' bars, every column kept, and where they came from;
+    /// the config's data keys are cleared when the data is DataFrames.
+    pub(crate) fn instruments(
+        &self,
+        config: &mut Config,
+    ) -> Result<(Vec<(String, Bars)>, String), Error> {
+        Ok(match self {
+            DataSpec::Path(_) => {
+                let label = config.data.clone();
+                let data = sieve_run::inputs::load_data(config, label.as_deref())?;
+                (data.instruments, data.label)
+            }
+            DataSpec::Frame(f) => {
+                let options = sieve_core::data::LoadOptions {
+                    adjust: config.adjust,
+                    columns: None,
                 };
-                Study::of_instruments(config, data, label)
-            })
-            .map_err(sieve_err)?;
-        Ok(study)
+                let bars = f.bars(&options)?;
+                // The DataFrame is the data, whatever the config names.
+                config.data = None;
+                config.paths.clear();
+                (vec![(String::new(), bars)], "a DataFrame".to_string())
+            }
+            DataSpec::Frames(frames) => {
+                let options = sieve_core::data::LoadOptions {
+                    adjust: config.adjust,
+                    columns: None,
+                };
+                let mut data = Vec::new();
+                for (name, f) in frames {
+                    if !sieve_core::market::is_instrument_name(name) {
+                        return Err(Error::Invalid(format!(
+                            "data: '{name}' cannot name an instrument: letters, digits, _ - and ., starting with a letter or digit"
+                        )));
+                    }
+                    let bars = f.bars(&options).map_err(|e| match e {
+                        Error::Data { message, .. } | Error::Invalid(message) => {
+                            Error::Invalid(format!("data['{name}']: {message}"))
+                        }
+                        e => e,
+                    })?;
+                    data.push((name.clone(), bars));
+                }
+                config.data = None;
+                config.paths.clear();
+                let label = format!(
+                    "{} DataFrames ({})",
+                    data.len(),
+                    frames
+                        .iter()
+                        .map(|f| f.0.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                (data, label)
+            }
+        })
     }
 }
 
