@@ -85,6 +85,23 @@ score_start = "40%"
 holdout_start = "80%"
 """
 
+# The seed's two-window screen (issue 34): the screen ranks by the full
+# window, verification reads the score window; and a full-window screen
+# with no score window (the very bars the default screen reads).
+SCORE_40 = 'score_start = "40%"'
+SMA_SCREEN = {
+    "score window": SMA_ALL.replace('score_start = "2019-01-01"', SCORE_40),
+    "full + score window": SMA_ALL.replace('score_start = "2019-01-01"', SCORE_40 + '\nscreen_window = "full"'),
+    "full, no score window": SMA_ALL.replace('score_start = "2019-01-01"', 'screen_window = "full"'),
+}
+RULE_SCREEN = {name: text.replace('name = "sma_cross"', SMA_RULES.split("[strategy]\n")[1].split("constraints")[0].strip())
+               for name, text in SMA_SCREEN.items()}
+ACT_SCREEN = {
+    "score window": ACTIVATION_1M.replace('score_start = "2019-01-01"', SCORE_40),
+    "full + score window": ACTIVATION_1M.replace('score_start = "2019-01-01"', SCORE_40 + '\nscreen_window = "full"'),
+}
+
+
 # The stateful functions against `ema` of the same windows (issue 32): one
 # rule shape, `close` against the line (or the ADX against a level), every
 # window 2..400 and ten thresholds k.
@@ -150,6 +167,8 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="skip the 1M-combination sweeps")
     ap.add_argument("--rules-only", action="store_true", help="only the rule-strategy section")
+    ap.add_argument("--windows-only", action="store_true",
+                    help="only the screen-window configurations (score window, full window with and without one)")
     ap.add_argument("--functions-only", action="store_true",
                     help="only the stateful functions (sar, supertrend, adx) against ema of the same windows")
     ap.add_argument("--data-only", action="store_true", help="only the data section (formats, instruments)")
@@ -174,6 +193,9 @@ def main():
         return
     if a.data_only:
         data(p, a.runs)
+        return
+    if a.windows_only:
+        windows(p, common, a.runs, a.quick)
         return
     if a.functions_only:
         functions(p, common, a.runs)
@@ -227,7 +249,33 @@ def main():
 
     rules(p, common, a.runs)
     functions(p, common, a.runs)
+    windows(p, common, a.runs, a.quick)
     data(p, a.runs)
+
+
+def windows(p, common, runs, quick):
+    print("\n== screen windows: the seed's full-window screen with a score window, and without one")
+    groups = [("sma_cross", SMA_SCREEN), ("sma_cross as rules", RULE_SCREEN)]
+    if not quick:
+        groups.append(("activation 1.16M", ACT_SCREEN))
+    for label, configs in groups:
+        rates = {name: [] for name in configs}
+        walls = {name: [] for name in configs}
+        files = {}
+        for i, (name, text) in enumerate(configs.items()):
+            files[name] = p(f"win{i}_{label.split()[0]}.toml")
+            with open(files[name], "w") as f:
+                f.write(text)
+        for _ in range(runs if "activation" not in label else max(1, runs // 2)):  # interleaved
+            for name in configs:
+                out = files[name].replace(".toml", ".csv")
+                walls[name].append(run(["sweep", "--config", files[name]] + common + ["--out", out]))
+                rates[name].append(meta(out.replace(".csv", ".meta.json"))["timings"]["bar_combinations_per_s"])
+        base = statistics.median(walls["score window"])
+        for name in configs:
+            w = statistics.median(walls[name])
+            print(f"{label:20} {name:22} median {statistics.median(rates[name]):.3e} bar-comb/s, wall {w:.3f} s "
+                  f"({w / base:.2f}x the score-window screen's time)")
 
 
 def functions(p, common, runs):

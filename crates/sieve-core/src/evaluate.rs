@@ -297,8 +297,9 @@ impl<'a> Evaluator<'a> {
         let score_window = &self.scoring.windows.score;
         let cash = self.scoring.engine.initial_cash;
         let mut stats = WindowStats::for_objective(window, cash, self.scoring.objective);
-        stats.track_returns(window == score_window);
-        let (m, sharpe) = if window == score_window {
+        let same = window.same_bars(score_window);
+        stats.track_returns(same);
+        let (m, sharpe) = if same {
             self.run(params, window.end, false, scratch, &mut stats);
             (
                 stats.finish(self.bars, self.scoring.periods_per_year),

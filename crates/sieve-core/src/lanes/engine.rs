@@ -66,6 +66,10 @@ struct Accumulators<const W: usize> {
     /// above `peak · factor` cannot set a new maximum drawdown.
     factor: [f64; W],
     max: [f64; W],
+    /// The return sums of the inner window's bars (the score window inside
+    /// a wider screen window: its Sharpe for the Deflated Sharpe).
+    inner_sum: [f64; W],
+    inner_sum_sq: [f64; W],
 }
 
 impl<const W: usize> Accumulators<W> {
@@ -80,14 +84,17 @@ impl<const W: usize> Accumulators<W> {
             low: start,
             factor: [1.0; W],
             max: [0.0; W],
+            inner_sum: [0.0; W],
+            inner_sum_sq: [0.0; W],
         }
     }
 
     /// Bars `start..end` of the window: fills where `fills` has them, the
-    /// metrics of every bar. The accumulators stay in registers; a fill
-    /// only reloads the lanes' cash and units.
+    /// metrics of every bar (and, with `INNER`, the inner window's sums).
+    /// The accumulators stay in registers; a fill only reloads the lanes'
+    /// cash and units.
     #[inline(always)]
-    fn window<V: Vector<W>, const DOWNSIDE: bool>(
+    fn window<V: Vector<W>, const DOWNSIDE: bool, const INNER: bool>(
         &mut self,
         close: &[f64],
         start: usize,
@@ -105,6 +112,8 @@ impl<const W: usize> Accumulators<W> {
         let mut low = V::load(&self.low);
         let mut factor = V::load(&self.factor);
         let mut max = V::load(&self.max);
+        let mut inner_sum = V::load(&self.inner_sum);
+        let mut inner_sum_sq = V::load(&self.inner_sum_sq);
         let close = &close[..end];
         // The drawdown of the episode that ends (its peak, its low), where
         // `ends` says and it may set a new maximum: the scalar drawdown's
@@ -130,6 +139,10 @@ impl<const W: usize> Accumulators<W> {
                 let r = e.div(prev).sub(one);
                 sum = sum.add(r);
                 sum_sq = sum_sq.add(r.mul(r));
+                if INNER {
+                    inner_sum = inner_sum.add(r);
+                    inner_sum_sq = inner_sum_sq.add(r.mul(r));
+                }
                 if DOWNSIDE {
                     let d = V::select(r.lt(zero), r, zero);
                     downside_sq = downside_sq.add(d.mul(d));
@@ -180,6 +193,8 @@ impl<const W: usize> Accumulators<W> {
         low.store(&mut self.low);
         factor.store(&mut self.factor);
         max.store(&mut self.max);
+        inner_sum.store(&mut self.inner_sum);
+        inner_sum_sq.store(&mut self.inner_sum_sq);
     }
 }
 
@@ -409,20 +424,31 @@ impl<'a, const W: usize> Marks<'a, W> {
     }
 }
 
+/// What [`simulate`] gives: each lane's accumulator of the window, the
+/// per-period Sharpe of the inner window (NaN without one), and a mask of
+/// the lanes whose result is not exact (score them with the scalar engine).
+pub(crate) struct Simulated {
+    pub stats: [WindowStats; LANES],
+    pub inner_sharpe: [f64; LANES],
+    pub inexact: u8,
+}
+
 /// Simulates each lane's targets (`changes`, covering at least the bars up
 /// to `window.end`) up to the end of `window` with the vector code of
-/// `level` (one this CPU runs) and returns each lane's accumulator of that
-/// window, and a mask of the lanes whose result is not exact (score them
-/// with the scalar engine).
+/// `level` (one this CPU runs), accumulating `window`'s metrics and, in the
+/// same pass, the Sharpe of `inner` (a window within `window`: the score
+/// window of a screen over the full window).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate(
     bars: &Bars,
     changes: &[&Changes; LANES],
     cfg: &EngineConfig,
     window: &Window,
+    inner: Option<&Window>,
     downside: bool,
     level: Level,
     plans: &mut FillPlans,
-) -> ([WindowStats; LANES], u8) {
+) -> Simulated {
     assert!(level <= Level::best(), "{level:?} on a CPU without it");
     let end = window.end.min(bars.len());
     let start = window.start.min(end);
@@ -450,13 +476,25 @@ pub(crate) fn simulate(
     }
     let fills: [&[Fill]; LANES] = std::array::from_fn(|l| plans.0[l].as_slice());
     let (close, cash) = (&bars.close[..end], cfg.initial_cash);
+    let inner_bars = match inner {
+        Some(w) => {
+            assert!(start <= w.start && w.start <= w.end && w.end <= end);
+            w.start..w.end
+        }
+        None => end..end,
+    };
+    let span = Span {
+        start,
+        inner: inner_bars.clone(),
+        downside,
+    };
     let acc = match level {
         // SAFETY: the CPU has the features each function is compiled for.
         #[cfg(target_arch = "x86_64")]
-        Level::Avx512 => unsafe { accumulate_avx512(close, start, fills, cash, downside) },
+        Level::Avx512 => unsafe { accumulate_avx512(close, &span, fills, cash) },
         #[cfg(target_arch = "x86_64")]
-        Level::Avx2 => unsafe { accumulate_avx2(close, start, fills, cash, downside) },
-        _ => accumulate::<Portable, LANES>(close, start, fills, cash, downside),
+        Level::Avx2 => unsafe { accumulate_avx2(close, &span, fills, cash) },
+        _ => accumulate::<Portable, LANES>(close, &span, fills, cash),
     };
     const { assert!(LANES <= 8, "the inexact mask is a u8") };
     let mut inexact = 0u8;
@@ -485,19 +523,37 @@ pub(crate) fn simulate(
             exposed[l],
         );
     }
-    (stats, inexact)
+    let n_inner = inner_bars.len() as u64;
+    let inner_sharpe = std::array::from_fn(|l| match inner {
+        Some(_) => ReturnMoments::from_sums(n_inner, acc.inner_sum[l], acc.inner_sum_sq[l], 0.0)
+            .sharpe(1.0),
+        None => f64::NAN,
+    });
+    Simulated {
+        stats,
+        inner_sharpe,
+        inexact,
+    }
+}
+
+/// The bars [`accumulate`] reads: from `start` (to the end of the close
+/// it is given), the inner window's within them, and whether the downside
+/// sum is needed (the Sortino ratio).
+struct Span {
+    start: usize,
+    inner: std::ops::Range<usize>,
+    downside: bool,
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 fn accumulate_avx512(
     close: &[f64],
-    start: usize,
+    span: &Span,
     fills: [&[Fill]; LANES],
     cash: f64,
-    downside: bool,
 ) -> Accumulators<LANES> {
-    accumulate::<Avx512, LANES>(close, start, fills, cash, downside)
+    accumulate::<Avx512, LANES>(close, span, fills, cash)
 }
 
 /// Eight lanes as two halves of four in one AVX register each (measured
@@ -507,15 +563,14 @@ fn accumulate_avx512(
 #[target_feature(enable = "avx,avx2")]
 fn accumulate_avx2(
     close: &[f64],
-    start: usize,
+    span: &Span,
     fills: [&[Fill]; LANES],
     cash: f64,
-    downside: bool,
 ) -> Accumulators<LANES> {
     const HALF: usize = LANES / 2;
     let half = |h: usize| {
         let fills: [&[Fill]; HALF] = std::array::from_fn(|l| fills[h * HALF + l]);
-        accumulate::<Avx4, HALF>(close, start, fills, cash, downside)
+        accumulate::<Avx4, HALF>(close, span, fills, cash)
     };
     let (low, high) = (half(0), half(1));
     let join = |a: [f64; HALF], b: [f64; HALF]| -> [f64; LANES] {
@@ -531,20 +586,21 @@ fn accumulate_avx2(
         low: join(low.low, high.low),
         factor: join(low.factor, high.factor),
         max: join(low.max, high.max),
+        inner_sum: join(low.inner_sum, high.inner_sum),
+        inner_sum_sq: join(low.inner_sum_sq, high.inner_sum_sq),
     }
 }
 
 /// The window metrics of `W` lanes whose fills are `fills`, over the bars
-/// of `close` from `start`.
+/// of `close` from `span.start`, with the inner window's sums.
 #[inline(always)]
 fn accumulate<V: Vector<W>, const W: usize>(
     close: &[f64],
-    start: usize,
+    span: &Span,
     fills: [&[Fill]; W],
     cash: f64,
-    downside: bool,
 ) -> Accumulators<W> {
-    let end = close.len();
+    let (start, end) = (span.start, close.len());
     let mut marks = Marks::new(fills, cash);
     // Before the window only the fills matter, up to the close before it
     // (its starting value).
@@ -559,10 +615,24 @@ fn accumulate<V: Vector<W>, const W: usize>(
         }
     }
     let mut acc = Accumulators::new(start_equity);
-    if downside {
-        acc.window::<V, true>(close, start, end, &mut marks);
-    } else {
-        acc.window::<V, false>(close, start, end, &mut marks);
+    // Before, in and after the inner window; a later call continues where
+    // the one before stopped (its drawdown episode included).
+    let inner = &span.inner;
+    let pieces = [
+        (start, inner.start, false),
+        (inner.start, inner.end, true),
+        (inner.end, end, false),
+    ];
+    for (from, to, inside) in pieces {
+        if from >= to {
+            continue;
+        }
+        match (span.downside, inside) {
+            (true, true) => acc.window::<V, true, true>(close, from, to, &mut marks),
+            (true, false) => acc.window::<V, true, false>(close, from, to, &mut marks),
+            (false, true) => acc.window::<V, false, true>(close, from, to, &mut marks),
+            (false, false) => acc.window::<V, false, false>(close, from, to, &mut marks),
+        }
     }
     acc
 }
@@ -695,7 +765,8 @@ mod tests {
         };
         for level in Level::available() {
             let mut plans = FillPlans::default();
-            let (stats, inexact) = simulate(&bars, &lanes, &cfg, &window, true, level, &mut plans);
+            let Simulated { stats, inexact, .. } =
+                simulate(&bars, &lanes, &cfg, &window, None, true, level, &mut plans);
             assert_eq!(inexact, 0b1, "{level:?}");
             for l in 1..LANES {
                 let mut want = WindowStats::new(&window, cfg.initial_cash);
@@ -780,13 +851,53 @@ mod tests {
                 start,
                 end,
             };
-            for level in Level::available() {
-                for downside in [false, true] {
+            // The score window inside the screen window: none, all of it,
+            // a stretch in the middle (across drawdown episodes), its tail.
+            let inners = [
+                None,
+                Some((start, end)),
+                Some((start + 3, end - 2)),
+                Some((end - 4, end)),
+            ];
+            for (level, downside, inner) in Level::available()
+                .into_iter()
+                .flat_map(|level| [false, true].map(|d| (level, d)))
+                .flat_map(|(level, d)| inners.map(|i| (level, d, i)))
+            {
+                {
+                    let inner = inner.map(|(start, end)| Window {
+                        kind: WindowKind::Score,
+                        start,
+                        end,
+                    });
                     let mut plans = FillPlans::default();
-                    let (stats, inexact) =
-                        simulate(&bars, &lanes, &cfg, &window, downside, level, &mut plans);
+                    let Simulated {
+                        stats,
+                        inexact,
+                        inner_sharpe,
+                    } = simulate(
+                        &bars,
+                        &lanes,
+                        &cfg,
+                        &window,
+                        inner.as_ref(),
+                        downside,
+                        level,
+                        &mut plans,
+                    );
                     assert_eq!(inexact, 0, "{level:?}");
                     for l in 0..LANES {
+                        // The inner window's Sharpe is the scalar one's.
+                        let sharpe = inner.map_or(f64::NAN, |w| {
+                            let mut s = WindowStats::new(&w, cfg.initial_cash);
+                            scalar(&bars, &positions[l], &cfg, w.end, &mut s);
+                            s.per_period_sharpe()
+                        });
+                        assert_eq!(
+                            inner_sharpe[l].to_bits(),
+                            sharpe.to_bits(),
+                            "{level:?}, lane {l}, inner {inner:?}"
+                        );
                         let mut want = WindowStats::new(&window, cfg.initial_cash);
                         scalar(&bars, &positions[l], &cfg, end, &mut want);
                         let got = stats[l].finish(&bars, 252.0);

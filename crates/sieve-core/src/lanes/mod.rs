@@ -24,7 +24,7 @@ pub use memo::TargetMemo;
 use std::sync::Arc;
 
 use crate::evaluate::{Evaluator, ScreenScore};
-use crate::metrics::{Aggregation, Objective};
+use crate::metrics::{Aggregation, Objective, Window};
 use crate::strategy::{Changes, LaneBuffers, TradeManagement};
 use memo::Key;
 
@@ -179,11 +179,12 @@ impl Evaluator<'_> {
             let pays = scratch.always
                 || (self.strategy.lanes_pay(batch) && scratch.level > Level::Portable);
             let managed = self.strategy.trade_management() == TradeManagement::Full;
-            if window != &self.scoring.windows.score || !pays || managed {
-                // The lanes accumulate one window; this screen reads two.
-                // Or the strategy is faster one combination at a time, or
-                // manages its trades (the engine's stops feed back into
-                // its decisions: not targets the lanes can fill).
+            if self.inner_window().is_err() || !pays || managed {
+                // A score window outside the screen window (the lanes
+                // accumulate one span of bars). Or the strategy is faster
+                // one combination at a time, or manages its trades (the
+                // engine's stops feed back into its decisions: not targets
+                // the lanes can fill).
                 for (p, o) in batch.iter().zip(&mut out[b * LANES..]) {
                     *o = self.screen(p, &mut scratch.buffers.positions);
                 }
@@ -221,6 +222,20 @@ impl Evaluator<'_> {
             scratch.memo.insert(key, out[at]);
         }
         scratch.param_waiting.clear();
+    }
+
+    /// The score window as the lanes read it inside the screen window:
+    /// `None` where the two are the same bars (one accumulator serves
+    /// both), `Err` where the score window is not within the screen window.
+    fn inner_window(&self) -> Result<Option<&Window>, ()> {
+        let (screen, score) = (&self.scoring.screen, &self.scoring.windows.score);
+        if screen.same_bars(score) {
+            Ok(None)
+        } else if screen.start <= score.start && score.end <= screen.end {
+            Ok(Some(score))
+        } else {
+            Err(())
+        }
     }
 
     /// The scores of the sets `at..` of a batch that the memo has by the
@@ -329,25 +344,30 @@ impl Evaluator<'_> {
         let lanes: [&Changes; LANES] =
             std::array::from_fn(|l| &p.changes[if l < n { l } else { 0 }]);
         let downside = self.scoring.objective == Objective::Sortino;
-        let (stats, inexact) = engine::simulate(
+        let inner = self.inner_window().ok().flatten();
+        let run = engine::simulate(
             self.bars,
             &lanes,
             &self.scoring.engine,
             &self.scoring.screen,
+            inner,
             downside,
             scratch.level,
             &mut scratch.plans,
         );
-        for (l, lane) in stats.iter().enumerate().take(n) {
+        for (l, lane) in run.stats.iter().enumerate().take(n) {
             let at = p.at[l];
-            let score = if inexact & (1 << l) != 0 {
+            let score = if run.inexact & (1 << l) != 0 {
                 self.screen(params[at], &mut scratch.buffers.positions)
             } else {
                 let m = lane.finish(self.bars, self.scoring.periods_per_year);
                 ScreenScore {
                     objective: self.objective(&m),
                     trades: m.trades,
-                    sharpe: lane.per_period_sharpe(),
+                    sharpe: match inner {
+                        Some(_) => run.inner_sharpe[l],
+                        None => lane.per_period_sharpe(),
+                    },
                 }
             };
             out[at] = score;

@@ -30,6 +30,13 @@ pub struct Window {
     pub end: usize,
 }
 
+impl Window {
+    /// Whether `other` spans the same bars (whatever either is called).
+    pub fn same_bars(&self, other: &Window) -> bool {
+        (self.start, self.end) == (other.start, other.end)
+    }
+}
+
 /// The full, score and (optional) holdout windows of one data set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Windows {
