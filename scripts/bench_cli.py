@@ -124,8 +124,8 @@ FUNCTION_GRIDS = {
     "ema": function_grid("ema", "ema(close, n)", WINDOWS),
     "supertrend": function_grid("supertrend", "supertrend(n, 3)", WINDOWS),
     "adx": function_grid("adx", "adx(n)", WINDOWS),
-    # sar has no window: as many settings of its step.
-    "sar": function_grid("sar", "sar(a, 0.2)", "a = { start = 0.001, stop = 0.399, step = 0.001 }"),
+    # sar has no window: as many settings of its step (within its cap, 0.2).
+    "sar": function_grid("sar", "sar(a, 0.2)", "a = { start = 0.0005, stop = 0.1995, step = 0.0005 }"),
 }
 
 DEFAULT_GRID = """

@@ -127,6 +127,35 @@ fn column_mistakes_name_the_rule_and_list_the_columns() {
         e.contains("'label' is not numbers") && e.contains("line 2"),
         "{e}"
     );
+    // The same name twice; a column the loader reads itself; a boolean
+    // needed where a column stands; a parameter nearly spelt by a name.
+    let twice = csv
+        .replacen(",spread,", ",twin,", 1)
+        .replacen(",My Spread", ",twin", 1);
+    std::fs::write(dir.path().join("twice.csv"), twice).unwrap();
+    let e = refused("twin > k", "path = \"twice.csv\"");
+    assert!(e.contains("two columns named 'twin'"), "{e}");
+    let e = refused("col('Adj Close') > k", one);
+    assert!(e.contains("the data's adjusted close"), "{e}");
+    let e = refused("spread", one);
+    assert!(e.contains("write spread > 0"), "{e}");
+    let c = dir.path().join("typo.toml");
+    std::fs::write(
+        &c,
+        "[data]\npath = \"a.csv\"\n[strategy]\nname = \"s\"\nentry = \"sprd > 0\"\nexit = \"close < 0\"\n[strategy.params]\nspread_k = 1\nsprd2 = 3\n",
+    )
+    .unwrap();
+    let e = stderr(&run_err(&[
+        "sweep",
+        "--config",
+        c.to_str().unwrap(),
+        "--out",
+        "x.csv",
+    ]));
+    assert!(
+        e.contains("strategy.params.sprd2") && e.contains("typo of 'sprd2'"),
+        "{e}"
+    );
     // Several instruments: each must have the column, named in the error.
     bars.extra.clear();
     write_bars(&bars, &dir.path().join("b.csv")).unwrap();

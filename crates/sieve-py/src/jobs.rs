@@ -45,7 +45,7 @@ pub fn indicator(
     // The bars with every column (a study keeps only what its strategy
     // reads), on the config's clock.
     py.detach(|| {
-        let (instruments, _) = data.instruments(&mut config)?;
+        let (instruments, _) = data.instruments(&mut config, true)?;
         instruments
             .into_iter()
             .map(|(name, bars)| {

@@ -239,28 +239,39 @@ impl DataSpec {
     pub(crate) fn study_unwarned(&self, py: Python<'_>, mut config: Config) -> PyResult<Study> {
         // Reading and checking the data runs without the GIL.
         py.detach(|| -> Result<Study, Error> {
-            let (data, label) = self.instruments(&mut config)?;
+            let (data, label) = self.instruments(&mut config, false)?;
             Study::of_instruments(config, data, label)
         })
         .map_err(sieve_err)
     }
 
-    /// The instruments' bars, every column kept, and where they came from;
-    /// the config's data keys are cleared when the data is DataFrames.
+    /// The instruments' bars and where they came from; the config's data
+    /// keys are cleared when the data is DataFrames. The other columns
+    /// are those the config's rules read, or every one with `all_columns`.
     pub(crate) fn instruments(
         &self,
         config: &mut Config,
+        all_columns: bool,
     ) -> Result<(Vec<(String, Bars)>, String), Error> {
         Ok(match self {
             DataSpec::Path(_) => {
                 let label = config.data.clone();
-                let data = sieve_run::inputs::load_data(config, label.as_deref())?;
+                let options = sieve_core::data::LoadOptions {
+                    extra: (!all_columns)
+                        .then(|| config.load_options().extra)
+                        .flatten(),
+                    ..config.load_options()
+                };
+                let data = sieve_run::inputs::load_data_with(config, label.as_deref(), &options)?;
                 (data.instruments, data.label)
             }
             DataSpec::Frame(f) => {
                 let options = sieve_core::data::LoadOptions {
-                    adjust: config.adjust,
                     columns: None,
+                    extra: (!all_columns)
+                        .then(|| config.load_options().extra)
+                        .flatten(),
+                    ..config.load_options()
                 };
                 let bars = f.bars(&options)?;
                 // The DataFrame is the data, whatever the config names.
@@ -270,8 +281,11 @@ impl DataSpec {
             }
             DataSpec::Frames(frames) => {
                 let options = sieve_core::data::LoadOptions {
-                    adjust: config.adjust,
                     columns: None,
+                    extra: (!all_columns)
+                        .then(|| config.load_options().extra)
+                        .flatten(),
+                    ..config.load_options()
                 };
                 let mut data = Vec::new();
                 for (name, f) in frames {

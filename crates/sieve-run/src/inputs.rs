@@ -26,12 +26,23 @@ pub struct Data {
 /// become the expanded files (run folders record them, not the patterns).
 /// `label` names a single file as the user wrote it.
 pub fn load_data(config: &mut Config, label: Option<&Path>) -> Result<Data> {
+    let options = config.load_options();
+    load_data_with(config, label, &options)
+}
+
+/// [`load_data`] read with `options` (e.g. every other column, where the
+/// rules are not yet known).
+pub fn load_data_with(
+    config: &mut Config,
+    label: Option<&Path>,
+    options: &LoadOptions,
+) -> Result<Data> {
     let mut notices = Vec::new();
     if !config.paths.is_empty() {
         let files = instrument_files(config)?;
         let mut instruments = Vec::with_capacity(files.len());
         for (name, path) in &files {
-            let loaded = load_bars(path, config)?;
+            let loaded = data::load(path, options)?;
             notices.extend(loaded.notices.iter().map(|n| format!("{name}: {n}")));
             instruments.push((name.clone(), loaded.bars));
         }
@@ -46,7 +57,7 @@ pub fn load_data(config: &mut Config, label: Option<&Path>) -> Result<Data> {
     }
     let (bars, label) = match &config.data {
         Some(path) => {
-            let loaded = load_bars(path, config)?;
+            let loaded = data::load(path, options)?;
             notices = loaded.notices;
             (loaded.bars, label.unwrap_or(path).display().to_string())
         }
@@ -139,9 +150,5 @@ pub fn instrument_files(config: &Config) -> Result<Vec<(String, PathBuf)>> {
 
 /// Reads a data file the way `config` says (`data.adjust`, `data.columns`).
 pub fn load_bars(path: &Path, config: &Config) -> Result<data::Loaded> {
-    let options = LoadOptions {
-        adjust: config.adjust,
-        columns: config.columns.clone(),
-    };
-    data::load(path, &options)
+    data::load(path, &config.load_options())
 }

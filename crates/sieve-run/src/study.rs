@@ -240,12 +240,16 @@ pub fn data_hash(bars: &Bars) -> String {
             h.update(v.to_bits().to_le_bytes());
         }
     }
-    // The columns the rules read (a study keeps only those); none leaves
-    // the hash of price-only data as it was.
-    for column in &bars.extra {
+    // The columns the rules read (a study keeps only those), by name, any
+    // undefined value alike (NaN bits differ by where they came from); none
+    // leaves the hash of price-only data as it was.
+    let mut columns: Vec<_> = bars.extra.iter().collect();
+    columns.sort_by(|a, b| a.name.cmp(&b.name));
+    for column in columns {
         h.update(column.name.as_bytes());
         h.update([0]);
         for v in &column.values {
+            let v = if v.is_nan() { f64::NAN } else { *v };
             h.update(v.to_bits().to_le_bytes());
         }
     }
@@ -456,4 +460,46 @@ pub fn warnings(config: &Config, scoring: &Scoring, bars: &Bars) -> Vec<String> 
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::data_hash;
+    use sieve_core::data::{synth, ExtraColumn};
+
+    fn column(name: &str, values: Vec<f64>) -> ExtraColumn {
+        ExtraColumn {
+            name: name.into(),
+            values,
+            problem: None,
+        }
+    }
+
+    /// The columns a run reads are hashed by name, whatever their order
+    /// and whatever bits an undefined value carries; their values count.
+    #[test]
+    fn the_hash_covers_read_columns_by_name_and_value() {
+        let bars = synth(50, 3);
+        let plain = data_hash(&bars);
+        let wave: Vec<f64> = (0..50).map(|i| f64::from(i).sin()).collect();
+        let mut gaps = wave.clone();
+        gaps[3] = f64::NAN;
+        let mut negative_nan = gaps.clone();
+        negative_nan[3] = -f64::NAN;
+        let with = |columns: Vec<ExtraColumn>| {
+            let mut b = bars.clone();
+            b.extra = columns;
+            data_hash(&b)
+        };
+        let both = with(vec![column("a", wave.clone()), column("b", gaps.clone())]);
+        assert_ne!(both, plain);
+        assert_eq!(
+            with(vec![column("b", negative_nan), column("a", wave.clone())]),
+            both
+        );
+        let mut moved = wave.clone();
+        moved[10] += 1e-12;
+        assert_ne!(with(vec![column("a", moved), column("b", gaps)]), both);
+        assert_ne!(with(vec![column("a", wave)]), both);
+    }
 }

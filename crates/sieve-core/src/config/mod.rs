@@ -582,6 +582,21 @@ impl Config {
         }
     }
 
+    /// How the data files are read: `data.adjust`, `data.columns`, and
+    /// the other columns the strategy's rules read.
+    pub fn load_options(&self) -> crate::data::LoadOptions {
+        let extra = match (&self.rules, &self.managed_builtin) {
+            (Some(r), _) => r.data_columns(),
+            (None, Some(m)) => m.data_columns(),
+            (None, None) => Vec::new(),
+        };
+        crate::data::LoadOptions {
+            adjust: self.adjust,
+            columns: self.columns.clone(),
+            extra: Some(extra),
+        }
+    }
+
     /// How runs of this config are scored.
     pub fn scoring(&self) -> ScoringSpec {
         self.scoring

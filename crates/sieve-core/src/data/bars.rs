@@ -17,6 +17,9 @@ pub struct Bars {
     /// `col("My Signal")`), in file order. After loading every one is here;
     /// a study keeps only those its strategy reads.
     pub extra: Vec<ExtraColumn>,
+    /// The names of the file's other columns that were not read (nothing
+    /// asked for them): for messages that list what the data has.
+    pub unread: Vec<String>,
 }
 
 /// A column of the data beyond time, prices and volume.
@@ -38,6 +41,13 @@ impl Bars {
 
     pub fn is_empty(&self) -> bool {
         self.close.is_empty()
+    }
+
+    /// The names of every column beyond time, prices and volume, read or
+    /// not, in file order (read ones first).
+    pub fn other_columns(&self) -> Vec<&str> {
+        let read = self.extra.iter().map(|c| c.name.as_str());
+        read.chain(self.unread.iter().map(String::as_str)).collect()
     }
 
     /// The extra column named exactly `name`.

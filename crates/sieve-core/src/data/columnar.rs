@@ -35,8 +35,9 @@ impl Plan {
         }
         let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-        let columns = find_columns(&refs)?;
+        let mut columns = find_columns(&refs)?;
         let notices = columns.notices(&refs, options)?;
+        columns.choose_extra(&refs, options);
         Ok(Plan {
             columns,
             names,

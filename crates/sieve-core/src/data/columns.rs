@@ -7,7 +7,7 @@ use crate::data::LoadOptions;
 /// Names of a time column (any case).
 pub const TIME_NAMES: [&str; 5] = ["date", "datetime", "time", "timestamp", "open_time"];
 /// Names of an adjusted-close column (Yahoo's `Adj Close` and its kin).
-const ADJ_CLOSE_NAMES: [&str; 5] = [
+pub(crate) const ADJ_CLOSE_NAMES: [&str; 5] = [
     "adj close",
     "adj_close",
     "adjclose",
@@ -16,18 +16,40 @@ const ADJ_CLOSE_NAMES: [&str; 5] = [
 ];
 /// Names of a volume column, preferred first (MetaTrader writes `<TICKVOL>`
 /// and `<VOL>`, the latter often all zero for currencies).
-const VOLUME_NAMES: [&str; 4] = ["volume", "tickvol", "tick_volume", "vol"];
+pub(crate) const VOLUME_NAMES: [&str; 4] = ["volume", "tickvol", "tick_volume", "vol"];
 /// pandas' name for an unnamed index written to Parquet or Feather.
 const PANDAS_INDEX: &str = "__index_level_0__";
 
 /// A column name as compared: trimmed, lower case, MetaTrader's `<…>` dropped.
 fn column_name(h: &str) -> String {
+    extra_name(h).to_lowercase()
+}
+
+/// A column name as rules read it: trimmed, MetaTrader's `<…>` dropped.
+pub(crate) fn extra_name(h: &str) -> &str {
     let h = h.trim();
-    let h = h
-        .strip_prefix('<')
+    h.strip_prefix('<')
         .and_then(|x| x.strip_suffix('>'))
-        .unwrap_or(h);
-    h.to_lowercase()
+        .unwrap_or(h)
+}
+
+/// What a column the loader reads itself is, by its name: messages say so
+/// when a rule asks for it by `col("…")`.
+pub fn column_role(name: &str) -> Option<&'static str> {
+    let n = column_name(name);
+    if TIME_NAMES.contains(&n.as_str()) || n == PANDAS_INDEX {
+        Some(
+            "the data's time (rules read it through hour, minute, weekday, day, month and new_day)",
+        )
+    } else if ADJ_CLOSE_NAMES.contains(&n.as_str()) {
+        Some("the data's adjusted close (data.adjust = true scales the prices by it)")
+    } else if VOLUME_NAMES.contains(&n.as_str()) {
+        Some("the data's volume (rules read it as volume)")
+    } else if PRICE_NAMES.contains(&n.as_str()) {
+        Some("one of the data's prices (rules read it as open, high, low or close)")
+    } else {
+        None
+    }
 }
 
 /// Positions of the columns the loader reads.
@@ -39,8 +61,11 @@ pub(crate) struct Columns {
     pub price: [usize; 4],
     pub volume: Option<usize>,
     pub adj_close: Option<usize>,
-    /// Every other named column, in file order: values rules may read.
+    /// Every other named column, in file order: values rules may read
+    /// (after [`Columns::choose_extra`], those the options ask for).
     pub extra: Vec<usize>,
+    /// The other columns' names not read.
+    pub unread: Vec<String>,
 }
 
 impl Columns {
@@ -75,7 +100,26 @@ impl Columns {
         })
     }
 
-    /// A validator for rows of these columns; `place` names a row in messages.
+    /// Keeps in [`Columns::extra`] the other columns the options ask for
+    /// (so a columnar reader projects no more), naming the rest unread.
+    pub fn choose_extra(&mut self, names: &[&str], options: &LoadOptions) {
+        let wanted = |c: &usize| {
+            let name = extra_name(names[*c]);
+            options
+                .extra
+                .as_ref()
+                .is_none_or(|w| w.iter().any(|n| n == name))
+        };
+        let (read, unread): (Vec<usize>, Vec<usize>) = self.extra.iter().copied().partition(wanted);
+        self.extra = read;
+        self.unread = unread
+            .iter()
+            .map(|&c| extra_name(names[c]).to_string())
+            .collect();
+    }
+
+    /// A validator for rows of these columns; `place` names a row in
+    /// messages.
     pub fn validator(
         &self,
         place: &'static str,
@@ -83,14 +127,10 @@ impl Columns {
         options: &LoadOptions,
     ) -> Validator {
         let adj_name = self.adj_close.map_or("", |c| names[c].trim());
-        let extra = self.extra.iter().map(|&c| names[c].trim()).collect();
-        Validator::new(
-            place,
-            options.adjust,
-            adj_name,
-            self.volume.is_some(),
-            extra,
-        )
+        let extra = self.extra.iter().map(|&c| extra_name(names[c])).collect();
+        let volume = self.volume.is_some();
+        let unread = self.unread.clone();
+        Validator::new(place, options.adjust, adj_name, volume, extra, unread)
     }
 }
 
@@ -143,6 +183,7 @@ pub(crate) fn find_columns<S: AsRef<str>>(header: &[S]) -> Result<Columns, Strin
         volume: VOLUME_NAMES.iter().find_map(|n| find(n)),
         adj_close,
         extra: Vec::new(),
+        unread: Vec::new(),
     };
     let read = columns.all();
     columns.extra = (0..names.len())

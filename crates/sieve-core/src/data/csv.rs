@@ -16,15 +16,26 @@ pub const MAX_LINE_BYTES: usize = 1 << 20;
 /// The most columns a CSV header may have.
 pub const MAX_COLUMNS: usize = 10_000;
 
-/// The field separator: `,` unless the header has no comma and exactly one
-/// of `;` and tab (semicolon CSVs, MetaTrader's tab-separated exports).
+/// The field separator: of `,`, `;` and tab (semicolon CSVs, MetaTrader's
+/// tab-separated exports), the one the header holds most often outside
+/// quotes; `,` on a tie. A column name may hold another (`a,b` in a
+/// semicolon file).
 fn separator(header: &[u8]) -> u8 {
-    let count = |c: u8| header.iter().filter(|&&b| b == c).count();
-    match (count(b','), count(b';'), count(b'\t')) {
-        (0, s, 0) if s > 0 => b';',
-        (0, 0, t) if t > 0 => b'\t',
-        _ => b',',
+    let mut quoted = false;
+    let mut counts = [0usize; 3];
+    const SEPARATORS: [u8; 3] = [b',', b';', b'\t'];
+    for &b in header {
+        if b == b'"' {
+            quoted = !quoted;
+        } else if !quoted {
+            if let Some(k) = SEPARATORS.iter().position(|&s| s == b) {
+                counts[k] += 1;
+            }
+        }
     }
+    // The first of the most frequent: `,` wins a tie.
+    let best = (0..3).fold(0, |best, k| if counts[k] > counts[best] { k } else { best });
+    SEPARATORS[best]
 }
 
 /// Parses CSV bytes into bars; the error message names lines but not the file.
@@ -87,6 +98,8 @@ pub fn read_csv(input: impl Read, options: &LoadOptions) -> Result<Loaded, Strin
     let notices = cols
         .notices(&names, options)
         .map_err(|e| format!("line 1: {e}"))?;
+    let mut cols = cols;
+    cols.choose_extra(&names, options);
     let mut rows = cols.validator("line", &names, options);
     let mut record = csv::StringRecord::new();
     let mut joined = String::new();

@@ -16,6 +16,9 @@ pub struct LoadOptions {
     pub adjust: bool,
     /// `data.columns`: the file has no header; these name its columns.
     pub columns: Option<Vec<String>>,
+    /// The other columns to read (those the rules read); `None` reads
+    /// every one. The rest are only named ([`Bars::unread`]).
+    pub extra: Option<Vec<String>>,
 }
 
 /// Validated bars plus notices worth one line each to the user.
@@ -86,10 +89,12 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<Loaded> {
         && !is_utf16(&head);
     if text && Format::of_extension(path).is_none_or(|f| f == Format::Csv) {
         let input = std::io::BufReader::new(std::io::Cursor::new(head).chain(file));
-        return crate::data::csv::read_csv(input, options).map_err(|message| Error::Data {
-            path: path.to_path_buf(),
-            message,
-        });
+        return crate::data::csv::read_csv(input, options)
+            .map(|loaded| in_file(loaded, path))
+            .map_err(|message| Error::Data {
+                path: path.to_path_buf(),
+                message,
+            });
     }
     let mut bytes = head;
     file.read_to_end(&mut bytes)
@@ -108,10 +113,23 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<Loaded> {
         }
         _ => parse(bytes, options),
     };
-    in_format(bytes).map_err(|message| Error::Data {
-        path: path.to_path_buf(),
-        message,
-    })
+    in_format(bytes)
+        .map(|loaded| in_file(loaded, path))
+        .map_err(|message| Error::Data {
+            path: path.to_path_buf(),
+            message,
+        })
+}
+
+/// Names the file in the problems of its columns (reported later, when a
+/// rule reads one).
+fn in_file(mut loaded: Loaded, path: &Path) -> Loaded {
+    for column in &mut loaded.bars.extra {
+        if let Some(p) = &mut column.problem {
+            *p = format!("{}, {p}", path.display());
+        }
+    }
+    loaded
 }
 
 /// Parses a whole file's bytes; messages name rows or lines, not the file.

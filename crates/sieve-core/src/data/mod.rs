@@ -15,7 +15,7 @@ mod write;
 
 pub use bars::{Bars, ExtraColumn};
 pub use columnar::parse_batch;
-pub use columns::TIME_NAMES;
+pub use columns::{column_role, TIME_NAMES};
 pub use csv::{parse_csv, parse_csv_with};
 pub use ipc::parse_arrow;
 pub use load::{load, parse, Format, LoadOptions, Loaded};

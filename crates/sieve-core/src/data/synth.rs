@@ -56,6 +56,7 @@ pub fn synth(n: usize, seed: u64) -> Bars {
         volume: Some(Vec::with_capacity(n)),
         timezone: None,
         extra: Vec::new(),
+        unread: Vec::new(),
     };
     let mut regime = 2usize;
     let mut prev_close = 100.0_f64;

@@ -74,6 +74,7 @@ impl Validator {
         adj_name: &str,
         volume: bool,
         extra: Vec<&str>,
+        unread: Vec<String>,
     ) -> Validator {
         Validator {
             bars: Bars {
@@ -92,6 +93,7 @@ impl Validator {
                         problem: None,
                     })
                     .collect(),
+                unread,
             },
             place,
             adjust,
@@ -311,20 +313,23 @@ fn volume(cell: Cell<'_>) -> Result<f64, String> {
     }
 }
 
-/// A value of an extra column: a finite number; an empty cell, a null, a
-/// NaN or a missing-value mark (NA, N/A, null, None) is undefined.
+/// A value of an extra column: a number, true/false as 1/0; an empty cell,
+/// a null, a NaN, ±inf or a missing-value mark (NA, N/A, null, None) is
+/// undefined (NaN).
 fn extra_value(cell: Cell<'_>) -> Result<f64, String> {
     let v = match cell {
         // What spreadsheets, R and pandas write for a missing value.
         Cell::Text("" | "NA" | "N/A" | "#N/A" | "null" | "NULL" | "None") => f64::NAN,
+        // pandas writes a true/false column as True / False.
+        Cell::Text(s) if s.eq_ignore_ascii_case("true") => 1.0,
+        Cell::Text(s) if s.eq_ignore_ascii_case("false") => 0.0,
         Cell::Text(s) => number(s)?,
         Cell::Number(v) => v,
         Cell::Null => f64::NAN,
     };
-    if v.is_infinite() {
-        return Err(format!("{v} is not a finite number"));
-    }
-    Ok(v)
+    // ±inf (a division by zero in pandas) is undefined, as `x / 0` is in
+    // the rules.
+    Ok(if v.is_infinite() { f64::NAN } else { v })
 }
 
 fn number(s: &str) -> Result<f64, String> {

@@ -788,6 +788,7 @@ mod tests {
             volume: None,
             timezone: None,
             extra: Vec::new(),
+            unread: Vec::new(),
         }
     }
 

@@ -214,15 +214,22 @@ pub fn bare_names<'a>(
 /// of up to four letters (`smaa` → `sma`, but `sar` is not `atr`), two for
 /// longer ones, a third of the name for long ones.
 pub fn suggest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> String {
+    let chars = |s: &str| s.chars().count();
+    let lower = name.to_lowercase();
+    // A name that differs only in case comes first (distance 0), then the
+    // nearest by edits, counted in characters.
     let best = known
         .into_iter()
-        .map(|k| (strsim::damerau_levenshtein(name, k), k))
+        .map(|k| match k.to_lowercase() == lower {
+            true => (0, k),
+            false => (strsim::damerau_levenshtein(name, k), k),
+        })
         .filter(|(d, k)| {
-            let allowed = match k.len().max(name.len()) {
+            let allowed = match chars(k).max(chars(name)) {
                 0..=4 => 1,
                 n => 2.max(n / 3),
             };
-            *d <= allowed && *d < k.len()
+            *d <= allowed && *d < chars(k)
         })
         .min();
     match best {
@@ -275,14 +282,26 @@ impl Checker {
                 return Err(err(
                     e.span.start,
                     format!(
-                        "must be {}, but this is {}",
+                        "must be {}, but this is {}{}",
                         want.describe(),
-                        got.describe()
+                        got.describe(),
+                        self.column_hint(id)
                     ),
                 ));
             }
         }
         Ok(id)
+    }
+
+    /// For a data column where true/false is needed: how to write it.
+    fn column_hint(&self, id: Id) -> String {
+        match self.node(id).op {
+            Op::User(k) => format!(
+                " (a column of the data; a true/false column reads as 1/0: write {} > 0)",
+                self.graph.user[k].name
+            ),
+            _ => String::new(),
+        }
     }
 
     fn column(&self, at: usize) -> usize {
@@ -298,7 +317,12 @@ impl Checker {
         if got != want {
             return Err(err(
                 e.span.start,
-                format!("{what} needs {}, found {}", want.describe(), got.describe()),
+                format!(
+                    "{what} needs {}, found {}{}",
+                    want.describe(),
+                    got.describe(),
+                    self.column_hint(id)
+                ),
             ));
         }
         Ok(())
@@ -613,5 +637,16 @@ mod suggest_tests {
         );
         assert_eq!(suggest("sar", known), "");
         assert_eq!(suggest("obv", known), "");
+        // Case first; lengths in characters, not bytes.
+        assert_eq!(
+            suggest("SPREAD", ["spread", "spreads"]),
+            " (did you mean 'spread'?)"
+        );
+        assert_eq!(
+            suggest("Signal_Line", ["signal_line"]),
+            " (did you mean 'signal_line'?)"
+        );
+        assert_eq!(suggest("ab", ["日本語の列名"]), "");
+        assert_eq!(suggest("列名x", ["列名"]), " (did you mean '列名'?)");
     }
 }

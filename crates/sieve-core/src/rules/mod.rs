@@ -428,8 +428,14 @@ impl Rules {
                 .iter()
                 .find(|c| !c.quoted && !suggest(&c.name, [u.name.as_str()]).is_empty());
             if let Some(c) = typo {
-                let message = checker.unknown(&c.name);
-                return Err(RuleError { at: c.at, message }.into_error(&c.key, &c.text));
+                let column = c.text[..c.at.min(c.text.len())].chars().count() + 1;
+                return Err(Error::config(
+                    format!("strategy.params.{}", u.name),
+                    format!(
+                        "is not used by any rule or definition, but the rules read '{}' ({}, column {column}), which is no parameter and so reads a column of the data: is it a typo of '{}'?",
+                        c.name, c.key, u.name
+                    ),
+                ));
             }
         }
         let params = param_specs(&checker, &source.params)?;
@@ -1044,7 +1050,12 @@ impl Rules {
 
     fn check_data(&self, bars: &Bars) -> Result<()> {
         for u in &self.graph.user {
+            let twice = bars.extra.iter().filter(|c| c.name == u.name).count() > 1;
             let problem = match bars.extra(&u.name) {
+                Some(_) if twice => format!(
+                    "the data has two columns named '{}'; which one is meant is ambiguous (rename one)",
+                    u.name
+                ),
                 Some(column) => match &column.problem {
                     Some(p) => format!("the data's column '{}' is not numbers ({p})", u.name),
                     None => continue,
@@ -1079,7 +1090,10 @@ impl Rules {
     /// Why `u` names nothing: no parameter, definition or value, and no
     /// column of `bars`; lists the columns the data has.
     fn unknown_column(&self, u: &UserColumn, bars: &Bars) -> String {
-        let columns: Vec<&str> = bars.extra.iter().map(|c| c.name.as_str()).collect();
+        if let Some(role) = crate::data::column_role(&u.name).filter(|_| u.quoted) {
+            return format!("'{}' is {role}, not a column rules read by col(…)", u.name);
+        }
+        let columns = bars.other_columns();
         let listed = match columns.is_empty() {
             true => "the data has no columns beyond its time, prices and volume".to_string(),
             false => format!("the data's other columns are {}", columns.join(", ")),

@@ -362,6 +362,7 @@ fn lanes_without_a_stop_agree_where_the_atr_is_zero() {
         volume: None,
         timezone: None,
         extra: Vec::new(),
+        unread: Vec::new(),
     };
     let s = strategy::lookup("activation").unwrap();
     let mut sets = Vec::new();

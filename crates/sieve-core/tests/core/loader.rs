@@ -1,4 +1,4 @@
-use sieve_core::data::{parse_csv, Bars};
+use sieve_core::data::{parse_csv, parse_csv_with, Bars, LoadOptions};
 
 const GOOD: &str =
     "date,open,high,low,close,volume\n2020-01-01,10,11,9,10.5,100\n2020-01-02,10.5,12,10,11,200\n";
@@ -42,17 +42,19 @@ fn columns_match_case_insensitively_in_any_order_with_extras() {
 /// only where a rule reads it); the adjusted close and volume are not extra.
 #[test]
 fn extra_columns_are_kept_with_their_problems() {
-    let text = "date,open,high,low,close,Adj Close,volume,signal,My Score,ticker\n\
-                2020-01-01,10,11,9,10.5,10.4,100,0.5,,GOOG\n\
-                2020-01-02,10,11,9,10.5,10.4,100,-1e-3,NA,GOOG\n\
-                2020-01-03,10,11,9,10.5,10.4,100,2,7,GOOG\n";
+    let text = "date,open,high,low,close,Adj Close,volume,signal,My Score,ticker,<SPREAD>,long\n\
+                2020-01-01,10,11,9,10.5,10.4,100,0.5,,GOOG,2,True\n\
+                2020-01-02,10,11,9,10.5,10.4,100,-1e-3,NA,GOOG,3,false\n\
+                2020-01-03,10,11,9,10.5,10.4,100,2,inf,GOOG,4,TRUE\n";
     let b = parse_csv(text.as_bytes()).unwrap();
     let names: Vec<&str> = b.extra.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ["signal", "My Score", "ticker"]);
+    assert_eq!(names, ["signal", "My Score", "ticker", "SPREAD", "long"]);
     assert_eq!(b.extra[0].values, [0.5, -1e-3, 2.0]);
     assert_eq!(b.extra[0].problem, None);
+    // Empty, NA and ±inf are undefined; True/False (any case) are 1/0.
     let score = &b.extra("My Score").unwrap().values;
-    assert!(score[0].is_nan() && score[1].is_nan() && score[2] == 7.0);
+    assert!(score.iter().all(|v| v.is_nan()));
+    assert_eq!(b.extra("long").unwrap().values, [1.0, 0.0, 1.0]);
     let ticker = b.extra("ticker").unwrap();
     let problem = ticker.problem.as_deref().unwrap();
     assert!(
@@ -60,6 +62,33 @@ fn extra_columns_are_kept_with_their_problems() {
         "{problem}"
     );
     assert!(ticker.values.iter().all(|v| v.is_nan()));
+    // Asked for some columns only: the rest are named, not read.
+    let options = LoadOptions {
+        extra: Some(vec!["SPREAD".into(), "absent".into()]),
+        ..Default::default()
+    };
+    let b = parse_csv_with(text.as_bytes(), &options).unwrap().bars;
+    assert_eq!(b.extra.len(), 1);
+    assert_eq!(b.extra("SPREAD").unwrap().values, [2.0, 3.0, 4.0]);
+    assert_eq!(b.unread, ["signal", "My Score", "ticker", "long"]);
+    assert_eq!(
+        b.other_columns(),
+        ["SPREAD", "signal", "My Score", "ticker", "long"]
+    );
+}
+
+/// The separator is the one the header holds most outside quotes: a
+/// column name may hold another.
+#[test]
+fn a_separator_inside_a_column_name_does_not_decide() {
+    for text in [
+        "date;open;high;low;close;a,b\n2020-01-01;10;11;9;10.5;1\n",
+        "date,open,high,low,close,\"a;b\",\"c,d\"\n2020-01-01,10,11,9,10.5,1,2\n",
+        "date\topen\thigh\tlow\tclose\ta,b;c\n2020-01-01\t10\t11\t9\t10.5\t1\n",
+    ] {
+        let b = parse_csv(text.as_bytes()).unwrap_or_else(|e| panic!("{e}: {text}"));
+        assert_eq!((b.close[0], b.extra[0].values[0]), (10.5, 1.0), "{text}");
+    }
 }
 
 #[test]
@@ -90,10 +119,14 @@ fn missing_column_is_named() {
 
 #[test]
 fn ambiguous_separators_get_a_hint() {
-    // Semicolons alone load; a header with both `;` and tabs is ambiguous.
+    // Semicolons alone load; a header mixing `;` and tabs splits at the
+    // more frequent one, and the error shows the names that gives.
     assert!(parse_csv(b"date;open;high;low;close\n2020-01-01;1;2;1;1.5\n").is_ok());
     let e = err("date;open\thigh;low;close\n2020-01-01;1\t2;1;1.5\n");
-    assert!(e.contains("line 1") && e.contains("comma"), "{e}");
+    assert!(
+        e.contains("line 1") && e.contains("found: date, open\thigh"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -249,7 +282,6 @@ fn a_row_of_empty_fields_is_refused_by_line() {
 
 #[test]
 fn adjusted_close_is_noticed_and_applied_on_request() {
-    use sieve_core::data::{parse_csv_with, LoadOptions};
     let text =
         "Date,Open,High,Low,Close,Adj Close\n2020-01-01,10,12,8,10,5\n2020-01-02,20,22,18,20,20\n";
     let plain = parse_csv_with(text.as_bytes(), &LoadOptions::default()).unwrap();
@@ -307,7 +339,7 @@ fn adjusted_close_is_noticed_and_applied_on_request() {
 /// tz-aware times, and a header-less kline file named by `data.columns`.
 #[test]
 fn every_dialect_of_the_same_prices_gives_the_same_bars() {
-    use sieve_core::data::{parse_csv_with, synth, LoadOptions};
+    use sieve_core::data::synth;
     use sieve_core::format::time;
     let bars = synth(60, 4);
     // Hourly times, so the clock matters.

@@ -35,6 +35,7 @@ pub fn bars(open: &[f64], close: &[f64]) -> Bars {
         volume: None,
         timezone: None,
         extra: Vec::new(),
+        unread: Vec::new(),
     }
 }
 

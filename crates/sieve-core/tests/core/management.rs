@@ -25,6 +25,7 @@ fn ohlc(rows: &[[f64; 4]]) -> Bars {
         volume: None,
         timezone: None,
         extra: Vec::new(),
+        unread: Vec::new(),
     }
 }
 
