@@ -256,6 +256,7 @@ def main():
 def windows(p, common, runs, quick):
     print("\n== screen windows: the seed's full-window screen with a score window, and without one")
     groups = [("sma_cross", SMA_SCREEN), ("sma_cross as rules", RULE_SCREEN)]
+    outputs = {}
     if not quick:
         groups.append(("activation 1.16M", ACT_SCREEN))
     for label, configs in groups:
@@ -276,6 +277,11 @@ def windows(p, common, runs, quick):
             w = statistics.median(walls[name])
             print(f"{label:20} {name:22} median {statistics.median(rates[name]):.3e} bar-comb/s, wall {w:.3f} s "
                   f"({w / base:.2f}x the score-window screen's time)")
+        outputs[label] = {name: files[name].replace(".toml", ".csv") for name in configs}
+    rows = lambda path: open(path).read().split("\n", 1)[1]
+    for name, path in outputs["sma_cross"].items():
+        same = rows(path) == rows(outputs["sma_cross as rules"][name])
+        print(f"sweep rows of the rule sma_cross identical to the built-in's ({name}): {same}")
 
 
 def functions(p, common, runs):

@@ -21,9 +21,18 @@ pub const MAX_COLUMNS: usize = 10_000;
 /// quotes; `,` on a tie. A column name may hold another (`a,b` in a
 /// semicolon file).
 fn separator(header: &[u8]) -> u8 {
+    let counts = separator_counts(header);
+    // The first of the most frequent: `,` wins a tie.
+    let best = (0..3).fold(0, |best, k| if counts[k] > counts[best] { k } else { best });
+    SEPARATORS[best]
+}
+
+const SEPARATORS: [u8; 3] = [b',', b';', b'\t'];
+
+/// How often the header holds each of [`SEPARATORS`] outside quotes.
+fn separator_counts(header: &[u8]) -> [usize; 3] {
     let mut quoted = false;
     let mut counts = [0usize; 3];
-    const SEPARATORS: [u8; 3] = [b',', b';', b'\t'];
     for &b in header {
         if b == b'"' {
             quoted = !quoted;
@@ -33,9 +42,7 @@ fn separator(header: &[u8]) -> u8 {
             }
         }
     }
-    // The first of the most frequent: `,` wins a tie.
-    let best = (0..3).fold(0, |best, k| if counts[k] > counts[best] { k } else { best });
-    SEPARATORS[best]
+    counts
 }
 
 /// Parses CSV bytes into bars; the error message names lines but not the file.
@@ -68,6 +75,8 @@ pub fn read_csv(input: impl Read, options: &LoadOptions) -> Result<Loaded, Strin
         }
     };
     let delimiter = separator(&head[first..]);
+    let kinds = separator_counts(&head[first..]);
+    let mixed = kinds.iter().filter(|&&c| c > 0).count() > 1;
     let head = match head.strip_prefix(b"\xEF\xBB\xBF") {
         Some(rest) => rest.to_vec(),
         None => head,
@@ -92,6 +101,9 @@ pub fn read_csv(input: impl Read, options: &LoadOptions) -> Result<Loaded, Strin
         Some(_) => format!("data.columns: {e}"),
         None if names.len() == 1 && (names[0].contains(';') || names[0].contains('\t')) => {
             format!("line 1: {e} (the file does not look comma-separated)")
+        }
+        None if mixed => {
+            format!("line 1: {e} (the header mixes separators; a file is comma-separated, semicolon-separated or tab-separated, not several)")
         }
         None => format!("line 1: {e}"),
     })?;

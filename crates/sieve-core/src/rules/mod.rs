@@ -226,6 +226,11 @@ struct Rules {
     /// parameter (`sma(close, fast)` and `sma(close, slow)` read one set of
     /// SMAs); itself for every other node.
     canonical: Vec<Id>,
+    /// Rules that are one crossing pair and nothing else (`entry =
+    /// cross_above(a, b)`, `exit = cross_below(a, b)`), `a` and `b` shared
+    /// averages of prices: the screen finds their changes with the
+    /// built-in crosses' scan.
+    cross_pair: Option<(Id, Id)>,
 }
 
 impl PartialEq for RuleStrategy {
@@ -462,11 +467,53 @@ impl Rules {
             plan,
             defines: checker.defines,
             canonical: Vec::new(),
+            cross_pair: None,
             source,
         };
         let mut rules = rules;
         rules.canonical = rules.twins_of_windows();
+        rules.cross_pair = rules.crossing_pair();
         Ok((rules, params))
+    }
+
+    /// [`Rules::cross_pair`]: entry and exit the two crossings of one pair
+    /// of shared averages of prices, nothing else (no short rules, stops,
+    /// trade management or state). Averages of prices are defined from
+    /// their warm-up on, so the scan (which keeps its memory over a bar
+    /// where either is undefined) and the rules (which reset it there)
+    /// agree.
+    fn crossing_pair(&self) -> Option<(Id, Id)> {
+        let r = &self.roots;
+        if r.short.is_some() || r.stop.is_some() || r.managed.any() || self.plan.reads_state() {
+            return None;
+        }
+        let op = |id: Id| &self.graph.nodes[id].op;
+        let (Op::Call(Func::CrossAbove, up), Op::Call(Func::CrossBelow, down)) =
+            (op(r.entry), op(r.exit))
+        else {
+            return None;
+        };
+        let average_of_prices = |id: Id| {
+            let Op::Call(Func::Windowed(w), args) = op(id) else {
+                return false;
+            };
+            let average = matches!(
+                w,
+                Windowed::Sma
+                    | Windowed::Ema
+                    | Windowed::Wma
+                    | Windowed::Rma
+                    | Windowed::Highest
+                    | Windowed::Lowest
+            );
+            let price = matches!(
+                op(args[0]),
+                Op::Col(Col::Open | Col::High | Col::Low | Col::Close)
+            );
+            average && price && self.plan.shared[id].is_some()
+        };
+        (up == down && average_of_prices(up[0]) && average_of_prices(up[1]))
+            .then(|| (up[0], up[1]))
     }
 
     /// [`Rules::canonical`]: windowed calls `f(x, p)` of one shared input
@@ -891,6 +938,7 @@ pub fn values(expression: &str, bars: &Bars) -> Result<Vec<f64>> {
         },
         defines: Vec::new(),
         canonical: Vec::new(),
+        cross_pair: None,
     };
     rules.check_data(bars)?;
     let mut keys = Vec::new();
@@ -1590,7 +1638,12 @@ impl Strategy for RuleStrategy {
     /// eight lanes in step (they skip only where all eight are flat), not
     /// measured for rules: one at a time there, as before.
     fn lanes_pay(&self, _params: &[&[f64]]) -> bool {
-        Level::best() == Level::Avx2
+        self.rules.cross_pair.is_some() || Level::best() == Level::Avx2
+    }
+
+    /// A crossing pair's scan compares the 16-bit codes first.
+    fn coded_series(&self) -> bool {
+        self.rules.cross_pair.is_some()
     }
 
     fn positions(
@@ -1653,10 +1706,26 @@ impl Strategy for RuleStrategy {
         params: &[&[f64]],
         direction: Direction,
         end: usize,
-        _level: Level,
+        level: Level,
         _buffers: &mut LaneBuffers,
         out: &mut [Changes],
     ) {
+        if let Some((a, b)) = self.rules.cross_pair {
+            // The built-in crosses' scan (measured: the rule sma_cross at
+            // the built-in's speed, see BENCHMARKS.md).
+            let mut pairs = [(Indicator::Sma(1), Indicator::Sma(1)); crate::simd::LANES];
+            for (pair, p) in pairs.iter_mut().zip(params) {
+                *pair = (self.rules.key(a, p), self.rules.key(b, p));
+            }
+            let job = crate::strategy::CrossJob {
+                bars,
+                indicators,
+                pairs: &pairs[..params.len().min(pairs.len())],
+                direction,
+                end,
+            };
+            return job.changes(level, out);
+        }
         let end = end.min(bars.len());
         for (p, changes) in params.iter().zip(out.iter_mut()) {
             changes.reset(end);

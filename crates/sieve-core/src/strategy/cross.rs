@@ -403,42 +403,52 @@ impl Strategy for AverageCross {
         _buffers: &mut LaneBuffers,
         out: &mut [Changes],
     ) {
-        let job = Job {
-            average: self.average,
+        // The batch's pairs of averages (at most a lane batch: no allocation).
+        let mut pairs = [(Indicator::Sma(1), Indicator::Sma(1)); crate::simd::LANES];
+        for (pair, p) in pairs.iter_mut().zip(params) {
+            *pair = averages(self.average, p);
+        }
+        let job = CrossJob {
             bars,
             indicators: ind,
-            params,
+            pairs: &pairs[..params.len().min(pairs.len())],
             direction: d,
             end,
         };
+        job.changes(level, out);
+    }
+}
+
+/// Crossing scans of pairs of series of one set ([`AverageCross`]'s
+/// averages, or two shared series of a rule strategy): each pair's changes,
+/// the 16-bit codes compared first.
+pub(crate) struct CrossJob<'a> {
+    pub bars: &'a Bars,
+    pub indicators: &'a IndicatorSet,
+    /// (fast, slow) per combination.
+    pub pairs: &'a [(Indicator, Indicator)],
+    pub direction: Direction,
+    pub end: usize,
+}
+
+impl CrossJob<'_> {
+    /// The changes of every pair with the blocks of `level`.
+    pub(crate) fn changes(&self, level: Level, out: &mut [Changes]) {
         assert!(level <= Level::best(), "{level:?} on a CPU without it");
         #[cfg(target_arch = "x86_64")]
         match level {
             // SAFETY: the CPU has the features each function is compiled for.
-            Level::Avx512 => return unsafe { lane_changes_avx512(&job, out) },
-            Level::Avx2 => return unsafe { lane_changes_avx2(&job, out) },
+            Level::Avx512 => return unsafe { lane_changes_avx512(self, out) },
+            Level::Avx2 => return unsafe { lane_changes_avx2(self, out) },
             Level::Portable => {}
         }
-        job.run::<Portable>(out)
+        self.run::<Portable>(out)
     }
-}
 
-/// One call of [`AverageCross::lane_changes`].
-struct Job<'a> {
-    average: fn(usize) -> Indicator,
-    bars: &'a Bars,
-    indicators: &'a IndicatorSet,
-    params: &'a [&'a [f64]],
-    direction: Direction,
-    end: usize,
-}
-
-impl Job<'_> {
     #[inline(always)]
     fn run<B: Blocks>(&self, out: &mut [Changes]) {
         let end = self.end.min(self.bars.len());
-        for (p, changes) in self.params.iter().zip(out.iter_mut()) {
-            let (fast, slow) = averages(self.average, p);
+        for (&(fast, slow), changes) in self.pairs.iter().zip(out.iter_mut()) {
             let start = fast.first_valid().max(slow.first_valid());
             let pair = Pair::of(self.indicators, fast, slow);
             cross_changes::<B>(pair, start, self.direction, end, changes);
@@ -450,7 +460,7 @@ impl Job<'_> {
 /// codes, so the levels cannot differ).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,bmi1")]
-fn lane_changes_avx512(job: &Job<'_>, out: &mut [Changes]) {
+fn lane_changes_avx512(job: &CrossJob<'_>, out: &mut [Changes]) {
     job.run::<Avx2Blocks>(out)
 }
 
@@ -458,7 +468,7 @@ fn lane_changes_avx512(job: &Job<'_>, out: &mut [Changes]) {
 /// and one mask move.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,avx2")]
-fn lane_changes_avx2(job: &Job<'_>, out: &mut [Changes]) {
+fn lane_changes_avx2(job: &CrossJob<'_>, out: &mut [Changes]) {
     job.run::<Avx2Blocks>(out)
 }
 

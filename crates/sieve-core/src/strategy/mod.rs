@@ -9,6 +9,7 @@
 mod activation;
 mod changes;
 mod cross;
+pub(crate) use cross::CrossJob;
 mod donchian_breakout;
 mod ema_cross;
 mod gpu;

@@ -149,9 +149,10 @@ fn default_engine(direction: Direction) -> Config {
     )
 }
 
-/// Rule strategies: the shipped examples, and rules that go short and
-/// cross often.
-const RULE_STRATEGIES: [&str; 8] = [
+/// Rule strategies: the shipped examples, rules that go short and cross
+/// often, and a crossing pair of other averages of other prices (the
+/// built-in crosses' scan, like the sma_cross and ema_cross examples).
+const RULE_STRATEGIES: [&str; 9] = [
     include_str!("../../../../examples/strategies/sma_cross.toml"),
     include_str!("../../../../examples/strategies/ema_cross.toml"),
     include_str!("../../../../examples/strategies/macd.toml"),
@@ -170,6 +171,15 @@ short_exit = "cross_above(close, sma(close, n))"
 n = { start = 2, stop = 40, step = 1 }
 k = { start = 2, stop = 20, step = 1 }
 u = { start = 50, stop = 90, step = 5 }
+"#,
+    r#"
+[strategy]
+name = "pair"
+entry = "cross_above(wma(high, a), lowest(close, b))"
+exit = "cross_below(wma(high, a), lowest(close, b))"
+[strategy.params]
+a = { start = 1, stop = 30, step = 1 }
+b = { start = 1, stop = 30, step = 1 }
 "#,
 ];
 
