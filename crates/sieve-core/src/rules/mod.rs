@@ -512,8 +512,7 @@ impl Rules {
             );
             average && price && self.plan.shared[id].is_some()
         };
-        (up == down && average_of_prices(up[0]) && average_of_prices(up[1]))
-            .then(|| (up[0], up[1]))
+        (up == down && average_of_prices(up[0]) && average_of_prices(up[1])).then(|| (up[0], up[1]))
     }
 
     /// [`Rules::canonical`]: windowed calls `f(x, p)` of one shared input

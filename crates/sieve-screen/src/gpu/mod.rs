@@ -52,7 +52,10 @@ struct Uniforms {
     objective: u32,
     min_trades: u32,
     n_bars: u32,
-    _pad: [u32; 2],
+    /// The score window's bars inside the screen window (its Sharpe for
+    /// the Deflated Sharpe, in the same pass); 0..0 when they are one.
+    inner_start: u32,
+    inner_end: u32,
     fee: f32,
     slippage: f32,
     lot_size: f32,
@@ -407,6 +410,18 @@ impl ScreenBackend for GpuBackend {
         let ind_buf = self.storage("indicators", bytemuck::cast_slice(&flat));
 
         let window = scoring.screen;
+        // The trials' Sharpe is the score window's: the screen window's
+        // own when the two are the same bars, else accumulated beside it
+        // where it lies inside (a score window outside the screen window
+        // leaves it unknown).
+        let score = scoring.windows.score;
+        let same = window.same_bars(&score);
+        let inside = window.start <= score.start && score.end <= window.end;
+        let sharpe_known = same || inside;
+        let inner = match same {
+            true => 0..0,
+            false => score.start..score.end,
+        };
         let from = bars.time[window.start.saturating_sub(1)] as f64;
         let years = (bars.time[window.end - 1] as f64 - from)
             / sieve_core::data::MS_PER_DAY as f64
@@ -430,7 +445,8 @@ impl ScreenBackend for GpuBackend {
             objective: objective_code(scoring.objective),
             min_trades: scoring.min_trades.min(u64::from(u32::MAX)) as u32,
             n_bars: bars.len() as u32,
-            _pad: [0; 2],
+            inner_start: inner.start as u32,
+            inner_end: inner.end as u32,
             fee: scoring.engine.fee as f32,
             slippage: scoring.engine.slippage as f32,
             lot_size: scoring.engine.lot_size as f32,
@@ -446,9 +462,6 @@ impl ScreenBackend for GpuBackend {
             Kernel::Generated(_, p) => p,
         };
 
-        // The kernels' Sharpe is over the screen window: the trials' Sharpe
-        // (score window) only when the two are one.
-        let sharpe_known = scoring.screen == scoring.windows.score;
         let (mut next, mut top, mut stats, mut sharpe) = job.start();
         let chunk = self.chunk_len((n_params + n_offs) as u64);
         while next < job.range.end {

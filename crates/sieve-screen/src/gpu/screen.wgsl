@@ -21,8 +21,8 @@ struct Uniforms {
     objective: u32,    // 0 calmar 1 sharpe 2 sortino 3 cagr 4 total_return 5 profit_factor
     min_trades: u32,
     n_bars: u32,       // bars in each column of `bars`
-    _pad1: u32,
-    _pad2: u32,
+    inner_start: u32,  // the score window inside the screen window (its
+    inner_end: u32,    // Sharpe); 0..0 when the two are one
     fee: f32,
     slippage: f32,
     lot_size: f32,
@@ -59,6 +59,9 @@ struct Sim {
     sum: f32,
     sum_sq: f32,
     down_sq: f32,
+    in_n: f32,          // the inner (score) window's returns
+    in_sum: f32,
+    in_sum_sq: f32,
     trades: u32,
     wins: u32,
     gross_profit: f32,
@@ -99,6 +102,9 @@ fn new_sim(n_bars: u32) -> Sim {
     s.sum = 0.0;
     s.sum_sq = 0.0;
     s.down_sq = 0.0;
+    s.in_n = 0.0;
+    s.in_sum = 0.0;
+    s.in_sum_sq = 0.0;
     s.trades = 0u;
     s.wins = 0u;
     s.gross_profit = 0.0;
@@ -260,6 +266,11 @@ fn mark(s: ptr<function, Sim>, t: u32) {
         (*s).sum += r;
         (*s).sum_sq += r * r;
         (*s).down_sq += min(r, 0.0) * min(r, 0.0);
+        if (t >= u.inner_start && t < u.inner_end) {
+            (*s).in_n += 1.0;
+            (*s).in_sum += r;
+            (*s).in_sum_sq += r * r;
+        }
         if (e > (*s).peak) { (*s).peak = e; (*s).trough = e; }
         else if (e < (*s).trough) { (*s).trough = e; (*s).max_dd = max((*s).max_dd, 1.0 - e / (*s).peak); }
         (*s).prev_eq = e;
@@ -291,9 +302,16 @@ fn finish(s: ptr<function, Sim>, i: u32) {
     }
     if ((*s).trades < u.min_trades) { nan = true; }
     out_score[i] = score;
-    // The Deflated Sharpe's trials: mean / std of the window's returns.
-    let sharpe_ok = (*s).n >= 2.0 && var_ > 0.0;
-    out_sharpe[i] = select(0.0, mean / sqrt(var_), sharpe_ok);
+    // The Deflated Sharpe's trials: mean / std of the score window's
+    // returns (the screen window's when the two are one).
+    let inner = u.inner_end > 0u;
+    let n = select((*s).n, (*s).in_n, inner);
+    let sum = select((*s).sum, (*s).in_sum, inner);
+    let sum_sq = select((*s).sum_sq, (*s).in_sum_sq, inner);
+    let t_mean = sum / max(n, 1.0);
+    let t_var = max(sum_sq - sum * sum / max(n, 1.0), 0.0) / max(n - 1.0, 1.0);
+    let sharpe_ok = n >= 2.0 && t_var > 0.0;
+    out_sharpe[i] = select(0.0, t_mean / sqrt(t_var), sharpe_ok);
     out_info[i] = min((*s).trades, 0x3fffffffu) | select(0u, 1u << 30u, !sharpe_ok) | select(0u, 1u << 31u, nan);
 }
 
