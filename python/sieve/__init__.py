@@ -21,6 +21,7 @@ Long calls release the GIL; Ctrl-C stops a sweep or optimize between chunks
 from __future__ import annotations
 
 import io
+import html
 import json
 import math
 import numbers
@@ -54,6 +55,8 @@ __all__ = [
     "backtest_signals",
     "indicator",
     "optimize",
+    "report",
+    "Report",
     "strategies",
     "sweep",
     "verify",
@@ -299,6 +302,33 @@ def optimize(data, config, out, threads=0, progress=False, restart=False):
             d.arg, _config(config), [], os.fspath(out), _count(threads, "threads"), bool(progress), bool(restart)
         )
     return _numbers(json.loads(text))
+
+
+class Report(str):
+    """The path of a run folder's ``report.html`` (a plain ``str``); in
+    Jupyter the report itself shows inline (``_repr_html_``)."""
+
+    def _repr_html_(self):
+        with open(self, encoding="utf-8") as f:
+            page = f.read()
+        # The report is one self-contained page: embedded whole, so it
+        # shows wherever the notebook is opened.
+        return '<iframe srcdoc="%s" style="width:100%%;height:760px;border:0"></iframe>' % html.escape(
+            page, quote=True
+        )
+
+
+def report(out):
+    """The report of the run folder ``out`` (what ``sieve.optimize`` and
+    ``sieve optimize --out`` write): its path, as a :class:`Report` that a
+    notebook displays inline."""
+    path = os.path.abspath(os.path.join(os.fspath(out), "report.html"))
+    if not os.path.isfile(path):
+        raise FileError(
+            "%s: no report.html here; sieve.optimize(data, config, out=%r) writes one once its first iteration is done"
+            % (os.fspath(out), os.fspath(out))
+        )
+    return Report(path)
 
 
 # Keys whose values are words, never numbers.

@@ -97,5 +97,12 @@ def optimize(
 ) -> Dict[str, Any]:
     """Runs or resumes the run folder `out`; best.json's content."""
 
+class Report(str):
+    """The path of a run's report.html; shown inline in Jupyter."""
+    def _repr_html_(self) -> str: ...
+
+def report(out: Union[str, os.PathLike[str]]) -> Report:
+    """The run folder's report.html, as a path a notebook displays."""
+
 def strategies() -> List[Dict[str, Any]]:
     """The built-in strategies and their parameters."""

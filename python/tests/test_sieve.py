@@ -655,3 +655,14 @@ def test_a_column_of_the_dataframe_reads_as_the_rules_computing_it(frame, tmp_pa
     cli("report", tmp_path / "run")
     with pytest.raises(sieve.SieveError, match=r"no column 'my spread' \(did you mean 'My Spread'\?\)"):
         sieve.sweep(data, dict(read, strategy=dict(read["strategy"], exit="col('my spread') < k")))
+
+
+def test_report_is_the_run_folders_page_and_shows_inline(frame, tmp_path):
+    out = tmp_path / "run"
+    sieve.optimize(frame, dict(CONFIG, optimize={"iterations": 1}), out=out)
+    page = sieve.report(out)
+    assert page == str(out / "report.html") and isinstance(page, str)
+    shown = page._repr_html_()
+    assert shown.startswith("<iframe srcdoc=") and "&lt;html" in shown.lower()
+    with pytest.raises(sieve.FileError, match="no report.html"):
+        sieve.report(tmp_path)

@@ -73,7 +73,10 @@ fn detect() -> Level {
     };
     // `SIEVE_SIMD=avx2` (or `portable`) runs a lower level than the CPU
     // has: what a machine without AVX-512 runs, measured on one with it.
-    match std::env::var("SIEVE_SIMD").as_deref() {
+    match std::env::var("SIEVE_SIMD")
+        .map(|v| v.to_ascii_lowercase())
+        .as_deref()
+    {
         Ok("avx2") => found.min(Level::Avx2),
         Ok("portable") => Level::Portable,
         _ => found,

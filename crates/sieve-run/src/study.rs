@@ -174,7 +174,7 @@ impl Study {
                 .market()
                 .instruments
                 .iter()
-                .all(|i| i.scoring.screen == i.scoring.windows.score)
+                .all(|i| i.scoring.screen.same_bars(&i.scoring.windows.score))
     }
 
     pub fn scoring(&self) -> &Scoring {

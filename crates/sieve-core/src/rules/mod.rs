@@ -1712,6 +1712,7 @@ impl Strategy for RuleStrategy {
         if let Some((a, b)) = self.rules.cross_pair {
             // The built-in crosses' scan (measured: the rule sma_cross at
             // the built-in's speed, see BENCHMARKS.md).
+            debug_assert!(params.len() <= crate::simd::LANES);
             let mut pairs = [(Indicator::Sma(1), Indicator::Sma(1)); crate::simd::LANES];
             for (pair, p) in pairs.iter_mut().zip(params) {
                 *pair = (self.rules.key(a, p), self.rules.key(b, p));

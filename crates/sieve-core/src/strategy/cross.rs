@@ -403,7 +403,8 @@ impl Strategy for AverageCross {
         _buffers: &mut LaneBuffers,
         out: &mut [Changes],
     ) {
-        // The batch's pairs of averages (at most a lane batch: no allocation).
+        // The batch's pairs of averages (a lane batch: no allocation).
+        debug_assert!(params.len() <= crate::simd::LANES);
         let mut pairs = [(Indicator::Sma(1), Indicator::Sma(1)); crate::simd::LANES];
         for (pair, p) in pairs.iter_mut().zip(params) {
             *pair = averages(self.average, p);

@@ -116,7 +116,7 @@ fn push_dsr(html: &mut String, d: &DsrRecord) {
     }
     html.push_str("</table>\n");
     if d.sharpe_variance.is_none() {
-        html.push_str("<p>V is unknown (a GPU screen with screen_window = \"full\" never sees the score window alone), so the DSR is not computed.</p>\n");
+        html.push_str("<p>V is unknown (fewer than two screened combinations have a finite score-window Sharpe), so the DSR is not computed.</p>\n");
     }
 }
 

@@ -549,7 +549,7 @@ fn device_f32(v: f64) -> f32 {
 }
 
 impl GpuBackend {
-    /// Runs one chunk; (score, trades, per-bar Sharpe of the screen window)
+    /// Runs one chunk; (score, trades, per-bar Sharpe of the score window)
     /// per combination, NaN where the CPU would give NaN.
     fn dispatch(
         &self,
