@@ -506,10 +506,11 @@ impl Rules {
                     | Windowed::Highest
                     | Windowed::Lowest
             );
+            // Its one series, a price (`obv()`, `atr(n)` read none).
             let price = matches!(
-                op(args[0]),
-                Op::Col(Col::Open | Col::High | Col::Low | Col::Close)
-            );
+                args.first().map(|&a| op(a)),
+                Some(Op::Col(Col::Open | Col::High | Col::Low | Col::Close))
+            ) && w.spec().series.len() == 1;
             average && price && self.plan.shared[id].is_some()
         };
         (up == down && average_of_prices(up[0]) && average_of_prices(up[1])).then(|| (up[0], up[1]))

@@ -288,6 +288,35 @@ fn obv_needs_a_volume_column() {
     assert!(e.contains("volume") && e.contains("obv"), "{e}");
 }
 
+/// Crossings of functions that read no series (`obv()`, `atr(n)`) or a
+/// compound one compile and trade as the rules say: only a pair of
+/// averages of prices takes the built-in crosses' scan.
+#[test]
+fn crossings_of_functions_of_the_bars_compile() {
+    for (entry, exit) in [
+        (
+            "cross_above(obv(), sma(obv(), 3))",
+            "cross_below(obv(), sma(obv(), 3))",
+        ),
+        (
+            "cross_above(atr(3), sma(close, 3))",
+            "cross_below(atr(3), sma(close, 3))",
+        ),
+        (
+            "cross_above(sma(close, 2), sma(close * 2, 3))",
+            "cross_below(sma(close, 2), sma(close * 2, 3))",
+        ),
+    ] {
+        let close = [1.0, 2.0, 3.0, 2.0, 1.0, 2.0, 3.0, 4.0];
+        let rules = format!("entry = \"{entry}\"\nexit = \"{exit}\"");
+        assert_eq!(
+            positions_of(&rules, &close, "long").len(),
+            close.len(),
+            "{entry}"
+        );
+    }
+}
+
 /// The calendar values on hourly bars from 2020-01-01 22:00 UTC (a
 /// Wednesday) to Thursday 03:00: hour, weekday and new_day by hand.
 #[test]
