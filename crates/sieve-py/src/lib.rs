@@ -253,25 +253,23 @@ impl DataSpec {
         config: &mut Config,
         all_columns: bool,
     ) -> Result<(Vec<(String, Bars)>, String), Error> {
+        let options = sieve_core::data::LoadOptions {
+            extra: (!all_columns)
+                .then(|| config.load_options().extra)
+                .flatten(),
+            ..config.load_options()
+        };
         Ok(match self {
             DataSpec::Path(_) => {
                 let label = config.data.clone();
-                let options = sieve_core::data::LoadOptions {
-                    extra: (!all_columns)
-                        .then(|| config.load_options().extra)
-                        .flatten(),
-                    ..config.load_options()
-                };
                 let data = sieve_run::inputs::load_data_with(config, label.as_deref(), &options)?;
                 (data.instruments, data.label)
             }
             DataSpec::Frame(f) => {
+                // A DataFrame names its own columns.
                 let options = sieve_core::data::LoadOptions {
                     columns: None,
-                    extra: (!all_columns)
-                        .then(|| config.load_options().extra)
-                        .flatten(),
-                    ..config.load_options()
+                    ..options.clone()
                 };
                 let bars = f.bars(&options)?;
                 // The DataFrame is the data, whatever the config names.
@@ -280,12 +278,10 @@ impl DataSpec {
                 (vec![(String::new(), bars)], "a DataFrame".to_string())
             }
             DataSpec::Frames(frames) => {
+                // A DataFrame names its own columns.
                 let options = sieve_core::data::LoadOptions {
                     columns: None,
-                    extra: (!all_columns)
-                        .then(|| config.load_options().extra)
-                        .flatten(),
-                    ..config.load_options()
+                    ..options.clone()
                 };
                 let mut data = Vec::new();
                 for (name, f) in frames {
