@@ -475,6 +475,9 @@ class _Data:
             self.arg = None  # the config's data.path / data.paths
         elif isinstance(data, (str, os.PathLike)):
             self.arg = os.fspath(data)
+        elif isinstance(data, (list, tuple)) and data and all(isinstance(p, (str, os.PathLike)) for p in data):
+            # Several instruments' files, as data.paths lists them.
+            self.arg = [os.fspath(p) for p in data]
         elif isinstance(data, pd.DataFrame):
             self.arg = self._columns(data)
         elif isinstance(data, Mapping):
@@ -490,7 +493,7 @@ class _Data:
                 self.tzs[str(name)] = self.tz
         else:
             raise TypeError(
-                "data: expected a pandas DataFrame, a dict of them by instrument name, or a path, got %s"
+                "data: expected a pandas DataFrame, a dict of them by instrument name, a path, or a list of paths, got %s"
                 % type(data).__name__
             )
 

@@ -1,13 +1,13 @@
 """Type stubs of the sieve package (see the docstrings in __init__.py)."""
 
 import os
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import pandas as pd
 
 __version__: str
 
-Data = Union[pd.DataFrame, Mapping[str, pd.DataFrame], str, os.PathLike[str], None]
+Data = Union[pd.DataFrame, Mapping[str, pd.DataFrame], str, os.PathLike[str], Sequence[Union[str, os.PathLike[str]]], None]
 Signals = Any  # booleans: a pandas Series or DataFrame, or a 1-D / 2-D array
 Config = Union[Mapping[str, Any], str, os.PathLike[str]]
 

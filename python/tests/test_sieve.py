@@ -600,6 +600,9 @@ def test_several_instruments_as_a_dict_of_dataframes(files, frame, tmp_path):
     want = sieve.sweep(None, with_paths, top=20)
     got = sieve.sweep({"prices": frame, "other": other}, CONFIG, top=20)
     pdt.assert_frame_equal(got, want, check_exact=True)
+    # A list of paths is data.paths too (replacing the config's data.path).
+    listed = sieve.sweep([files["prices"], str(other_path)], dict(CONFIG, data={"path": "elsewhere.csv"}), top=20)
+    pdt.assert_frame_equal(listed, want, check_exact=True)
     checked = sieve.verify({"prices": frame, "other": other}, CONFIG, got, top=5)
     assert "score_prices" in checked.columns and "score_other" in checked.columns
     with pytest.raises(TypeError, match=r"data\['x'\]: expected a pandas DataFrame"):

@@ -186,6 +186,8 @@ fn to_toml(value: &Bound<'_, PyAny>, key: &str) -> PyResult<toml::Value> {
 /// `data.path` / `data.paths` (`None`), or a DataFrame's columns.
 pub(crate) enum DataSpec {
     Path(Option<PathBuf>),
+    /// Several instruments' files (a list of paths: `data.paths`).
+    Paths(Vec<PathBuf>),
     Frame(frame::Frame),
     /// Several instruments, by name, in order (a dict of DataFrames).
     Frames(Vec<(String, frame::Frame)>),
@@ -199,6 +201,10 @@ impl DataSpec {
         }
         if let Ok(path) = obj.extract::<PathBuf>() {
             return Ok(DataSpec::Path(Some(path)));
+        }
+        // A list of paths (a DataFrame's columns come as a list of tuples).
+        if let Ok(paths) = obj.extract::<Vec<PathBuf>>() {
+            return Ok(DataSpec::Paths(paths));
         }
         if let Ok(frames) = obj.cast::<pyo3::types::PyDict>() {
             let mut out = Vec::new();
@@ -215,10 +221,11 @@ impl DataSpec {
     pub(crate) fn overrides(&self) -> Vec<String> {
         match self {
             DataSpec::Path(None) => Vec::new(),
-            DataSpec::Path(Some(p)) => {
-                let p = std::path::absolute(p).unwrap_or_else(|_| p.clone());
-                let quoted = toml::Value::String(p.to_string_lossy().into_owned()).to_string();
-                vec![format!("data.path={quoted}")]
+            DataSpec::Path(Some(p)) => vec![format!("data.path={}", absolute(p))],
+            // Replaces the config's data.path or data.paths (and names).
+            DataSpec::Paths(paths) => {
+                let list: Vec<String> = paths.iter().map(|p| absolute(p)).collect();
+                vec![format!("data.paths=[{}]", list.join(", "))]
             }
             DataSpec::Frame(_) | DataSpec::Frames(_) => Vec::new(),
         }
@@ -260,7 +267,7 @@ impl DataSpec {
             ..config.load_options()
         };
         Ok(match self {
-            DataSpec::Path(_) => {
+            DataSpec::Path(_) | DataSpec::Paths(_) => {
                 let label = config.data.clone();
                 let data = sieve_run::inputs::load_data_with(config, label.as_deref(), &options)?;
                 (data.instruments, data.label)
@@ -313,6 +320,13 @@ impl DataSpec {
             }
         })
     }
+}
+
+/// `p` made absolute (relative to where Python runs, not to the config's
+/// folder, as `--data` does), as a TOML string.
+fn absolute(p: &std::path::Path) -> String {
+    let p = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    toml::Value::String(p.to_string_lossy().into_owned()).to_string()
 }
 
 /// Runs `job` on a worker thread with the GIL released, checking for
