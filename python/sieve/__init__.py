@@ -143,7 +143,9 @@ def _trades(csv, entries, exits, tz):
     return table
 
 
-def backtest_signals(data, entries, exits, short_entries=None, short_exits=None, config=None, threads=0):
+def backtest_signals(
+    data, entries, exits, short_entries=None, short_exits=None, config=None, threads=0, trades=False, equity=False
+):
     """Backtests signals of your own through the exact engine, as
     vectorbt's ``Portfolio.from_signals`` does, with ``[backtest]`` and
     ``[score]`` of ``config`` (fees, slippage, fill, direction, lots,
@@ -161,7 +163,11 @@ def backtest_signals(data, entries, exits, short_entries=None, short_exits=None,
 
     Returns a DataFrame indexed by column name with ``verified.csv``'s
     numbers: ``score`` (the objective over the score window),
-    ``full_score``, ``holdout_score`` and the score window's metrics.
+    ``full_score``, ``holdout_score`` and the score window's metrics. With
+    ``trades=True`` and/or ``equity=True``, a dict instead: ``"metrics"``
+    (that DataFrame), ``"trades"`` (a DataFrame of ``trades.csv``'s columns
+    per signal column, by its label) and ``"equity"`` (a DataFrame of the
+    equity curves, a column per signal column, indexed by time).
     """
     if (short_entries is None) != (short_exits is None):
         raise TypeError("short_entries and short_exits come together")
@@ -180,14 +186,25 @@ def backtest_signals(data, entries, exits, short_entries=None, short_exits=None,
         short = None
         if short_entries is not None:
             short = (arrays["short_entries"][0], arrays["short_exits"][0])
-        text = _native.backtest_signals(
+        records = bool(trades) or bool(equity)
+        text, traded, curves = _native.backtest_signals(
             d.arg, _config(config), [], [str(c) for c in labels], arrays["entries"][0], arrays["exits"][0], short,
-            _count(threads, "threads"),
+            _count(threads, "threads"), records,
         )
+        tz = d.tz
     # The rows keep the columns' own labels (not re-read from text).
     result = _csv(text).drop(columns="column")
     result.index = pd.Index(list(labels), name="column")
-    return result
+    if not records:
+        return result
+    out = {"metrics": result}
+    if trades:
+        out["trades"] = {label: _trades(csv, ins, outs, tz) for label, (_, csv, ins, outs) in zip(labels, traded)}
+    if equity:
+        curves = [_equity(times, values, tz) for _, times, values in curves]
+        out["equity"] = pd.DataFrame({label: c for label, c in zip(labels, curves)})
+        out["equity"].columns.name = "column"
+    return out
 
 
 def _signal_labels(signals):

@@ -56,9 +56,12 @@ def backtest_signals(
     short_exits: Optional[Signals] = None,
     config: Optional[Config] = None,
     threads: int = 0,
-) -> pd.DataFrame:
+    trades: bool = False,
+    equity: bool = False,
+) -> Union[pd.DataFrame, Dict[str, Any]]:
     """verified.csv's numbers for each column of your own signals, indexed
-    by column."""
+    by column; with trades/equity, a dict of "metrics", "trades" (per
+    column) and "equity" (a column per signal column)."""
 
 def indicator(
     data: Data,

@@ -580,6 +580,15 @@ def test_signals_of_your_own_equal_the_same_rules(frame):
         one = sieve.backtest_signals(frame, entries[name], down, config=config)
         pdt.assert_series_equal(many.loc[name], one.iloc[0], check_names=False)
     pdt.assert_frame_equal(sieve.backtest_signals(frame, entries, down, config=config, threads=1), many)
+    # Trades and equity on request: each column's are the rule strategy's
+    # own (the same trades.csv, the same curve).
+    ruled = sieve.backtest(frame, None, {}, config=dict(config, **rules), trades=True, equity=True)
+    recorded = sieve.backtest_signals(frame, pd.DataFrame({"x": up, "y": up}), down, config=config, trades=True, equity=True)
+    pdt.assert_frame_equal(recorded["metrics"].loc[["x"]], got.set_axis(["x"]).rename_axis("column"))
+    for label in ["x", "y"]:
+        pdt.assert_frame_equal(recorded["trades"][label], ruled["trades"])
+        pdt.assert_series_equal(recorded["equity"][label], ruled["equity"], check_names=False)
+    assert set(sieve.backtest_signals(frame, up, down, config=config, equity=True)) == {"metrics", "equity"}
     # An entry and an exit on the same bar cancel: no trade at all.
     always = pd.Series(True, index=frame.index)
     assert sieve.backtest_signals(frame, always, always, config=config)["trades"].iloc[0] == 0

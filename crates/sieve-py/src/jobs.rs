@@ -105,14 +105,7 @@ pub fn backtest(
             curves.push((i.name.clone(), time.clone(), bt.equity.clone()));
         }
         if trades {
-            let entries = bt.trades.iter().map(|t| time[t.entry_bar]).collect();
-            let exits = bt
-                .trades
-                .iter()
-                .map(|t| t.exit_bar.map_or(-1, |b| time[b]))
-                .collect();
-            let csv = sieve_run::backtest::trades_csv(time, bt);
-            traded.push((i.name.clone(), csv, entries, exits));
+            traded.push(trades_of(i.name.clone(), time, bt));
         }
     }
     Ok((json, curves, traded, warnings))
@@ -164,10 +157,11 @@ pub fn sweep(
 /// Backtests of signals of one's own: `entries`/`exits` (and the short
 /// pair) are `n_bars × len(names)` bytes of 0/1, row-major (a C-ordered
 /// numpy bool array); returns one CSV row of `verified.csv`'s numbers per
-/// column, in parallel, without the GIL.
+/// column, in parallel, without the GIL; with `records`, also each column's
+/// trades (as [`backtest`] gives them) and equity curve.
 #[pyfunction]
-#[pyo3(signature = (data, config, overrides, names, entries, exits, short, threads))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (data, config, overrides, names, entries, exits, short, threads, records))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn backtest_signals(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
@@ -178,7 +172,8 @@ pub fn backtest_signals(
     exits: Vec<u8>,
     short: Option<(Vec<u8>, Vec<u8>)>,
     threads: usize,
-) -> PyResult<String> {
+    records: bool,
+) -> PyResult<(String, Vec<TradesOf>, Vec<Column>)> {
     let (_, study) = study(py, data, config, overrides)?;
     let n_bars = study.bars().len();
     let n_cols = names.len();
@@ -226,9 +221,38 @@ pub fn backtest_signals(
         .collect();
     py.detach(|| {
         let pool = sieve_screen::thread_pool(threads)?;
-        pool.install(|| sieve_run::signals::backtest_signals(&study, &columns))
+        pool.install(|| -> Result<_, Error> {
+            let table = sieve_run::signals::backtest_signals(&study, &columns)?;
+            let (mut traded, mut curves) = (Vec::new(), Vec::new());
+            if records {
+                let time = &study.bars().time;
+                let all = sieve_run::signals::signal_records(&study, &columns)?;
+                for (c, bt) in columns.iter().zip(all) {
+                    traded.push(trades_of(c.name.clone(), time, &bt));
+                    curves.push((c.name.clone(), time.clone(), bt.equity));
+                }
+            }
+            Ok((table, traded, curves))
+        })
     })
     .map_err(sieve_err)
+}
+
+/// A backtest's trades as Python takes them: `trades.csv`'s text and each
+/// trade's entry and exit time (ms; −1 while open).
+fn trades_of(name: String, time: &[i64], bt: &sieve_core::engine::Backtest) -> TradesOf {
+    let entries = bt.trades.iter().map(|t| time[t.entry_bar]).collect();
+    let exits = bt
+        .trades
+        .iter()
+        .map(|t| t.exit_bar.map_or(-1, |b| time[b]))
+        .collect();
+    (
+        name,
+        sieve_run::backtest::trades_csv(time, bt),
+        entries,
+        exits,
+    )
 }
 
 /// The text of `verified.csv` for the candidates (CSV text with the

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use rayon::prelude::*;
+use sieve_core::engine::Backtest;
 use sieve_core::format::push_float;
 use sieve_core::metrics::Metrics;
 use sieve_core::{Error, Result};
@@ -24,6 +25,68 @@ pub struct SignalColumn<'a> {
 /// objective over the score, full and holdout windows and its score-window
 /// metrics, in the columns' order (sets are backtested in parallel).
 pub fn backtest_signals(study: &Study, columns: &[SignalColumn<'_>]) -> Result<String> {
+    check_signals(study, columns)?;
+    let bars = study.bars();
+    let scoring = study.scoring();
+    let windows = scoring.windows;
+    // Score first (its metrics are the row's), then full, then holdout.
+    let all: Vec<_> = [Some(windows.score), Some(windows.full), windows.holdout]
+        .into_iter()
+        .flatten()
+        .collect();
+    let lines: Vec<String> = columns
+        .par_iter()
+        .map(|c| {
+            let targets = targets_of(study, c);
+            let metrics = scoring.metrics_of_targets(bars, &targets, &all);
+            let objectives: Vec<f64> = all
+                .iter()
+                .zip(&metrics)
+                .map(|(w, m)| scoring.window_objective(w, m))
+                .chain(std::iter::once(f64::NAN))
+                .collect();
+            let mut line = csv_field(&c.name);
+            for v in objectives.iter().take(3).chain(&metrics[0].values()) {
+                line.push(',');
+                push_float(&mut line, *v);
+            }
+            line.push('\n');
+            line
+        })
+        .collect();
+    let mut out = String::from("column,score,full_score,holdout_score");
+    for name in Metrics::NAMES {
+        let _ = write!(out, ",{name}");
+    }
+    out.push('\n');
+    out.extend(lines);
+    Ok(out)
+}
+
+/// Each set's whole record (equity and position per bar, every trade), as
+/// `sieve backtest --trades/--equity` writes them, in the columns' order.
+pub fn signal_records(study: &Study, columns: &[SignalColumn<'_>]) -> Result<Vec<Backtest>> {
+    check_signals(study, columns)?;
+    let engine = &study.scoring().engine;
+    Ok(columns
+        .par_iter()
+        .map(|c| sieve_core::engine::backtest(study.bars(), &targets_of(study, c), engine))
+        .collect())
+}
+
+/// The position each bar's close decides for one set of signals.
+fn targets_of(study: &Study, c: &SignalColumn<'_>) -> Vec<i8> {
+    sieve_core::rules::signal_targets(
+        &study.bars().close,
+        (c.entries, c.exits),
+        c.short,
+        study.scoring().direction,
+    )
+}
+
+/// Refuses signals this study cannot run: several instruments, short
+/// signals without shorts, a length that is not the data's.
+fn check_signals(study: &Study, columns: &[SignalColumn<'_>]) -> Result<()> {
     if study.market().is_several() {
         return Err(Error::Invalid(
             "signals are backtested on one instrument; give one DataFrame or file".into(),
@@ -55,45 +118,7 @@ pub fn backtest_signals(study: &Study, columns: &[SignalColumn<'_>]) -> Result<S
             }
         }
     }
-    let scoring = study.scoring();
-    let windows = scoring.windows;
-    // Score first (its metrics are the row's), then full, then holdout.
-    let all: Vec<_> = [Some(windows.score), Some(windows.full), windows.holdout]
-        .into_iter()
-        .flatten()
-        .collect();
-    let lines: Vec<String> = columns
-        .par_iter()
-        .map(|c| {
-            let targets = sieve_core::rules::signal_targets(
-                &bars.close,
-                (c.entries, c.exits),
-                c.short,
-                scoring.direction,
-            );
-            let metrics = scoring.metrics_of_targets(bars, &targets, &all);
-            let objectives: Vec<f64> = all
-                .iter()
-                .zip(&metrics)
-                .map(|(w, m)| scoring.window_objective(w, m))
-                .chain(std::iter::once(f64::NAN))
-                .collect();
-            let mut line = csv_field(&c.name);
-            for v in objectives.iter().take(3).chain(&metrics[0].values()) {
-                line.push(',');
-                push_float(&mut line, *v);
-            }
-            line.push('\n');
-            line
-        })
-        .collect();
-    let mut out = String::from("column,score,full_score,holdout_score");
-    for name in Metrics::NAMES {
-        let _ = write!(out, ",{name}");
-    }
-    out.push('\n');
-    out.extend(lines);
-    Ok(out)
+    Ok(())
 }
 
 /// A CSV field: quoted when it holds a comma, a quote or a line break.
