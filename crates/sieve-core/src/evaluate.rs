@@ -95,6 +95,33 @@ impl Scoring {
         })
     }
 
+    /// [`Scoring::metrics_of_targets`] with the whole record (equity and
+    /// position per bar, every trade) from the same simulation, run to the
+    /// last bar.
+    pub fn backtest_of_targets(
+        &self,
+        bars: &Bars,
+        targets: &[i8],
+        windows: &[Window],
+    ) -> (Backtest, Vec<Metrics>) {
+        let n = bars.len();
+        let mut bt = Backtest {
+            equity: vec![0.0; n],
+            position: vec![0; n],
+            trades: Vec::new(),
+        };
+        let metrics = self.metrics_streamed(bars, windows, |_, stats| {
+            engine::simulate(
+                bars,
+                targets,
+                &self.engine,
+                n,
+                &mut engine::Tee(&mut bt, stats),
+            );
+        });
+        (bt, metrics)
+    }
+
     /// The metrics of each of `windows` from one simulation that `simulate`
     /// streams into the windows' accumulators, up to the end it is given
     /// (the last window's).

@@ -222,15 +222,12 @@ pub fn backtest_signals(
     py.detach(|| {
         let pool = sieve_screen::thread_pool(threads)?;
         pool.install(|| -> Result<_, Error> {
-            let table = sieve_run::signals::backtest_signals(&study, &columns)?;
+            let (table, all) = sieve_run::signals::backtest_signals(&study, &columns, records)?;
             let (mut traded, mut curves) = (Vec::new(), Vec::new());
-            if records {
-                let time = &study.bars().time;
-                let all = sieve_run::signals::signal_records(&study, &columns)?;
-                for (c, bt) in columns.iter().zip(all) {
-                    traded.push(trades_of(c.name.clone(), time, &bt));
-                    curves.push((c.name.clone(), time.clone(), bt.equity));
-                }
+            let time = &study.bars().time;
+            for (c, bt) in columns.iter().zip(all) {
+                traded.push(trades_of(c.name.clone(), time, &bt));
+                curves.push((c.name.clone(), time.clone(), bt.equity));
             }
             Ok((table, traded, curves))
         })

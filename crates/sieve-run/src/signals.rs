@@ -23,8 +23,15 @@ pub struct SignalColumn<'a> {
 
 /// `column,score,full_score,holdout_score,<metrics…>`: each set's
 /// objective over the score, full and holdout windows and its score-window
-/// metrics, in the columns' order (sets are backtested in parallel).
-pub fn backtest_signals(study: &Study, columns: &[SignalColumn<'_>]) -> Result<String> {
+/// metrics, in the columns' order (sets are backtested in parallel); with
+/// `records`, also each set's whole record (equity and position per bar,
+/// every trade, as `sieve backtest --trades/--equity` writes them) from the
+/// same simulation.
+pub fn backtest_signals(
+    study: &Study,
+    columns: &[SignalColumn<'_>],
+    records: bool,
+) -> Result<(String, Vec<Backtest>)> {
     check_signals(study, columns)?;
     let bars = study.bars();
     let scoring = study.scoring();
@@ -34,11 +41,17 @@ pub fn backtest_signals(study: &Study, columns: &[SignalColumn<'_>]) -> Result<S
         .into_iter()
         .flatten()
         .collect();
-    let lines: Vec<String> = columns
+    let done: Vec<(String, Option<Backtest>)> = columns
         .par_iter()
         .map(|c| {
             let targets = targets_of(study, c);
-            let metrics = scoring.metrics_of_targets(bars, &targets, &all);
+            let (record, metrics) = match records {
+                true => {
+                    let (bt, metrics) = scoring.backtest_of_targets(bars, &targets, &all);
+                    (Some(bt), metrics)
+                }
+                false => (None, scoring.metrics_of_targets(bars, &targets, &all)),
+            };
             let objectives: Vec<f64> = all
                 .iter()
                 .zip(&metrics)
@@ -51,7 +64,7 @@ pub fn backtest_signals(study: &Study, columns: &[SignalColumn<'_>]) -> Result<S
                 push_float(&mut line, *v);
             }
             line.push('\n');
-            line
+            (line, record)
         })
         .collect();
     let mut out = String::from("column,score,full_score,holdout_score");
@@ -59,19 +72,12 @@ pub fn backtest_signals(study: &Study, columns: &[SignalColumn<'_>]) -> Result<S
         let _ = write!(out, ",{name}");
     }
     out.push('\n');
-    out.extend(lines);
-    Ok(out)
-}
-
-/// Each set's whole record (equity and position per bar, every trade), as
-/// `sieve backtest --trades/--equity` writes them, in the columns' order.
-pub fn signal_records(study: &Study, columns: &[SignalColumn<'_>]) -> Result<Vec<Backtest>> {
-    check_signals(study, columns)?;
-    let engine = &study.scoring().engine;
-    Ok(columns
-        .par_iter()
-        .map(|c| sieve_core::engine::backtest(study.bars(), &targets_of(study, c), engine))
-        .collect())
+    let mut kept = Vec::new();
+    for (line, record) in done {
+        out.push_str(&line);
+        kept.extend(record);
+    }
+    Ok((out, kept))
 }
 
 /// The position each bar's close decides for one set of signals.

@@ -16,12 +16,11 @@ pub const MAX_LINE_BYTES: usize = 1 << 20;
 /// The most columns a CSV header may have.
 pub const MAX_COLUMNS: usize = 10_000;
 
-/// The field separator: of `,`, `;` and tab (semicolon CSVs, MetaTrader's
-/// tab-separated exports), the one the header holds most often outside
-/// quotes; `,` on a tie. A column name may hold another (`a,b` in a
-/// semicolon file).
-fn separator(header: &[u8]) -> u8 {
-    let counts = separator_counts(header);
+/// The field separator of a header holding each of [`SEPARATORS`] `counts`
+/// times outside quotes (semicolon CSVs, MetaTrader's tab-separated
+/// exports): the most frequent, `,` on a tie. A column name may hold another
+/// (`a,b` in a semicolon file).
+fn separator(counts: [usize; 3]) -> u8 {
     // The first of the most frequent: `,` wins a tie.
     let best = (0..3).fold(0, |best, k| if counts[k] > counts[best] { k } else { best });
     SEPARATORS[best]
@@ -74,8 +73,8 @@ pub fn read_csv(input: impl Read, options: &LoadOptions) -> Result<Loaded, Strin
             break start;
         }
     };
-    let delimiter = separator(&head[first..]);
     let kinds = separator_counts(&head[first..]);
+    let delimiter = separator(kinds);
     let mixed = kinds.iter().filter(|&&c| c > 0).count() > 1;
     let head = match head.strip_prefix(b"\xEF\xBB\xBF") {
         Some(rest) => rest.to_vec(),

@@ -172,19 +172,20 @@ impl Evaluator<'_> {
             },
         );
         let window = &self.scoring.screen;
+        // A score window outside the screen window (the lanes accumulate
+        // one span of bars), or a strategy managing its trades (the
+        // engine's stops feed back into its decisions: not targets the
+        // lanes can fill): one combination at a time.
+        let scalar = self.inner_window().is_err()
+            || self.strategy.trade_management() == TradeManagement::Full;
         for (b, batch) in params.chunks(LANES).enumerate() {
             // Measured on an AVX2 CPU: the portable lane code (SSE2 there)
             // ran sma_cross at half the scalar speed; the AVX2 code runs it
             // at 2×.
             let pays = scratch.always
                 || (self.strategy.lanes_pay(batch) && scratch.level > Level::Portable);
-            let managed = self.strategy.trade_management() == TradeManagement::Full;
-            if self.inner_window().is_err() || !pays || managed {
-                // A score window outside the screen window (the lanes
-                // accumulate one span of bars). Or the strategy is faster
-                // one combination at a time, or manages its trades (the
-                // engine's stops feed back into its decisions: not targets
-                // the lanes can fill).
+            if scalar || !pays {
+                // Or the strategy is faster one combination at a time.
                 for (p, o) in batch.iter().zip(&mut out[b * LANES..]) {
                     *o = self.screen(p, &mut scratch.buffers.positions);
                 }
