@@ -3,6 +3,14 @@
 
     python3 -m venv /tmp/vbt && /tmp/vbt/bin/pip install vectorbt
     /tmp/vbt/bin/python scripts/bench_vectorbt.py [--runs 3] [--bars 4000]
+    /tmp/vbt/bin/python scripts/bench_vectorbt.py --signals [--runs 9]
+
+`--signals` (needs `pip install ./python` in the same venv) times signals of
+one's own instead: 1,000 random entry/exit columns on 5,000 synthetic daily
+bars through `sieve.backtest_signals` (the metrics table) and through
+vectorbt's `Portfolio.from_signals` plus `total_return()`, `sharpe_ratio()`
+and `max_drawdown()`, both warm, whole calls, interleaved in one process;
+the medians and the median of the per-round ratios are printed.
 
 The sweep: every pair 2 <= fast < slow <= 200 (19,701 pairs) of simple
 moving averages on daily bars from `sieve synth`, long when fast crosses
@@ -39,11 +47,56 @@ def vectorbt_sweep(vbt, np, close):
     return pf.sharpe_ratio()
 
 
+def signals_benchmark(runs, bars=5000, columns=1000):
+    import numpy as np
+    import pandas as pd
+    import vectorbt as vbt
+    import sieve
+
+    rng = np.random.default_rng(1)
+    close = 100 * np.cumprod(1 + rng.normal(0, 0.01, bars))
+    index = pd.date_range("2005-01-03", periods=bars, freq="B")
+    data = pd.DataFrame({"open": close, "high": close * 1.01, "low": close * 0.99, "close": close}, index=index)
+    entries = pd.DataFrame(rng.random((bars, columns)) < 0.05, index=index)
+    exits = pd.DataFrame(rng.random((bars, columns)) < 0.05, index=index)
+    config = {"backtest": {"fill": "close", "fee": 0.001, "annualization": 252}}
+
+    def ours():
+        return sieve.backtest_signals(data, entries, exits, config=config)
+
+    def theirs():
+        pf = vbt.Portfolio.from_signals(data["close"], entries, exits, fees=0.001, init_cash=10000.0, freq="1D")
+        return pf.total_return(), pf.sharpe_ratio(), pf.max_drawdown()
+
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs, {platform.platform()}")
+    print(f"vectorbt {vbt.__version__}, numba {__import__('numba').__version__}, numpy {np.__version__}, pandas {pd.__version__}")
+    t = time.perf_counter()
+    theirs()
+    cold = time.perf_counter() - t
+    ours()
+    a, b = [], []
+    for _ in range(runs):
+        t = time.perf_counter()
+        ours()
+        a.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        theirs()
+        b.append(time.perf_counter() - t)
+    ratios = [y / x for x, y in zip(a, b)]
+    print(f"{columns:,} signal columns x {bars:,} bars, metrics included")
+    print(f"vectorbt first call {cold:.2f} s (compiles)")
+    print(f"sieve.backtest_signals: median {statistics.median(a):.4f} s; vectorbt: median {statistics.median(b):.3f} s ({runs} rounds)")
+    print(f"ratio vectorbt / sieve: median {statistics.median(ratios):.1f}x (min {min(ratios):.1f}x, max {max(ratios):.1f}x)")
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--signals", action="store_true", help="time backtest_signals against from_signals instead")
     ap.add_argument("--runs", type=int, default=3, help="warm vectorbt runs and sieve runs per median")
     ap.add_argument("--bars", type=int, default=4000)
     a = ap.parse_args()
+    if a.signals:
+        return signals_benchmark(a.runs)
     try:
         import numpy as np
         import pandas as pd

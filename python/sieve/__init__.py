@@ -239,7 +239,10 @@ def _signal_array(what, v, index, width):
         if isinstance(v, (pd.Series, pd.DataFrame)):
             if index is not None and not v.index.equals(index):
                 raise DataError("%s: its index is not the data's (align it with the DataFrame: same times, same order)" % what)
-            v = v.astype("boolean").fillna(False).to_numpy(dtype=bool)
+            plain = v.to_numpy()
+            # Plain booleans (the usual case) go straight through; anything
+            # else (nullable, numbers, objects) goes through pandas' rules.
+            v = plain if plain.dtype == bool else v.astype("boolean").fillna(False).to_numpy(dtype=bool)
         else:
             v = np.asarray(v)
             if v.dtype.kind in "USV":
@@ -257,7 +260,7 @@ def _signal_array(what, v, index, width):
         v = np.repeat(v[:, None], width, axis=1)
     if v.ndim != 2 or v.shape[1] != width:
         raise DataError("%s: shape %s; expected bars × %d columns" % (what, v.shape, width))
-    return (np.ascontiguousarray(v, dtype=np.uint8).tobytes(), v.shape[0])
+    return (np.ascontiguousarray(v).view(np.uint8).tobytes(), v.shape[0])
 
 
 def _signal_names(values, width):
