@@ -143,8 +143,26 @@ def _trades(csv, entries, exits, tz):
     return table
 
 
+# backtest_signals' trade-management keywords, as the [strategy] keys.
+_SIGNAL_KEYS = ("stop_loss", "stop_distance", "take_profit", "target_distance", "max_bars", "size")
+
+
 def backtest_signals(
-    data, entries, exits, short_entries=None, short_exits=None, config=None, threads=0, trades=False, equity=False
+    data,
+    entries,
+    exits,
+    short_entries=None,
+    short_exits=None,
+    config=None,
+    threads=0,
+    trades=False,
+    equity=False,
+    stop_loss=None,
+    stop_distance=None,
+    take_profit=None,
+    target_distance=None,
+    max_bars=None,
+    size=None,
 ):
     """Backtests signals of your own through the exact engine, as
     vectorbt's ``Portfolio.from_signals`` does, with ``[backtest]`` and
@@ -160,6 +178,19 @@ def backtest_signals(
     ``direction = "long_short"`` and no short signals an exit goes short and
     an entry covers it, as a rule strategy's ``exit`` does; missing values
     are False.
+
+    Trade management, as the ``[strategy]`` keys of the same names:
+    ``stop_loss`` / ``take_profit`` (a fraction of the entry price),
+    ``stop_distance`` / ``target_distance`` (price units; one of each
+    pair), ``max_bars`` and ``size`` (a fraction of equity, capped at
+    ``backtest.max_leverage``). Each is a number for every column; one
+    value per column (a dict or Series by column label, or a 1-D array as
+    long as the columns); one per bar for every column (a Series with the
+    data's index, or a 1-D array as long as the data); or bars × columns
+    (a DataFrame paired by index and column label, or a 2-D array). A
+    trade reads the value of the bar whose close decided its entry; NaN or
+    a value ≤ 0 switches the key off for that trade. After a stop or a
+    target, an entry signal on that very close enters again.
 
     Returns a DataFrame indexed by column name with ``verified.csv``'s
     numbers: ``score`` (the objective over the score window),
@@ -182,14 +213,29 @@ def backtest_signals(
             signals = {k: (v[labels] if isinstance(v, pd.DataFrame) else v) for k, v in signals.items()}
         width = max((_signal_width(v) for v in signals.values()), default=1)
         arrays = {k: _signal_array(k, v, index, width) for k, v in signals.items()}
-        labels = labels if labels is not None else _signal_names(signals.values(), width)
+        named = labels is not None
+        labels = labels if named else _signal_names(signals.values(), width)
         short = None
         if short_entries is not None:
             short = (arrays["short_entries"][0], arrays["short_exits"][0])
         records = bool(trades) or bool(equity)
+        given = dict(
+            stop_loss=stop_loss,
+            stop_distance=stop_distance,
+            take_profit=take_profit,
+            target_distance=target_distance,
+            max_bars=max_bars,
+            size=size,
+        )
+        bars = arrays["entries"][1]
+        keys = [
+            (name, _signal_values(name, value, index, list(labels), named, bars))
+            for name, value in given.items()
+            if value is not None
+        ]
         text, traded, curves = _native.backtest_signals(
             d.arg, _config(config), [], [str(c) for c in labels], arrays["entries"][0], arrays["exits"][0], short,
-            _count(threads, "threads"), records,
+            keys, _count(threads, "threads"), records,
         )
         tz = d.tz
     # The rows keep the columns' own labels (not re-read from text).
@@ -261,6 +307,64 @@ def _signal_array(what, v, index, width):
     if v.ndim != 2 or v.shape[1] != width:
         raise DataError("%s: shape %s; expected bars × %d columns" % (what, v.shape, width))
     return (np.ascontiguousarray(v).view(np.uint8).tobytes(), v.shape[0])
+
+
+def _signal_values(what, v, index, labels, named, bars):
+    """Bytes of a C-ordered bars × columns float64 array of one
+    trade-management keyword (see backtest_signals for its forms);
+    `named`: the signals are DataFrames, whose labels a DataFrame of
+    values pairs with."""
+    width = len(labels)
+    if isinstance(v, bool) or isinstance(v, (str, bytes)):
+        raise TypeError("%s: expected numbers, got %s" % (what, type(v).__name__))
+    try:
+        if isinstance(v, numbers.Real):
+            out = np.full((bars, width), float(v))
+        elif isinstance(v, pd.DataFrame):
+            if index is not None and not v.index.equals(index):
+                raise DataError("%s: its index is not the data's (align it with the DataFrame)" % what)
+            if named:
+                missing = [c for c in labels if c not in v.columns]
+                if missing:
+                    raise DataError("%s: no column %r; its columns pair with the signals' by label" % (what, missing[0]))
+                v = v[labels]
+            out = v.to_numpy(dtype=float)
+        elif isinstance(v, pd.Series) and index is not None and len(v) == bars and v.index.equals(index):
+            out = np.repeat(v.to_numpy(dtype=float)[:, None], width, axis=1)
+        elif isinstance(v, (pd.Series, Mapping)):
+            by_label = v if isinstance(v, Mapping) else v.to_dict()
+            missing = [c for c in labels if c not in by_label]
+            if missing:
+                raise DataError(
+                    "%s: no value for column %r (a Series or dict gives one value per signal column, by label; "
+                    "a Series with the data's index gives one per bar)" % (what, missing[0])
+                )
+            out = np.tile(np.array([float(by_label[c]) for c in labels]), (bars, 1))
+        else:
+            a = np.asarray(v, dtype=float)
+            if a.ndim == 1 and len(a) == width and len(a) == bars and width > 1:
+                raise DataError(
+                    "%s: %d values, as many as both the bars and the columns; give a 2-D array (bars × columns)"
+                    % (what, len(a))
+                )
+            if a.ndim == 1 and len(a) == width:
+                out = np.tile(a, (bars, 1))
+            elif a.ndim == 1 and len(a) == bars:
+                out = np.repeat(a[:, None], width, axis=1)
+            elif a.ndim == 2:
+                out = a
+            else:
+                raise DataError(
+                    "%s: shape %s; expected a number, %d values (one per column), %d (one per bar) or %d × %d"
+                    % (what, a.shape, width, bars, bars, width)
+                )
+    except (TypeError, ValueError) as e:
+        if isinstance(e, SieveError):
+            raise
+        raise DataError("%s: expected numbers: %s" % (what, e)) from None
+    if out.shape != (bars, width):
+        raise DataError("%s: shape %s; expected bars × columns = %d × %d" % (what, out.shape, bars, width))
+    return np.ascontiguousarray(out, dtype="<f8").tobytes()
 
 
 def _signal_names(values, width):

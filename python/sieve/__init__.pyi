@@ -3,11 +3,13 @@
 import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
+import numpy as np
 import pandas as pd
 
 __version__: str
 
 Data = Union[pd.DataFrame, Mapping[str, pd.DataFrame], str, os.PathLike[str], Sequence[Union[str, os.PathLike[str]]], None]
+KeyValues = Union[float, Mapping[Any, float], pd.Series, pd.DataFrame, np.ndarray, Sequence[float]]
 Signals = Any  # booleans: a pandas Series or DataFrame, or a 1-D / 2-D array
 Config = Union[Mapping[str, Any], str, os.PathLike[str]]
 
@@ -58,10 +60,19 @@ def backtest_signals(
     threads: int = 0,
     trades: bool = False,
     equity: bool = False,
+    stop_loss: Optional[KeyValues] = None,
+    stop_distance: Optional[KeyValues] = None,
+    take_profit: Optional[KeyValues] = None,
+    target_distance: Optional[KeyValues] = None,
+    max_bars: Optional[KeyValues] = None,
+    size: Optional[KeyValues] = None,
 ) -> Union[pd.DataFrame, Dict[str, Any]]:
     """verified.csv's numbers for each column of your own signals, indexed
     by column; with trades/equity, a dict of "metrics", "trades" (per
-    column) and "equity" (a column per signal column)."""
+    column) and "equity" (a column per signal column). The trade-management
+    keys are a number, one value per column (dict/Series by label, 1-D array),
+    one per bar (Series on the data's index, 1-D array as long as the data)
+    or bars × columns (DataFrame by label, 2-D array)."""
 
 def indicator(
     data: Data,

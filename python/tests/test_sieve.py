@@ -599,6 +599,58 @@ def test_signals_of_your_own_equal_the_same_rules(frame):
         sieve.backtest_signals(frame, up.to_numpy(), down.to_numpy()[:-1], config=config)
 
 
+def test_signals_with_trade_management_equal_the_same_rules(frame):
+    # A rule strategy with trade-management keys, its signals exported
+    # (sieve.indicator) and fed back with the same keys as numbers or as
+    # per-bar values: the same trades, equity and metrics, bit for bit.
+    config = {"backtest": {"fee": 0.001, "slippage": 0.0005, "direction": "long_short"}}
+    entry, exit_ = "cross_above(sma(close, 5), sma(close, 20))", "cross_below(sma(close, 5), sma(close, 20))"
+    up = (sieve.indicator(frame, entry, config=config) == 1.0).rename("x")
+    down = sieve.indicator(frame, exit_, config=config) == 1.0
+    cases = [
+        ({"stop_loss": 0.03, "take_profit": 0.06}, {"stop_loss": 0.03, "take_profit": 0.06}),
+        ({"max_bars": 7, "size": 0.5}, {"max_bars": 7, "size": 0.5}),
+        (
+            {"stop_distance": "2 * atr(14)", "target_distance": "3 * atr(14)"},
+            {
+                "stop_distance": sieve.indicator(frame, "2 * atr(14)"),
+                "target_distance": sieve.indicator(frame, "3 * atr(14)").to_numpy(),
+            },
+        ),
+    ]
+    reasons = set()
+    for rule_keys, signal_keys in cases:
+        strategy = dict(entry=entry, exit=exit_, **rule_keys)
+        want = sieve.backtest(frame, None, {}, config=dict(config, strategy=strategy), trades=True, equity=True)
+        got = sieve.backtest_signals(frame, up, down, config=config, trades=True, equity=True, **signal_keys)
+        pdt.assert_frame_equal(got["trades"]["x"], want["trades"])
+        pdt.assert_series_equal(got["equity"]["x"], want["equity"], check_names=False)
+        assert got["metrics"]["score"].iloc[0] == want["windows"]["score"]["objective"]
+        reasons |= set(want["trades"]["exit_reason"])
+    # The cases reach every way a managed trade ends.
+    assert {"stop_loss", "take_profit", "max_bars", "reversal"} <= reasons
+    # Per-column values (a dict, a Series by label) equal each column alone;
+    # bars × columns (a DataFrame) pairs by label.
+    entries = pd.DataFrame({"a": up, "b": up.shift(1, fill_value=False)})
+    stops = {"a": 0.02, "b": 0.08}
+    many = sieve.backtest_signals(frame, entries, down, config=config, stop_loss=stops, size=pd.Series({"b": 0.5, "a": 1}))
+    table = pd.DataFrame({"b": np.full(len(frame), 0.08), "a": np.full(len(frame), 0.02)}, index=frame.index)
+    pdt.assert_frame_equal(
+        sieve.backtest_signals(frame, entries, down, config=config, stop_loss=table, size=[1, 0.5]), many
+    )
+    for name, stop, size in [("a", 0.02, 1.0), ("b", 0.08, 0.5)]:
+        one = sieve.backtest_signals(frame, entries[name], down, config=config, stop_loss=stop, size=size)
+        pdt.assert_series_equal(many.loc[name], one.iloc[0], check_names=False)
+    # A stop changes the result (the keys are read).
+    assert not many.loc["a"].equals(sieve.backtest_signals(frame, up, down, config=config).iloc[0])
+    with pytest.raises(sieve.ConfigError, match="stop_loss and stop_distance: give one of them"):
+        sieve.backtest_signals(frame, up, down, stop_loss=0.1, stop_distance=2.0)
+    with pytest.raises(sieve.DataError, match="stop_loss: no value for column 'b'"):
+        sieve.backtest_signals(frame, entries, down, stop_loss={"a": 0.1})
+    with pytest.raises(sieve.DataError, match="size: shape"):
+        sieve.backtest_signals(frame, entries, down, size=[0.5, 0.5, 0.5])
+
+
 def test_several_instruments_as_a_dict_of_dataframes(files, frame, tmp_path):
     # {name: DataFrame} is data.paths with those files: the same sweep, the
     # same per-instrument columns.

@@ -90,7 +90,7 @@ impl Scoring {
         targets: &[i8],
         windows: &[Window],
     ) -> Vec<Metrics> {
-        self.metrics_streamed(bars, windows, |end, mut stats| {
+        self.metrics_of_run(bars, windows, |end, mut stats| {
             engine::simulate(bars, targets, &self.engine, end, &mut stats);
         })
     }
@@ -104,38 +104,46 @@ impl Scoring {
         targets: &[i8],
         windows: &[Window],
     ) -> (Backtest, Vec<Metrics>) {
+        self.backtest_of_run(bars, windows, |n, sink| {
+            engine::simulate(bars, targets, &self.engine, n, sink);
+        })
+    }
+
+    /// The whole record and each of `windows`' metrics from one
+    /// simulation that `run` streams into the sink it is given, over all
+    /// the bars it is given.
+    pub fn backtest_of_run(
+        &self,
+        bars: &Bars,
+        windows: &[Window],
+        run: impl FnOnce(usize, &mut dyn engine::Sink),
+    ) -> (Backtest, Vec<Metrics>) {
         let n = bars.len();
         let mut bt = Backtest {
             equity: vec![0.0; n],
             position: vec![0; n],
             trades: Vec::new(),
         };
-        let metrics = self.metrics_streamed(bars, windows, |_, stats| {
-            engine::simulate(
-                bars,
-                targets,
-                &self.engine,
-                n,
-                &mut engine::Tee(&mut bt, stats),
-            );
+        let metrics = self.metrics_of_run(bars, windows, |_, stats| {
+            run(n, &mut engine::Tee(&mut bt, stats));
         });
         (bt, metrics)
     }
 
-    /// The metrics of each of `windows` from one simulation that `simulate`
+    /// The metrics of each of `windows` from one simulation that `run`
     /// streams into the windows' accumulators, up to the end it is given
     /// (the last window's).
-    fn metrics_streamed(
+    pub fn metrics_of_run(
         &self,
         bars: &Bars,
         windows: &[Window],
-        simulate: impl FnOnce(usize, &mut [WindowStats]),
+        run: impl FnOnce(usize, &mut [WindowStats]),
     ) -> Vec<Metrics> {
         let cash = self.engine.initial_cash;
         let mut stats: Vec<WindowStats> =
             windows.iter().map(|w| WindowStats::new(w, cash)).collect();
         let end = windows.iter().map(|w| w.end).max().unwrap_or(0);
-        simulate(end, &mut stats);
+        run(end, &mut stats);
         stats
             .iter()
             .map(|s| s.finish(bars, self.periods_per_year))
@@ -288,7 +296,7 @@ impl<'a> Evaluator<'a> {
         scratch: &mut Vec<i8>,
     ) -> Vec<Metrics> {
         self.scoring
-            .metrics_streamed(self.bars, windows, |end, mut stats| {
+            .metrics_of_run(self.bars, windows, |end, mut stats| {
                 self.run(params, end, true, scratch, &mut stats);
             })
     }

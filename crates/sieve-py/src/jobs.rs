@@ -158,9 +158,12 @@ pub fn sweep(
 /// pair) are `n_bars × len(names)` bytes of 0/1, row-major (a C-ordered
 /// numpy bool array); returns one CSV row of `verified.csv`'s numbers per
 /// column, in parallel, without the GIL; with `records`, also each column's
-/// trades (as [`backtest`] gives them) and equity curve.
+/// trades (as [`backtest`] gives them) and equity curve. `keys`: trade
+/// management by name (`stop_loss`, `stop_distance`, `take_profit`,
+/// `target_distance`, `max_bars`, `size`), each `n_bars × len(names)`
+/// little-endian f64s, row-major.
 #[pyfunction]
-#[pyo3(signature = (data, config, overrides, names, entries, exits, short, threads, records))]
+#[pyo3(signature = (data, config, overrides, names, entries, exits, short, keys, threads, records))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn backtest_signals(
     py: Python<'_>,
@@ -171,6 +174,7 @@ pub fn backtest_signals(
     entries: Vec<u8>,
     exits: Vec<u8>,
     short: Option<(Vec<u8>, Vec<u8>)>,
+    keys: Vec<(String, Vec<u8>)>,
     threads: usize,
     records: bool,
 ) -> PyResult<(String, Vec<TradesOf>, Vec<Column>)> {
@@ -200,6 +204,7 @@ pub fn backtest_signals(
     };
     // Entries and exits of one column.
     type Pair = (Vec<u8>, Vec<u8>);
+    let managed = ManagedColumns::new(&keys, n_bars, n_cols)?;
     let series: Vec<(Vec<u8>, Vec<u8>, Option<Pair>)> = (0..n_cols)
         .map(|c| {
             (
@@ -212,11 +217,13 @@ pub fn backtest_signals(
     let columns: Vec<sieve_run::signals::SignalColumn<'_>> = names
         .iter()
         .zip(&series)
-        .map(|(name, (e, x, s))| sieve_run::signals::SignalColumn {
+        .enumerate()
+        .map(|(c, (name, (e, x, s)))| sieve_run::signals::SignalColumn {
             name: name.clone(),
             entries: e,
             exits: x,
             short: s.as_ref().map(|(a, b)| (a.as_slice(), b.as_slice())),
+            keys: managed.of(c),
         })
         .collect();
     py.detach(|| {
@@ -233,6 +240,82 @@ pub fn backtest_signals(
         })
     })
     .map_err(sieve_err)
+}
+
+/// The trade-management keys of `backtest_signals`, one series per key
+/// and column.
+struct ManagedColumns {
+    /// (values per column, whether a fraction of the entry price).
+    stop: Option<(Vec<Vec<f64>>, bool)>,
+    target: Option<(Vec<Vec<f64>>, bool)>,
+    max_bars: Option<Vec<Vec<f64>>>,
+    size: Option<Vec<Vec<f64>>>,
+}
+
+impl ManagedColumns {
+    fn new(keys: &[(String, Vec<u8>)], n_bars: usize, n_cols: usize) -> PyResult<Self> {
+        let mut out = ManagedColumns {
+            stop: None,
+            target: None,
+            max_bars: None,
+            size: None,
+        };
+        for (name, bytes) in keys {
+            if bytes.len() != n_bars * n_cols * 8 {
+                return Err(crate::DataError::new_err(format!(
+                    "{name}: {} values where {n_bars} bars × {n_cols} columns need {}",
+                    bytes.len() / 8,
+                    n_bars * n_cols
+                )));
+            }
+            let value = |t: usize, c: usize| {
+                let at = (t * n_cols + c) * 8;
+                f64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default())
+            };
+            let columns: Vec<Vec<f64>> = (0..n_cols)
+                .map(|c| (0..n_bars).map(|t| value(t, c)).collect())
+                .collect();
+            let (slot, pair, fraction) = match name.as_str() {
+                "stop_loss" => (&mut out.stop, "stop_distance", true),
+                "stop_distance" => (&mut out.stop, "stop_loss", false),
+                "take_profit" => (&mut out.target, "target_distance", true),
+                "target_distance" => (&mut out.target, "take_profit", false),
+                "max_bars" => {
+                    out.max_bars = Some(columns);
+                    continue;
+                }
+                "size" => {
+                    out.size = Some(columns);
+                    continue;
+                }
+                other => {
+                    return Err(crate::ConfigError::new_err(format!(
+                        "{other}: not a trade-management key (stop_loss, stop_distance, take_profit, target_distance, max_bars, size)"
+                    )))
+                }
+            };
+            if slot.is_some() {
+                return Err(crate::ConfigError::new_err(format!(
+                    "{pair} and {name}: give one of them (a distance as a fraction of the entry price, or in price units)"
+                )));
+            }
+            *slot = Some((columns, fraction));
+        }
+        Ok(out)
+    }
+
+    /// Column `c`'s keys.
+    fn of(&self, c: usize) -> sieve_core::rules::SignalKeys<'_> {
+        fn distance(d: &Option<(Vec<Vec<f64>>, bool)>, c: usize) -> Option<(&[f64], bool)> {
+            d.as_ref().map(|(v, f)| (v[c].as_slice(), *f))
+        }
+        sieve_core::rules::SignalKeys {
+            stop: distance(&self.stop, c),
+            target: distance(&self.target, c),
+            max_bars: self.max_bars.as_ref().map(|v| v[c].as_slice()),
+            size: self.size.as_ref().map(|v| v[c].as_slice()),
+        }
+    }
 }
 
 /// A backtest's trades as Python takes them: `trades.csv`'s text and each

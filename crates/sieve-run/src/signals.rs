@@ -5,9 +5,11 @@
 use std::fmt::Write as _;
 
 use rayon::prelude::*;
-use sieve_core::engine::Backtest;
+use sieve_core::engine::{Backtest, Sink};
 use sieve_core::format::push_float;
 use sieve_core::metrics::Metrics;
+use sieve_core::metrics::Window;
+use sieve_core::rules::{signal_targets, simulate_signals, SignalKeys};
 use sieve_core::{Error, Result};
 
 use crate::Study;
@@ -19,6 +21,8 @@ pub struct SignalColumn<'a> {
     pub exits: &'a [u8],
     /// Short entries and exits, both or neither.
     pub short: Option<(&'a [u8], &'a [u8])>,
+    /// Trade management, per bar (none: the plain engine).
+    pub keys: SignalKeys<'a>,
 }
 
 /// `column,score,full_score,holdout_score,<metrics…>`: each set's
@@ -33,7 +37,6 @@ pub fn backtest_signals(
     records: bool,
 ) -> Result<(String, Vec<Backtest>)> {
     check_signals(study, columns)?;
-    let bars = study.bars();
     let scoring = study.scoring();
     let windows = scoring.windows;
     // Score first (its metrics are the row's), then full, then holdout.
@@ -44,14 +47,7 @@ pub fn backtest_signals(
     let done: Vec<(String, Option<Backtest>)> = columns
         .par_iter()
         .map(|c| {
-            let targets = targets_of(study, c);
-            let (record, metrics) = match records {
-                true => {
-                    let (bt, metrics) = scoring.backtest_of_targets(bars, &targets, &all);
-                    (Some(bt), metrics)
-                }
-                false => (None, scoring.metrics_of_targets(bars, &targets, &all)),
-            };
+            let (record, metrics) = simulate(study, c, &all, records);
             let objectives: Vec<f64> = all
                 .iter()
                 .zip(&metrics)
@@ -80,14 +76,51 @@ pub fn backtest_signals(
     Ok((out, kept))
 }
 
-/// The position each bar's close decides for one set of signals.
-fn targets_of(study: &Study, c: &SignalColumn<'_>) -> Vec<i8> {
-    sieve_core::rules::signal_targets(
-        &study.bars().close,
-        (c.entries, c.exits),
-        c.short,
-        study.scoring().direction,
-    )
+/// One set of signals through the engine: each of `windows`' metrics and,
+/// with `record`, the whole record from the same simulation. Without trade
+/// management the targets are decided first and run through the plain
+/// engine; with it the managed engine and the state machine go bar by bar.
+fn simulate(
+    study: &Study,
+    c: &SignalColumn<'_>,
+    windows: &[Window],
+    record: bool,
+) -> (Option<Backtest>, Vec<Metrics>) {
+    let (bars, scoring) = (study.bars(), study.scoring());
+    let direction = scoring.direction;
+    let long = (c.entries, c.exits);
+    if c.keys.any() {
+        let run = |end: usize, sink: &mut dyn Sink| {
+            simulate_signals(
+                bars,
+                long,
+                c.short,
+                direction,
+                &c.keys,
+                &scoring.engine,
+                end,
+                sink,
+            )
+        };
+        return match record {
+            true => {
+                let (bt, metrics) = scoring.backtest_of_run(bars, windows, run);
+                (Some(bt), metrics)
+            }
+            false => (
+                None,
+                scoring.metrics_of_run(bars, windows, |end, stats| run(end, &mut &mut *stats)),
+            ),
+        };
+    }
+    let targets = signal_targets(&bars.close, long, c.short, direction);
+    match record {
+        true => {
+            let (bt, metrics) = scoring.backtest_of_targets(bars, &targets, windows);
+            (Some(bt), metrics)
+        }
+        false => (None, scoring.metrics_of_targets(bars, &targets, windows)),
+    }
 }
 
 /// Refuses signals this study cannot run: several instruments, short

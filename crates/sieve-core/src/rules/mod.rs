@@ -12,6 +12,7 @@ mod eval;
 mod functions;
 mod parse;
 mod plan;
+mod signals;
 mod wgsl;
 
 use std::borrow::Cow;
@@ -37,45 +38,8 @@ pub use builtin::ManagedBuiltin;
 pub use check::suggest;
 pub use check::Col;
 pub use eval::column;
+pub use signals::{signal_targets, simulate_signals, SignalKeys};
 
-/// The targets (the position held after each bar's close) that signals of
-/// one's own give, by the rule strategies' state machine: a long entry
-/// while flat goes long, an exit while long goes flat, an entry while long
-/// and an exit while flat do nothing; an entry and an exit on the same bar
-/// cancel (as vectorbt's `from_signals`). With `long_short` and no short
-/// signals, an exit enters short and an entry covers it, as a rule `exit`
-/// does. Signals are 0/1 bytes, one per bar.
-pub fn signal_targets(
-    close: &[f64],
-    long: (&[u8], &[u8]),
-    short: Option<(&[u8], &[u8])>,
-    direction: crate::strategy::Direction,
-) -> Vec<i8> {
-    let apart = |a: &[u8], b: &[u8]| -> (Vec<u8>, Vec<u8>) {
-        a.iter()
-            .zip(b)
-            .map(|(&x, &y)| (u8::from(x != 0 && y == 0), u8::from(y != 0 && x == 0)))
-            .unzip()
-    };
-    let (entry, exit) = apart(long.0, long.1);
-    let never = vec![0u8; close.len()];
-    let (short_entry, short_exit) = match (direction, short) {
-        (crate::strategy::Direction::Long, _) => (never.clone(), never),
-        (crate::strategy::Direction::LongShort, None) => (exit.clone(), entry.clone()),
-        (crate::strategy::Direction::LongShort, Some((a, b))) => apart(a, b),
-    };
-    let signals = eval::Signals {
-        long_entry: &entry,
-        long_exit: &exit,
-        short_entry: &short_entry,
-        short_exit: &short_exit,
-        stop: None,
-        close,
-    };
-    let mut out = vec![0i8; close.len()];
-    eval::Machine::default().run(&signals, 0, &mut crate::strategy::PerBar(&mut out));
-    out
-}
 pub use wgsl::{RuleKernel, BAR_COLUMNS, ENTRY_POINT, NAN_BITS};
 
 /// A syntax or meaning error at byte `at` of a rule's text.
@@ -1253,7 +1217,6 @@ impl Rules {
             &bars.close[..n],
             liquidates,
         );
-        let m = self.roots.managed;
         let reads_state = self.plan.reads_state();
         // Bars from here on pass untouched (streamed when something moves).
         let mut quiet_from: Option<usize> = None;
@@ -1289,7 +1252,7 @@ impl Rules {
                         if engine.before_close(start + t, sink) {
                             decider.set_position(0);
                         }
-                        decide(&mut engine, decider, m, &signals, &keys, start, t, sink);
+                        decide(&mut engine, decider, &signals, &keys, start, t, sink);
                     }
                 } else {
                     for t in b..e {
@@ -1302,7 +1265,7 @@ impl Rules {
                             shown = now;
                         }
                         let (signals, keys) = (block.signals(), block.keys());
-                        decide(&mut engine, decider, m, &signals, &keys, start, t, sink);
+                        decide(&mut engine, decider, &signals, &keys, start, t, sink);
                     }
                 }
                 b = e;
@@ -1453,12 +1416,12 @@ impl Block<'_, '_> {
     /// The block's trade-management values.
     fn keys(&self) -> KeyValues<'_> {
         let m = self.rules.roots.managed;
-        let num = |id: Option<Id>| id.map(|i| self.frame.num(self.full, i, self.start, self.len));
+        let num = |id: Id| self.frame.num(self.full, id, self.start, self.len);
         KeyValues {
-            stop: num(m.stop.map(|s| s.0)),
-            target: num(m.target.map(|s| s.0)),
-            max_bars: num(m.max_bars),
-            size: num(m.size),
+            stop: m.stop.map(|(id, fraction)| (num(id), fraction)),
+            target: m.target.map(|(id, fraction)| (num(id), fraction)),
+            max_bars: m.max_bars.map(num),
+            size: m.size.map(num),
         }
     }
 }
@@ -1467,27 +1430,23 @@ impl Block<'_, '_> {
 /// decision with the plan of the keys on this close, filled or kept for the
 /// next open by the engine (which may end the trade: the decider then holds
 /// what the engine holds).
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn decide(
+fn decide<S: Sink + ?Sized>(
     engine: &mut Managed,
     decider: &mut impl Decider,
-    m: ManagedRoots,
     signals: &Signals,
     keys: &KeyValues,
     start: usize,
     t: usize,
-    sink: &mut dyn Sink,
+    sink: &mut S,
 ) {
     let reason = decider.step(signals, start, t);
     let read = |k: Option<&[f64]>| k.map_or(f64::NAN, |k| k[t]);
+    let distance =
+        |k: Option<(&[f64], bool)>| k.map_or(Distance::Off, |(k, f)| Distance::new(k[t], f));
     let plan = TradePlan {
-        stop: m
-            .stop
-            .map_or(Distance::Off, |(_, f)| Distance::new(read(keys.stop), f)),
-        target: m
-            .target
-            .map_or(Distance::Off, |(_, f)| Distance::new(read(keys.target), f)),
+        stop: distance(keys.stop),
+        target: distance(keys.target),
         max_bars: read(keys.max_bars),
         size: read(keys.size),
     };
@@ -1568,8 +1527,9 @@ impl Decider for TargetEvents<'_> {
 
 /// One block's trade-management values, per bar.
 struct KeyValues<'a> {
-    stop: Option<&'a [f64]>,
-    target: Option<&'a [f64]>,
+    /// With whether the distance is a fraction of the entry price.
+    stop: Option<(&'a [f64], bool)>,
+    target: Option<(&'a [f64], bool)>,
     max_bars: Option<&'a [f64]>,
     size: Option<&'a [f64]>,
 }
