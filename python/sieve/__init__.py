@@ -163,6 +163,7 @@ def backtest_signals(
     target_distance=None,
     max_bars=None,
     size=None,
+    robust=False,
 ):
     """Backtests signals of your own through the exact engine, as
     vectorbt's ``Portfolio.from_signals`` does, with ``[backtest]`` and
@@ -199,6 +200,13 @@ def backtest_signals(
     (that DataFrame), ``"trades"`` (a DataFrame of ``trades.csv``'s columns
     per signal column, by its label) and ``"equity"`` (a DataFrame of the
     equity curves, a column per signal column, indexed by time).
+
+    ``robust=True`` adds ``"robustness"`` to that dict: the set judged as an
+    optimize run's candidates are — ``best`` (the column with the highest
+    score, the first on a tie), its ``score`` and ``holdout``, ``dsr`` (its
+    Deflated Sharpe Ratio with every column a trial), ``pbo`` (the
+    Probability of Backtest Overfitting with every column a candidate, or
+    ``pbo_skipped`` saying why there is none) and the ``verdict`` sentence.
     """
     if (short_entries is None) != (short_exits is None):
         raise TypeError("short_entries and short_exits come together")
@@ -233,17 +241,21 @@ def backtest_signals(
             for name, value in given.items()
             if value is not None
         ]
-        text, traded, curves = _native.backtest_signals(
+        text, traded, curves, robustness = _native.backtest_signals(
             d.arg, _config(config), [], [str(c) for c in labels], arrays["entries"][0], arrays["exits"][0], short,
-            keys, _count(threads, "threads"), records,
+            keys, _count(threads, "threads"), records, bool(robust),
         )
         tz = d.tz
     # The rows keep the columns' own labels (not re-read from text).
     result = _csv(text).drop(columns="column")
     result.index = pd.Index(list(labels), name="column")
-    if not records:
+    if not records and not robust:
         return result
     out = {"metrics": result}
+    if robust:
+        out["robustness"] = _numbers(json.loads(robustness))
+        # The best by its own label, as the metrics table's index has it.
+        out["robustness"]["best"] = labels[[str(c) for c in labels].index(out["robustness"]["best"])]
     if trades:
         out["trades"] = {label: _trades(csv, ins, outs, tz) for label, (_, csv, ins, outs) in zip(labels, traded)}
     if equity:

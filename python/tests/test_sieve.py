@@ -651,6 +651,49 @@ def test_signals_with_trade_management_equal_the_same_rules(frame):
         sieve.backtest_signals(frame, entries, down, size=[0.5, 0.5, 0.5])
 
 
+def test_robustness_of_a_signal_set(frame):
+    # DSR with the columns as trials, PBO with the columns as candidates.
+    from statistics import NormalDist
+
+    start, end = 600, 1200
+    score = {"objective": "sharpe", "score_start": str(frame.index[start].date()), "holdout_start": str(frame.index[end].date())}
+    config = {"backtest": {"fill": "close"}, "score": score}
+    rng = np.random.default_rng(5)
+    shape = (len(frame), 40)
+    noise_in = pd.DataFrame(rng.random(shape) < 0.1, index=frame.index).add_prefix("n")
+    noise_out = pd.DataFrame(rng.random(shape) < 0.1, index=frame.index).add_prefix("n")
+    got = sieve.backtest_signals(frame, noise_in, noise_out, config=config, equity=True, robust=True)
+    r = got["robustness"]
+    assert r["best"] == got["metrics"]["score"].idxmax() and r["score"] == got["metrics"]["score"].max()
+    assert r["holdout"] == got["metrics"].loc[r["best"], "holdout_score"]
+    # The DSR from its formula (docs/metrics.md) over the equity curves.
+    equity = got["equity"].to_numpy()
+    returns = equity[start:end] / equity[start - 1 : end - 1] - 1
+    sharpes = returns.mean(axis=0) / returns.std(axis=0, ddof=1)
+    best = list(got["metrics"].index).index(r["best"])
+    x = returns[:, best]
+    m = x - x.mean()
+    skew, kurt = (m**3).mean() / (m**2).mean() ** 1.5, (m**4).mean() / (m**2).mean() ** 2
+    n, v, euler = shape[1], sharpes.var(ddof=1), 0.5772156649015329
+    phi = NormalDist()
+    sr0 = math.sqrt(v) * ((1 - euler) * phi.inv_cdf(1 - 1 / n) + euler * phi.inv_cdf(1 - 1 / (n * math.e)))
+    sr = sharpes[best]
+    dsr = phi.cdf((sr - sr0) * math.sqrt(len(x) - 1) / math.sqrt(1 - skew * sr + (kurt - 1) / 4 * sr**2))
+    d = r["dsr"]
+    assert d["trials"] == n and d["observations"] == len(x)
+    for key, want in [("sharpe", sr), ("skew", skew), ("kurtosis", kurt), ("sharpe_variance", v), ("expected_max_sharpe", sr0), ("dsr", dsr)]:
+        assert d[key] == pytest.approx(want, rel=1e-9), key
+    assert r["pbo"]["candidates"] == n and r["pbo"]["blocks"] == 16
+    # Noise is judged as noise; one column that sees the next close is real
+    # (the in-sample best is the out-of-sample best in every split).
+    assert r["pbo"]["pbo"] > 0.2 and not r["verdict"].startswith("plausibly real"), r["verdict"]
+    ahead = frame["close"].shift(-1)
+    noise_in["seer"], noise_out["seer"] = ahead > frame["close"], ahead < frame["close"]
+    seen = sieve.backtest_signals(frame, noise_in, noise_out, config=config, robust=True)["robustness"]
+    assert seen["best"] == "seer" and seen["pbo"]["pbo"] == 0.0 and seen["dsr"]["dsr"] > 0.99
+    assert seen["verdict"].startswith("plausibly real")
+
+
 def test_several_instruments_as_a_dict_of_dataframes(files, frame, tmp_path):
     # {name: DataFrame} is data.paths with those files: the same sweep, the
     # same per-instrument columns.

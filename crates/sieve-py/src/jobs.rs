@@ -163,7 +163,7 @@ pub fn sweep(
 /// `target_distance`, `max_bars`, `size`), each `n_bars × len(names)`
 /// little-endian f64s, row-major.
 #[pyfunction]
-#[pyo3(signature = (data, config, overrides, names, entries, exits, short, keys, threads, records))]
+#[pyo3(signature = (data, config, overrides, names, entries, exits, short, keys, threads, records, robust))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn backtest_signals(
     py: Python<'_>,
@@ -177,7 +177,8 @@ pub fn backtest_signals(
     keys: Vec<(String, Vec<u8>)>,
     threads: usize,
     records: bool,
-) -> PyResult<(String, Vec<TradesOf>, Vec<Column>)> {
+    robust: bool,
+) -> PyResult<(String, Vec<TradesOf>, Vec<Column>, Option<String>)> {
     let (_, study) = study(py, data, config, overrides)?;
     let n_bars = study.bars().len();
     let n_cols = names.len();
@@ -229,14 +230,18 @@ pub fn backtest_signals(
     py.detach(|| {
         let pool = sieve_screen::thread_pool(threads)?;
         pool.install(|| -> Result<_, Error> {
-            let (table, all) = sieve_run::signals::backtest_signals(&study, &columns, records)?;
+            let done = sieve_run::signals::backtest_signals(&study, &columns, records, robust)?;
             let (mut traded, mut curves) = (Vec::new(), Vec::new());
             let time = &study.bars().time;
-            for (c, bt) in columns.iter().zip(all) {
+            for (c, bt) in columns.iter().zip(done.records) {
                 traded.push(trades_of(c.name.clone(), time, &bt));
                 curves.push((c.name.clone(), time.clone(), bt.equity));
             }
-            Ok((table, traded, curves))
+            let robustness = done
+                .robustness
+                .map(|r| serde_json::to_string(&r).map_err(|e| Error::Invalid(e.to_string())))
+                .transpose()?;
+            Ok((done.table, traded, curves, robustness))
         })
     })
     .map_err(sieve_err)

@@ -102,7 +102,14 @@ pub fn deflated_sharpe(study: &Study, state: &RunState, best: &[f64]) -> DsrReco
             s
         });
     }
-    let variance = stats.map(|s| s.variance()).filter(|v| v.is_finite());
+    let variance = stats.map(|s| s.variance());
+    dsr_record(&shape, trials, variance)
+}
+
+/// The DSR record of a best whose score-window returns have `shape`, found
+/// among `trials` whose Sharpes have `variance` (unknown: no DSR).
+pub fn dsr_record(shape: &dsr::ReturnShape, trials: u64, variance: Option<f64>) -> DsrRecord {
+    let variance = variance.filter(|v| v.is_finite());
     let sr0 = variance
         .map(|v| dsr::expected_max_sharpe(v, trials as f64))
         .filter(|v| v.is_finite());
@@ -115,7 +122,7 @@ pub fn deflated_sharpe(study: &Study, state: &RunState, best: &[f64]) -> DsrReco
         sharpe_variance: variance,
         expected_max_sharpe: sr0,
         dsr: sr0
-            .map(|sr0| dsr::deflated_sharpe(&shape, sr0))
+            .map(|sr0| dsr::deflated_sharpe(shape, sr0))
             .filter(|d| d.is_finite()),
     }
 }
@@ -136,12 +143,7 @@ pub fn overfitting(
     candidates.sort_by_key(|c| c.0);
     let blocks = study.settings().pbo_blocks;
     let w = study.scoring().windows.score;
-    if w.end - w.start < 2 * blocks {
-        return Err(format!(
-            "the score window has {} bars, fewer than 2 per block (robust.pbo_blocks = {blocks})",
-            w.end - w.start
-        ));
-    }
+    pbo_fits(w.end - w.start, blocks)?;
     let cash = study.scoring().engine.initial_cash;
     let measured: Vec<(u64, Vec<pbo::BlockSums>)> =
         study.with_evaluator(candidates.iter().map(|c| c.1.as_slice()), |eval| {
@@ -149,11 +151,36 @@ pub fn overfitting(
                 .par_iter()
                 .map(|(_, p)| {
                     let bt = eval.backtest(p);
-                    let returns = window_returns(&bt.equity, w.start, w.end, cash);
-                    (series_hash(&returns), pbo::block_sums(&returns, blocks))
+                    block_fingerprint(&window_returns(&bt.equity, w.start, w.end, cash), blocks)
                 })
                 .collect()
         });
+    pbo_record(measured, blocks)
+}
+
+/// A candidate's score-window returns as the PBO reads them: their hash
+/// (to merge candidates with the same returns) and their block sums.
+pub fn block_fingerprint(returns: &[f64], blocks: usize) -> (u64, Vec<pbo::BlockSums>) {
+    (series_hash(returns), pbo::block_sums(returns, blocks))
+}
+
+/// Whether a score window of `bars` bars can be cut into `blocks`.
+pub fn pbo_fits(bars: usize, blocks: usize) -> std::result::Result<(), String> {
+    match bars < 2 * blocks {
+        true => Err(format!(
+            "the score window has {bars} bars, fewer than 2 per block (robust.pbo_blocks = {blocks})"
+        )),
+        false => Ok(()),
+    }
+}
+
+/// The PBO of candidates given by [`block_fingerprint`], in the order that
+/// breaks an in-sample tie (the earlier wins).
+pub fn pbo_record(
+    measured: Vec<(u64, Vec<pbo::BlockSums>)>,
+    blocks: usize,
+) -> std::result::Result<PboRecord, String> {
+    let total = measured.len();
     // Candidates with the same trades have the same returns: one candidate
     // (the earliest), not several whose last-bit differences decide CSCV.
     let mut seen = std::collections::HashSet::new();
@@ -162,11 +189,10 @@ pub fn overfitting(
         .filter(|(hash, sums)| seen.insert((*hash, sums_bits(sums))))
         .map(|(_, sums)| sums)
         .collect();
-    let identical = candidates.len() - sums.len();
+    let identical = total - sums.len();
     if sums.len() < 2 {
         return Err(format!(
-            "the {} verified candidates with a finite score have {} distinct return series; the PBO needs at least 2",
-            candidates.len(),
+            "the {total} candidates have {} distinct return series; the PBO needs at least 2",
             sums.len()
         ));
     }

@@ -5,13 +5,16 @@
 use std::fmt::Write as _;
 
 use rayon::prelude::*;
+use serde::Serialize;
 use sieve_core::engine::{Backtest, Sink};
 use sieve_core::format::push_float;
 use sieve_core::metrics::Metrics;
 use sieve_core::metrics::Window;
+use sieve_core::robust::{dsr, pbo, window_returns};
 use sieve_core::rules::{signal_targets, simulate_signals, SignalKeys};
 use sieve_core::{Error, Result};
 
+use crate::robust::{self, Robustness};
 use crate::Study;
 
 /// One set of signals: 0/1 per bar, as long as the data.
@@ -25,17 +28,41 @@ pub struct SignalColumn<'a> {
     pub keys: SignalKeys<'a>,
 }
 
-/// `column,score,full_score,holdout_score,<metrics…>`: each set's
-/// objective over the score, full and holdout windows and its score-window
-/// metrics, in the columns' order (sets are backtested in parallel); with
-/// `records`, also each set's whole record (equity and position per bar,
-/// every trade, as `sieve backtest --trades/--equity` writes them) from the
-/// same simulation.
+/// What [`backtest_signals`] gives back.
+pub struct SignalResults {
+    /// `column,score,full_score,holdout_score,<metrics…>`: each set's
+    /// objective over the score, full and holdout windows and its
+    /// score-window metrics, in the columns' order.
+    pub table: String,
+    /// With `records`: each set's whole record (equity and position per
+    /// bar, every trade, as `sieve backtest --trades/--equity` writes
+    /// them), from the same simulation as its row.
+    pub records: Vec<Backtest>,
+    /// With `robust`: the set's robustness.
+    pub robustness: Option<SetRobustness>,
+}
+
+/// The robustness of a set of signals: the Deflated Sharpe of its best
+/// column (the highest score; the first on a tie) with every column a
+/// trial, and the PBO with every column a candidate.
+#[derive(Debug, Clone, Serialize)]
+pub struct SetRobustness {
+    /// The best column's name, score and holdout score.
+    pub best: String,
+    pub score: f64,
+    pub holdout: Option<f64>,
+    #[serde(flatten)]
+    pub robustness: Robustness,
+    pub verdict: String,
+}
+
+/// Backtests each set of signals (in parallel); see [`SignalResults`].
 pub fn backtest_signals(
     study: &Study,
     columns: &[SignalColumn<'_>],
     records: bool,
-) -> Result<(String, Vec<Backtest>)> {
+    robust: bool,
+) -> Result<SignalResults> {
     check_signals(study, columns)?;
     let scoring = study.scoring();
     let windows = scoring.windows;
@@ -44,10 +71,23 @@ pub fn backtest_signals(
         .into_iter()
         .flatten()
         .collect();
-    let done: Vec<(String, Option<Backtest>)> = columns
+    let score = windows.score;
+    let blocks = study.settings().pbo_blocks;
+    let cash = scoring.engine.initial_cash;
+    let done: Vec<Done> = columns
         .par_iter()
         .map(|c| {
-            let (record, metrics) = simulate(study, c, &all, records);
+            let (record, metrics) = simulate(study, c, &all, records || robust);
+            let returns = match (&record, robust) {
+                (Some(bt), true) => {
+                    let returns = window_returns(&bt.equity, score.start, score.end, cash);
+                    Some((
+                        dsr::ReturnShape::of(&returns),
+                        robust::block_fingerprint(&returns, blocks),
+                    ))
+                }
+                _ => None,
+            };
             let objectives: Vec<f64> = all
                 .iter()
                 .zip(&metrics)
@@ -60,7 +100,13 @@ pub fn backtest_signals(
                 push_float(&mut line, *v);
             }
             line.push('\n');
-            (line, record)
+            Done {
+                line,
+                record: record.filter(|_| records),
+                returns,
+                score: objectives[0],
+                holdout: windows.holdout.map(|_| objectives[2]),
+            }
         })
         .collect();
     let mut out = String::from("column,score,full_score,holdout_score");
@@ -68,12 +114,90 @@ pub fn backtest_signals(
         let _ = write!(out, ",{name}");
     }
     out.push('\n');
+    let robustness = robust.then(|| set_robustness(study, columns, &done));
     let mut kept = Vec::new();
-    for (line, record) in done {
-        out.push_str(&line);
-        kept.extend(record);
+    for d in done {
+        out.push_str(&d.line);
+        kept.extend(d.record);
     }
-    Ok((out, kept))
+    Ok(SignalResults {
+        table: out,
+        records: kept,
+        robustness,
+    })
+}
+
+/// One set's results.
+struct Done {
+    line: String,
+    record: Option<Backtest>,
+    /// With `robust`: its score-window returns' shape and PBO fingerprint.
+    returns: Option<(dsr::ReturnShape, (u64, Vec<pbo::BlockSums>))>,
+    score: f64,
+    holdout: Option<f64>,
+}
+
+/// The DSR of the best set among all as trials (V: the variance of their
+/// per-period Sharpes over the score window) and the PBO over all sets.
+fn set_robustness(study: &Study, columns: &[SignalColumn<'_>], done: &[Done]) -> SetRobustness {
+    let rank = |d: &Done| match d.score.is_nan() {
+        true => f64::NEG_INFINITY,
+        false => d.score,
+    };
+    // The first of the highest scores.
+    let best = (0..done.len())
+        .rev()
+        .max_by(|&a, &b| rank(&done[a]).total_cmp(&rank(&done[b])))
+        .unwrap_or(0);
+    let shapes: Vec<&dsr::ReturnShape> = done
+        .iter()
+        .filter_map(|d| d.returns.as_ref().map(|r| &r.0))
+        .collect();
+    let sharpes = shapes.iter().map(|s| s.sharpe).filter(|s| s.is_finite());
+    let mut stats = sieve_screen::ObjectiveStats::default();
+    sharpes.for_each(|s| stats.push(s));
+    let dsr = done
+        .get(best)
+        .and_then(|d| d.returns.as_ref())
+        .map(|(shape, _)| robust::dsr_record(shape, done.len() as u64, Some(stats.variance())));
+    let blocks = study.settings().pbo_blocks;
+    let w = study.scoring().windows.score;
+    // Sets with a finite score, in the columns' order (a tie goes to the
+    // earlier column).
+    let measured = || {
+        done.iter()
+            .filter(|d| d.score.is_finite())
+            .filter_map(|d| d.returns.as_ref().map(|r| r.1.clone()))
+            .collect()
+    };
+    let pbo = robust::pbo_fits(w.end - w.start, blocks)
+        .and_then(|_| robust::pbo_record(measured(), blocks));
+    let (pbo, pbo_skipped) = match pbo {
+        Ok(p) => (Some(p), None),
+        Err(why) => (None, Some(why)),
+    };
+    let robustness = Robustness {
+        dsr,
+        pbo,
+        pbo_skipped,
+    };
+    let (score, holdout) = done
+        .get(best)
+        .map_or((f64::NAN, None), |d| (d.score, d.holdout));
+    SetRobustness {
+        best: columns
+            .get(best)
+            .map_or_else(String::new, |c| c.name.clone()),
+        score,
+        holdout,
+        verdict: robust::verdict(
+            &robustness,
+            study.scoring().objective.name(),
+            score,
+            holdout,
+        ),
+        robustness,
+    }
 }
 
 /// One set of signals through the engine: each of `windows`' metrics and,
