@@ -69,7 +69,7 @@ __version__ = _native.__version__
 _TIME_NAMES = tuple(_native.TIME_NAMES)
 
 
-def backtest(data, strategy, params, config=None, equity=False, trades=False):
+def backtest(data, strategy, params, config=None, equity=False, trades=False, indicators=None):
     """Runs one parameter set through the exact engine.
 
     Returns the structure of ``sieve backtest --json``: ``strategy``,
@@ -91,7 +91,7 @@ def backtest(data, strategy, params, config=None, equity=False, trades=False):
     sets = ["%s=%s" % (name, _number(value, name)) for name, value in params.items()]
     with _Data(data) as d:
         text, curves, traded, warned = _native.backtest(
-            d.arg, _config(config), overrides, sets, bool(equity), bool(trades)
+            d.arg, _config(config, indicators), overrides, sets, bool(equity), bool(trades)
         )
         tz, tzs = d.tz, d.tzs
     for w in warned:
@@ -106,7 +106,7 @@ def backtest(data, strategy, params, config=None, equity=False, trades=False):
     return result
 
 
-def indicator(data, expression, config=None):
+def indicator(data, expression, config=None, indicators=None):
     """The value of a rule expression on every bar, exactly as rules read it.
 
     ``expression`` is any expression of the rule language without
@@ -119,7 +119,7 @@ def indicator(data, expression, config=None):
     if not isinstance(expression, str):
         raise TypeError("expression: expected a string, got %s" % type(expression).__name__)
     with _Data(data) as d:
-        columns = _native.indicator(d.arg, _config(config), expression)
+        columns = _native.indicator(d.arg, _config(config, indicators), expression)
         tz, tzs = d.tz, d.tzs
     series = {
         name: _equity(times, values, tzs.get(name, tz)).rename(expression) for name, times, values in columns
@@ -141,6 +141,23 @@ def _trades(csv, entries, exits, tz):
     table["entry_time"] = times(entries)
     table["exit_time"] = times(exits)
     return table
+
+
+def _trades_of_columns(traded, tz):
+    """Each signal column's trades.csv as a DataFrame: all parsed as one
+    table (one parse, not one per column), then cut by column."""
+    if not traded:
+        return []
+    header = traded[0][1].split("\n", 1)[0]
+    bodies = [csv.split("\n", 1)[1] if "\n" in csv else "" for _, csv, _, _ in traded]
+    table = _trades(
+        header + "\n" + "".join(bodies),
+        np.concatenate([np.asarray(ins, dtype=np.int64) for _, _, ins, _ in traded]),
+        np.concatenate([np.asarray(outs, dtype=np.int64) for _, _, _, outs in traded]),
+        tz,
+    )
+    ends = np.cumsum([len(ins) for _, _, ins, _ in traded])
+    return [table.iloc[a:b].reset_index(drop=True) for a, b in zip(np.r_[0, ends[:-1]], ends)]
 
 
 # backtest_signals' trade-management keywords, as the [strategy] keys.
@@ -242,8 +259,8 @@ def backtest_signals(
             if value is not None
         ]
         text, traded, curves, robustness = _native.backtest_signals(
-            d.arg, _config(config), [], [str(c) for c in labels], arrays["entries"][0], arrays["exits"][0], short,
-            keys, _count(threads, "threads"), records, bool(robust),
+            d.arg, _config(config, None), [], [str(c) for c in labels], arrays["entries"][0], arrays["exits"][0], short,
+            keys, _count(threads, "threads"), bool(trades), bool(equity), bool(robust),
         )
         tz = d.tz
     # The rows keep the columns' own labels (not re-read from text).
@@ -257,7 +274,7 @@ def backtest_signals(
         # The best by its own label, as the metrics table's index has it.
         out["robustness"]["best"] = labels[[str(c) for c in labels].index(out["robustness"]["best"])]
     if trades:
-        out["trades"] = {label: _trades(csv, ins, outs, tz) for label, (_, csv, ins, outs) in zip(labels, traded)}
+        out["trades"] = dict(zip(labels, _trades_of_columns(traded, tz)))
     if equity:
         curves = [_equity(times, values, tz) for _, times, values in curves]
         out["equity"] = pd.DataFrame({label: c for label, c in zip(labels, curves)})
@@ -388,18 +405,18 @@ def _signal_names(values, width):
     return [str(i) for i in range(width)]
 
 
-def sweep(data, config, top=None, threads=0, progress=False):
+def sweep(data, config, top=None, threads=0, progress=False, indicators=None):
     """Screens the config's whole grid and returns the best ``top`` rows
     (default ``sweep.top``): the columns and values of ``sweep.csv``.
     ``progress=True`` draws a bar on stderr (a line every 5 s when stderr is
     not a terminal)."""
     overrides = [] if top is None else ["sweep.top=%d" % _count(top, "top")]
     with _Data(data) as d:
-        text = _native.sweep(d.arg, _config(config), overrides, _count(threads, "threads"), bool(progress))
+        text = _native.sweep(d.arg, _config(config, indicators), overrides, _count(threads, "threads"), bool(progress))
     return _csv(text)
 
 
-def verify(data, config, candidates, top=None, threads=0):
+def verify(data, config, candidates, top=None, threads=0, indicators=None):
     """Re-runs candidates through the exact engine on the score window and
     returns the columns and values of ``verified.csv``, best first.
 
@@ -420,11 +437,11 @@ def verify(data, config, candidates, top=None, threads=0):
         raise TypeError("candidates: expected a DataFrame or a path, got %s" % type(candidates).__name__)
     overrides = [] if top is None else ["verify.top=%d" % _count(top, "top")]
     with _Data(data) as d:
-        out = _native.verify(d.arg, _config(config), overrides, text, _count(threads, "threads"))
+        out = _native.verify(d.arg, _config(config, indicators), overrides, text, _count(threads, "threads"))
     return _csv(out)
 
 
-def optimize(data, config, out, threads=0, progress=False, restart=False):
+def optimize(data, config, out, threads=0, progress=False, restart=False, indicators=None):
     """Runs (or resumes) the optimize loop in the run folder ``out`` — the
     same files as ``sieve optimize --out``, report.html included — and
     returns ``best.json``'s content. Ctrl-C stops at a checkpoint; calling
@@ -435,7 +452,7 @@ def optimize(data, config, out, threads=0, progress=False, restart=False):
     data: score window from 40 %, holdout from 80 % of the bars)."""
     with _Data(data) as d:
         text = _native.optimize(
-            d.arg, _config(config), [], os.fspath(out), _count(threads, "threads"), bool(progress), bool(restart)
+            d.arg, _config(config, indicators), [], os.fspath(out), _count(threads, "threads"), bool(progress), bool(restart)
         )
     return _numbers(json.loads(text))
 
@@ -559,21 +576,96 @@ def _plain(value, key):
     return value
 
 
-def _config(config):
-    """(kind, value) for the native side."""
+def _config(config, indicators=None):
+    """(kind, value, indicators) for the native side."""
+    functions = _indicators(indicators)
     if config is None:
-        return ("none", "")
+        return ("none", "", functions)
     if isinstance(config, Mapping):
         # Plain Python values, handed to the native side as they are.
-        return ("dict", _plain(config, ""))
+        return ("dict", _plain(config, ""), functions)
     if isinstance(config, os.PathLike):
-        return ("path", os.fspath(config))
+        return ("path", os.fspath(config), functions)
     if isinstance(config, str):
         # One line without "=" is a file name (a TOML text sets keys).
         if "\n" not in config and (config.endswith(".toml") or os.path.isfile(config) or "=" not in config):
-            return ("path", config)
-        return ("toml", config)
+            return ("path", config, functions)
+        return ("toml", config, functions)
     raise TypeError("config: expected a dict, TOML text or a path, got %s" % type(config).__name__)
+
+
+def _indicators(indicators):
+    """``indicators=`` for the native side: None, or ([(name, argument
+    names, whole-number flags, function)], frame helper, values helper)."""
+    if indicators is None:
+        return None
+    if not isinstance(indicators, Mapping):
+        raise TypeError(
+            "indicators: expected a dict {name: (function, [argument names])}, got %s" % type(indicators).__name__
+        )
+    out = []
+    for name, spec in indicators.items():
+        where = "indicators[%r]" % (name,)
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ConfigError("%s: a name rules can call: letters, digits and _, not starting with a digit" % where)
+        if not isinstance(spec, (tuple, list)) or len(spec) != 2 or not callable(spec[0]):
+            raise TypeError("%s: expected (function, [argument names]), e.g. (supertrend, ['n', 'mult'])" % where)
+        fn, args = spec
+        if isinstance(args, str) or not isinstance(args, (tuple, list)):
+            raise TypeError("%s: the argument names are a list, e.g. ['n', 'mult']" % where)
+        names, whole = [], []
+        for a in args:
+            kind = float
+            if isinstance(a, (tuple, list)) and len(a) == 2:
+                a, kind = a
+            if not isinstance(a, str) or not a.isidentifier() or kind not in (int, float):
+                raise TypeError(
+                    "%s: each argument is a name ('n') or a name and its type (('n', int) for a whole number), got %r"
+                    % (where, a)
+                )
+            names.append(a)
+            whole.append(kind is int)
+        if len(set(names)) != len(names):
+            raise ConfigError("%s: an argument name repeats" % where)
+        out.append((name, names, whole, fn))
+    return (out, _indicator_frame, _indicator_values)
+
+
+def _indicator_frame(times, open_, high, low, close, volume, extras, tz):
+    """The bars an indicator of yours is given: a DataFrame indexed by time
+    (naive UTC, or in data.timezone when the config sets one) with open,
+    high, low, close, volume when the data has it, and the data's other
+    columns the rules read."""
+    index = pd.to_datetime(np.asarray(times, dtype=np.int64), unit="ms", utc=True)
+    index = index.tz_convert(tz) if tz is not None else index.tz_localize(None)
+    columns = {"open": open_, "high": high, "low": low, "close": close}
+    if volume is not None:
+        columns["volume"] = volume
+    for name, values in extras:
+        columns[name] = values
+    frame = pd.DataFrame({k: np.asarray(v, dtype=np.float64) for k, v in columns.items()}, index=index)
+    frame.index.name = "time"
+    return frame
+
+
+def _indicator_values(result, bars, what):
+    """What an indicator of yours returned, as float64 values, one per bar."""
+    if isinstance(result, pd.DataFrame):
+        raise DataError("indicator %s returned a DataFrame; return one Series or array (one value per bar)" % what)
+    try:
+        values = result.to_numpy(dtype=np.float64, na_value=np.nan) if isinstance(result, pd.Series) else result
+        values = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise DataError(
+            "indicator %s returned %s, not numbers (%s); return a Series or array of floats"
+            % (what, type(result).__name__, e)
+        ) from None
+    if values.ndim != 1 or len(values) != bars:
+        raise DataError(
+            "indicator %s returned %s values; the data has %d bars (return one value per bar, NaN where undefined)"
+            % (what, "x".join(map(str, values.shape)) or "a single value", bars)
+        )
+    return np.ascontiguousarray(values)
 
 
 # The smallest integer read as a unix time from an unnamed index: 1e8

@@ -56,3 +56,31 @@ def test_distinct_rule_strategies_do_not_grow_memory():
         run(i)
     after_3000 = rss_mb()
     assert after_3000 <= after_300 + 10, (after_300, after_3000)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_signals_and_indicator_callbacks_do_not_grow_memory():
+    rng = np.random.default_rng(6)
+    close = 100 * np.exp(np.cumsum(rng.normal(0, 0.01, 300)))
+    frame = pd.DataFrame(
+        {"open": close, "high": close * 1.01, "low": close * 0.99, "close": close},
+        index=pd.date_range("2020-01-01", periods=300, freq="D"),
+    )
+    entries = pd.DataFrame(rng.random((300, 4)) < 0.05, index=frame.index)
+    exits = pd.DataFrame(rng.random((300, 4)) < 0.05, index=frame.index)
+    grid = {"strategy": {"name": "f", "entry": "close > f(n)", "exit": "close < f(n)", "params": {"n": {"values": [5, 10]}}}}
+    yours = {"f": (lambda df, n: df["close"].rolling(int(n)).mean(), ["n"])}
+
+    def run(i):
+        some = i % 10 == 0
+        sieve.backtest_signals(frame, entries, exits, stop_loss=0.05, trades=some, equity=some, robust=some)
+        if some:
+            sieve.sweep(frame, grid, top=2, indicators=yours)
+
+    for i in range(300):
+        run(i)
+    before = rss_mb()
+    for i in range(300, 3000):
+        run(i)
+    grown = rss_mb() - before
+    assert grown < 8, "%.1f MB more after 3,000 calls than after 300" % grown

@@ -355,6 +355,54 @@ def test_keyboard_interrupt_then_resume_gives_the_uninterrupted_result(long_fram
     assert resumed == whole
 
 
+def _interrupted(call, after):
+    """Runs `call` with Ctrl-C pressed `after` seconds in; the seconds it
+    took to raise KeyboardInterrupt."""
+    start = time.perf_counter()
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(after, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            call()
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    return time.perf_counter() - start
+
+
+def test_keyboard_interrupt_stops_signals_and_indicator_callbacks(frame):
+    rng = np.random.default_rng(2)
+    n, cols = 10000, 2000
+    close = 100 * np.cumprod(1 + rng.normal(0, 0.01, n))
+    bars = pd.DataFrame(
+        {"open": close, "high": close * 1.01, "low": close * 0.99, "close": close},
+        index=pd.date_range("2000-01-01", periods=n, freq="h"),
+    )
+    entries, exits = rng.random((n, cols)) < 0.05, rng.random((n, cols)) < 0.05
+    run = lambda: sieve.backtest_signals(bars, entries, exits, stop_loss=0.02)
+    start = time.perf_counter()
+    run()
+    took = time.perf_counter() - start
+    assert took > 0.3, "the call was too short to interrupt (%.2f s)" % took
+    assert _interrupted(run, took / 3) < took * 0.9
+    # An indicator that takes 0.2 s per setting, 30 settings: stopped after
+    # the setting in progress, not after all 30.
+    calls = []
+
+    def slow(df, n):
+        calls.append(n)
+        time.sleep(0.2)
+        return df["close"].rolling(int(n)).mean()
+
+    grid = {"strategy": {"name": "s", "entry": "close > f(n)", "exit": "close < f(n)", "params": {"n": {"start": 2, "stop": 31, "step": 1}}}}
+    assert _interrupted(lambda: sieve.sweep(frame, grid, indicators={"f": (slow, ["n"])}), 0.5) < 2.0
+    assert len(calls) < 10
+    # The next call runs as if nothing happened.
+    calls.clear()
+    assert len(sieve.sweep(frame, grid, top=5, indicators={"f": (lambda df, n: slow(df, n) if n < 4 else df["close"], ["n"])})) == 5
+
+
 def test_strategies_lists_the_cli_strategies():
     listed = sieve.strategies()
     names = [s["name"] for s in listed]
@@ -692,6 +740,70 @@ def test_robustness_of_a_signal_set(frame):
     seen = sieve.backtest_signals(frame, noise_in, noise_out, config=config, robust=True)["robustness"]
     assert seen["best"] == "seer" and seen["pbo"]["pbo"] == 0.0 and seen["dsr"]["dsr"] > 0.99
     assert seen["verdict"].startswith("plausibly real")
+
+
+def test_indicators_of_your_own_sweep_as_the_rules_own(frame, tmp_path):
+    # A Supertrend written in numpy (test_talib's reference), swept through
+    # indicators=, gives the sweep of the rule language's supertrend; the
+    # function is called once per distinct setting, for the whole run.
+    from test_talib import supertrend
+
+    calls = []
+
+    def st(df, n, mult):
+        calls.append((n, mult))
+        assert isinstance(n, int) and isinstance(mult, float) and list(df.columns)[:4] == ["open", "high", "low", "close"]
+        line, _ = supertrend(df["high"].to_numpy(), df["low"].to_numpy(), df["close"].to_numpy(), n, mult)
+        return pd.Series(line, index=df.index)
+
+    def config(call):
+        return {
+            "strategy": {
+                "name": "trend",
+                "entry": "close > %s * (1 + k / 1000)" % call,
+                "exit": "close < %s" % call,
+                "params": {"n": {"values": [7, 10, 14]}, "mult": {"values": [2.0, 2.5, 3.0]}, "k": {"values": [1, 2]}},
+            },
+            "score": {"score_start": "40%"},
+            "optimize": {"iterations": 2},
+        }
+
+    yours = {"st": (st, [("n", int), "mult"])}
+    want = sieve.sweep(frame, config("supertrend(n, mult)"), top=18)
+    got = sieve.sweep(frame, config("st(n, mult)"), top=18, indicators=yours)
+    pdt.assert_frame_equal(got, want, check_exact=True)
+    # 9 settings (k does not reach st), each called once.
+    assert sorted(calls) == sorted({(n, m) for n in [7, 10, 14] for m in [2.0, 2.5, 3.0]})
+    # The same through verify, optimize (a run folder) and indicator.
+    pdt.assert_frame_equal(
+        sieve.verify(frame, config("st(n, mult)"), got, indicators=yours),
+        sieve.verify(frame, config("supertrend(n, mult)"), want),
+        check_exact=True,
+    )
+    calls.clear()
+    best = sieve.optimize(frame, config("st(n, mult)"), out=tmp_path / "mine", indicators=yours)
+    assert len(calls) == len(set(calls)) > 0
+    assert best["params"] == sieve.optimize(frame, config("supertrend(n, mult)"), out=tmp_path / "rules")["params"]
+    pdt.assert_series_equal(
+        sieve.indicator(frame, "st(10, 3)", indicators=yours), sieve.indicator(frame, "supertrend(10, 3)"), check_names=False
+    )
+    # Errors name the function and the setting.
+    def broken(df, n):
+        if n == 5:
+            raise RuntimeError("no data for 5")
+        return df["close"].rolling(n).mean()
+
+    grid = {"strategy": {"name": "b", "entry": "close > f(n)", "exit": "close < f(n)", "params": {"n": {"values": [3, 5, 8]}}}}
+    with pytest.raises(sieve.SieveError, match=r"indicator f\(n=5\) raised RuntimeError: no data for 5"):
+        sieve.sweep(frame, grid, indicators={"f": (broken, [("n", int)])})
+    with pytest.raises(sieve.DataError, match=r"indicator f\(n=3\) returned 10 values; the data has 1500 bars"):
+        sieve.sweep(frame, grid, indicators={"f": (lambda df, n: np.zeros(10), ["n"])})
+    with pytest.raises(sieve.DataError, match=r"indicator f\(n=3\) returned str"):
+        sieve.sweep(frame, grid, indicators={"f": (lambda df, n: "x" * len(df), ["n"])})
+    with pytest.raises(sieve.RuleError, match="f takes 2 arguments, got 1"):
+        sieve.sweep(frame, grid, indicators={"f": (broken, ["n", "m"])})
+    with pytest.raises(sieve.ConfigError, match="'sma' is a word or function of the rule language"):
+        sieve.sweep(frame, grid, indicators={"sma": (broken, ["n"])})
 
 
 def test_several_instruments_as_a_dict_of_dataframes(files, frame, tmp_path):

@@ -13,7 +13,7 @@ use crate::{run_err, run_ok, stderr};
 const SPREAD: &str = "sma(close, 10) - ema(close, 30)";
 
 fn with_spread(bars: &Bars) -> Bars {
-    let values = sieve_core::rules::values(SPREAD, bars).unwrap();
+    let values = sieve_core::rules::values(SPREAD, bars, &Default::default()).unwrap();
     let mut out = bars.clone();
     out.extra = vec![
         ExtraColumn {

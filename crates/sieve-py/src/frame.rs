@@ -93,7 +93,11 @@ impl Frame {
 
 /// A copy of the numpy array of a `(name, kind, array, ...)` column.
 fn numpy_copy<T: Copy + Element>(item: &Bound<'_, PyTuple>) -> PyResult<Vec<T>> {
-    let array = item.get_item(2)?;
+    numpy_vec(&item.get_item(2)?)
+}
+
+/// A copy of a one-dimensional, C-contiguous numpy array of `T`.
+pub(crate) fn numpy_vec<T: Copy + Element>(array: &Bound<'_, PyAny>) -> PyResult<Vec<T>> {
     let py = array.py();
     let bad = |why: &str| crate::SieveError::new_err(format!("internal error: a column {why}"));
     // Exactly numpy's ndarray (a subclass could describe itself otherwise),
@@ -121,14 +125,14 @@ fn numpy_copy<T: Copy + Element>(item: &Bound<'_, PyTuple>) -> PyResult<Vec<T>> 
     }
     // SAFETY: `array` is a numpy ndarray (exact type) whose own interface
     // says it holds `length` contiguous, aligned elements of type `T` at
-    // `address`; it is referenced (by `item`) and the GIL is held for the
+    // `address`; it is referenced (by the caller) and the GIL is held for the
     // whole copy, so no Python code can resize or free it meanwhile.
     let values = unsafe { std::slice::from_raw_parts(address as *const T, length) };
     Ok(values.to_vec())
 }
 
 /// The numpy type string of an element type (little-endian machines).
-trait Element {
+pub(crate) trait Element {
     const TYPESTR: &'static str;
 }
 

@@ -12,7 +12,7 @@ use sieve_run::progress::{Progress, ProgressObserver};
 use sieve_run::shard::Shard;
 use sieve_run::{candidates, files, jobs};
 
-use crate::{interruptible, sieve_err, ConfigSpec, DataSpec};
+use crate::{interruptible, sieve_err, ConfigArg, ConfigSource, ConfigSpec, DataSpec};
 
 /// A progress bar on stderr when asked for (none otherwise); without a
 /// terminal (notebooks, logs) a line every 5 s.
@@ -34,17 +34,16 @@ pub type Column = (String, Vec<i64>, Vec<f64>);
 pub fn indicator(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
-    config: (String, Bound<'_, PyAny>),
+    config: ConfigArg<'_>,
     expression: String,
 ) -> PyResult<Vec<Column>> {
     let data = DataSpec::from_py(data)?;
-    let checked = ConfigSpec::from_py(&config)?
-        .load(&data.overrides())
-        .map_err(sieve_err)?;
-    let mut config = checked;
+    let spec = ConfigSpec::from_py(&config)?;
+    let mut config = spec.load(&data.overrides()).map_err(sieve_err)?;
+    let functions = &spec.functions.list;
     // The bars with every column (a study keeps only what its strategy
     // reads), on the config's clock.
-    py.detach(|| {
+    let done = py.detach(|| {
         let (instruments, _) = data.instruments(&mut config, true)?;
         instruments
             .into_iter()
@@ -53,12 +52,12 @@ pub fn indicator(
                     timezone: config.timezone,
                     ..bars
                 };
-                let values = sieve_core::rules::values(&expression, &bars)?;
+                let values = sieve_core::rules::values(&expression, &bars, functions)?;
                 Ok((name, bars.time, values))
             })
             .collect::<Result<Vec<_>, Error>>()
-    })
-    .map_err(sieve_err)
+    });
+    spec.checked(done.map_err(sieve_err))
 }
 
 /// `sieve backtest --json`'s document (as JSON text), with `equity` each
@@ -70,7 +69,7 @@ pub fn indicator(
 pub fn backtest(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
-    config: (String, Bound<'_, PyAny>),
+    config: ConfigArg<'_>,
     overrides: Vec<String>,
     sets: Vec<String>,
     equity: bool,
@@ -93,9 +92,10 @@ pub fn backtest(
         checked = spec.load(&overrides).map_err(sieve_err)?;
     }
     let study = data.study(py, checked)?;
-    let done = py
-        .detach(|| sieve_run::backtest::backtest(&study, &sets))
-        .map_err(sieve_err)?;
+    let done = spec.checked(
+        py.detach(|| sieve_run::backtest::backtest(&study, &sets))
+            .map_err(sieve_err),
+    )?;
     let warnings = sieve_run::backtest::warnings(&study, &done);
     let json = serde_json::to_string(&done.json(&study)).map_err(sieve_err)?;
     let (mut curves, mut traded) = (Vec::new(), Vec::new());
@@ -117,13 +117,14 @@ pub fn backtest(
 pub fn sweep(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
-    config: (String, Bound<'_, PyAny>),
+    config: ConfigArg<'_>,
     overrides: Vec<String>,
     threads: usize,
     progress: bool,
 ) -> PyResult<String> {
-    let (_, study) = study(py, data, config, overrides)?;
-    let outcome = interruptible(py, |stop| -> Result<String, Error> {
+    let spec = ConfigSpec::from_py(&config)?;
+    let (_, study) = study(py, data, &spec, overrides)?;
+    let outcome = interruptible(py, spec.stop(), |stop| -> Result<String, Error> {
         let backend = jobs::backend(&study)?;
         let total = study.space().size();
         let bar = bar(progress, total, "sweep", "comb");
@@ -150,25 +151,25 @@ pub fn sweep(
             &study.param_names(),
             &sieve_run::sweep::rows(&study, &screen),
         ))
-    })?;
-    outcome.map_err(sieve_err)
+    });
+    spec.checked(outcome)?.map_err(sieve_err)
 }
 
 /// Backtests of signals of one's own: `entries`/`exits` (and the short
 /// pair) are `n_bars × len(names)` bytes of 0/1, row-major (a C-ordered
 /// numpy bool array); returns one CSV row of `verified.csv`'s numbers per
-/// column, in parallel, without the GIL; with `records`, also each column's
+/// column, in parallel, without the GIL; with `trades` / `equity`, also each column's
 /// trades (as [`backtest`] gives them) and equity curve. `keys`: trade
 /// management by name (`stop_loss`, `stop_distance`, `take_profit`,
 /// `target_distance`, `max_bars`, `size`), each `n_bars × len(names)`
 /// little-endian f64s, row-major.
 #[pyfunction]
-#[pyo3(signature = (data, config, overrides, names, entries, exits, short, keys, threads, records, robust))]
+#[pyo3(signature = (data, config, overrides, names, entries, exits, short, keys, threads, trades, equity, robust))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn backtest_signals(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
-    config: (String, Bound<'_, PyAny>),
+    config: ConfigArg<'_>,
     overrides: Vec<String>,
     names: Vec<String>,
     entries: Vec<u8>,
@@ -176,10 +177,12 @@ pub fn backtest_signals(
     short: Option<(Vec<u8>, Vec<u8>)>,
     keys: Vec<(String, Vec<u8>)>,
     threads: usize,
-    records: bool,
+    trades: bool,
+    equity: bool,
     robust: bool,
 ) -> PyResult<(String, Vec<TradesOf>, Vec<Column>, Option<String>)> {
-    let (_, study) = study(py, data, config, overrides)?;
+    let spec = ConfigSpec::from_py(&config)?;
+    let (_, study) = study(py, data, &spec, overrides)?;
     let n_bars = study.bars().len();
     let n_cols = names.len();
     for (what, bytes) in [("entries", Some(&entries)), ("exits", Some(&exits))]
@@ -227,15 +230,25 @@ pub fn backtest_signals(
             keys: managed.of(c),
         })
         .collect();
-    py.detach(|| {
+    let outcome = interruptible(py, spec.stop(), |stop| {
         let pool = sieve_screen::thread_pool(threads)?;
         pool.install(|| -> Result<_, Error> {
-            let done = sieve_run::signals::backtest_signals(&study, &columns, records, robust)?;
+            let done = sieve_run::signals::backtest_signals(
+                &study,
+                &columns,
+                trades || equity,
+                robust,
+                Some(stop),
+            )?;
             let (mut traded, mut curves) = (Vec::new(), Vec::new());
             let time = &study.bars().time;
             for (c, bt) in columns.iter().zip(done.records) {
-                traded.push(trades_of(c.name.clone(), time, &bt));
-                curves.push((c.name.clone(), time.clone(), bt.equity));
+                if trades {
+                    traded.push(trades_of(c.name.clone(), time, &bt));
+                }
+                if equity {
+                    curves.push((c.name.clone(), time.clone(), bt.equity));
+                }
             }
             let robustness = done
                 .robustness
@@ -243,8 +256,8 @@ pub fn backtest_signals(
                 .transpose()?;
             Ok((done.table, traded, curves, robustness))
         })
-    })
-    .map_err(sieve_err)
+    })?;
+    outcome.map_err(sieve_err)
 }
 
 /// The trade-management keys of `backtest_signals`, one series per key
@@ -347,12 +360,13 @@ fn trades_of(name: String, time: &[i64], bt: &sieve_core::engine::Backtest) -> T
 pub fn verify(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
-    config: (String, Bound<'_, PyAny>),
+    config: ConfigArg<'_>,
     overrides: Vec<String>,
     candidates_csv: String,
     threads: usize,
 ) -> PyResult<String> {
-    let (_, study) = study(py, data, config, overrides)?;
+    let spec = ConfigSpec::from_py(&config)?;
+    let (_, study) = study(py, data, &spec, overrides)?;
     let top = study.settings().verify_top;
     let list = candidates::parse(candidates_csv.as_bytes(), study.strategy(), Some(top)).map_err(
         |message| {
@@ -363,10 +377,11 @@ pub fn verify(
         },
     )?;
     // Ctrl-C stops it between candidates (KeyboardInterrupt).
-    let result = interruptible(py, |stop| {
-        sieve_run::verify::verify(&study, list, threads, Some(stop), &|| {})
-    })?
-    .map_err(sieve_err)?;
+    let result = spec
+        .checked(interruptible(py, spec.stop(), |stop| {
+            sieve_run::verify::verify(&study, list, threads, Some(stop), &|| {})
+        }))?
+        .map_err(sieve_err)?;
     match result {
         Some(result) => Ok(result.csv),
         None => Err(sieve_err(Error::Interrupted("KeyboardInterrupt".into()))),
@@ -381,16 +396,17 @@ pub fn verify(
 pub fn optimize(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
-    config: (String, Bound<'_, PyAny>),
+    config: ConfigArg<'_>,
     overrides: Vec<String>,
     out: PathBuf,
     threads: usize,
     progress: bool,
     restart: bool,
 ) -> PyResult<String> {
-    let (data, mut study) = match ConfigSpec::from_py(&config)? {
+    let spec = ConfigSpec::from_py(&config)?;
+    let (data, mut study) = match spec.source {
         // No config: the built-in example, as `sieve optimize` runs it.
-        ConfigSpec::None => {
+        ConfigSource::None => {
             let data = DataSpec::from_py(data)?;
             let mut overrides = overrides;
             overrides.extend(data.overrides());
@@ -401,7 +417,7 @@ pub fn optimize(
             let study = data.study(py, config)?;
             (data, study)
         }
-        _ => study(py, data, config, overrides)?,
+        _ => study(py, data, &spec, overrides)?,
     };
     if let DataSpec::Frames(_) = data {
         // The run folder must name its data, for `sieve report` and resume.
@@ -425,7 +441,7 @@ pub fn optimize(
         }
         study = study.with_data_path(path);
     }
-    let outcome = interruptible(py, |stop| -> Result<_, Error> {
+    let outcome = interruptible(py, spec.stop(), |stop| -> Result<_, Error> {
         let control = jobs::RunControl {
             threads,
             restart,
@@ -434,8 +450,8 @@ pub fn optimize(
         };
         let mut observer = ProgressObserver::new(progress, true);
         jobs::optimize(&study, &out, run.backend.as_ref(), &control, &mut observer)
-    })?
-    .map_err(sieve_err)?;
+    });
+    let outcome = spec.checked(outcome)?.map_err(sieve_err)?;
     if outcome.best.is_none() {
         let message = sieve_run::optimize::no_best(&study, &outcome.stop);
         return Err(crate::SieveError::new_err(message));
@@ -486,14 +502,12 @@ pub fn strategies() -> String {
 fn study(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
-    config: (String, Bound<'_, PyAny>),
+    config: &ConfigSpec,
     mut overrides: Vec<String>,
 ) -> PyResult<(DataSpec, sieve_run::Study)> {
     let data = DataSpec::from_py(data)?;
     overrides.extend(data.overrides());
-    let config = ConfigSpec::from_py(&config)?
-        .load(&overrides)
-        .map_err(sieve_err)?;
+    let config = config.load(&overrides).map_err(sieve_err)?;
     let study = data.study(py, config)?;
     Ok((data, study))
 }

@@ -21,6 +21,7 @@ use sieve_core::{Error, ErrorKind};
 use sieve_run::Study;
 
 mod frame;
+mod functions;
 mod jobs;
 
 // Named as `sieve.X`, where users import them (and pickle finds them).
@@ -94,42 +95,72 @@ pub(crate) fn sieve_err<E: std::fmt::Display + 'static>(e: E) -> PyErr {
 
 /// How the config was given: a file, TOML text, a dict (as a TOML table,
 /// read straight from the Python objects), or none.
-pub(crate) enum ConfigSpec {
+pub(crate) enum ConfigSource {
     None,
     Path(PathBuf),
     Toml(String),
     Table(toml::Table),
 }
 
+/// The config argument: its source and the indicators written in Python
+/// that its rules may call.
+pub(crate) struct ConfigSpec {
+    pub(crate) source: ConfigSource,
+    pub(crate) functions: functions::Functions,
+}
+
+/// `sieve/__init__.py`'s config argument: `(kind, value, indicators)`.
+pub(crate) type ConfigArg<'py> = (String, Bound<'py, PyAny>, Bound<'py, PyAny>);
+
 impl ConfigSpec {
-    /// From `sieve/__init__.py`'s `(kind, value)`: `("path", str)`,
-    /// `("toml", str)`, `("dict", dict)` or `("none", _)`.
-    pub(crate) fn from_py(config: &(String, Bound<'_, PyAny>)) -> PyResult<ConfigSpec> {
-        let (kind, value) = config;
-        Ok(match kind.as_str() {
-            "path" => ConfigSpec::Path(value.extract()?),
-            "toml" => ConfigSpec::Toml(value.extract()?),
+    /// From `sieve/__init__.py`'s `(kind, value, indicators)`: `("path",
+    /// str)`, `("toml", str)`, `("dict", dict)` or `("none", _)`, and the
+    /// indicators (`None`, or see [`functions::Functions::from_py`]).
+    pub(crate) fn from_py(config: &ConfigArg<'_>) -> PyResult<ConfigSpec> {
+        let (kind, value, indicators) = config;
+        let source = match kind.as_str() {
+            "path" => ConfigSource::Path(value.extract()?),
+            "toml" => ConfigSource::Toml(value.extract()?),
             "dict" => match to_toml(value, "")? {
-                toml::Value::Table(t) => ConfigSpec::Table(t),
+                toml::Value::Table(t) => ConfigSource::Table(t),
                 _ => return Err(ConfigError::new_err("config: expected a dict")),
             },
-            _ => ConfigSpec::None,
+            _ => ConfigSource::None,
+        };
+        Ok(ConfigSpec {
+            source,
+            functions: functions::Functions::from_py(indicators)?,
         })
     }
 
     /// The checked config with `overrides` (`section.key=value`) applied.
     pub(crate) fn load(&self, overrides: &[String]) -> Result<Config, Error> {
-        let config = match self {
-            ConfigSpec::Path(path) => Config::load(Some(path.as_path()), overrides)?,
-            ConfigSpec::Toml(text) => Config::parse_with_overrides(text, overrides)?,
-            ConfigSpec::Table(table) => {
-                Config::from_table_with_overrides(table.clone(), overrides)?
-            }
-            ConfigSpec::None => Config::load(None, overrides)?,
+        let f = &self.functions.list;
+        let config = match &self.source {
+            ConfigSource::Path(path) => Config::load_with(Some(path.as_path()), overrides, f)?,
+            ConfigSource::Toml(text) => Config::parse_with(text, overrides, f)?,
+            ConfigSource::Table(table) => Config::from_table_with(table.clone(), overrides, f)?,
+            ConfigSource::None => Config::load_with(None, overrides, f)?,
         };
         // As every CLI command does: a typo in a run section is an error.
         sieve_run::settings::RunSettings::of(&config)?;
         Ok(config)
+    }
+
+    /// The job's stop flag: Ctrl-C sets it, and so does an indicator that
+    /// fails.
+    pub(crate) fn stop(&self) -> &AtomicBool {
+        &self.functions.state.stop
+    }
+
+    /// `result`, unless an indicator failed during the job: then that
+    /// failure (a `SieveError` naming the indicator and its setting, or the
+    /// `KeyboardInterrupt` it raised).
+    pub(crate) fn checked<T>(&self, result: PyResult<T>) -> PyResult<T> {
+        match self.functions.state.take_failure() {
+            Some(e) => Err(e),
+            None => result,
+        }
     }
 }
 
@@ -334,21 +365,38 @@ fn absolute(p: &std::path::Path) -> String {
 /// and, once `job` has stopped, is raised (`KeyboardInterrupt`).
 pub(crate) fn interruptible<T: Send>(
     py: Python<'_>,
+    stop: &AtomicBool,
     job: impl FnOnce(&AtomicBool) -> T + Send,
 ) -> PyResult<T> {
-    let stop = AtomicBool::new(false);
     let mut signal: Option<PyErr> = None;
+    // The worker says when it is done (also when it panics: the guard
+    // says so as it unwinds), so a short job returns at once rather
+    // than on the next tick.
+    let done = (std::sync::Mutex::new(false), std::sync::Condvar::new());
+    struct Finished<'a>(&'a (std::sync::Mutex<bool>, std::sync::Condvar));
+    impl Drop for Finished<'_> {
+        fn drop(&mut self) {
+            if let Ok(mut d) = self.0 .0.lock() {
+                *d = true;
+            }
+            self.0 .1.notify_all();
+        }
+    }
     let joined = std::thread::scope(|scope| {
-        let worker = scope.spawn(|| job(&stop));
+        let worker = scope.spawn(|| {
+            let _finished = Finished(&done);
+            job(stop)
+        });
         loop {
             let finished = py.detach(|| {
-                for _ in 0..10 {
-                    if worker.is_finished() {
-                        return true;
-                    }
-                    std::thread::sleep(Duration::from_millis(5));
+                let Ok(d) = done.0.lock() else { return true };
+                match done
+                    .1
+                    .wait_timeout_while(d, Duration::from_millis(50), |d| !*d)
+                {
+                    Ok((d, _)) => *d,
+                    Err(_) => true,
                 }
-                worker.is_finished()
             });
             if finished {
                 break;

@@ -3,6 +3,7 @@
 //! `verified.csv`'s numbers per set of signals.
 
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -57,11 +58,14 @@ pub struct SetRobustness {
 }
 
 /// Backtests each set of signals (in parallel); see [`SignalResults`].
+/// Once `stop` is set, the columns not yet begun are skipped and the call
+/// ends `Interrupted`.
 pub fn backtest_signals(
     study: &Study,
     columns: &[SignalColumn<'_>],
     records: bool,
     robust: bool,
+    stop: Option<&AtomicBool>,
 ) -> Result<SignalResults> {
     check_signals(study, columns)?;
     let scoring = study.scoring();
@@ -74,9 +78,13 @@ pub fn backtest_signals(
     let score = windows.score;
     let blocks = study.settings().pbo_blocks;
     let cash = scoring.engine.initial_cash;
-    let done: Vec<Done> = columns
+    let stopped = || stop.is_some_and(|s| s.load(Ordering::Relaxed));
+    let done: Vec<Option<Done>> = columns
         .par_iter()
         .map(|c| {
+            if stopped() {
+                return None;
+            }
             let (record, metrics) = simulate(study, c, &all, records || robust);
             let returns = match (&record, robust) {
                 (Some(bt), true) => {
@@ -100,15 +108,18 @@ pub fn backtest_signals(
                 push_float(&mut line, *v);
             }
             line.push('\n');
-            Done {
+            Some(Done {
                 line,
                 record: record.filter(|_| records),
                 returns,
                 score: objectives[0],
                 holdout: windows.holdout.map(|_| objectives[2]),
-            }
+            })
         })
         .collect();
+    let Some(done) = done.into_iter().collect::<Option<Vec<Done>>>() else {
+        return Err(Error::Interrupted("KeyboardInterrupt".into()));
+    };
     let mut out = String::from("column,score,full_score,holdout_score");
     for name in Metrics::NAMES {
         let _ = write!(out, ",{name}");

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::evaluate::{ScoringSpec, Shares};
 use crate::grid::ParamSpace;
 use crate::metrics::{Aggregate, Aggregation, Boundary, Objective};
-use crate::rules::{ManagedBuiltin, Management, RuleSource, RuleStrategy};
+use crate::rules::{ExternalFunctions, ManagedBuiltin, Management, RuleSource, RuleStrategy};
 use crate::strategy::{Direction, SharedStrategy, Strategy};
 
 pub use crate::evaluate::{Annualization, ScreenWindow};
@@ -222,6 +222,7 @@ impl RawStrategy {
                 Some(table) => grid::rule_axes(table),
                 None => Vec::new(),
             },
+            functions: Default::default(),
         }))
     }
 }
@@ -278,7 +279,7 @@ pub const EXAMPLE_STRATEGY: &str = "activation";
 
 impl Default for Config {
     fn default() -> Self {
-        Config::from_table(toml::Table::new(), None)
+        Config::from_table(toml::Table::new(), None, &ExternalFunctions::default())
             .unwrap_or_else(|e| panic!("defaults are valid: {e}"))
     }
 }
@@ -287,6 +288,16 @@ impl Config {
     /// Reads `path` (or starts empty), applies `overrides` (`section.key=value`,
     /// the value as TOML, else as a string), and checks everything.
     pub fn load(path: Option<&Path>, overrides: &[String]) -> Result<Config> {
+        Config::load_with(path, overrides, &ExternalFunctions::default())
+    }
+
+    /// [`Config::load`] with functions defined outside sieve that the rules
+    /// may call (the Python bindings' `indicators=`).
+    pub fn load_with(
+        path: Option<&Path>,
+        overrides: &[String],
+        functions: &ExternalFunctions,
+    ) -> Result<Config> {
         let mut table = match path {
             Some(p) => {
                 let text = std::fs::read_to_string(p).map_err(|e| Error::io(p, e))?;
@@ -298,7 +309,7 @@ impl Config {
             apply_override(&mut table, o)?;
         }
         let base = path.and_then(Path::parent);
-        let mut config = Config::from_table(table, base).map_err(|e| match path {
+        let mut config = Config::from_table(table, base, functions).map_err(|e| match path {
             Some(p) => e.in_file(&p.display().to_string()),
             None => e,
         })?;
@@ -322,22 +333,42 @@ impl Config {
 
     /// Parses TOML text, then applies `section.key=value` overrides.
     pub fn parse_with_overrides(text: &str, overrides: &[String]) -> Result<Config> {
+        Config::parse_with(text, overrides, &ExternalFunctions::default())
+    }
+
+    /// [`Config::parse_with_overrides`] with functions defined outside sieve.
+    pub fn parse_with(
+        text: &str,
+        overrides: &[String],
+        functions: &ExternalFunctions,
+    ) -> Result<Config> {
         let table = parse_toml(text).map_err(|m| Error::config("<config>", m))?;
-        Config::from_table_with_overrides(table, overrides)
+        Config::from_table_with(table, overrides, functions)
     }
 
     /// A parsed TOML table plus `section.key=value` overrides, checked.
-    pub fn from_table_with_overrides(
+    pub fn from_table_with_overrides(table: toml::Table, overrides: &[String]) -> Result<Config> {
+        Config::from_table_with(table, overrides, &ExternalFunctions::default())
+    }
+
+    /// [`Config::from_table_with_overrides`] with functions defined outside
+    /// sieve.
+    pub fn from_table_with(
         mut table: toml::Table,
         overrides: &[String],
+        functions: &ExternalFunctions,
     ) -> Result<Config> {
         for o in overrides {
             apply_override(&mut table, o)?;
         }
-        Config::from_table(table, None)
+        Config::from_table(table, None, functions)
     }
 
-    fn from_table(table: toml::Table, base: Option<&Path>) -> Result<Config> {
+    fn from_table(
+        table: toml::Table,
+        base: Option<&Path>,
+        functions: &ExternalFunctions,
+    ) -> Result<Config> {
         let raw: RawConfig = serde_path_to_error::deserialize(toml::Value::Table(table.clone()))
             .map_err(|e| {
                 let key = e.path().to_string();
@@ -449,7 +480,10 @@ impl Config {
             }
         }
         let rules = match raw.strategy.rules()? {
-            Some(source) => Some(Arc::new(RuleStrategy::compile(source)?)),
+            Some(source) => Some(Arc::new(RuleStrategy::compile(RuleSource {
+                functions: functions.clone(),
+                ..source
+            })?)),
             None => None,
         };
         let management = raw.strategy.management()?;

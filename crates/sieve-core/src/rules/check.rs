@@ -74,6 +74,9 @@ pub enum Op {
     Not(Id),
     Bin(BinOp, Id, Id),
     Call(Func, Vec<Id>),
+    /// A function defined outside sieve, `Graph::functions[k]`, at
+    /// settings that do not change from bar to bar.
+    Extern(usize, Vec<Id>),
 }
 
 impl Op {
@@ -82,7 +85,7 @@ impl Op {
             Op::Number(_) | Op::Bool(_) | Op::Param(_) | Op::Col(_) | Op::User(_) => Vec::new(),
             Op::Neg(a) | Op::Not(a) => vec![*a],
             Op::Bin(_, a, b) => vec![*a, *b],
-            Op::Call(_, args) => args.clone(),
+            Op::Call(_, args) | Op::Extern(_, args) => args.clone(),
         }
     }
 }
@@ -109,6 +112,8 @@ pub struct Graph {
     index: HashMap<Op, Id>,
     /// The data columns the rules read by name, beyond prices and volume.
     pub user: Vec<UserColumn>,
+    /// The functions defined outside sieve ([`Op::Extern`]).
+    pub functions: super::ExternalFunctions,
 }
 
 /// A name the rules read as a column of the data; whether the data has it
@@ -245,9 +250,16 @@ impl Checker {
         self.define_ids.insert(name.to_string(), id);
     }
 
-    pub fn new(params: Vec<String>, define_names: Vec<String>) -> Checker {
+    pub fn new(
+        params: Vec<String>,
+        define_names: Vec<String>,
+        functions: super::ExternalFunctions,
+    ) -> Checker {
         Checker {
-            graph: Graph::default(),
+            graph: Graph {
+                functions,
+                ..Graph::default()
+            },
             params: params
                 .into_iter()
                 .map(|name| ParamUse {
@@ -462,12 +474,21 @@ impl Checker {
     }
 
     fn call(&mut self, name: &str, args: &[Expr], e: &Expr) -> Result<Id, RuleError> {
+        if Func::named(name).is_none() && self.graph.functions.named(name).is_some() {
+            return self.external(name, args, e);
+        }
         let Some(func) = Func::named(name) else {
-            let hint = suggest(name, Func::all().map(Func::name));
+            let mut names: Vec<&str> = Func::all().map(Func::name).collect();
+            names.extend(self.graph.functions.0.iter().map(|f| f.name()));
+            let hint = suggest(name, names);
+            let yours = match self.graph.functions.is_empty() {
+                true => String::new(),
+                false => format!("; yours: {}", self.graph.functions.signatures().join(", ")),
+            };
             return Err(err(
                 e.span.start,
                 format!(
-                    "unknown function '{name}'{hint}; the functions are {}",
+                    "unknown function '{name}'{hint}; the functions are {}{yours}",
                     Func::listing()
                 ),
             ));
@@ -553,6 +574,46 @@ impl Checker {
         Ok(self
             .graph
             .add(Op::Bin(BinOp::Eq, call, one), Ty::Bool, series, deps))
+    }
+
+    /// A call of a function defined outside sieve: its arguments are
+    /// settings (numbers, parameters, arithmetic of those); the result is
+    /// a series of numbers.
+    fn external(&mut self, name: &str, args: &[Expr], e: &Expr) -> Result<Id, RuleError> {
+        let (k, f) = self
+            .graph
+            .functions
+            .named(name)
+            .expect("checked by the caller");
+        let signature = format!("{name}({})", f.arg_names().join(", "));
+        let want = f.arg_names().len();
+        if args.len() != want {
+            return Err(err(
+                e.span.start,
+                format!(
+                    "{name} takes {want} argument{}, got {}: {signature}",
+                    if want == 1 { "" } else { "s" },
+                    args.len()
+                ),
+            ));
+        }
+        let mut ids = Vec::with_capacity(args.len());
+        for arg in args {
+            let id = self.expr(arg)?;
+            self.not_a_column(id, arg)?;
+            let node = self.node(id);
+            if node.ty != Ty::Num || node.series || node.state {
+                return Err(err(
+                    arg.span.start,
+                    format!(
+                        "the arguments of {signature} are settings: numbers, parameters or arithmetic of those, not values that change from bar to bar"
+                    ),
+                ));
+            }
+            ids.push(id);
+        }
+        let deps = ids.iter().fold(0, |d, &i| d | self.node(i).deps);
+        Ok(self.graph.add(Op::Extern(k, ids), Ty::Num, true, deps))
     }
 
     /// A number node.

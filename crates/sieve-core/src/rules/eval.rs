@@ -39,7 +39,7 @@ pub fn scalar_values_into(graph: &Graph, params: &[f64], out: &mut [f64]) {
             Op::Number(bits) => f64::from_bits(*bits),
             Op::Bool(x) => f64::from(u8::from(*x)),
             Op::Param(i) => params.get(*i).copied().unwrap_or(f64::NAN),
-            Op::Col(_) | Op::User(_) => f64::NAN,
+            Op::Col(_) | Op::User(_) | Op::Extern(..) => f64::NAN,
             Op::Neg(a) => -v(*a),
             Op::Not(a) => f64::from(u8::from(!b(*a))),
             Op::Bin(op, a, c) => match op {

@@ -9,6 +9,7 @@
 mod builtin;
 mod check;
 mod eval;
+mod external;
 mod functions;
 mod parse;
 mod plan;
@@ -38,6 +39,7 @@ pub use builtin::ManagedBuiltin;
 pub use check::suggest;
 pub use check::Col;
 pub use eval::column;
+pub use external::{ExternalFunction, ExternalFunctions};
 pub use signals::{signal_targets, simulate_signals, SignalKeys};
 
 pub use wgsl::{RuleKernel, BAR_COLUMNS, ENTRY_POINT, NAN_BITS};
@@ -90,6 +92,8 @@ pub struct RuleSource {
     pub define: Vec<(String, String)>,
     /// `[strategy.params]`: the parameters are exactly its keys, in order.
     pub params: Vec<(String, RuleAxis)>,
+    /// Functions defined outside sieve that the rules may call.
+    pub functions: ExternalFunctions,
 }
 
 /// The trade-management keys of `[strategy]` as written: a stop and a
@@ -226,8 +230,9 @@ fn check_name(key: &str, name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Names a definition may not take.
-fn reserved(name: &str) -> bool {
+/// Names a definition (or a function defined outside sieve) may not take:
+/// the rule language's own words, values and functions.
+pub fn reserved(name: &str) -> bool {
     Col::ALL.iter().any(|(n, _)| *n == name)
         || Func::named(name).is_some()
         || matches!(name, "and" | "or" | "not" | "true" | "false" | "col")
@@ -292,7 +297,7 @@ impl Rules {
         for name in &names {
             check_name(&format!("strategy.params.{name}"), name)?;
         }
-        let mut checker = Checker::new(names.clone(), define_names);
+        let mut checker = Checker::new(names.clone(), define_names, source.functions.clone());
         for (name, text) in &source.define {
             let key = format!("strategy.define.{name}");
             check_name(&key, name)?;
@@ -562,6 +567,13 @@ impl Rules {
                 // Checked with the data; undefined if ever asked otherwise.
                 None => vec![f64::NAN; bars.len()],
             },
+            Op::Extern(k, args) => {
+                let settings: Vec<f64> = args.iter().map(|&a| scalars[a]).collect();
+                match self.graph.functions.get(*k) {
+                    Some(f) => f.series(bars, &settings),
+                    None => vec![f64::NAN; bars.len()],
+                }
+            }
             Op::Call(Func::Windowed(f), args) => {
                 let (inputs, settings) = args.split_at(f.spec().series.len());
                 let settings: Vec<f64> = settings.iter().map(|&a| scalars[a]).collect();
@@ -837,6 +849,11 @@ impl RuleStrategy {
                     .collect();
                 format!("{}({})", f.name(), a.join(", "))
             }
+            Op::Extern(k, args) => {
+                let name = self.rules.graph.functions.get(*k).map_or("?", |f| f.name());
+                let a: Vec<String> = args.iter().map(|&i| show(i)).collect();
+                format!("{name}({})", a.join(", "))
+            }
         }
     }
 }
@@ -874,9 +891,9 @@ pub fn fuzz_one(text: &str) {
 /// The value of `expression` on every bar as a rule reads it: numbers,
 /// true/false as 1 / 0, undefined as NaN. It may read no parameter and
 /// not the trade's state (what Python's `sieve.indicator` returns).
-pub fn values(expression: &str, bars: &Bars) -> Result<Vec<f64>> {
+pub fn values(expression: &str, bars: &Bars, functions: &ExternalFunctions) -> Result<Vec<f64>> {
     const KEY: &str = "expression";
-    let mut checker = Checker::new(Vec::new(), Vec::new());
+    let mut checker = Checker::new(Vec::new(), Vec::new(), functions.clone());
     let id = compile_text(&mut checker, KEY, expression, None)?;
     if checker.graph.nodes[id].state {
         return Err(Error::config(

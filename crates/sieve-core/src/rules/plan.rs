@@ -62,7 +62,7 @@ impl Plan {
         // parameter, read from the bars once per run (as the GPU uploads it).
         for (id, node) in graph.nodes.iter().enumerate() {
             if matches!(&node.op, Op::Call(f, _) if f.is_windowed())
-                || matches!(node.op, Op::User(_))
+                || matches!(node.op, Op::User(_) | Op::Extern(..))
             {
                 materialized[id] = true;
             }
@@ -91,7 +91,8 @@ impl Plan {
                 // A function of the bars alone (`supertrend(n, mult)`) is
                 // shared over real-valued settings too: one column per
                 // setting, as for whole-number ones.
-                let of_bars = matches!(&node.op, Op::Call(Func::Windowed(w), _) if w.spec().series.is_empty());
+                let of_bars = matches!(&node.op, Op::Call(Func::Windowed(w), _) if w.spec().series.is_empty())
+                    || matches!(node.op, Op::Extern(..));
                 let fits = (node.deps & !int_params == 0 || of_bars)
                     && node.deps.count_ones() as usize <= RULE_SETTING_LEN;
                 (materialized[id] && fits).then(|| bits(node.deps))
@@ -110,7 +111,7 @@ impl Plan {
         let mut inputs = vec![Vec::new(); n];
         for id in (0..n).filter(|&i| materialized[i] && reached[i]) {
             let (program, reads) = match &graph.nodes[id].op {
-                Op::User(_) => (Vec::new(), Vec::new()),
+                Op::User(_) | Op::Extern(..) => (Vec::new(), Vec::new()),
                 Op::Call(Func::Windowed(w), args) => {
                     let inputs = &args[..w.spec().series.len()];
                     let mut reads: Vec<Id> = inputs

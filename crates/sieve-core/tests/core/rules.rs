@@ -384,7 +384,7 @@ fn running_sums_by_hand() {
 fn since_functions_and_shifted_conditions_by_hand() {
     let close = [1.0, 3.0, 2.0, 5.0, 4.0, 6.0];
     let bars = crate::bars(&close, &close);
-    let v = |e: &str| sieve_core::rules::values(e, &bars).unwrap();
+    let v = |e: &str| sieve_core::rules::values(e, &bars, &Default::default()).unwrap();
     let same = |got: Vec<f64>, want: [f64; 6]| {
         let ok = got
             .iter()
@@ -431,7 +431,11 @@ fn since_functions_and_shifted_conditions_by_hand() {
 fn stateful_function_arguments_are_checked() {
     let close = [1.0, 2.0, 3.0];
     let bars = crate::bars(&close, &close);
-    let err = |e: &str| sieve_core::rules::values(e, &bars).unwrap_err().to_string();
+    let err = |e: &str| {
+        sieve_core::rules::values(e, &bars, &Default::default())
+            .unwrap_err()
+            .to_string()
+    };
     let e = err("sar(close, 0.2)");
     assert!(e.contains("setting") && e.contains("sar(step, max)"), "{e}");
     let e = err("barssince(close)");
@@ -440,10 +444,99 @@ fn stateful_function_arguments_are_checked() {
     assert!(e.contains("stoch_d(n, smooth, d)"), "{e}");
     let e = err("supertrend(1.5, 3)");
     assert!(e.contains("whole number"), "{e}");
-    assert!(sieve_core::rules::values("supertrend(2, 1.5) > 0", &bars).is_ok());
+    assert!(
+        sieve_core::rules::values("supertrend(2, 1.5) > 0", &bars, &Default::default()).is_ok()
+    );
     // `new_day()` is true/false like the value `new_day`; calendar values
     // are suggested for near misses.
-    assert!(sieve_core::rules::values("barssince(new_day()) + barssince(new_day)", &bars).is_ok());
+    assert!(sieve_core::rules::values(
+        "barssince(new_day()) + barssince(new_day)",
+        &bars,
+        &Default::default()
+    )
+    .is_ok());
     let e = err("houre < 10");
     assert!(e.contains("did you mean 'hour'"), "{e}");
+}
+
+/// A moving average defined outside sieve (as a Python indicator is),
+/// counting its calls.
+struct OutsideSma {
+    args: Vec<String>,
+    calls: std::sync::Mutex<Vec<f64>>,
+}
+
+impl sieve_core::rules::ExternalFunction for OutsideSma {
+    fn name(&self) -> &str {
+        "outside_sma"
+    }
+    fn arg_names(&self) -> &[String] {
+        &self.args
+    }
+    fn series(&self, bars: &Bars, settings: &[f64]) -> Vec<f64> {
+        self.calls.lock().unwrap().push(settings[0]);
+        sma(&bars.close, settings[0] as usize)
+    }
+}
+
+#[test]
+fn a_function_defined_outside_reads_as_a_shared_series() {
+    use sieve_core::rules::{ExternalFunction, ExternalFunctions};
+    use std::sync::Arc;
+    let bars = synth(800, 3);
+    let f = Arc::new(OutsideSma {
+        args: vec!["n".into()],
+        calls: Default::default(),
+    });
+    let functions = ExternalFunctions(vec![f.clone() as Arc<dyn ExternalFunction>]);
+    let rules = |average: &str| {
+        format!(
+            "[strategy]\nname = \"x\"\nentry = \"close > {average} * (1 + k / 100)\"\nexit = \"close < {average}\"\n[strategy.params]\nn = {{ values = [5, 20, 50] }}\nk = {{ values = [0, 1] }}\n"
+        )
+    };
+    let outside = Config::parse_with(&rules("outside_sma(n)"), &[], &functions).unwrap();
+    let inside = Config::parse(&rules("sma(close, n)")).unwrap();
+    let mut traded = 0;
+    for (n, k) in [(5.0, 0.0), (20.0, 1.0), (50.0, 0.0), (50.0, 1.0)] {
+        let params = [n, k];
+        let run = |config: &Config| {
+            let strategy = config.strategy().unwrap();
+            let scoring = Scoring::new(&config.scoring(), &bars).unwrap();
+            let set = IndicatorSet::build_for(
+                &bars,
+                strategy.series(),
+                indicators_for(&*strategy, &params),
+            );
+            let eval = Evaluator {
+                bars: &bars,
+                strategy: &*strategy,
+                indicators: &set,
+                scoring: &scoring,
+            };
+            let mut got = Vec::new();
+            eval.positions(&params, &mut got);
+            got
+        };
+        let want = run(&inside);
+        assert_eq!(run(&outside), want, "n={n} k={k}");
+        traded += want.windows(2).filter(|w| w[0] != w[1]).count();
+    }
+    assert!(traded > 10);
+    // One call per setting built (k does not reach it).
+    assert_eq!(*f.calls.lock().unwrap(), vec![5.0, 20.0, 50.0, 50.0]);
+    // Settings only, the right count, and unknown without the functions.
+    let err = |text: &str, functions: &ExternalFunctions| {
+        Config::parse_with(&rules(text), &[], functions)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = err("outside_sma(close)", &functions);
+    assert!(
+        e.contains("the arguments of outside_sma(n) are settings"),
+        "{e}"
+    );
+    let e = err("outside_sma(n, 2)", &functions);
+    assert!(e.contains("outside_sma takes 1 argument, got 2"), "{e}");
+    let e = err("outside_sma(n)", &ExternalFunctions::default());
+    assert!(e.contains("unknown function 'outside_sma'"), "{e}");
 }

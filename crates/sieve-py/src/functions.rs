@@ -1,0 +1,248 @@
+//! Indicators written in Python (`indicators=` of `sieve.sweep` and the
+//! rest): each is an external function of the rules, called with the GIL
+//! once per distinct setting and instrument, its result kept for the call.
+//!
+//! A function that raises (or returns the wrong thing) is not retried: the
+//! first failure is kept, every later call returns at once, and the job is
+//! stopped through the same flag as Ctrl-C; the binding then raises that
+//! failure instead of the job's result.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use sieve_core::data::Bars;
+use sieve_core::rules::{ExternalFunction, ExternalFunctions};
+
+/// What every function of one call shares: the stop flag of the job and
+/// the first failure.
+#[derive(Default)]
+pub(crate) struct CallState {
+    pub(crate) stop: AtomicBool,
+    failure: Mutex<Option<PyErr>>,
+    /// Each instrument's bars as the DataFrame handed to the functions,
+    /// by the bars' fingerprint.
+    frames: Mutex<HashMap<u64, Py<PyAny>>>,
+}
+
+impl CallState {
+    /// The first failure of a function, once (then it is gone).
+    pub(crate) fn take_failure(&self) -> Option<PyErr> {
+        self.failure.lock().ok().and_then(|mut f| f.take())
+    }
+
+    fn fail(&self, e: PyErr) {
+        if let Ok(mut f) = self.failure.lock() {
+            f.get_or_insert(e);
+        }
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The functions of one call, and their shared state.
+#[derive(Clone, Default)]
+pub(crate) struct Functions {
+    pub(crate) list: ExternalFunctions,
+    pub(crate) state: Arc<CallState>,
+}
+
+impl Functions {
+    /// From `sieve/__init__.py`'s `(functions, frame, values)`: each function
+    /// as `(name, argument names, whole-number flags, callable)`, `frame`
+    /// the helper that builds the DataFrame a function is given and
+    /// `values` the one that checks what it returns.
+    pub(crate) fn from_py(spec: &Bound<'_, PyAny>) -> PyResult<Functions> {
+        let state = Arc::new(CallState::default());
+        if spec.is_none() {
+            return Ok(Functions {
+                list: ExternalFunctions::default(),
+                state,
+            });
+        }
+        let (list, frame, values): (Bound<'_, PyList>, Py<PyAny>, Py<PyAny>) = spec.extract()?;
+        let helpers = Arc::new(Helpers { frame, values });
+        let mut out = Vec::new();
+        for item in list.iter() {
+            let (name, args, whole, func): (String, Vec<String>, Vec<bool>, Py<PyAny>) =
+                item.extract()?;
+            if sieve_core::rules::reserved(&name) {
+                return Err(crate::ConfigError::new_err(format!(
+                    "indicators: '{name}' is a word or function of the rule language; give yours another name"
+                )));
+            }
+            let f: Arc<dyn ExternalFunction> = Arc::new(PyIndicator {
+                name,
+                args,
+                whole,
+                func,
+                helpers: helpers.clone(),
+                state: state.clone(),
+                cache: Mutex::new(HashMap::new()),
+                calling: Mutex::new(()),
+            });
+            out.push(f);
+        }
+        Ok(Functions {
+            list: ExternalFunctions(out),
+            state,
+        })
+    }
+}
+
+/// The Python helpers of `sieve/__init__.py`.
+struct Helpers {
+    /// `frame(times_ms, open, high, low, close, volume, extras, tz)`.
+    frame: Py<PyAny>,
+    /// `values(result, bars, what)`: a float64 numpy array of the bars'
+    /// length, or an exception saying what is wrong.
+    values: Py<PyAny>,
+}
+
+/// A result's key: the bars' fingerprint and the settings' bits.
+type CacheKey = (u64, Vec<u64>);
+
+struct PyIndicator {
+    name: String,
+    args: Vec<String>,
+    /// Arguments declared whole numbers (passed as `int`).
+    whole: Vec<bool>,
+    func: Py<PyAny>,
+    helpers: Arc<Helpers>,
+    state: Arc<CallState>,
+    /// Results by (bars' fingerprint, settings' bits).
+    cache: Mutex<HashMap<CacheKey, Vec<f64>>>,
+    /// Held across a call, so that two threads asking for the same
+    /// setting call the function once (taken before the GIL, always).
+    calling: Mutex<()>,
+}
+
+impl PyIndicator {
+    /// `name(n=10, mult=3.0)`, for messages.
+    fn call_text(&self, settings: &[f64]) -> String {
+        let args: Vec<String> = self
+            .args
+            .iter()
+            .zip(settings)
+            .map(|(a, v)| format!("{a}={}", sieve_core::format::float(*v)))
+            .collect();
+        format!("{}({})", self.name, args.join(", "))
+    }
+
+    fn call(&self, py: Python<'_>, bars: &Bars, key: u64, settings: &[f64]) -> PyResult<Vec<f64>> {
+        let what = self.call_text(settings);
+        let kwargs = PyDict::new(py);
+        for ((name, &v), &whole) in self.args.iter().zip(settings).zip(&self.whole) {
+            if whole {
+                if !(v.is_finite() && v.fract() == 0.0) {
+                    return Err(crate::ParameterError::new_err(format!(
+                        "{what}: {name} is declared a whole number, got {}",
+                        sieve_core::format::float(v)
+                    )));
+                }
+                kwargs.set_item(name, v as i64)?;
+            } else {
+                kwargs.set_item(name, v)?;
+            }
+        }
+        let frame = self.frame(py, bars, key)?;
+        let result = self.func.call(py, (frame,), Some(&kwargs)).map_err(|e| {
+            if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                return e;
+            }
+            let err = crate::SieveError::new_err(format!("indicator {what} raised {e}"));
+            err.set_cause(py, Some(e));
+            err
+        })?;
+        let values = self.helpers.values.call1(py, (result, bars.len(), what))?;
+        crate::frame::numpy_vec::<f64>(values.bind(py))
+    }
+
+    /// The DataFrame of `bars`, built once per call.
+    fn frame(&self, py: Python<'_>, bars: &Bars, key: u64) -> PyResult<Py<PyAny>> {
+        if let Some(f) = self
+            .state
+            .frames
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).map(|f| f.clone_ref(py)))
+        {
+            return Ok(f);
+        }
+        let extras: Vec<(String, Vec<f64>)> = bars
+            .extra
+            .iter()
+            .map(|c| (c.name.clone(), c.values.clone()))
+            .collect();
+        let tz = bars.timezone.map(|t| t.name().to_string());
+        let frame = self.helpers.frame.call1(
+            py,
+            (
+                bars.time.clone(),
+                bars.open.clone(),
+                bars.high.clone(),
+                bars.low.clone(),
+                bars.close.clone(),
+                bars.volume.clone(),
+                extras,
+                tz,
+            ),
+        )?;
+        if let Ok(mut m) = self.state.frames.lock() {
+            m.insert(key, frame.clone_ref(py));
+        }
+        Ok(frame)
+    }
+}
+
+/// The bars' identity within a call: their times and closes, hashed.
+fn fingerprint(bars: &Bars) -> u64 {
+    let fold = |h: u64, x: u64| (h ^ x).wrapping_mul(0x0000_0100_0000_01b3);
+    let h = bars
+        .time
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325, |h, &t| fold(h, t as u64));
+    bars.close.iter().fold(h, |h, c| fold(h, c.to_bits()))
+}
+
+impl ExternalFunction for PyIndicator {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn arg_names(&self) -> &[String] {
+        &self.args
+    }
+
+    fn series(&self, bars: &Bars, settings: &[f64]) -> Vec<f64> {
+        let nan = || vec![f64::NAN; bars.len()];
+        if self.state.stop.load(Ordering::Relaxed) {
+            return nan();
+        }
+        let key = fingerprint(bars);
+        let cached = (
+            key,
+            settings.iter().map(|s| s.to_bits()).collect::<Vec<_>>(),
+        );
+        let _calling = self.calling.lock();
+        if let Some(v) = self.cache.lock().ok().and_then(|c| c.get(&cached).cloned()) {
+            return v;
+        }
+        if self.state.stop.load(Ordering::Relaxed) {
+            return nan();
+        }
+        match Python::attach(|py| self.call(py, bars, key, settings)) {
+            Ok(values) => {
+                if let Ok(mut c) = self.cache.lock() {
+                    c.insert(cached, values.clone());
+                }
+                values
+            }
+            Err(e) => {
+                self.state.fail(e);
+                nan()
+            }
+        }
+    }
+}
