@@ -26,6 +26,7 @@ import json
 import math
 import numbers
 import os
+import sys
 from collections.abc import Mapping
 import numpy as np
 import pandas as pd
@@ -408,11 +409,25 @@ def _signal_names(values, width):
 def sweep(data, config, top=None, threads=0, progress=False, indicators=None):
     """Screens the config's whole grid and returns the best ``top`` rows
     (default ``sweep.top``): the columns and values of ``sweep.csv``.
-    ``progress=True`` draws a bar on stderr (a line every 5 s when stderr is
-    not a terminal)."""
+    ``progress=True`` shows a tqdm bar when tqdm is installed (its notebook
+    bar in Jupyter), else a bar on stderr (a line every 5 s when stderr is
+    not a terminal).
+
+    ``indicators={"st": (fn, ["n", "mult"])}`` lets the rules call your own
+    functions: ``st(n, mult)`` with parameters or numbers (an argument given
+    as ``("n", int)`` is passed as an ``int`` and must be whole). ``fn(df,
+    n=…, mult=…)`` gets the bars as a DataFrame indexed by time (open, high,
+    low, close, volume when there is one, and the data's columns the rules
+    read) and returns a Series or array of one float per bar (NaN where
+    undefined). It is called once per distinct setting (and instrument),
+    with the GIL, its result kept for the call and read as a built-in
+    windowed function's column is. An exception in it raises a
+    ``SieveError`` naming the function and the setting. The same keyword
+    works in ``verify``, ``optimize``, ``backtest`` and ``indicator``.
+    """
     overrides = [] if top is None else ["sweep.top=%d" % _count(top, "top")]
     with _Data(data) as d:
-        text = _native.sweep(d.arg, _config(config, indicators), overrides, _count(threads, "threads"), bool(progress))
+        text = _native.sweep(d.arg, _config(config, indicators), overrides, _count(threads, "threads"), _progress(progress))
     return _csv(text)
 
 
@@ -449,10 +464,13 @@ def optimize(data, config, out, threads=0, progress=False, restart=False, indica
     config or data is refused unless ``restart=True``. A DataFrame's bars are
     kept in the folder as ``data.parquet``. With ``config=None`` it runs the
     built-in example, as ``sieve optimize`` does without ``--config`` (on your
-    data: score window from 40 %, holdout from 80 % of the bars)."""
+    data: score window from 40 %, holdout from 80 % of the bars).
+    ``progress`` and ``indicators`` as for :func:`sweep`; a resumed run
+    assumes the same indicator functions (their code is not part of the
+    run's identity)."""
     with _Data(data) as d:
         text = _native.optimize(
-            d.arg, _config(config, indicators), [], os.fspath(out), _count(threads, "threads"), bool(progress), bool(restart)
+            d.arg, _config(config, indicators), [], os.fspath(out), _count(threads, "threads"), _progress(progress), bool(restart)
         )
     return _numbers(json.loads(text))
 
@@ -592,6 +610,44 @@ def _config(config, indicators=None):
             return ("path", config, functions)
         return ("toml", config, functions)
     raise TypeError("config: expected a dict, TOML text or a path, got %s" % type(config).__name__)
+
+
+class _TqdmProgress:
+    """``progress=True`` with tqdm installed: a tqdm bar per step (through
+    ``tqdm.auto``: the notebook widget in Jupyter), notes through
+    ``tqdm.write``. The native side calls these from its worker."""
+
+    def __init__(self, tqdm):
+        self._tqdm = tqdm
+        self._bar = None
+
+    def start(self, label, unit, total):
+        self.finish()
+        self._bar = self._tqdm(total=total, desc=label, unit=unit, unit_scale=True, dynamic_ncols=True)
+
+    def update(self, done):
+        if self._bar is not None and done > self._bar.n:
+            self._bar.update(done - self._bar.n)
+
+    def finish(self):
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+    def note(self, text):
+        self._tqdm.write(text, file=sys.stderr)
+
+
+def _progress(progress):
+    """``progress=`` for the native side: False, True (the CLI's bar on
+    stderr, when tqdm is not installed) or a tqdm reporter."""
+    if not progress:
+        return False
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return True
+    return _TqdmProgress(tqdm)
 
 
 def _indicators(indicators):

@@ -1,7 +1,7 @@
 """Type stubs of the sieve package (see the docstrings in __init__.py)."""
 
 import os
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pandas as pd
@@ -10,6 +10,8 @@ __version__: str
 
 Data = Union[pd.DataFrame, Mapping[str, pd.DataFrame], str, os.PathLike[str], Sequence[Union[str, os.PathLike[str]]], None]
 KeyValues = Union[float, Mapping[Any, float], pd.Series, pd.DataFrame, np.ndarray, Sequence[float]]
+# indicators={"st": (fn, ["n", ("len", int)])}: fn(df, n=…, len=…) -> Series/array
+Indicators = Mapping[str, Tuple[Callable[..., Any], Sequence[Union[str, Tuple[str, type]]]]]
 Signals = Any  # booleans: a pandas Series or DataFrame, or a 1-D / 2-D array
 Config = Union[Mapping[str, Any], str, os.PathLike[str]]
 
@@ -44,6 +46,7 @@ def backtest(
     config: Optional[Config] = None,
     equity: bool = False,
     trades: bool = False,
+    indicators: Optional[Indicators] = None,
 ) -> Dict[str, Any]:
     """`sieve backtest --json`'s structure; with equity=True also "equity"
     (a Series indexed by time, or a dict of them by instrument); with
@@ -66,18 +69,22 @@ def backtest_signals(
     target_distance: Optional[KeyValues] = None,
     max_bars: Optional[KeyValues] = None,
     size: Optional[KeyValues] = None,
+    robust: bool = False,
 ) -> Union[pd.DataFrame, Dict[str, Any]]:
     """verified.csv's numbers for each column of your own signals, indexed
     by column; with trades/equity, a dict of "metrics", "trades" (per
     column) and "equity" (a column per signal column). The trade-management
     keys are a number, one value per column (dict/Series by label, 1-D array),
     one per bar (Series on the data's index, 1-D array as long as the data)
-    or bars × columns (DataFrame by label, 2-D array)."""
+    or bars × columns (DataFrame by label, 2-D array). robust=True adds
+    "robustness": the best column, its DSR (columns as trials), the PBO
+    (columns as candidates) and the verdict."""
 
 def indicator(
     data: Data,
     expression: str,
     config: Optional[Config] = None,
+    indicators: Optional[Indicators] = None,
 ) -> Union[pd.Series, Dict[str, pd.Series]]:
     """The value of a rule expression (no parameters) on every bar, as rules
     read it (the data's own columns included, by name or ``col("…")``);
@@ -89,8 +96,9 @@ def sweep(
     top: Optional[int] = None,
     threads: int = 0,
     progress: bool = False,
+    indicators: Optional[Indicators] = None,
 ) -> pd.DataFrame:
-    """The columns and values of sweep.csv."""
+    """The columns and values of sweep.csv (progress: tqdm when installed)."""
 
 def verify(
     data: Data,
@@ -98,6 +106,7 @@ def verify(
     candidates: Union[pd.DataFrame, str, os.PathLike[str]],
     top: Optional[int] = None,
     threads: int = 0,
+    indicators: Optional[Indicators] = None,
 ) -> pd.DataFrame:
     """The columns and values of verified.csv, best first."""
 
@@ -108,6 +117,7 @@ def optimize(
     threads: int = 0,
     progress: bool = False,
     restart: bool = False,
+    indicators: Optional[Indicators] = None,
 ) -> Dict[str, Any]:
     """Runs or resumes the run folder `out`; best.json's content."""
 

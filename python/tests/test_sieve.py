@@ -11,6 +11,7 @@ import math
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -401,6 +402,42 @@ def test_keyboard_interrupt_stops_signals_and_indicator_callbacks(frame):
     # The next call runs as if nothing happened.
     calls.clear()
     assert len(sieve.sweep(frame, grid, top=5, indicators={"f": (lambda df, n: slow(df, n) if n < 4 else df["close"], ["n"])})) == 5
+
+
+def test_progress_uses_tqdm_when_installed(frame, tmp_path, monkeypatch):
+    import tqdm.auto
+
+    bars = []
+
+    class Recorder:
+        def __init__(self, total, desc, **kw):
+            self.total, self.desc, self.n, self.closed = total, desc, 0, False
+            bars.append(self)
+
+        def update(self, k):
+            self.n += k
+
+        def close(self):
+            self.closed = True
+
+        @staticmethod
+        def write(text, file=None):
+            bars.append(text)
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", Recorder)
+    got = sieve.sweep(frame, CONFIG, top=5, progress=True)
+    pdt.assert_frame_equal(got, sieve.sweep(frame, CONFIG, top=5), check_exact=True)
+    grid = bars[0]
+    assert grid.desc == "sweep" and grid.total > 100 and grid.n == grid.total and grid.closed
+    bars.clear()
+    sieve.optimize(frame, dict(CONFIG, optimize={"iterations": 2}), out=tmp_path / "run", progress=True)
+    steps = [b.desc for b in bars if isinstance(b, Recorder)]
+    assert steps[:2] == ["1:sweep", "1:verify"] and all(b.n == b.total and b.closed for b in bars if isinstance(b, Recorder))
+    # Without tqdm: the CLI's bar on stderr (only drawn on a terminal, or a
+    # line every 5 s without one), and the same result.
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    assert sieve._progress(True) is True
+    pdt.assert_frame_equal(sieve.sweep(frame, CONFIG, top=5, progress=True), got, check_exact=True)
 
 
 def test_strategies_lists_the_cli_strategies():

@@ -6,19 +6,13 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::progress::Shown;
 use pyo3::prelude::*;
 use sieve_core::Error;
-use sieve_run::progress::{Progress, ProgressObserver};
 use sieve_run::shard::Shard;
 use sieve_run::{candidates, files, jobs};
 
 use crate::{interruptible, sieve_err, ConfigArg, ConfigSource, ConfigSpec, DataSpec};
-
-/// A progress bar on stderr when asked for (none otherwise); without a
-/// terminal (notebooks, logs) a line every 5 s.
-fn bar(show: bool, len: u64, label: &str, unit: &str) -> Option<Progress> {
-    show.then(|| Progress::new(len, label, unit, true))
-}
 
 /// One instrument's trades: its name, the text of `trades.csv` and each
 /// trade's entry and exit time in ms (−1: still open).
@@ -120,14 +114,16 @@ pub fn sweep(
     config: ConfigArg<'_>,
     overrides: Vec<String>,
     threads: usize,
-    progress: bool,
+    progress: &Bound<'_, PyAny>,
 ) -> PyResult<String> {
+    let shown = Shown::from_py(progress)?;
     let spec = ConfigSpec::from_py(&config)?;
     let (_, study) = study(py, data, &spec, overrides)?;
     let outcome = interruptible(py, spec.stop(), |stop| -> Result<String, Error> {
         let backend = jobs::backend(&study)?;
         let total = study.space().size();
-        let bar = bar(progress, total, "sweep", "comb");
+        let mut reporter = shown.reporter();
+        reporter.start_step("sweep", "comb", total);
         let outcome = jobs::sweep(
             &study,
             backend.as_ref(),
@@ -135,18 +131,12 @@ pub fn sweep(
             study.settings().sweep_top,
             threads,
             Some(stop),
-            &mut |done| {
-                if let Some(b) = &bar {
-                    b.set(done);
-                }
-            },
-        )?;
-        let jobs::Ended::Done((screen, _meta)) = outcome else {
+            &mut |done| reporter.set(done),
+        );
+        reporter.end_step();
+        let jobs::Ended::Done((screen, _meta)) = outcome? else {
             return Err(Error::Interrupted("KeyboardInterrupt".into()));
         };
-        if let Some(b) = bar {
-            b.finish();
-        }
         Ok(files::sweep_csv(
             &study.param_names(),
             &sieve_run::sweep::rows(&study, &screen),
@@ -400,9 +390,10 @@ pub fn optimize(
     overrides: Vec<String>,
     out: PathBuf,
     threads: usize,
-    progress: bool,
+    progress: &Bound<'_, PyAny>,
     restart: bool,
 ) -> PyResult<String> {
+    let shown = Shown::from_py(progress)?;
     let spec = ConfigSpec::from_py(&config)?;
     let (data, mut study) = match spec.source {
         // No config: the built-in example, as `sieve optimize` runs it.
@@ -448,7 +439,7 @@ pub fn optimize(
             checkpoint_every: Duration::from_secs(10),
             cancel: Some(stop),
         };
-        let mut observer = ProgressObserver::new(progress, true);
+        let mut observer = shown.reporter();
         jobs::optimize(&study, &out, run.backend.as_ref(), &control, &mut observer)
     });
     let outcome = spec.checked(outcome)?.map_err(sieve_err)?;

@@ -23,6 +23,7 @@ use sieve_run::Study;
 mod frame;
 mod functions;
 mod jobs;
+mod progress;
 
 // Named as `sieve.X`, where users import them (and pickle finds them).
 create_exception!(
