@@ -462,7 +462,8 @@ def optimize(data, config, out, threads=0, progress=False, restart=False, indica
     returns ``best.json``'s content. Ctrl-C stops at a checkpoint; calling
     again with the same arguments resumes. A folder holding a run of another
     config or data is refused unless ``restart=True``. A DataFrame's bars are
-    kept in the folder as ``data.parquet``. With ``config=None`` it runs the
+    kept in the folder as ``data.parquet`` (a dict of them as
+    ``data/<name>.parquet``, read back as ``data.paths``). With ``config=None`` it runs the
     built-in example, as ``sieve optimize`` does without ``--config`` (on your
     data: score window from 40 %, holdout from 80 % of the bars).
     ``progress`` and ``indicators`` as for :func:`sweep`; a resumed run

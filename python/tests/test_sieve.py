@@ -878,8 +878,22 @@ def test_several_instruments_as_a_dict_of_dataframes(files, frame, tmp_path):
     assert "score_prices" in checked.columns and "score_other" in checked.columns
     with pytest.raises(TypeError, match=r"data\['x'\]: expected a pandas DataFrame"):
         sieve.sweep({"x": [1, 2]}, CONFIG)
-    with pytest.raises(sieve.DataError, match="optimize takes one DataFrame"):
-        sieve.optimize({"prices": frame, "other": other}, CONFIG, out=tmp_path / "run")
+    # optimize: the same best.json as the CLI with data.paths; the run
+    # folder keeps each DataFrame as data/<name>.parquet, which `sieve
+    # report` reads back.
+    run = dict(CONFIG, optimize={"iterations": 2})
+    config_path = write_toml(tmp_path / "paths.toml", dict(run, data={"paths": [str(files["prices"]), str(other_path)]}))
+    cli("optimize", "--config", config_path, "--out", tmp_path / "cli")
+    got = sieve.optimize({"prices": frame, "other": other}, run, out=tmp_path / "py")
+    best = lambda run: (tmp_path / run / "best.json").read_text()
+    assert best("py") == best("cli") and got["params"] == json.loads(best("cli"))["params"]
+    assert sorted(os.listdir(tmp_path / "py" / "data")) == ["other.parquet", "prices.parquet"]
+    os.remove(tmp_path / "py" / "report.html")
+    cli("report", tmp_path / "py")
+    assert (tmp_path / "py" / "report.html").is_file()
+    # Resuming with the same frames is the same run.
+    sieve.optimize({"prices": frame, "other": other}, run, out=tmp_path / "py")
+    assert best("py") == best("cli")
 
 
 def test_signal_frames_pair_by_name_and_keep_their_labels(frame):

@@ -410,27 +410,45 @@ pub fn optimize(
         }
         _ => study(py, data, &spec, overrides)?,
     };
-    if let DataSpec::Frames(_) = data {
-        // The run folder must name its data, for `sieve report` and resume.
-        return Err(crate::DataError::new_err(
-            "optimize takes one DataFrame: for several instruments, write each DataFrame to a Parquet file and list the files in data.paths of the config",
-        ));
-    }
     // Held to the end: the run folder's lock.
     let run =
         jobs::prepare_run(&study, &out, sieve_run::rundir::RunKind::Optimize).map_err(sieve_err)?;
-    if let DataSpec::Frame(_) = data {
-        // The run folder keeps the DataFrame's bars, so that `sieve report`
-        // (and the run file) can name the data the run used: written for a
-        // new run (or a restart) only, never over the data of a run that a
-        // different DataFrame would be refused by.
-        let path = out.join("data.parquet");
-        if restart || !out.join("run.json").exists() || !path.exists() {
-            let bars = study.bars().clone();
-            py.detach(|| sieve_core::data::write_bars(&bars, &path))
-                .map_err(sieve_err)?;
+    // The run folder keeps DataFrames' bars, so that `sieve report` (and
+    // the run file) can name the data the run used: written for a new run
+    // (or a restart) only, never over the data of a run that different
+    // DataFrames would be refused by.
+    let fresh = restart || !out.join("run.json").exists();
+    match data {
+        DataSpec::Frame(_) => {
+            let path = out.join("data.parquet");
+            if fresh || !path.exists() {
+                let bars = study.bars().clone();
+                py.detach(|| sieve_core::data::write_bars(&bars, &path))
+                    .map_err(sieve_err)?;
+            }
+            study = study.with_data_path(path);
         }
-        study = study.with_data_path(path);
+        DataSpec::Frames(_) => {
+            // One file per instrument, `data/<name>.parquet`.
+            let folder = out.join("data");
+            let market = study.market().clone();
+            let written = py.detach(|| -> Result<Vec<(String, PathBuf)>, Error> {
+                std::fs::create_dir_all(&folder).map_err(|e| Error::io(&folder, e))?;
+                market
+                    .instruments
+                    .iter()
+                    .map(|i| {
+                        let path = folder.join(format!("{}.parquet", i.name));
+                        if fresh || !path.exists() {
+                            sieve_core::data::write_bars(&i.bars, &path)?;
+                        }
+                        Ok((i.name.clone(), path))
+                    })
+                    .collect()
+            });
+            study = study.with_data_paths(written.map_err(sieve_err)?);
+        }
+        _ => {}
     }
     let outcome = interruptible(py, spec.stop(), |stop| -> Result<_, Error> {
         let control = jobs::RunControl {

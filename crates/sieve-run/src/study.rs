@@ -139,6 +139,21 @@ impl Study {
         }
     }
 
+    /// The same study, its instruments read from these files (by name, in
+    /// the study's order): where the Python package keeps DataFrames.
+    pub fn with_data_paths(&self, files: Vec<(String, PathBuf)>) -> Study {
+        let mut config = (*self.config).clone();
+        config.data = None;
+        (config.names, config.paths) = {
+            let (names, paths): (Vec<String>, Vec<PathBuf>) = files.into_iter().unzip();
+            (Some(names), paths)
+        };
+        Study {
+            config: Arc::new(config),
+            ..self.clone()
+        }
+    }
+
     /// The same study of its one instrument scored on `windows` (screening
     /// on `screen`, one of them): a walk-forward fold, whose identity is
     /// `identity` (the run's, and the fold's windows).
