@@ -61,6 +61,7 @@ __all__ = [
     "strategies",
     "sweep",
     "verify",
+    "walkforward",
     "__version__",
 ]
 
@@ -471,6 +472,22 @@ def optimize(data, config, out, threads=0, progress=False, restart=False, indica
     run's identity)."""
     with _Data(data) as d:
         text = _native.optimize(
+            d.arg, _config(config, indicators), [], os.fspath(out), _count(threads, "threads"), _progress(progress), bool(restart)
+        )
+    return _numbers(json.loads(text))
+
+
+def walkforward(data, config, out, threads=0, progress=False, restart=False, indicators=None):
+    """Runs (or resumes) a walk-forward in the folder ``out`` — the same
+    files as ``sieve walkforward --out``: a run folder per fold,
+    ``walkforward.csv``, ``walkforward.json`` and ``report.html`` — and
+    returns ``walkforward.json``'s content (the folds and the stitched
+    out-of-sample result). The config needs a ``[walkforward]`` section
+    (``train`` and ``test`` lengths). Ctrl-C stops at a checkpoint; calling
+    again resumes. ``progress``, ``restart`` and ``indicators`` as for
+    :func:`optimize`."""
+    with _Data(data) as d:
+        text = _native.walkforward(
             d.arg, _config(config, indicators), [], os.fspath(out), _count(threads, "threads"), _progress(progress), bool(restart)
         )
     return _numbers(json.loads(text))

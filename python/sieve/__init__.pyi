@@ -121,6 +121,17 @@ def optimize(
 ) -> Dict[str, Any]:
     """Runs or resumes the run folder `out`; best.json's content."""
 
+def walkforward(
+    data: Data,
+    config: Optional[Config],
+    out: Union[str, os.PathLike[str]],
+    threads: int = 0,
+    progress: bool = False,
+    restart: bool = False,
+    indicators: Optional[Indicators] = None,
+) -> Dict[str, Any]:
+    """Runs or resumes a walk-forward in `out`; walkforward.json's content."""
+
 class Report(str):
     """The path of a run's report.html; shown inline in Jupyter."""
     def _repr_html_(self) -> str: ...

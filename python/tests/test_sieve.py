@@ -797,7 +797,7 @@ def test_robustness_of_a_signal_set(frame):
     assert seen["verdict"].startswith("plausibly real")
 
 
-def test_indicators_of_your_own_sweep_as_the_rules_own(frame, tmp_path):
+def test_indicators_of_your_own_sweep_as_the_rules_own(files, frame, tmp_path):
     # A Supertrend written in numpy (test_talib's reference), swept through
     # indicators=, gives the sweep of the rule language's supertrend; the
     # function is called once per distinct setting, for the whole run.
@@ -842,6 +842,14 @@ def test_indicators_of_your_own_sweep_as_the_rules_own(frame, tmp_path):
     pdt.assert_series_equal(
         sieve.indicator(frame, "st(10, 3)", indicators=yours), sieve.indicator(frame, "supertrend(10, 3)"), check_names=False
     )
+    # And a walk-forward: the same folds, parameters and scores as the CLI
+    # running the rule language's supertrend.
+    folds = {"walkforward": {"train": "2y", "test": "6m"}}
+    cli_config = write_toml(tmp_path / "wf.toml", dict(config("supertrend(n, mult)"), **folds))
+    cli("walkforward", "--config", cli_config, "--data", files["prices"], "--out", tmp_path / "wf-cli")
+    mine = sieve.walkforward(frame, dict(config("st(n, mult)"), **folds), out=tmp_path / "wf-mine", indicators=yours)
+    assert (tmp_path / "wf-mine" / "walkforward.csv").read_text() == (tmp_path / "wf-cli" / "walkforward.csv").read_text()
+    assert mine["folds"] == mine["folds_with_a_best"] >= 2
     # Errors name the function and the setting.
     def broken(df, n):
         if n == 5:

@@ -145,6 +145,101 @@ pub fn sweep(
     spec.checked(outcome)?.map_err(sieve_err)
 }
 
+/// The study with DataFrames kept in the run folder `out`, so that `sieve
+/// report` (and the run file) can name the data the run used: one frame as
+/// `data.parquet`, a dict of them as `data/<name>.parquet` (read back as
+/// `data.paths`). Written for a new run (no `marker` yet) or a restart
+/// only, never over the data of a run that different DataFrames would be
+/// refused by.
+fn keep_frames(
+    py: Python<'_>,
+    data: &DataSpec,
+    study: sieve_run::Study,
+    out: &std::path::Path,
+    marker: &str,
+    restart: bool,
+) -> PyResult<sieve_run::Study> {
+    let fresh = restart || !out.join(marker).exists();
+    match data {
+        DataSpec::Frame(_) => {
+            let path = out.join("data.parquet");
+            if fresh || !path.exists() {
+                let bars = study.bars().clone();
+                py.detach(|| sieve_core::data::write_bars(&bars, &path))
+                    .map_err(sieve_err)?;
+            }
+            Ok(study.with_data_path(path))
+        }
+        DataSpec::Frames(_) => {
+            let folder = out.join("data");
+            let market = study.market().clone();
+            let written = py.detach(|| -> Result<Vec<(String, PathBuf)>, Error> {
+                std::fs::create_dir_all(&folder).map_err(|e| Error::io(&folder, e))?;
+                market
+                    .instruments
+                    .iter()
+                    .map(|i| {
+                        let path = folder.join(format!("{}.parquet", i.name));
+                        if fresh || !path.exists() {
+                            sieve_core::data::write_bars(&i.bars, &path)?;
+                        }
+                        Ok((i.name.clone(), path))
+                    })
+                    .collect()
+            });
+            Ok(study.with_data_paths(written.map_err(sieve_err)?))
+        }
+        _ => Ok(study),
+    }
+}
+
+/// Runs (or resumes) a walk-forward in the folder `out` (each fold's run
+/// folder, the stitched out-of-sample result and the report); returns
+/// `walkforward.json`'s text. Ctrl-C stops it at a checkpoint, resumable.
+#[pyfunction]
+#[pyo3(signature = (data, config, overrides, out, threads, progress, restart))]
+#[allow(clippy::too_many_arguments)]
+pub fn walkforward(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    config: ConfigArg<'_>,
+    overrides: Vec<String>,
+    out: PathBuf,
+    threads: usize,
+    progress: &Bound<'_, PyAny>,
+    restart: bool,
+) -> PyResult<String> {
+    let shown = Shown::from_py(progress)?;
+    let spec = ConfigSpec::from_py(&config)?;
+    let (data, study) = study(py, data, &spec, overrides)?;
+    if study.settings().walkforward.is_none() {
+        return Err(crate::ConfigError::new_err(
+            "walkforward needs a [walkforward] section in the config (train and test lengths, e.g. train = \"4y\", test = \"1y\")",
+        ));
+    }
+    let kind = sieve_run::rundir::RunKind::WalkForward;
+    // Held to the end: the folder's lock.
+    let run = jobs::prepare_run(&study, &out, kind).map_err(sieve_err)?;
+    let study = keep_frames(py, &data, study, &out, kind.marker(), restart)?;
+    let outcome = interruptible(py, spec.stop(), |stop| -> Result<_, Error> {
+        let control = jobs::RunControl {
+            threads,
+            restart,
+            checkpoint_every: Duration::from_secs(10),
+            cancel: Some(stop),
+        };
+        let mut observer = shown.reporter();
+        jobs::walkforward(&study, &out, run.backend.as_ref(), &control, &mut observer)
+    });
+    match spec.checked(outcome)?.map_err(sieve_err)? {
+        jobs::Ended::Done(_) => {
+            let path = out.join("walkforward.json");
+            std::fs::read_to_string(&path).map_err(|e| sieve_err(Error::io(&path, e)))
+        }
+        jobs::Ended::Stopped(stop) => Err(sieve_err(Error::Interrupted(stop.to_string()))),
+    }
+}
+
 /// Backtests of signals of one's own: `entries`/`exits` (and the short
 /// pair) are `n_bars × len(names)` bytes of 0/1, row-major (a C-ordered
 /// numpy bool array); returns one CSV row of `verified.csv`'s numbers per
@@ -395,7 +490,7 @@ pub fn optimize(
 ) -> PyResult<String> {
     let shown = Shown::from_py(progress)?;
     let spec = ConfigSpec::from_py(&config)?;
-    let (data, mut study) = match spec.source {
+    let (data, study) = match spec.source {
         // No config: the built-in example, as `sieve optimize` runs it.
         ConfigSource::None => {
             let data = DataSpec::from_py(data)?;
@@ -413,43 +508,7 @@ pub fn optimize(
     // Held to the end: the run folder's lock.
     let run =
         jobs::prepare_run(&study, &out, sieve_run::rundir::RunKind::Optimize).map_err(sieve_err)?;
-    // The run folder keeps DataFrames' bars, so that `sieve report` (and
-    // the run file) can name the data the run used: written for a new run
-    // (or a restart) only, never over the data of a run that different
-    // DataFrames would be refused by.
-    let fresh = restart || !out.join("run.json").exists();
-    match data {
-        DataSpec::Frame(_) => {
-            let path = out.join("data.parquet");
-            if fresh || !path.exists() {
-                let bars = study.bars().clone();
-                py.detach(|| sieve_core::data::write_bars(&bars, &path))
-                    .map_err(sieve_err)?;
-            }
-            study = study.with_data_path(path);
-        }
-        DataSpec::Frames(_) => {
-            // One file per instrument, `data/<name>.parquet`.
-            let folder = out.join("data");
-            let market = study.market().clone();
-            let written = py.detach(|| -> Result<Vec<(String, PathBuf)>, Error> {
-                std::fs::create_dir_all(&folder).map_err(|e| Error::io(&folder, e))?;
-                market
-                    .instruments
-                    .iter()
-                    .map(|i| {
-                        let path = folder.join(format!("{}.parquet", i.name));
-                        if fresh || !path.exists() {
-                            sieve_core::data::write_bars(&i.bars, &path)?;
-                        }
-                        Ok((i.name.clone(), path))
-                    })
-                    .collect()
-            });
-            study = study.with_data_paths(written.map_err(sieve_err)?);
-        }
-        _ => {}
-    }
+    let study = keep_frames(py, &data, study, &out, "run.json", restart)?;
     let outcome = interruptible(py, spec.stop(), |stop| -> Result<_, Error> {
         let control = jobs::RunControl {
             threads,

@@ -437,6 +437,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(jobs::sweep, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::verify, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::optimize, m)?)?;
+    m.add_function(wrap_pyfunction!(jobs::walkforward, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::strategies, m)?)?;
     Ok(())
 }
