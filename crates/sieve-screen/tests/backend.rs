@@ -37,9 +37,24 @@ fn case_of(strategy: &str, grid: &str, extra: &str) -> Case {
 
 /// A case on the named instruments' bars.
 fn case_on(strategy: &str, grid: &str, extra: &str, data: Vec<(String, Bars)>) -> Case {
-    let config = Config::parse(&format!(
-        "[strategy]\n{strategy}\n[strategy.params]\n{grid}\n[score]\nscore_start = \"2019-01-01\"\n{extra}"
-    ))
+    case_with(strategy, grid, extra, data, &Default::default())
+}
+
+/// A case whose rules may call `functions` (defined outside sieve).
+fn case_with(
+    strategy: &str,
+    grid: &str,
+    extra: &str,
+    data: Vec<(String, Bars)>,
+    functions: &sieve_core::rules::ExternalFunctions,
+) -> Case {
+    let config = Config::parse_with(
+        &format!(
+            "[strategy]\n{strategy}\n[strategy.params]\n{grid}\n[score]\nscore_start = \"2019-01-01\"\n{extra}"
+        ),
+        &[],
+        functions,
+    )
     .unwrap();
     let strategy = config.strategy().unwrap();
     let space = config.space(&*strategy).unwrap();
@@ -146,7 +161,30 @@ fn with_signal() -> Vec<(String, Bars)> {
     vec![(String::new(), bars)]
 }
 
+/// A function of the bars defined outside sieve (as a Python indicator
+/// is): a wave of frequency `f`, undefined on some stretches.
+struct Wave(Vec<String>);
+
+impl sieve_core::rules::ExternalFunction for Wave {
+    fn name(&self) -> &str {
+        "wave"
+    }
+    fn arg_names(&self) -> &[String] {
+        &self.0
+    }
+    fn series(&self, bars: &Bars, settings: &[f64]) -> Vec<f64> {
+        (0..bars.len())
+            .map(|i| match i % 89 < 4 {
+                true => f64::NAN,
+                false => (i as f64 * 0.02 * settings[0]).sin(),
+            })
+            .collect()
+    }
+}
+
 fn rule_cases() -> Vec<Case> {
+    let wave =
+        sieve_core::rules::ExternalFunctions(vec![std::sync::Arc::new(Wave(vec!["f".into()]))]);
     let mut grouped = case_of(MACD_RULES, MACD_GRID, "");
     grouped.series_budget = 0;
     vec![
@@ -178,6 +216,15 @@ fn rule_cases() -> Vec<Case> {
             COLUMN_GRID,
             "objective = \"total_return\"\nmin_trades = 0",
             with_signal(),
+        ),
+        // A function defined outside sieve: a shared column per setting,
+        // uploaded like a built-in's (its setting real-valued).
+        case_with(
+            "name = \"outside\"\nentry = \"wave(f) > k and close > sma(close, 20)\"\nexit = \"wave(f) < -k\"",
+            "f = { values = [0.5, 1.0, 1.5, 2.5] }\nk = { values = [0.2, 0.5] }",
+            "objective = \"total_return\"\nmin_trades = 0",
+            vec![(String::new(), synth(2500, 11))],
+            &wave,
         ),
     ]
 }
