@@ -194,7 +194,8 @@ def backtest_signals(
     one backtest, a DataFrame or 2-D array (bars × columns) for one per
     column, run in parallel without the GIL. Pandas objects must carry the
     DataFrame's index. An entry while long and an exit while flat do
-    nothing; an entry and an exit on the same bar cancel; with
+    nothing; an entry and an exit on the same bar cancel (so do a long and
+    a short entry); with
     ``direction = "long_short"`` and no short signals an exit goes short and
     an entry covers it, as a rule strategy's ``exit`` does; missing values
     are False.
@@ -224,7 +225,7 @@ def backtest_signals(
     optimize run's candidates are — ``best`` (the column with the highest
     score, the first on a tie), its ``score`` and ``holdout``, ``dsr`` (its
     Deflated Sharpe Ratio with every column a trial), ``pbo`` (the
-    Probability of Backtest Overfitting with every column a candidate, or
+    Probability of Backtest Overfitting with every column of finite score a candidate, or
     ``pbo_skipped`` saying why there is none) and the ``verdict`` sentence.
     """
     if (short_entries is None) != (short_exits is None):
@@ -238,6 +239,9 @@ def backtest_signals(
         if labels is not None:
             # DataFrames pair up by column name, as vectorbt aligns them.
             signals = {k: (v[labels] if isinstance(v, pd.DataFrame) else v) for k, v in signals.items()}
+        empty = [k for k, v in signals.items() if _signal_width(v) == 0]
+        if empty:
+            raise DataError("%s: no signal columns (a DataFrame or 2-D array with at least one column)" % empty[0])
         width = max((_signal_width(v) for v in signals.values()), default=1)
         arrays = {k: _signal_array(k, v, index, width) for k, v in signals.items()}
         named = labels is not None
@@ -267,7 +271,7 @@ def backtest_signals(
         tz = d.tz
     # The rows keep the columns' own labels (not re-read from text).
     result = _csv(text).drop(columns="column")
-    result.index = pd.Index(list(labels), name="column")
+    result.index = pd.Index(list(labels), name="column", tupleize_cols=False)
     if not records and not robust:
         return result
     out = {"metrics": result}
@@ -362,6 +366,11 @@ def _signal_values(what, v, index, labels, named, bars):
             out = v.to_numpy(dtype=float)
         elif isinstance(v, pd.Series) and index is not None and len(v) == bars and v.index.equals(index):
             out = np.repeat(v.to_numpy(dtype=float)[:, None], width, axis=1)
+        elif isinstance(v, pd.Series) and not set(labels) <= set(v.index):
+            raise DataError(
+                "%s: a Series is one value per bar (on the data's index) or one per signal column (indexed by "
+                "the columns' labels); this one is neither" % what
+            )
         elif isinstance(v, (pd.Series, Mapping)):
             by_label = v if isinstance(v, Mapping) else v.to_dict()
             missing = [c for c in labels if c not in by_label]
@@ -722,10 +731,18 @@ def _indicator_frame(times, open_, high, low, close, volume, extras, tz):
     return frame
 
 
-def _indicator_values(result, bars, what):
-    """What an indicator of yours returned, as float64 values, one per bar."""
+def _indicator_values(result, index, what):
+    """What an indicator of yours returned, as float64 values, one per bar
+    of `index` (the bars' index, as the function's frame has it)."""
+    bars = len(index)
     if isinstance(result, pd.DataFrame):
         raise DataError("indicator %s returned a DataFrame; return one Series or array (one value per bar)" % what)
+    if isinstance(result, pd.Series) and not isinstance(result.index, pd.RangeIndex) and not result.index.equals(index):
+        raise DataError(
+            "indicator %s returned a Series whose index is not the bars' (keep df's index, or return an array)" % what
+        )
+    if np.iscomplexobj(result):
+        raise DataError("indicator %s returned complex numbers; return real ones (floats)" % what)
     try:
         values = result.to_numpy(dtype=np.float64, na_value=np.nan) if isinstance(result, pd.Series) else result
         values = np.asarray(values, dtype=np.float64)

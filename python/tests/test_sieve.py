@@ -372,6 +372,36 @@ def _interrupted(call, after):
     return time.perf_counter() - start
 
 
+def test_interrupted_optimize_with_indicators_resumes_to_the_uninterrupted_result(frame, tmp_path):
+    # Ctrl-C while indicators are being computed: the batch that ran on
+    # columns cut short is not kept, so the resumed run equals one never
+    # interrupted. A whole-number argument stays whole as the grid zooms in.
+    def slow(df, n):
+        time.sleep(0.03)
+        return df["close"].rolling(n).mean()
+
+    yours = {"f": (slow, [("n", int)])}
+    config = {
+        "strategy": {
+            "name": "s",
+            "entry": "close > f(n) * k",
+            "exit": "close < f(n)",
+            "params": {"n": {"start": 5, "stop": 95, "step": 3}, "k": {"values": [1.0, 1.01]}},
+        },
+        "score": {"score_start": "40%"},
+        "optimize": {"iterations": 2},
+    }
+    start = time.perf_counter()
+    sieve.optimize(frame, config, out=tmp_path / "whole", indicators=yours)
+    took = time.perf_counter() - start
+    assert took > 0.6, "the run was too short to interrupt (%.2f s)" % took
+    _interrupted(lambda: sieve.optimize(frame, config, out=tmp_path / "cut", indicators=yours), took / 4)
+    sieve.optimize(frame, config, out=tmp_path / "cut", indicators=yours)
+    best = lambda run: (tmp_path / run / "best.json").read_text()
+    assert best("cut") == best("whole")
+    assert json.loads(best("whole"))["params"]["n"] == int(json.loads(best("whole"))["params"]["n"])
+
+
 def test_keyboard_interrupt_stops_signals_and_indicator_callbacks(frame):
     rng = np.random.default_rng(2)
     n, cols = 10000, 2000
@@ -399,6 +429,11 @@ def test_keyboard_interrupt_stops_signals_and_indicator_callbacks(frame):
     grid = {"strategy": {"name": "s", "entry": "close > f(n)", "exit": "close < f(n)", "params": {"n": {"start": 2, "stop": 31, "step": 1}}}}
     assert _interrupted(lambda: sieve.sweep(frame, grid, indicators={"f": (slow, ["n"])}), 0.5) < 2.0
     assert len(calls) < 10
+    # backtest and indicator too.
+    one = {"strategy": {"name": "s", "entry": "close > f(20)", "exit": "close < f(20)"}}
+    calls.clear()
+    assert _interrupted(lambda: sieve.indicator(frame, "f(3) + f(4) + f(5) + f(6) + f(7) + f(8) + f(9) + f(10)", indicators={"f": (slow, ["n"])}), 0.3) < 1.0
+    assert len(calls) < 4
     # The next call runs as if nothing happened.
     calls.clear()
     assert len(sieve.sweep(frame, grid, top=5, indicators={"f": (lambda df, n: slow(df, n) if n < 4 else df["close"], ["n"])})) == 5
@@ -752,6 +787,15 @@ def test_signals_with_trade_management_equal_the_same_rules(frame):
         sieve.backtest_signals(frame, entries, down, stop_loss={"a": 0.1})
     with pytest.raises(sieve.DataError, match="size: shape"):
         sieve.backtest_signals(frame, entries, down, size=[0.5, 0.5, 0.5])
+    with pytest.raises(sieve.DataError, match="stop_loss: a Series is one value per bar .* or one per signal column"):
+        sieve.backtest_signals(frame, entries, down, stop_loss=pd.Series(np.full(len(frame), 0.05)))
+    with pytest.raises(sieve.DataError, match="no signal columns"):
+        sieve.backtest_signals(frame, entries[[]], down, robust=True)
+    with pytest.raises(sieve.DataError, match=r"entries: 1499 rows where the data has 1500 bars"):
+        sieve.backtest_signals(frame, entries.to_numpy()[1:], down.to_numpy()[1:])
+    # Tuple labels stay tuples.
+    pairs = entries.set_axis([("a", 1), ("b", 2)], axis=1)
+    assert list(sieve.backtest_signals(frame, pairs, down).index) == [("a", 1), ("b", 2)]
 
 
 def test_robustness_of_a_signal_set(frame):
@@ -867,6 +911,14 @@ def test_indicators_of_your_own_sweep_as_the_rules_own(files, frame, tmp_path):
         sieve.sweep(frame, grid, indicators={"f": (broken, ["n", "m"])})
     with pytest.raises(sieve.ConfigError, match="'sma' is a word or function of the rule language"):
         sieve.sweep(frame, grid, indicators={"sma": (broken, ["n"])})
+    with pytest.raises(sieve.DataError, match=r"f\(n=3\) returned a Series whose index is not the bars'"):
+        sieve.sweep(frame, grid, indicators={"f": (lambda df, n: df["close"][::-1], ["n"])})
+    # A RangeIndex (pd.Series(talib_output)) is read by position.
+    positional = {"f": (lambda df, n: pd.Series(df["close"].rolling(int(n)).mean().to_numpy()), ["n"])}
+    by_index = {"f": (lambda df, n: df["close"].rolling(int(n)).mean(), ["n"])}
+    pdt.assert_frame_equal(sieve.sweep(frame, grid, indicators=positional), sieve.sweep(frame, grid, indicators=by_index))
+    with pytest.raises(sieve.RuleError, match=r"n of f\(n\) is a whole number"):
+        sieve.sweep(frame, dict(grid, strategy=dict(grid["strategy"], entry="close > f(n / 2)")), indicators={"f": (broken, [("n", int)])})
 
 
 def test_several_instruments_as_a_dict_of_dataframes(files, frame, tmp_path):

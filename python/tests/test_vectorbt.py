@@ -14,6 +14,8 @@ both on one bar all occur) under these matched conventions:
 | fractional units (`lot_size = 0`)        | `size = inf` (all cash), no granularity |
 | `direction = "long"`                     | `direction = "longonly"`           |
 | `direction = "long_short"`, no short arrays | `direction = "both"` (an exit reverses) |
+| `direction = "long_short"` with short arrays | `direction = "both"`, `short_entries`, `short_exits` |
+| a long and a short entry on one bar cancel | its default: the conflict is ignored |
 | entry and exit on one bar cancel         | its default: the conflict is ignored |
 | open at the end: marked at the last close | the same                          |
 
@@ -84,10 +86,14 @@ def vbt_trades(records, column):
     )
 
 
-@pytest.mark.parametrize("direction,vbt_direction", [("long", "longonly"), ("long_short", "both")])
-def test_signals_trade_as_vectorbt(direction, vbt_direction):
+@pytest.mark.parametrize(
+    "direction,vbt_direction,short",
+    [("long", "longonly", False), ("long_short", "both", False), ("long_short", "both", True)],
+)
+def test_signals_trade_as_vectorbt(direction, vbt_direction, short):
     data = GOOG
     entries, exits = random_signals(11 if direction == "long" else 12, data.index, COLUMNS)
+    shorts = random_signals(13, data.index, COLUMNS) if short else (None, None)
     config = {
         "backtest": {
             "fill": "close",
@@ -97,11 +103,13 @@ def test_signals_trade_as_vectorbt(direction, vbt_direction):
             "direction": direction,
         }
     }
-    ours = sieve.backtest_signals(data, entries, exits, config=config, trades=True, equity=True)
+    ours = sieve.backtest_signals(data, entries, exits, *shorts, config=config, trades=True, equity=True)
     pf = vbt.Portfolio.from_signals(
         data.Close,
         entries,
         exits,
+        short_entries=shorts[0],
+        short_exits=shorts[1],
         direction=vbt_direction,
         fees=FEE,
         slippage=SLIPPAGE,

@@ -95,8 +95,8 @@ impl Functions {
 struct Helpers {
     /// `frame(times_ms, open, high, low, close, volume, extras, tz)`.
     frame: Py<PyAny>,
-    /// `values(result, bars, what)`: a float64 numpy array of the bars'
-    /// length, or an exception saying what is wrong.
+    /// `values(result, index, what)`: a float64 numpy array, one value per
+    /// bar of `index`, or an exception saying what is wrong.
     values: Py<PyAny>,
 }
 
@@ -146,7 +146,11 @@ impl PyIndicator {
                 kwargs.set_item(name, v)?;
             }
         }
-        let frame = self.frame(py, bars, key)?;
+        // A copy each call: a function that changes its frame changes no
+        // other call's.
+        let bars_frame = self.frame(py, bars, key)?;
+        let index = bars_frame.getattr(py, "index")?;
+        let frame = bars_frame.call_method0(py, "copy")?;
         let result = self.func.call(py, (frame,), Some(&kwargs)).map_err(|e| {
             if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
                 return e;
@@ -155,7 +159,7 @@ impl PyIndicator {
             err.set_cause(py, Some(e));
             err
         })?;
-        let values = self.helpers.values.call1(py, (result, bars.len(), what))?;
+        let values = self.helpers.values.call1(py, (result, index, what))?;
         crate::frame::numpy_vec::<f64>(values.bind(py))
     }
 
@@ -196,14 +200,27 @@ impl PyIndicator {
     }
 }
 
-/// The bars' identity within a call: their times and closes, hashed.
+/// The bars' identity within a call: every value a function is given
+/// (times, prices, volume, the other columns), hashed.
 fn fingerprint(bars: &Bars) -> u64 {
     let fold = |h: u64, x: u64| (h ^ x).wrapping_mul(0x0000_0100_0000_01b3);
-    let h = bars
+    let floats = |h: u64, xs: &[f64]| {
+        xs.iter()
+            .fold(fold(h, xs.len() as u64), |h, x| fold(h, x.to_bits()))
+    };
+    let mut h = bars
         .time
         .iter()
         .fold(0xcbf2_9ce4_8422_2325, |h, &t| fold(h, t as u64));
-    bars.close.iter().fold(h, |h, c| fold(h, c.to_bits()))
+    for xs in [&bars.open, &bars.high, &bars.low, &bars.close] {
+        h = floats(h, xs);
+    }
+    h = floats(h, bars.volume.as_deref().unwrap_or_default());
+    for c in &bars.extra {
+        h = c.name.bytes().fold(h, |h, b| fold(h, u64::from(b)));
+        h = floats(h, &c.values);
+    }
+    h
 }
 
 impl ExternalFunction for PyIndicator {
@@ -213,6 +230,10 @@ impl ExternalFunction for PyIndicator {
 
     fn arg_names(&self) -> &[String] {
         &self.args
+    }
+
+    fn whole_args(&self) -> &[bool] {
+        &self.whole
     }
 
     fn series(&self, bars: &Bars, settings: &[f64]) -> Vec<f64> {

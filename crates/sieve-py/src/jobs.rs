@@ -37,7 +37,7 @@ pub fn indicator(
     let functions = &spec.functions.list;
     // The bars with every column (a study keeps only what its strategy
     // reads), on the config's clock.
-    let done = py.detach(|| {
+    let done = interruptible(py, spec.stop(), |_| {
         let (instruments, _) = data.instruments(&mut config, true)?;
         instruments
             .into_iter()
@@ -51,7 +51,7 @@ pub fn indicator(
             })
             .collect::<Result<Vec<_>, Error>>()
     });
-    spec.checked(done.map_err(sieve_err))
+    spec.checked(done)?.map_err(sieve_err)
 }
 
 /// `sieve backtest --json`'s document (as JSON text), with `equity` each
@@ -86,10 +86,11 @@ pub fn backtest(
         checked = spec.load(&overrides).map_err(sieve_err)?;
     }
     let study = data.study(py, checked)?;
-    let done = spec.checked(
-        py.detach(|| sieve_run::backtest::backtest(&study, &sets))
-            .map_err(sieve_err),
-    )?;
+    let done = spec
+        .checked(interruptible(py, spec.stop(), |_| {
+            sieve_run::backtest::backtest(&study, &sets)
+        }))?
+        .map_err(sieve_err)?;
     let warnings = sieve_run::backtest::warnings(&study, &done);
     let json = serde_json::to_string(&done.json(&study)).map_err(sieve_err)?;
     let (mut curves, mut traded) = (Vec::new(), Vec::new());
@@ -217,6 +218,11 @@ pub fn walkforward(
             "walkforward needs a [walkforward] section in the config (train and test lengths, e.g. train = \"4y\", test = \"1y\")",
         ));
     }
+    if study.market().is_several() {
+        return Err(crate::ConfigError::new_err(
+            "walkforward runs on one instrument: give one DataFrame or file (a walk-forward per instrument for several)",
+        ));
+    }
     let kind = sieve_run::rundir::RunKind::WalkForward;
     // Held to the end: the folder's lock.
     let run = jobs::prepare_run(&study, &out, kind).map_err(sieve_err)?;
@@ -280,10 +286,9 @@ pub fn backtest_signals(
     {
         let len = bytes.map_or(0, Vec::len);
         if len != n_bars * n_cols {
+            let rows = len / n_cols.max(1);
             return Err(crate::DataError::new_err(format!(
-                "{what}: {} values where {n_bars} bars × {n_cols} columns need {}",
-                len,
-                n_bars * n_cols
+                "{what}: {rows} rows where the data has {n_bars} bars (one row per bar, one column per backtest)"
             )));
         }
     }

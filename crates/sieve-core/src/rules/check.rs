@@ -587,6 +587,10 @@ impl Checker {
             .expect("checked by the caller");
         let signature = format!("{name}({})", f.arg_names().join(", "));
         let want = f.arg_names().len();
+        let whole: Vec<bool> = (0..want)
+            .map(|i| f.whole_args().get(i).copied().unwrap_or(false))
+            .collect();
+        let arg_names = f.arg_names().to_vec();
         if args.len() != want {
             return Err(err(
                 e.span.start,
@@ -598,7 +602,7 @@ impl Checker {
             ));
         }
         let mut ids = Vec::with_capacity(args.len());
-        for arg in args {
+        for (i, arg) in args.iter().enumerate() {
             let id = self.expr(arg)?;
             self.not_a_column(id, arg)?;
             let node = self.node(id);
@@ -609,6 +613,9 @@ impl Checker {
                         "the arguments of {signature} are settings: numbers, parameters or arithmetic of those, not values that change from bar to bar"
                     ),
                 ));
+            }
+            if whole[i] {
+                self.whole_setting(id, arg, &format!("{} of {signature}", arg_names[i]))?;
             }
             ids.push(id);
         }
@@ -634,6 +641,27 @@ impl Checker {
     }
 
     /// A window argument: whole numbers only (integers, parameters, `+ - *`).
+    /// An argument declared a whole number (`what`: "n of st(n, mult)"): it
+    /// must be one by construction, and the parameters it reads are whole
+    /// numbers, as a window's are.
+    fn whole_setting(&mut self, id: Id, arg: &Expr, what: &str) -> Result<(), RuleError> {
+        if !self.node(id).whole {
+            return Err(err(
+                arg.span.start,
+                format!("{what} is a whole number: an integer, a parameter, or + - * of those"),
+            ));
+        }
+        let deps = self.node(id).deps;
+        let column = self.column(arg.span.start);
+        for p in (0..64).filter(|i| deps >> i & 1 == 1) {
+            let u = &mut self.params[p];
+            if u.window.is_none() {
+                u.window = Some((self.key.clone(), column));
+            }
+        }
+        Ok(())
+    }
+
     fn window(&mut self, id: Id, arg: &Expr, func: Func, min: i64) -> Result<(), RuleError> {
         let node = self.node(id);
         let params: Vec<usize> = (0..64).filter(|i| node.deps >> i & 1 == 1).collect();

@@ -14,6 +14,12 @@ pub trait ExternalFunction: Send + Sync {
     fn name(&self) -> &str;
     /// Its arguments' names, in order (for messages and `--describe`).
     fn arg_names(&self) -> &[String];
+    /// Which arguments are whole numbers (as a window is: a parameter read
+    /// there is whole-numbered, and the optimize loop keeps it so); none
+    /// by default.
+    fn whole_args(&self) -> &[bool] {
+        &[]
+    }
     /// Its series at `settings` (one value per argument): one value per
     /// bar, NaN where undefined. A function that fails returns NaN
     /// throughout and reports the failure its own way (the bindings stop

@@ -31,9 +31,9 @@ impl SignalKeys<'_> {
 }
 
 /// The four signal series the state machine reads: an entry and an exit on
-/// the same bar cancel (as vectorbt's `from_signals`); with `long_short`
-/// and no short signals, an exit enters short and an entry covers it, as a
-/// rule `exit` does.
+/// the same bar cancel, and so do a long and a short entry (as vectorbt's
+/// `from_signals`); with `long_short` and no short signals, an exit enters
+/// short and an entry covers it, as a rule `exit` does.
 struct Decisions {
     long_entry: Vec<u8>,
     long_exit: Vec<u8>,
@@ -49,11 +49,17 @@ impl Decisions {
                 .map(|(&x, &y)| (u8::from(x != 0 && y == 0), u8::from(y != 0 && x == 0)))
                 .unzip()
         };
-        let (long_entry, long_exit) = apart(long.0, long.1);
+        let (mut long_entry, long_exit) = apart(long.0, long.1);
         let (short_entry, short_exit) = match (direction, short) {
             (Direction::Long, _) => (vec![0; long_entry.len()], vec![0; long_entry.len()]),
             (Direction::LongShort, None) => (long_exit.clone(), long_entry.clone()),
-            (Direction::LongShort, Some((a, b))) => apart(a, b),
+            (Direction::LongShort, Some((a, b))) => {
+                // A long and a short entry on the same bar cancel too.
+                let (short_entry, short_exit) = apart(a, b);
+                let (l, s) = apart(&long_entry, &short_entry);
+                long_entry = l;
+                (s, short_exit)
+            }
         };
         Decisions {
             long_entry,

@@ -72,19 +72,25 @@ fn run(
     obs.start(iteration, Stage::Sweep, size);
     let mut last_write = Instant::now();
     let mut stopped: Option<Stop> = None;
+    // The state after the last batch that ended before any stop request.
+    // A batch that ends after one is not kept: what stops a run may have
+    // cut its inputs short (an indicator written in Python skips its
+    // calls once the run is stopping), so its scores are not trusted.
+    let mut trusted: Option<Checkpoint> = plan.resume.clone();
     let swept = sweep::run(study, &plan, &mut |c| {
         obs.progress(c.next);
+        if session.interrupted() {
+            if let Some(t) = &trusted {
+                write_checkpoint(&checkpoint_path, size, t)?;
+            }
+            stopped = Some(Stop::Interrupted);
+            return Ok(ControlFlow::Break(()));
+        }
         let unfinished = c.next < size;
-        let stop = if session.interrupted() {
-            Some(Stop::Interrupted)
-        } else if session.out_of_time() {
-            Some(Stop::TimeBudget {
-                seconds: study.settings().time_budget_s,
-                during: Some(iteration),
-            })
-        } else {
-            None
-        };
+        let stop = session.out_of_time().then_some(Stop::TimeBudget {
+            seconds: study.settings().time_budget_s,
+            during: Some(iteration),
+        });
         if unfinished && (stop.is_some() || last_write.elapsed() >= opts.checkpoint_every) {
             write_checkpoint(&checkpoint_path, size, c)?;
             last_write = Instant::now();
@@ -93,6 +99,7 @@ fn run(
             stopped = Some(stop);
             return Ok(ControlFlow::Break(()));
         }
+        trusted = Some(c.clone());
         Ok(ControlFlow::Continue(()))
     });
     obs.finish();
