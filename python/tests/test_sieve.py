@@ -1014,3 +1014,64 @@ def test_report_is_the_run_folders_page_and_shows_inline(frame, tmp_path):
     assert shown.startswith("<iframe srcdoc=") and "&lt;html" in shown.lower()
     with pytest.raises(sieve.FileError, match="no report.html"):
         sieve.report(tmp_path)
+
+
+def _spike_and_plateau():
+    """Bars where holding while x == p earns a known total return: a spike
+    at p = 2 between two losers (1 and 3), a plateau at 6, 7, 8."""
+    drift = {1: -0.015, 2: 0.02, 3: -0.015, 6: 0.012, 7: 0.012, 8: 0.012}
+    xs, close = [], [100.0]
+    for _cycle in range(3):
+        for p in range(10):
+            xs += [p] * 10 + [-1] * 10
+    for x in xs[:-1]:
+        close.append(close[-1] * (1 + drift.get(x, 0.0)))
+    close = np.array(close)
+    return pd.DataFrame(
+        {"open": close, "high": close, "low": close, "close": close, "x": np.array(xs, dtype=float)},
+        index=pd.date_range("2010-01-01", periods=len(xs), freq="D"),
+    )
+
+
+def test_plateau_selection_prefers_the_ridge_to_the_spike(tmp_path):
+    frame = _spike_and_plateau()
+    config = {
+        "strategy": {"name": "band", "entry": "x == p", "exit": "x != p", "params": {"p": {"start": 0, "stop": 9, "step": 1}}},
+        "backtest": {"fill": "close"},
+        "score": {"objective": "total_return"},
+        "optimize": {"iterations": 1},
+    }
+    total = lambda mu: (1 + mu) ** 30 - 1
+    argmax = sieve.optimize(frame, config, out=tmp_path / "argmax")
+    assert argmax["params"]["p"] == 2 and "selection" not in argmax
+    assert argmax["score"] == pytest.approx(total(0.02), rel=1e-9)
+    for how, want in [("mean", total(0.012)), ("min", total(0.012))]:
+        run = dict(config, robust={"select": "plateau", "neighbour_aggregate": how})
+        best = sieve.optimize(frame, run, out=tmp_path / how)
+        assert best["params"]["p"] == 7, how
+        s = best["selection"]
+        assert s["rule"] == "plateau (%s)" % how
+        assert s["chosen"]["params"]["p"] == 7 and s["chosen"]["neighbours"] == 2
+        assert s["chosen"]["neighbourhood"] == pytest.approx(want, rel=1e-9)
+        assert s["argmax"]["params"]["p"] == 2 and s["argmax"]["objective"] == pytest.approx(total(0.02), rel=1e-9)
+        # The spike's neighbourhood, by hand: it and its two losing neighbours.
+        spike = [total(0.02), total(-0.015), total(-0.015)]
+        assert s["argmax"]["neighbourhood"] == pytest.approx(sum(spike) / 3 if how == "mean" else min(spike), rel=1e-9)
+        # plateau.csv ranks every verified candidate; an edge has one neighbour.
+        ranked = pd.read_csv(tmp_path / how / "iter-001" / "plateau.csv")
+        assert list(ranked["p"][:1]) == [7] and int(ranked.loc[ranked["p"] == 0, "neighbours"].iloc[0]) == 1
+    # Resuming with more iterations keeps the first iteration's choice; the
+    # next grid is anchored on it (refine_from starts with it).
+    more = dict(config, robust={"select": "plateau"}, optimize={"iterations": 2})
+    resumed = sieve.optimize(frame, more, out=tmp_path / "mean")
+    assert resumed["params"]["p"] == 7
+    with open(tmp_path / "mean" / "run.json") as f:
+        first = json.load(f)["iterations"][0]
+    assert first["refine_from"][0] == [7.0] and first["best"]["params"] == [7.0] and first["argmax"]["params"] == [2.0]
+    # Walk-forward folds choose by the configured rule too.
+    folds = dict(config, robust={"select": "plateau"}, walkforward={"train": "400", "test": "100"})
+    sieve.walkforward(frame, folds, out=tmp_path / "wf")
+    fold_bests = sorted((tmp_path / "wf").glob("fold-*/best.json"))
+    assert len(fold_bests) >= 2
+    for path in fold_bests:
+        assert json.loads(path.read_text())["selection"]["rule"] == "plateau (mean)"

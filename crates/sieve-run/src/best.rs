@@ -9,7 +9,7 @@ use sieve_core::Result;
 
 use crate::files::Num;
 use crate::rundir::{BestRecord, IterationRecord, RunDir, RunState};
-use sieve_core::config::run::MinImprovement;
+use sieve_core::config::run::{MinImprovement, Selection};
 
 use crate::Study;
 
@@ -44,6 +44,35 @@ pub struct Best {
     /// Whether the optimum is likely real (absent while not computed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub robustness: Option<crate::robust::Robustness>,
+    /// With `robust.select = "plateau"`: the chosen candidate and the
+    /// argmax one of its iteration, side by side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selection: Option<SelectionRecord>,
+}
+
+/// How the best was chosen, and what the plain maximum would have been.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SelectionRecord {
+    /// `plateau (mean)` or `plateau (min)`.
+    pub rule: String,
+    pub chosen: Choice,
+    pub argmax: Choice,
+}
+
+/// A candidate of the selection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Choice {
+    pub grid_index: u64,
+    pub params: IndexMap<String, f64>,
+    /// The score-window objective.
+    pub objective: Num,
+    /// The aggregate of its neighbourhood (what `plateau` ranks by).
+    pub neighbourhood: Num,
+    /// How many axis neighbours it has on its grid.
+    pub neighbours: usize,
+    /// The holdout objective, with a holdout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holdout: Option<Num>,
 }
 
 /// One window's span (first and last bar, inclusive) and metrics; a NaN
@@ -301,12 +330,19 @@ fn dominated(
 fn best_record<'a>(
     state: &'a RunState,
     min: &MinImprovement,
+    plateau: bool,
 ) -> Option<(&'a IterationRecord, &'a BestRecord)> {
     let mut best: Option<(&IterationRecord, &BestRecord)> = None;
     for rec in &state.iterations {
         let Some(b) = rec.best() else { continue };
-        let Some(score) = b.score else { continue };
-        if best.is_none_or(|(_, cur)| min.improves(score, cur.score)) {
+        if b.score.is_none() {
+            continue;
+        }
+        // Under `plateau`, compared by the neighbourhood's aggregate.
+        let Some(score) = b.selection_score(plateau) else {
+            continue;
+        };
+        if best.is_none_or(|(_, cur)| min.improves(score, cur.selection_score(plateau))) {
             best = Some((rec, b));
         }
     }
@@ -324,7 +360,9 @@ pub(crate) fn best_json(
     reason: &str,
     robust: bool,
 ) -> Result<Option<Best>> {
-    let Some((rec, b)) = best_record(state, &study.settings().min_improvement) else {
+    let select = study.settings().select;
+    let plateau = select != Selection::Argmax;
+    let Some((rec, b)) = best_record(state, &study.settings().min_improvement, plateau) else {
         return Ok(None);
     };
     let robustness = if robust && study.market().is_several() {
@@ -394,7 +432,35 @@ pub(crate) fn best_json(
         iterations: state.iterations.len(),
         stop_reason: reason.to_string(),
         robustness,
+        selection: match (plateau, rec.verify.as_ref().and_then(|v| v.argmax.as_ref())) {
+            (true, Some(argmax)) => Some(SelectionRecord {
+                rule: select.name().to_string(),
+                chosen: choice(study, b),
+                argmax: choice(study, argmax),
+            }),
+            _ => None,
+        },
     }))
+}
+
+/// One candidate of the selection as `best.json` shows it: its parameters,
+/// objective, neighbourhood and holdout objective.
+fn choice(study: &Study, b: &BestRecord) -> Choice {
+    let windows = window_results(study, &b.params);
+    let objective = |w: &str| windows.get(w).map(|w| Num(w.get("objective")));
+    Choice {
+        grid_index: b.grid_index,
+        params: study
+            .param_names()
+            .iter()
+            .zip(&b.params)
+            .map(|(n, v)| (n.to_string(), *v))
+            .collect(),
+        objective: objective("score").unwrap_or(Num(f64::NAN)),
+        neighbourhood: Num(b.aggregate.unwrap_or(f64::NAN)),
+        neighbours: b.neighbours.unwrap_or(0),
+        holdout: objective("holdout"),
+    }
 }
 
 #[cfg(test)]
@@ -412,11 +478,14 @@ mod tests {
             verify: Some(VerifyRecord {
                 verify_s: 0.0,
                 candidates_verified: 1,
+                argmax: None,
                 best: Some(BestRecord {
                     grid_index: u64::from(iteration),
                     screen_rank: 1,
                     params: vec![f64::from(iteration)],
                     score,
+                    aggregate: None,
+                    neighbours: None,
                 }),
                 spearman: None,
                 top_screen_ranks: Vec::new(),
@@ -500,7 +569,7 @@ mod tests {
     #[test]
     fn the_best_moves_only_for_a_real_gain() {
         let pick = |scores: &[Option<f64>], min: &MinImprovement| {
-            best_record(&state(scores), min).map(|(rec, _)| rec.iteration)
+            best_record(&state(scores), min, false).map(|(rec, _)| rec.iteration)
         };
         let default = MinImprovement::default();
         let (a, b) = (8.425876340775469, 8.425876340775483);

@@ -34,6 +34,7 @@ pub mod inputs;
 pub mod jobs;
 pub mod merge;
 pub mod optimize;
+pub mod plateau;
 pub mod progress;
 pub mod refine;
 pub mod report;

@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use sieve_core::config::run::MinImprovement;
+use sieve_core::config::run::{MinImprovement, Selection};
 use sieve_core::grid::{Axis, ParamSpace};
 use sieve_core::{strategy, Error, Result};
 
@@ -228,12 +228,15 @@ pub fn optimize(
             let progress = format!("in progress: {iteration} iteration(s) done");
             write_results(study, &dir, &state, &progress, false, obs)?;
         }
-        // Stop rules, evaluated identically on a resumed run.
-        let score = rec.best().and_then(|b| b.score);
-        if iteration == 1 && score.is_none() {
+        // Stop rules, evaluated identically on a resumed run. Progress is
+        // measured by what the selection compares (the neighbourhood's
+        // aggregate under `plateau`).
+        if iteration == 1 && rec.best().and_then(|b| b.score).is_none() {
             break Stop::NoFiniteObjective;
         }
-        if progress.is_stale(score, &config.min_improvement) {
+        let plateau = config.select != Selection::Argmax;
+        let selected = rec.best().and_then(|b| b.selection_score(plateau));
+        if progress.is_stale(selected, &config.min_improvement) {
             break Stop::Stale;
         }
     };

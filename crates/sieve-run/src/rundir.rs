@@ -105,6 +105,8 @@ struct IterationFile {
     top_screen_ranks: Vec<u64>,
     best_from_bottom_tenth: bool,
     refine_from: Vec<Vec<f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    argmax: Option<BestRecord>,
 }
 
 impl From<IterationRecord> for IterationFile {
@@ -127,10 +129,19 @@ impl From<IterationRecord> for IterationFile {
                 v.top_screen_ranks,
                 v.best_from_bottom_tenth,
                 v.refine_from,
+                v.argmax,
             )
         });
-        let (verify_s, candidates_verified, best, spearman, top_screen_ranks, bottom, refine) =
-            v.unwrap_or((None, None, None, None, Vec::new(), false, Vec::new()));
+        let (
+            verify_s,
+            candidates_verified,
+            best,
+            spearman,
+            top_screen_ranks,
+            bottom,
+            refine,
+            argmax,
+        ) = v.unwrap_or((None, None, None, None, Vec::new(), false, Vec::new(), None));
         IterationFile {
             iteration: r.iteration,
             grid: r.grid,
@@ -146,6 +157,7 @@ impl From<IterationRecord> for IterationFile {
             top_screen_ranks,
             best_from_bottom_tenth: bottom,
             refine_from: refine,
+            argmax,
         }
     }
 }
@@ -169,6 +181,7 @@ impl From<IterationFile> for IterationRecord {
                 top_screen_ranks: f.top_screen_ranks,
                 best_from_bottom_tenth: f.best_from_bottom_tenth,
                 refine_from: f.refine_from,
+                argmax: f.argmax,
             }),
             _ => None,
         };
@@ -193,8 +206,11 @@ pub struct VerifyRecord {
     pub top_screen_ranks: Vec<u64>,
     pub best_from_bottom_tenth: bool,
     /// Parameter sets of the best `refine_top` verified candidates (the
-    /// next grid is built from them).
+    /// next grid is built from them), in the selection's order.
     pub refine_from: Vec<Vec<f64>>,
+    /// With `robust.select = "plateau"`: the candidate with the highest
+    /// objective, beside the chosen `best`.
+    pub argmax: Option<BestRecord>,
 }
 
 impl IterationRecord {
@@ -233,6 +249,28 @@ pub struct BestRecord {
     /// The verified objective (None when NaN; ±∞ written as "inf"/"-inf").
     #[serde(with = "crate::files::num_option")]
     pub score: Option<f64>,
+    /// With `robust.select = "plateau"`: the aggregate of its
+    /// neighbourhood, what the selection ranks by (None when undefined),
+    /// and how many neighbours it has.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::files::num_option"
+    )]
+    pub aggregate: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neighbours: Option<usize>,
+}
+
+impl BestRecord {
+    /// What the selection compares: the neighbourhood's aggregate under
+    /// `plateau`, else the objective.
+    pub fn selection_score(&self, plateau: bool) -> Option<f64> {
+        match plateau {
+            true => self.aggregate,
+            false => self.score,
+        }
+    }
 }
 
 impl RunDir {

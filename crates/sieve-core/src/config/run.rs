@@ -30,8 +30,42 @@ pub struct RunSettings {
     pub min_improvement: MinImprovement,
     /// `robust.pbo_blocks`: S of the PBO's cross-validation.
     pub pbo_blocks: usize,
+    /// `robust.select` and `robust.neighbour_aggregate`: how the loop picks
+    /// its best among the verified candidates.
+    pub select: Selection,
     /// `[walkforward]`, when present.
     pub walkforward: Option<WalkForward>,
+}
+
+/// How the optimize loop picks its best among an iteration's verified
+/// candidates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Selection {
+    /// The highest score-window objective (`robust.select = "argmax"`).
+    #[default]
+    Argmax,
+    /// The highest aggregate of the candidate's objective and its axis
+    /// neighbours' (`"plateau"`), aggregated as given.
+    Plateau(NeighbourAggregate),
+}
+
+/// `robust.neighbour_aggregate`: how a candidate's neighbourhood combines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NeighbourAggregate {
+    #[default]
+    Mean,
+    Min,
+}
+
+impl Selection {
+    /// As `best.json` and the report name it: `argmax`, `plateau (mean)`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Selection::Argmax => "argmax",
+            Selection::Plateau(NeighbourAggregate::Mean) => "plateau (mean)",
+            Selection::Plateau(NeighbourAggregate::Min) => "plateau (min)",
+        }
+    }
 }
 
 /// `[walkforward]`: rolling (or anchored) train/test folds.
@@ -228,6 +262,8 @@ impl RawWalkForward {
 #[serde(deny_unknown_fields)]
 struct RawRobust {
     pbo_blocks: Option<usize>,
+    select: Option<String>,
+    neighbour_aggregate: Option<String>,
 }
 
 impl RunSettings {
@@ -312,6 +348,28 @@ impl RunSettings {
                     ))
                 }
             },
+            select: {
+                let aggregate = match raw.robust.neighbour_aggregate.as_deref() {
+                    None | Some("mean") => NeighbourAggregate::Mean,
+                    Some("min") => NeighbourAggregate::Min,
+                    Some(other) => {
+                        return Err(Error::config(
+                            "robust.neighbour_aggregate",
+                            format!("must be \"mean\" or \"min\", got \"{other}\""),
+                        ))
+                    }
+                };
+                match raw.robust.select.as_deref() {
+                    None | Some("argmax") => Selection::Argmax,
+                    Some("plateau") => Selection::Plateau(aggregate),
+                    Some(other) => {
+                        return Err(Error::config(
+                            "robust.select",
+                            format!("must be \"argmax\" or \"plateau\", got \"{other}\""),
+                        ))
+                    }
+                }
+            },
             max_combinations: match o.max_combinations {
                 Some(0) => {
                     return Err(Error::config(
@@ -381,6 +439,11 @@ mod tests {
             ("[optimize]\ntime_budget_s = -1\n", "optimize.time_budget_s"),
             ("[optimize]\nrefine = 5\n", "refine"),
             ("[robust]\npbo_blocks = 7\n", "robust.pbo_blocks"),
+            ("[robust]\nselect = \"best\"\n", "robust.select"),
+            (
+                "[robust]\nneighbour_aggregate = \"median\"\n",
+                "robust.neighbour_aggregate",
+            ),
             ("[walkforward]\ntest = \"1y\"\n", "walkforward.train"),
             (
                 "[walkforward]\ntrain = \"4q\"\ntest = \"1y\"\n",

@@ -1,0 +1,250 @@
+//! Choosing from a plateau: each verified candidate ranked by its own
+//! score-window objective aggregated with its axis neighbours' (one step
+//! up and one down on each swept axis of the grid it came from), every
+//! neighbour evaluated exactly. A spike whose neighbours do badly loses to
+//! a candidate on a broad ridge.
+//!
+//! Definitions (docs/metrics.md, "Choosing the best"):
+//! - a neighbour outside the grid (past an axis' end) or excluded by the
+//!   constraints is left out: the aggregate is over the candidate and the
+//!   neighbours that exist;
+//! - an undefined neighbour objective (NaN: no trade, below `min_trades`)
+//!   counts as −∞, a cliff; so `mean` and `min` of such a neighbourhood are
+//!   −∞;
+//! - a candidate with an undefined objective has an undefined aggregate and
+//!   ranks last;
+//! - ties: the higher own objective, then the lower grid index.
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+
+use sieve_core::config::run::NeighbourAggregate;
+use sieve_core::grid::ParamSpace;
+use sieve_core::metrics::rank_order;
+use sieve_core::Result;
+
+use crate::candidates::Candidate;
+use crate::verify::Verified;
+use crate::Study;
+
+/// One verified candidate's neighbourhood.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Neighbourhood {
+    /// The aggregate of the candidate's objective and its neighbours'.
+    pub aggregate: f64,
+    /// Neighbours on the grid (constraints holding).
+    pub neighbours: usize,
+}
+
+/// The axis neighbours of `params` on `space`: for each swept axis, the
+/// values one step below and above (when on the axis and within it), with
+/// the constraints holding.
+pub fn neighbours(space: &ParamSpace, params: &[f64]) -> Vec<Vec<f64>> {
+    let mut out = Vec::new();
+    for axis in space.axes.iter().filter(|a| a.values.len() > 1) {
+        let at = params[axis.param];
+        let Some(i) = axis.values.iter().position(|v| v.to_bits() == at.to_bits()) else {
+            continue;
+        };
+        for j in [i.checked_sub(1), Some(i + 1)].into_iter().flatten() {
+            let Some(&v) = axis.values.get(j) else {
+                continue;
+            };
+            let mut q = params.to_vec();
+            q[axis.param] = v;
+            if space.constraints.iter().all(|c| c.holds(&q)) {
+                out.push(q);
+            }
+        }
+    }
+    out
+}
+
+fn key(params: &[f64]) -> Vec<u64> {
+    params.iter().map(|p| p.to_bits()).collect()
+}
+
+/// The neighbourhood of every row of `rows` (verified on `study`, whose
+/// space is the grid they came from), in the rows' order; neighbours not
+/// among the rows are verified here. `None` when `cancel` stopped it.
+pub fn neighbourhoods(
+    study: &Study,
+    rows: &[Verified],
+    how: NeighbourAggregate,
+    threads: usize,
+    cancel: Option<&AtomicBool>,
+) -> Result<Option<Vec<Neighbourhood>>> {
+    let space = study.space();
+    let mut scores: HashMap<Vec<u64>, f64> = rows
+        .iter()
+        .map(|r| (key(&r.candidate.params), r.score))
+        .collect();
+    let around: Vec<Vec<Vec<f64>>> = rows
+        .iter()
+        .map(|r| neighbours(space, &r.candidate.params))
+        .collect();
+    // Each neighbour not verified yet, once, in a fixed order.
+    let mut missing: Vec<Vec<f64>> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for q in around.iter().flatten() {
+        if !scores.contains_key(&key(q)) && seen.insert(key(q)) {
+            missing.push(q.clone());
+        }
+    }
+    if !missing.is_empty() {
+        let candidates = missing
+            .into_iter()
+            .map(|params| Candidate {
+                line: 0,
+                grid_index: space.index_of(&params).unwrap_or(u64::MAX),
+                screen_rank: 0,
+                params,
+            })
+            .collect();
+        let Some(done) = crate::verify::verify(study, candidates, threads, cancel, &|| {})? else {
+            return Ok(None);
+        };
+        for r in done.rows {
+            scores.insert(key(&r.candidate.params), r.score);
+        }
+    }
+    Ok(Some(
+        rows.iter()
+            .zip(&around)
+            .map(|(r, near)| {
+                let values = near
+                    .iter()
+                    .map(|q| scores.get(&key(q)).copied().unwrap_or(f64::NAN));
+                Neighbourhood {
+                    aggregate: aggregate(r.score, values, how),
+                    neighbours: near.len(),
+                }
+            })
+            .collect(),
+    ))
+}
+
+/// The aggregate of `own` and its neighbours' objectives (see the module
+/// docs for undefined values).
+pub fn aggregate(own: f64, neighbours: impl Iterator<Item = f64>, how: NeighbourAggregate) -> f64 {
+    if own.is_nan() {
+        return f64::NAN;
+    }
+    let all: Vec<f64> = std::iter::once(own)
+        .chain(neighbours.map(|v| if v.is_nan() { f64::NEG_INFINITY } else { v }))
+        .collect();
+    match how {
+        NeighbourAggregate::Mean => all.iter().sum::<f64>() / all.len() as f64,
+        NeighbourAggregate::Min => all.iter().copied().fold(f64::INFINITY, f64::min),
+    }
+}
+
+/// The plateau ranking of `rows` with their `hoods`: row positions, best
+/// first (the higher aggregate, then the higher own objective, then the
+/// lower grid index; undefined last).
+pub fn ranking(rows: &[Verified], hoods: &[Neighbourhood]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (ra, rb) = (&rows[a], &rows[b]);
+        let by_aggregate = rank_order(hoods[a].aggregate, 0, hoods[b].aggregate, 0);
+        by_aggregate.then_with(|| {
+            rank_order(
+                ra.score,
+                ra.candidate.grid_index,
+                rb.score,
+                rb.candidate.grid_index,
+            )
+        })
+    });
+    order
+}
+
+/// `a` ranks before `b` by [`ranking`]'s rule, for tests.
+#[cfg(test)]
+fn before(a: (f64, f64, u64), b: (f64, f64, u64)) -> bool {
+    use std::cmp::Ordering;
+    rank_order(a.0, 0, b.0, 0).then(rank_order(a.1, a.2, b.1, b.2)) == Ordering::Less
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sieve_core::grid::{Axis, Constraint};
+    use sieve_core::strategy::registry;
+
+    fn space(constraints: &[&str]) -> ParamSpace {
+        let strategy = registry()
+            .iter()
+            .find(|s| s.name() == "sma_cross")
+            .copied()
+            .expect("sma_cross");
+        let axes = vec![
+            Axis {
+                name: "fast".into(),
+                param: 0,
+                values: vec![5.0, 10.0, 15.0],
+            },
+            Axis {
+                name: "slow".into(),
+                param: 1,
+                values: vec![20.0, 30.0, 40.0, 50.0],
+            },
+        ];
+        let constraints = constraints
+            .iter()
+            .map(|c| Constraint::parse(c, "sma_cross", strategy.params()).unwrap())
+            .collect();
+        ParamSpace::new(strategy.params(), axes, constraints).unwrap()
+    }
+
+    #[test]
+    fn neighbours_step_one_value_each_way_and_stop_at_edges_and_constraints() {
+        let s = space(&[]);
+        // Inside: four neighbours.
+        assert_eq!(
+            neighbours(&s, &[10.0, 30.0]),
+            vec![
+                vec![5.0, 30.0],
+                vec![15.0, 30.0],
+                vec![10.0, 20.0],
+                vec![10.0, 40.0]
+            ]
+        );
+        // A corner: two.
+        assert_eq!(
+            neighbours(&s, &[5.0, 20.0]),
+            vec![vec![10.0, 20.0], vec![5.0, 30.0]]
+        );
+        // A constraint removes what it excludes.
+        let s = space(&["fast <= 10"]);
+        assert_eq!(
+            neighbours(&s, &[10.0, 30.0]),
+            vec![vec![5.0, 30.0], vec![10.0, 20.0], vec![10.0, 40.0]]
+        );
+    }
+
+    #[test]
+    fn aggregates_by_hand() {
+        let mean = NeighbourAggregate::Mean;
+        let min = NeighbourAggregate::Min;
+        assert_eq!(aggregate(2.0, [1.0, 0.0].into_iter(), mean), 1.0);
+        assert_eq!(aggregate(2.0, [1.0, 0.0].into_iter(), min), 0.0);
+        // No neighbour: the candidate alone.
+        assert_eq!(aggregate(2.0, std::iter::empty(), mean), 2.0);
+        // An undefined neighbour is a cliff; an undefined candidate is
+        // undefined.
+        assert_eq!(
+            aggregate(2.0, [f64::NAN].into_iter(), mean),
+            f64::NEG_INFINITY
+        );
+        assert!(aggregate(f64::NAN, [1.0].into_iter(), min).is_nan());
+    }
+
+    #[test]
+    fn ties_go_to_the_higher_own_score_then_the_lower_index() {
+        assert!(before((1.0, 0.5, 9), (0.9, 3.0, 0)));
+        assert!(before((1.0, 2.0, 9), (1.0, 1.0, 0)));
+        assert!(before((1.0, 2.0, 3), (1.0, 2.0, 4)));
+        assert!(before((1.0, 2.0, 3), (f64::NAN, 9.0, 0)));
+    }
+}
