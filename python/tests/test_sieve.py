@@ -1057,6 +1057,13 @@ def test_plateau_selection_prefers_the_ridge_to_the_spike(tmp_path):
         # The spike's neighbourhood, by hand: it and its two losing neighbours.
         spike = [total(0.02), total(-0.015), total(-0.015)]
         assert s["argmax"]["neighbourhood"] == pytest.approx(sum(spike) / 3 if how == "mean" else min(spike), rel=1e-9)
+        # The surface through the chosen point: every p, by hand.
+        (slice_,) = s["surface"]
+        drift = {1: -0.015, 2: 0.02, 3: -0.015, 6: 0.012, 7: 0.012, 8: 0.012}
+        assert slice_["param"] == "p" and slice_["values"] == list(range(10))
+        assert slice_["objectives"] == pytest.approx([total(drift.get(p, 0.0)) for p in range(10)], rel=1e-9, abs=1e-12)
+        page = (tmp_path / how / "report.html").read_text()
+        assert "Choice: plateau (%s) vs argmax" % how in page and "Objective along p" in page
         # plateau.csv ranks every verified candidate; an edge has one neighbour.
         ranked = pd.read_csv(tmp_path / how / "iter-001" / "plateau.csv")
         assert list(ranked["p"][:1]) == [7] and int(ranked.loc[ranked["p"] == 0, "neighbours"].iloc[0]) == 1

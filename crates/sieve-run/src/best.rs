@@ -57,6 +57,18 @@ pub struct SelectionRecord {
     pub rule: String,
     pub chosen: Choice,
     pub argmax: Choice,
+    /// The objective along each swept parameter through the chosen point
+    /// (the grid of the iteration that chose it).
+    pub surface: Vec<SurfaceSlice>,
+}
+
+/// The score-window objective at each value of one parameter, the others
+/// at the chosen candidate's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SurfaceSlice {
+    pub param: String,
+    pub values: Vec<f64>,
+    pub objectives: Vec<Num>,
 }
 
 /// A candidate of the selection.
@@ -437,10 +449,81 @@ pub(crate) fn best_json(
                 rule: select.name().to_string(),
                 chosen: choice(study, b),
                 argmax: choice(study, argmax),
+                surface: surface(study, &rec.grid, &b.params)?,
             }),
             _ => None,
         },
     }))
+}
+
+/// The objective along each swept axis of `grid` through `at` (the other
+/// parameters held), every point backtested exactly; points the
+/// constraints exclude are left out.
+fn surface(
+    study: &Study,
+    grid: &[crate::rundir::AxisRecord],
+    at: &[f64],
+) -> Result<Vec<SurfaceSlice>> {
+    let names = study.param_names();
+    let constraints = &study.space().constraints;
+    let mut slices: Vec<(String, Vec<Vec<f64>>)> = Vec::new();
+    for axis in grid.iter().filter(|a| a.values.len() > 1) {
+        let Some(k) = names.iter().position(|n| *n == axis.name) else {
+            continue;
+        };
+        let points = axis
+            .values
+            .iter()
+            .map(|&v| {
+                let mut p = at.to_vec();
+                p[k] = v;
+                p
+            })
+            .filter(|p| constraints.iter().all(|c| c.holds(p)))
+            .collect();
+        slices.push((axis.name.clone(), points));
+    }
+    let candidates: Vec<crate::candidates::Candidate> = slices
+        .iter()
+        .flat_map(|(_, points)| points.iter())
+        .map(|p| crate::candidates::Candidate {
+            line: 0,
+            grid_index: 0,
+            screen_rank: 0,
+            params: p.clone(),
+        })
+        .collect();
+    let scored: std::collections::HashMap<Vec<u64>, f64> =
+        match crate::verify::verify(study, candidates, 0, None, &|| {})? {
+            Some(done) => done
+                .rows
+                .into_iter()
+                .map(|r| {
+                    (
+                        r.candidate.params.iter().map(|v| v.to_bits()).collect(),
+                        r.score,
+                    )
+                })
+                .collect(),
+            None => Default::default(),
+        };
+    Ok(slices
+        .into_iter()
+        .map(|(param, points)| {
+            let k = names.iter().position(|n| *n == param).unwrap_or(0);
+            SurfaceSlice {
+                values: points.iter().map(|p| p[k]).collect(),
+                objectives: points
+                    .iter()
+                    .map(|p| {
+                        let key: Vec<u64> = p.iter().map(|v| v.to_bits()).collect();
+                        Num(scored.get(&key).copied().unwrap_or(f64::NAN))
+                    })
+                    .collect(),
+                param,
+            }
+        })
+        .collect())
 }
 
 /// One candidate of the selection as `best.json` shows it: its parameters,

@@ -41,6 +41,7 @@ pub(crate) fn run_page(report: &RunReport<'_>) -> Result<String> {
     }
     super::robust::push_robustness(&mut html, best, &report.score_vs_holdout)?;
     push_best(&mut html, best);
+    push_selection(&mut html, best);
     if study.market().is_several() {
         let how = best.aggregate.as_deref().unwrap_or("mean");
         let _ = writeln!(
@@ -121,6 +122,86 @@ pub(crate) fn push_best(html: &mut String, best: &Best) {
         );
     }
     html.push_str("</table>\n");
+}
+
+/// Under `robust.select = "plateau"`: the chosen candidate beside the
+/// argmax one, and the objective along each parameter through the chosen.
+pub(crate) fn push_selection(html: &mut String, best: &Best) {
+    let Some(s) = &best.selection else { return };
+    let _ = writeln!(
+        html,
+        "<h2>Choice: {} vs argmax</h2>\n<p>The best is the candidate whose neighbourhood (it and its axis neighbours, each backtested exactly) does best, not the highest objective alone.</p>\n<table><tr><th></th><th>chosen</th><th>argmax</th></tr>",
+        esc(&s.rule)
+    );
+    for (name, v) in &s.chosen.params {
+        let other = s.argmax.params.get(name).copied().unwrap_or(f64::NAN);
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(name),
+            esc(&float(*v)),
+            esc(&float(other))
+        );
+    }
+    let num =
+        |v: Option<&crate::files::Num>| v.map_or("-".to_string(), |v| crate::text::human(v.0));
+    let rows = [
+        (
+            "objective (score window)",
+            num(Some(&s.chosen.objective)),
+            num(Some(&s.argmax.objective)),
+        ),
+        (
+            "neighbourhood",
+            num(Some(&s.chosen.neighbourhood)),
+            num(Some(&s.argmax.neighbourhood)),
+        ),
+        (
+            "neighbours",
+            s.chosen.neighbours.to_string(),
+            s.argmax.neighbours.to_string(),
+        ),
+        (
+            "holdout objective",
+            num(s.chosen.holdout.as_ref()),
+            num(s.argmax.holdout.as_ref()),
+        ),
+    ];
+    for (what, a, b) in rows {
+        let _ = writeln!(
+            html,
+            "<tr><td>{what}</td><td>{}</td><td>{}</td></tr>",
+            esc(&a),
+            esc(&b)
+        );
+    }
+    html.push_str("</table>\n");
+    for slice in &s.surface {
+        let at = s
+            .chosen
+            .params
+            .get(&slice.param)
+            .copied()
+            .unwrap_or(f64::NAN);
+        let _ = write!(
+            html,
+            "<p>Objective along {} (the others at the chosen values; the chosen in bold):</p>\n<table><tr><th>{}</th>",
+            esc(&slice.param),
+            esc(&slice.param)
+        );
+        let bold = |v: f64, text: String| match v.to_bits() == at.to_bits() {
+            true => format!("<b>{text}</b>"),
+            false => text,
+        };
+        for v in &slice.values {
+            let _ = write!(html, "<td>{}</td>", bold(*v, esc(&float(*v))));
+        }
+        html.push_str("</tr><tr><th>objective</th>");
+        for (v, o) in slice.values.iter().zip(&slice.objectives) {
+            let _ = write!(html, "<td>{}</td>", bold(*v, esc(&crate::text::human(o.0))));
+        }
+        html.push_str("</tr></table>\n");
+    }
 }
 
 pub(crate) fn push_metrics(
