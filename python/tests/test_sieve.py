@@ -1057,6 +1057,9 @@ def test_plateau_selection_prefers_the_ridge_to_the_spike(tmp_path):
         # The spike's neighbourhood, by hand: it and its two losing neighbours.
         spike = [total(0.02), total(-0.015), total(-0.015)]
         assert s["argmax"]["neighbourhood"] == pytest.approx(sum(spike) / 3 if how == "mean" else min(spike), rel=1e-9)
+        # The PBO's in-sample pick is the same rule.
+        assert best["robustness"]["pbo"]["pick"] == "plateau (%s)" % how
+        assert "pick" not in argmax["robustness"]["pbo"]
         # The surface through the chosen point: every p, by hand.
         (slice_,) = s["surface"]
         drift = {1: -0.015, 2: 0.02, 3: -0.015, 6: 0.012, 7: 0.012, 8: 0.012}

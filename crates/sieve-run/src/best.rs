@@ -393,7 +393,14 @@ pub(crate) fn best_json(
             .join(format!("iter-{:03}", rec.iteration))
             .join("verified.csv");
         let mut candidates = crate::robust::finite_candidates(study, &verified)?;
-        let pbo = crate::robust::overfitting(study, &mut candidates);
+        // The space those candidates were verified on: its neighbours are
+        // what the plateau rule reads.
+        let space = sieve_core::grid::ParamSpace::new(
+            study.strategy().params(),
+            study.axes_of(&rec.grid)?,
+            study.space().constraints.clone(),
+        )?;
+        let pbo = crate::robust::overfitting(study, &mut candidates, Some(&space));
         Some(crate::robust::Robustness {
             dsr: Some(crate::robust::deflated_sharpe(study, state, &b.params)),
             pbo_skipped: pbo.as_ref().err().cloned(),

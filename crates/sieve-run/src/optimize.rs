@@ -195,7 +195,7 @@ pub fn optimize(
         }
         let space = ParamSpace::new(
             study.strategy().params(),
-            axes_of(study, &state.iterations[idx].grid)?,
+            study.axes_of(&state.iterations[idx].grid)?,
             study.space().constraints.clone(),
         )?;
         let iter_study = study.with_space(space);
@@ -299,7 +299,7 @@ fn next_grid(
                 .settings()
                 .max_combinations
                 .unwrap_or(state.iterations[0].grid_size);
-            let current = axes_of(study, &prev.grid)?;
+            let current = study.axes_of(&prev.grid)?;
             let from = prev.verify.as_ref().map_or(&[][..], |v| &v.refine_from);
             crate::refine::refine(study.strategy(), &current, original, from, max)
         }
@@ -369,18 +369,6 @@ pub fn no_finite_objective(study: &Study) -> String {
         ));
     }
     message
-}
-
-fn axes_of(study: &Study, grid: &[AxisRecord]) -> Result<Vec<Axis>> {
-    grid.iter()
-        .map(|a| {
-            Ok(Axis {
-                param: strategy::param_index(study.strategy(), &a.name)?,
-                name: a.name.clone(),
-                values: a.values.clone(),
-            })
-        })
-        .collect()
 }
 
 fn iteration_line(study: &Study, rec: &IterationRecord) -> String {

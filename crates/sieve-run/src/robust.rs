@@ -54,6 +54,10 @@ pub struct PboRecord {
     /// Verified candidates merged into an earlier one with the same returns.
     #[serde(default)]
     pub identical: usize,
+    /// How each split's in-sample pick was made when not by the highest
+    /// Sharpe: `plateau (mean)` or `plateau (min)` (`robust.select`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pick: Option<String>,
     pub splits: usize,
     #[serde(deserialize_with = "nan_if_null")]
     pub pbo: f64,
@@ -128,10 +132,14 @@ pub fn dsr_record(shape: &dsr::ReturnShape, trials: u64, variance: Option<f64>) 
 }
 
 /// PBO over `candidates` (grid index, parameters), those of `verified.csv`
-/// with a finite score; `Err(why)` when it cannot be computed.
+/// with a finite score; `Err(why)` when it cannot be computed. With `grid`
+/// (the space they were verified on) and `robust.select = "plateau"`, each
+/// split's in-sample pick is made by the plateau rule over their axis
+/// neighbours on it.
 pub fn overfitting(
     study: &Study,
     candidates: &mut [(u64, Vec<f64>)],
+    grid: Option<&sieve_core::grid::ParamSpace>,
 ) -> std::result::Result<PboRecord, String> {
     if candidates.len() < 2 {
         return Err(format!(
@@ -145,17 +153,48 @@ pub fn overfitting(
     let w = study.scoring().windows.score;
     pbo_fits(w.end - w.start, blocks)?;
     let cash = study.scoring().engine.initial_cash;
-    let measured: Vec<(u64, Vec<pbo::BlockSums>)> =
-        study.with_evaluator(candidates.iter().map(|c| c.1.as_slice()), |eval| {
-            candidates
-                .par_iter()
-                .map(|(_, p)| {
+    let measure = |sets: &[Vec<f64>]| -> Vec<(u64, Vec<pbo::BlockSums>)> {
+        study.with_evaluator(sets.iter().map(Vec::as_slice), |eval| {
+            sets.par_iter()
+                .map(|p| {
                     let bt = eval.backtest(p);
                     block_fingerprint(&window_returns(&bt.equity, w.start, w.end, cash), blocks)
                 })
                 .collect()
-        });
-    pbo_record(measured, blocks)
+        })
+    };
+    let sets: Vec<Vec<f64>> = candidates.iter().map(|c| c.1.clone()).collect();
+    let measured = measure(&sets);
+    let plateau = match (study.settings().select, grid) {
+        (sieve_core::config::run::Selection::Plateau(how), Some(space)) => Some((how, space)),
+        _ => None,
+    };
+    let Some((how, space)) = plateau else {
+        return pbo_record(measured, blocks, None);
+    };
+    // The neighbours of every candidate, measured too (once each).
+    let key = |p: &[f64]| p.iter().map(|v| v.to_bits()).collect::<Vec<u64>>();
+    let mut index: std::collections::HashMap<Vec<u64>, usize> =
+        sets.iter().enumerate().map(|(i, p)| (key(p), i)).collect();
+    let mut extra: Vec<Vec<f64>> = Vec::new();
+    let near: Vec<Vec<usize>> = sets
+        .iter()
+        .map(|p| {
+            crate::plateau::neighbours(space, p)
+                .into_iter()
+                .map(|q| {
+                    let next = sets.len() + extra.len();
+                    *index.entry(key(&q)).or_insert_with(|| {
+                        extra.push(q.clone());
+                        next
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let mut all = measured;
+    all.extend(measure(&extra));
+    pbo_record(all, blocks, Some((&near, how)))
 }
 
 /// A candidate's score-window returns as the PBO reads them: their hash
@@ -175,33 +214,68 @@ pub fn pbo_fits(bars: usize, blocks: usize) -> std::result::Result<(), String> {
 }
 
 /// The PBO of candidates given by [`block_fingerprint`], in the order that
-/// breaks an in-sample tie (the earlier wins).
+/// breaks an in-sample tie (the earlier wins). With `plateau`, `measured`
+/// holds the candidates' neighbours after the candidates (`neighbours[i]`
+/// indexes it) and the pick is the plateau rule's.
 pub fn pbo_record(
     measured: Vec<(u64, Vec<pbo::BlockSums>)>,
     blocks: usize,
+    plateau: Option<(&[Vec<usize>], sieve_core::config::run::NeighbourAggregate)>,
 ) -> std::result::Result<PboRecord, String> {
-    let total = measured.len();
+    let total = plateau.map_or(measured.len(), |(near, _)| near.len());
     // Candidates with the same trades have the same returns: one candidate
     // (the earliest), not several whose last-bit differences decide CSCV.
+    // (Their series stay for the neighbours that read them.)
     let mut seen = std::collections::HashSet::new();
-    let sums: Vec<Vec<pbo::BlockSums>> = measured
-        .into_iter()
-        .filter(|(hash, sums)| seen.insert((*hash, sums_bits(sums))))
-        .map(|(_, sums)| sums)
+    let kept: Vec<usize> = (0..total)
+        .filter(|&i| seen.insert((measured[i].0, sums_bits(&measured[i].1))))
         .collect();
-    let identical = total - sums.len();
-    if sums.len() < 2 {
+    let mut sums: Vec<Vec<pbo::BlockSums>> = kept.iter().map(|&i| measured[i].1.clone()).collect();
+    let near: Vec<Vec<usize>> = match plateau {
+        Some((near, _)) => {
+            // Every series after the kept candidates, in its old order.
+            let mut at = vec![usize::MAX; measured.len()];
+            for (k, &i) in kept.iter().enumerate() {
+                at[i] = k;
+            }
+            for (i, m) in measured.iter().enumerate() {
+                if at[i] == usize::MAX {
+                    at[i] = sums.len();
+                    sums.push(m.1.clone());
+                }
+            }
+            kept.iter()
+                .map(|&i| near[i].iter().map(|&j| at[j]).collect())
+                .collect()
+        }
+        None => Vec::new(),
+    };
+    let identical = total - kept.len();
+    if kept.len() < 2 {
         return Err(format!(
             "the {total} candidates have {} distinct return series; the PBO needs at least 2",
-            sums.len()
+            kept.len()
         ));
     }
-    let r = pbo::pbo(&sums, blocks);
+    let pick = match plateau {
+        Some((_, how)) => pbo::Pick::Plateau {
+            neighbours: &near,
+            how,
+        },
+        None => pbo::Pick::Argmax,
+    };
+    let r = pbo::pbo_picking(&sums, kept.len(), blocks, pick);
+    let pick = plateau.map(|(_, how)| {
+        sieve_core::config::run::Selection::Plateau(how)
+            .name()
+            .to_string()
+    });
     let step = r.picks.len().div_ceil(2000).max(1);
     Ok(PboRecord {
         blocks: r.blocks,
         candidates: r.candidates,
         identical,
+        pick,
         splits: r.splits,
         pbo: r.pbo,
         prob_oos_loss: r.prob_oos_loss,
@@ -391,6 +465,7 @@ mod tests {
                 blocks: 16,
                 candidates: 100,
                 identical: 0,
+                pick: None,
                 splits: 12870,
                 pbo,
                 prob_oos_loss: 0.1,

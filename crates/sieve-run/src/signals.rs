@@ -182,7 +182,7 @@ fn set_robustness(study: &Study, columns: &[SignalColumn<'_>], done: &[Done]) ->
             .collect()
     };
     let pbo = robust::pbo_fits(w.end - w.start, blocks)
-        .and_then(|_| robust::pbo_record(measured(), blocks));
+        .and_then(|_| robust::pbo_record(measured(), blocks, None));
     let (pbo, pbo_skipped) = match pbo {
         Ok(p) => (Some(p), None),
         Err(why) => (None, Some(why)),

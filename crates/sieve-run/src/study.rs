@@ -139,6 +139,22 @@ impl Study {
         }
     }
 
+    /// The axes of a grid as the run files record it (`run.json`).
+    pub fn axes_of(
+        &self,
+        grid: &[crate::files::AxisRecord],
+    ) -> Result<Vec<sieve_core::grid::Axis>> {
+        grid.iter()
+            .map(|a| {
+                Ok(sieve_core::grid::Axis {
+                    param: sieve_core::strategy::param_index(self.strategy(), &a.name)?,
+                    name: a.name.clone(),
+                    values: a.values.clone(),
+                })
+            })
+            .collect()
+    }
+
     /// The same study, its instruments read from these files (by name, in
     /// the study's order): where the Python package keeps DataFrames.
     pub fn with_data_paths(&self, files: Vec<(String, PathBuf)>) -> Study {

@@ -94,11 +94,39 @@ fn splits(blocks: usize) -> Vec<u32> {
         .collect()
 }
 
+/// How each split's in-sample pick is made.
+#[derive(Debug, Clone, Copy)]
+pub enum Pick<'a> {
+    /// The highest in-sample Sharpe.
+    Argmax,
+    /// The highest aggregate of a candidate's in-sample Sharpe and its
+    /// neighbours' (`neighbours[candidate]`: indices into the series, which
+    /// may lie past the candidates), an undefined one counting as −∞: the
+    /// plateau rule of the optimize loop, applied in-sample.
+    Plateau {
+        neighbours: &'a [Vec<usize>],
+        how: crate::config::run::NeighbourAggregate,
+    },
+}
+
 /// CSCV over `sums[candidate][block]` (candidates in grid-index order: a
 /// tie in-sample goes to the earlier one; every candidate has the same
 /// block sizes). `blocks` must be even, 2..=24.
 pub fn pbo(sums: &[Vec<BlockSums>], blocks: usize) -> Pbo {
-    let n = sums.len();
+    pbo_picking(sums, sums.len(), blocks, Pick::Argmax)
+}
+
+/// [`pbo`] with the first `candidates` of `sums` the candidates (the rest:
+/// series the pick reads, such as plateau neighbours) and the in-sample
+/// pick made by `pick`.
+pub fn pbo_picking(
+    sums: &[Vec<BlockSums>],
+    candidates: usize,
+    blocks: usize,
+    pick: Pick<'_>,
+) -> Pbo {
+    let series = sums.len();
+    let n = candidates.min(series);
     let totals: Vec<BlockSums> = sums
         .iter()
         .map(|c| {
@@ -121,11 +149,11 @@ pub fn pbo(sums: &[Vec<BlockSums>], blocks: usize) -> Pbo {
     let per_split: Vec<(f64, f64, f64)> = masks
         .par_iter()
         .map_init(
-            || (vec![0.0; n], vec![0.0; n]),
-            |(ins, oos), &mask| {
+            || (vec![0.0; series], vec![0.0; series], vec![0.0; n]),
+            |(ins, oos, rank), &mask| {
                 let chosen: Vec<usize> = (0..blocks).filter(|b| mask >> b & 1 == 1).collect();
                 let is_n: f64 = chosen.iter().map(|&b| counts[b]).sum();
-                for i in 0..n {
+                for i in 0..series {
                     let row = &flat[i * blocks..(i + 1) * blocks];
                     let (mut sum, mut sum_sq) = (0.0, 0.0);
                     for &b in &chosen {
@@ -145,13 +173,44 @@ pub fn pbo(sums: &[Vec<BlockSums>], blocks: usize) -> Pbo {
                     oos[i] = out.sharpe();
                     ins[i] = is.sharpe();
                 }
-                // The earliest candidate tied with the highest in-sample
-                // Sharpe is the pick; out of sample, one tied with the
-                // pick's is not below it.
-                let top = ins.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let chosen = ins.iter().position(|&s| tied(s, top)).unwrap_or(0);
+                // What the pick ranks by: the in-sample Sharpe, or its
+                // neighbourhood's aggregate.
+                for i in 0..n {
+                    rank[i] = match pick {
+                        Pick::Argmax => ins[i],
+                        Pick::Plateau { neighbours, how } => {
+                            let own = ins[i];
+                            let near = neighbours.get(i).map_or(&[][..], Vec::as_slice);
+                            let all = std::iter::once(own).chain(near.iter().map(|&j| ins[j]));
+                            let all = all.map(|v| if v.is_nan() { f64::NEG_INFINITY } else { v });
+                            match how {
+                                crate::config::run::NeighbourAggregate::Mean => {
+                                    all.sum::<f64>() / (1 + near.len()) as f64
+                                }
+                                crate::config::run::NeighbourAggregate::Min => {
+                                    all.fold(f64::INFINITY, f64::min)
+                                }
+                            }
+                        }
+                    };
+                }
+                // The earliest candidate tied with the highest rank is the
+                // pick (its own in-sample Sharpe breaks a tie of
+                // aggregates); out of sample, one tied with the pick's is
+                // not below it.
+                let top = rank.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let chosen = (0..n)
+                    .filter(|&i| tied(rank[i], top))
+                    .reduce(|a, b| match ins[b] > ins[a] && !tied(ins[a], ins[b]) {
+                        true => b,
+                        false => a,
+                    })
+                    .unwrap_or(0);
                 let pick = oos[chosen];
-                let below = oos.iter().filter(|&&o| o < pick && !tied(o, pick)).count();
+                let below = oos[..n]
+                    .iter()
+                    .filter(|&&o| o < pick && !tied(o, pick))
+                    .count();
                 let omega = (1.0 + below as f64) / (n as f64 + 1.0);
                 ((omega / (1.0 - omega)).ln(), ins[chosen], pick)
             },

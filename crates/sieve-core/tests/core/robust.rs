@@ -1,4 +1,4 @@
-use sieve_core::robust::pbo::{block_sums, pbo, BlockSums};
+use sieve_core::robust::pbo::{block_sums, pbo, pbo_picking, BlockSums, Pick};
 
 /// One return per block: a split's Sharpe is that of a pair,
 /// (x + y)/2 / (|x − y|/√2), and −∞ when x = y.
@@ -167,4 +167,41 @@ fn sharpes_equal_but_for_rounding_are_ties() {
     assert_ne!(sharpe_bits(&copy), sharpe_bits(&near));
     assert_eq!(exact.logits, rounded.logits);
     assert_eq!(exact.pbo, rounded.pbo);
+}
+
+#[test]
+fn the_plateau_pick_reads_the_neighbours_in_sample() {
+    use sieve_core::config::run::NeighbourAggregate;
+    // A and B of the case above; A's one neighbour always loses, B's is
+    // B again. In-sample, A's neighbourhood mean is below B's in every
+    // split, so B is the pick of all six (argmax took A in {0,3}); ranked
+    // out of sample among A and B only: λ = ln 2 except {1,2} (B 1.65 <
+    // A 2.12 over {0,3}): PBO = 1/6.
+    let a = [1.0, 2.0, 1.0, 2.0];
+    let b = [1.0, 1.5, 2.0, 2.5];
+    let loser = [-2.0, -2.5, -3.0, -3.5];
+    let series = sums(&[a, b, loser, b]);
+    let near = [vec![2], vec![3]];
+    let pick = Pick::Plateau {
+        neighbours: &near,
+        how: NeighbourAggregate::Mean,
+    };
+    let r = pbo_picking(&series, 2, 4, pick);
+    assert_eq!(r.candidates, 2);
+    assert!((r.pbo - 1.0 / 6.0).abs() < 1e-15, "{}", r.pbo);
+    let l2 = 2f64.ln();
+    let want = [l2, l2, -l2, l2, l2, l2];
+    for (got, want) in r.logits.iter().zip(want) {
+        assert!((got - want).abs() < 1e-12, "{:?}", r.logits);
+    }
+    // No neighbours: the plateau pick is the argmax pick.
+    let none = [Vec::new(), Vec::new()];
+    let alone = Pick::Plateau {
+        neighbours: &none,
+        how: NeighbourAggregate::Min,
+    };
+    assert_eq!(
+        pbo_picking(&sums(&[a, b]), 2, 4, alone),
+        pbo(&sums(&[a, b]), 4)
+    );
 }
