@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use sieve_core::config::run::{MinImprovement, Selection};
 use sieve_core::grid::{Axis, ParamSpace};
-use sieve_core::{strategy, Error, Result};
+use sieve_core::{Error, Result};
 
 use crate::best::Best;
 use crate::control::Session;
