@@ -146,6 +146,21 @@ pub fn sweep(
     spec.checked(outcome)?.map_err(sieve_err)
 }
 
+/// How a run-folder job runs from Python: a checkpoint every 10 s, stopped
+/// by `stop` (Ctrl-C, or an indicator that failed).
+fn run_control(
+    threads: usize,
+    restart: bool,
+    stop: &std::sync::atomic::AtomicBool,
+) -> jobs::RunControl<'_> {
+    jobs::RunControl {
+        threads,
+        restart,
+        checkpoint_every: Duration::from_secs(10),
+        cancel: Some(stop),
+    }
+}
+
 /// The study with DataFrames kept in the run folder `out`, so that `sieve
 /// report` (and the run file) can name the data the run used: one frame as
 /// `data.parquet`, a dict of them as `data/<name>.parquet` (read back as
@@ -228,12 +243,7 @@ pub fn walkforward(
     let run = jobs::prepare_run(&study, &out, kind).map_err(sieve_err)?;
     let study = keep_frames(py, &data, study, &out, kind.marker(), restart)?;
     let outcome = interruptible(py, spec.stop(), |stop| -> Result<_, Error> {
-        let control = jobs::RunControl {
-            threads,
-            restart,
-            checkpoint_every: Duration::from_secs(10),
-            cancel: Some(stop),
-        };
+        let control = run_control(threads, restart, stop);
         let mut observer = shown.reporter();
         jobs::walkforward(&study, &out, run.backend.as_ref(), &control, &mut observer)
     });
@@ -515,12 +525,7 @@ pub fn optimize(
         jobs::prepare_run(&study, &out, sieve_run::rundir::RunKind::Optimize).map_err(sieve_err)?;
     let study = keep_frames(py, &data, study, &out, "run.json", restart)?;
     let outcome = interruptible(py, spec.stop(), |stop| -> Result<_, Error> {
-        let control = jobs::RunControl {
-            threads,
-            restart,
-            checkpoint_every: Duration::from_secs(10),
-            cancel: Some(stop),
-        };
+        let control = run_control(threads, restart, stop);
         let mut observer = shown.reporter();
         jobs::optimize(&study, &out, run.backend.as_ref(), &control, &mut observer)
     });
