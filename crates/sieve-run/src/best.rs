@@ -602,6 +602,23 @@ mod tests {
         }
     }
 
+    #[test]
+    fn under_plateau_the_aggregate_decides_and_a_cliff_is_beaten() {
+        // Iteration 1: the higher objective but a cliff beside it (−∞);
+        // iteration 2: a lower objective on a ridge.
+        let mut s = state(&[Some(1.0), Some(0.6)]);
+        let aggregates = [f64::NEG_INFINITY, 0.5];
+        for (rec, a) in s.iterations.iter_mut().zip(aggregates) {
+            if let Some(b) = rec.verify.as_mut().and_then(|v| v.best.as_mut()) {
+                b.aggregate = Some(a);
+            }
+        }
+        let min = MinImprovement::default();
+        let pick = |plateau| best_record(&s, &min, plateau).map(|(rec, _)| rec.iteration);
+        assert_eq!(pick(true), Some(2));
+        assert_eq!(pick(false), Some(1));
+    }
+
     fn line(name: &str, score_days: usize, score: f64) -> InstrumentLine {
         InstrumentLine {
             name: name.into(),

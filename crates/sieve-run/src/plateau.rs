@@ -43,7 +43,8 @@ pub fn neighbours(space: &ParamSpace, params: &[f64]) -> Vec<Vec<f64>> {
     let mut out = Vec::new();
     for axis in space.axes.iter().filter(|a| a.values.len() > 1) {
         let at = params[axis.param];
-        let Some(i) = axis.values.iter().position(|v| v.to_bits() == at.to_bits()) else {
+        // By value: -0.0 and 0.0 are one grid point (files write both as 0).
+        let Some(i) = axis.values.iter().position(|&v| v == at) else {
             continue;
         };
         for j in [i.checked_sub(1), Some(i + 1)].into_iter().flatten() {
@@ -133,6 +134,11 @@ pub fn aggregate(own: f64, neighbours: impl Iterator<Item = f64>, how: Neighbour
     let all: Vec<f64> = std::iter::once(own)
         .chain(neighbours.map(|v| if v.is_nan() { f64::NEG_INFINITY } else { v }))
         .collect();
+    // A cliff anywhere makes the neighbourhood −∞, whatever the rest
+    // (+∞ and −∞ have no mean).
+    if all.contains(&f64::NEG_INFINITY) {
+        return f64::NEG_INFINITY;
+    }
     match how {
         NeighbourAggregate::Mean => all.iter().sum::<f64>() / all.len() as f64,
         NeighbourAggregate::Min => all.iter().copied().fold(f64::INFINITY, f64::min),
@@ -238,6 +244,11 @@ mod tests {
             f64::NEG_INFINITY
         );
         assert!(aggregate(f64::NAN, [1.0].into_iter(), min).is_nan());
+        // +∞ beside a cliff is still a cliff.
+        assert_eq!(
+            aggregate(f64::INFINITY, [f64::NAN].into_iter(), mean),
+            f64::NEG_INFINITY
+        );
     }
 
     #[test]

@@ -253,7 +253,7 @@ pub fn pbo_record(
     let identical = total - kept.len();
     if kept.len() < 2 {
         return Err(format!(
-            "the {total} candidates have {} distinct return series; the PBO needs at least 2",
+            "the {total} verified candidates with a finite score have {} distinct return series; the PBO needs at least 2",
             kept.len()
         ));
     }

@@ -466,11 +466,12 @@ fn is_cut_write(name: &str) -> bool {
 }
 
 /// The files a run writes in each `iter-NNN` folder.
-const ITERATION_FILES: [&str; 4] = [
+const ITERATION_FILES: [&str; 5] = [
     "sweep.csv",
     "sweep.meta.json",
     "sweep.checkpoint.json",
     "verified.csv",
+    "plateau.csv",
 ];
 
 /// The lock file of a run folder.

@@ -199,10 +199,12 @@ impl Default for MinImprovement {
 }
 
 impl MinImprovement {
-    /// Whether `score` improves on `best` (any finite score improves on none).
+    /// Whether `score` improves on `best` (any finite score improves on none;
+    /// anything above −∞ improves on −∞, which a plateau's aggregate can be).
     pub fn improves(&self, score: f64, best: Option<f64>) -> bool {
         match best {
             None => true,
+            Some(b) if b == f64::NEG_INFINITY => score > b,
             Some(b) => score > b + self.absolute.max(self.relative * b.abs()),
         }
     }
@@ -402,6 +404,9 @@ mod tests {
         assert!(m.improves(-0.4, Some(-0.5)));
         assert!(!m.improves(0.8, Some(0.8)));
         assert!(m.improves(-1e300, None));
+        // A plateau's aggregate may be −∞: anything above it improves.
+        assert!(m.improves(-1e300, Some(f64::NEG_INFINITY)));
+        assert!(!m.improves(f64::NEG_INFINITY, Some(f64::NEG_INFINITY)));
         // Relative for large objectives: 1e12 + 1 is within 1e-9 of 1e12.
         assert!(!m.improves(1e12 + 1.0, Some(1e12)));
         let strict = settings("[optimize]\nmin_improvement = 0.1\nmin_relative_improvement = 0")
