@@ -312,7 +312,8 @@ def _signal_width(v):
 
 
 def _signal_array(what, v, index, width):
-    """(bytes of a C-ordered bars × width 0/1 array, bars) of one argument;
+    """(bytes of a width × bars 0/1 array, column by column, and the bars)
+    of one argument;
     a 1-D one is repeated across the columns."""
     if v is None:
         raise TypeError("%s: expected booleans (a Series, DataFrame or array), got None" % what)
@@ -341,11 +342,13 @@ def _signal_array(what, v, index, width):
         v = np.repeat(v[:, None], width, axis=1)
     if v.ndim != 2 or v.shape[1] != width:
         raise DataError("%s: shape %s; expected bars × %d columns" % (what, v.shape, width))
-    return (np.ascontiguousarray(v).view(np.uint8).tobytes(), v.shape[0])
+    # Column by column (the transpose, C-ordered): each backtest's series is
+    # one contiguous run for the native side.
+    return (np.ascontiguousarray(v.T).view(np.uint8).tobytes(), v.shape[0])
 
 
 def _signal_values(what, v, index, labels, named, bars):
-    """Bytes of a C-ordered bars × columns float64 array of one
+    """Bytes of a columns × bars float64 array (column by column) of one
     trade-management keyword (see backtest_signals for its forms);
     `named`: the signals are DataFrames, whose labels a DataFrame of
     values pairs with."""
@@ -404,7 +407,7 @@ def _signal_values(what, v, index, labels, named, bars):
         raise DataError("%s: expected numbers: %s" % (what, e)) from None
     if out.shape != (bars, width):
         raise DataError("%s: shape %s; expected bars × columns = %d × %d" % (what, out.shape, bars, width))
-    return np.ascontiguousarray(out, dtype="<f8").tobytes()
+    return np.ascontiguousarray(out.T, dtype="<f8").tobytes()
 
 
 def _signal_names(values, width):

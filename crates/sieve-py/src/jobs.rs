@@ -257,13 +257,13 @@ pub fn walkforward(
 }
 
 /// Backtests of signals of one's own: `entries`/`exits` (and the short
-/// pair) are `n_bars × len(names)` bytes of 0/1, row-major (a C-ordered
-/// numpy bool array); returns one CSV row of `verified.csv`'s numbers per
+/// pair) are `len(names) × n_bars` bytes of 0/1, column by column (a
+/// C-ordered numpy bool array of the transpose); returns one CSV row of `verified.csv`'s numbers per
 /// column, in parallel, without the GIL; with `trades` / `equity`, also each column's
 /// trades (as [`backtest`] gives them) and equity curve. `keys`: trade
 /// management by name (`stop_loss`, `stop_distance`, `take_profit`,
-/// `target_distance`, `max_bars`, `size`), each `n_bars × len(names)`
-/// little-endian f64s, row-major.
+/// `target_distance`, `max_bars`, `size`), each `len(names) × n_bars`
+/// little-endian f64s, column by column.
 #[pyfunction]
 #[pyo3(signature = (data, config, overrides, names, entries, exits, short, keys, threads, trades, equity, robust))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
@@ -302,31 +302,21 @@ pub fn backtest_signals(
             )));
         }
     }
-    // Row-major bars × columns → one series per column.
-    let column = |bytes: &[u8], c: usize| -> Vec<u8> {
-        (0..n_bars).map(|t| bytes[t * n_cols + c]).collect()
-    };
-    // Entries and exits of one column.
-    type Pair = (Vec<u8>, Vec<u8>);
+    // Column-major (columns × bars): each column's series is a slice.
+    fn column(bytes: &[u8], c: usize, n_bars: usize) -> &[u8] {
+        &bytes[c * n_bars..(c + 1) * n_bars]
+    }
     let managed = ManagedColumns::new(&keys, n_bars, n_cols)?;
-    let series: Vec<(Vec<u8>, Vec<u8>, Option<Pair>)> = (0..n_cols)
-        .map(|c| {
-            (
-                column(&entries, c),
-                column(&exits, c),
-                short.as_ref().map(|(a, b)| (column(a, c), column(b, c))),
-            )
-        })
-        .collect();
     let columns: Vec<sieve_run::signals::SignalColumn<'_>> = names
         .iter()
-        .zip(&series)
         .enumerate()
-        .map(|(c, (name, (e, x, s)))| sieve_run::signals::SignalColumn {
+        .map(|(c, name)| sieve_run::signals::SignalColumn {
             name: name.clone(),
-            entries: e,
-            exits: x,
-            short: s.as_ref().map(|(a, b)| (a.as_slice(), b.as_slice())),
+            entries: column(&entries, c, n_bars),
+            exits: column(&exits, c, n_bars),
+            short: short
+                .as_ref()
+                .map(|(a, b)| (column(a, c, n_bars), column(b, c, n_bars))),
             keys: managed.of(c),
         })
         .collect();
@@ -386,13 +376,13 @@ impl ManagedColumns {
                     n_bars * n_cols
                 )));
             }
-            let value = |t: usize, c: usize| {
-                let at = (t * n_cols + c) * 8;
-                f64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default())
-            };
-            let columns: Vec<Vec<f64>> = (0..n_cols)
-                .map(|c| (0..n_bars).map(|t| value(t, c)).collect())
+            // Column-major: each column's bars are contiguous.
+            let values: Vec<f64> = bytes
+                .chunks_exact(8)
+                .map(|b| f64::from_le_bytes(b.try_into().unwrap_or_default()))
                 .collect();
+            let columns: Vec<Vec<f64>> =
+                values.chunks(n_bars.max(1)).map(<[f64]>::to_vec).collect();
             let (slot, pair, fraction) = match name.as_str() {
                 "stop_loss" => (&mut out.stop, "stop_distance", true),
                 "stop_distance" => (&mut out.stop, "stop_loss", false),
