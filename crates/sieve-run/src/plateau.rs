@@ -165,13 +165,6 @@ pub fn ranking(rows: &[Verified], hoods: &[Neighbourhood]) -> Vec<usize> {
     order
 }
 
-/// `a` ranks before `b` by [`ranking`]'s rule, for tests.
-#[cfg(test)]
-fn before(a: (f64, f64, u64), b: (f64, f64, u64)) -> bool {
-    use std::cmp::Ordering;
-    rank_order(a.0, 0, b.0, 0).then(rank_order(a.1, a.2, b.1, b.2)) == Ordering::Less
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,10 +245,49 @@ mod tests {
     }
 
     #[test]
-    fn ties_go_to_the_higher_own_score_then_the_lower_index() {
-        assert!(before((1.0, 0.5, 9), (0.9, 3.0, 0)));
-        assert!(before((1.0, 2.0, 9), (1.0, 1.0, 0)));
-        assert!(before((1.0, 2.0, 3), (1.0, 2.0, 4)));
-        assert!(before((1.0, 2.0, 3), (f64::NAN, 9.0, 0)));
+    fn ranking_by_aggregate_then_own_score_then_index_undefined_last() {
+        let metrics = sieve_core::metrics::Metrics {
+            total_return: 0.0,
+            cagr: 0.0,
+            max_drawdown: 0.0,
+            calmar: 0.0,
+            sharpe: 0.0,
+            sortino: 0.0,
+            trades: 0,
+            win_rate: 0.0,
+            profit_factor: 0.0,
+            avg_trade: 0.0,
+            exposure: 0.0,
+        };
+        let row = |score: f64, grid_index: u64| Verified {
+            candidate: Candidate {
+                line: 0,
+                grid_index,
+                screen_rank: 0,
+                params: vec![grid_index as f64],
+            },
+            metrics,
+            score,
+            full_score: f64::NAN,
+            holdout_score: f64::NAN,
+            scores: Vec::new(),
+        };
+        let hood = |aggregate: f64| Neighbourhood {
+            aggregate,
+            neighbours: 2,
+        };
+        // The argmax (2.0) has the weakest neighbourhood; two tie at 0.9
+        // and 1.0 own score: the lower grid index first; a candidate with
+        // an undefined aggregate last; a higher own score breaks a tie of
+        // aggregates.
+        let rows = [
+            row(2.0, 5),
+            row(1.0, 3),
+            row(1.0, 1),
+            row(f64::NAN, 0),
+            row(1.5, 9),
+        ];
+        let hoods = [hood(0.5), hood(0.9), hood(0.9), hood(f64::NAN), hood(0.5)];
+        assert_eq!(ranking(&rows, &hoods), vec![2, 1, 0, 4, 3]);
     }
 }
