@@ -202,6 +202,7 @@ pub fn optimize(
         let iter_dir = dir.iter_dir(iteration)?;
         let step = Step {
             study: &iter_study,
+            original: &original,
             opts,
             session: &session,
             dir: &iter_dir,

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 
 use sieve_core::config::run::NeighbourAggregate;
-use sieve_core::grid::ParamSpace;
+use sieve_core::grid::{Axis, ParamSpace};
 use sieve_core::metrics::rank_order;
 use sieve_core::Result;
 
@@ -37,9 +37,11 @@ pub struct Neighbourhood {
 }
 
 /// The axis neighbours of `params` on `space`: for each swept axis, the
-/// values one step below and above (when on the axis and within it), with
-/// the constraints holding.
-pub fn neighbours(space: &ParamSpace, params: &[f64]) -> Vec<Vec<f64>> {
+/// values one step below and above, with the constraints holding. Past
+/// the end of a zoomed axis, the point one of its steps further, while it
+/// stays within `bounds` (the original grid's axes): a zoom window's edge
+/// is not the parameter's.
+pub fn neighbours(space: &ParamSpace, params: &[f64], bounds: &[Axis]) -> Vec<Vec<f64>> {
     let mut out = Vec::new();
     for axis in space.axes.iter().filter(|a| a.values.len() > 1) {
         let at = params[axis.param];
@@ -47,10 +49,28 @@ pub fn neighbours(space: &ParamSpace, params: &[f64]) -> Vec<Vec<f64>> {
         let Some(i) = axis.values.iter().position(|&v| v == at) else {
             continue;
         };
-        for j in [i.checked_sub(1), Some(i + 1)].into_iter().flatten() {
-            let Some(&v) = axis.values.get(j) else {
-                continue;
-            };
+        let (lo, hi) = bounds
+            .iter()
+            .find(|b| b.param == axis.param)
+            .map_or((at, at), |b| {
+                let lo = b.values.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = b.values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                (lo, hi)
+            });
+        let within = |v: f64| {
+            let tol = 1e-9 * lo.abs().max(hi.abs()).max(1.0);
+            v >= lo - tol && v <= hi + tol
+        };
+        let n = axis.values.len();
+        let down = match i {
+            0 => Some(at - (axis.values[1] - axis.values[0])).filter(|&v| within(v)),
+            _ => Some(axis.values[i - 1]),
+        };
+        let up = match i + 1 == n {
+            true => Some(at + (axis.values[n - 1] - axis.values[n - 2])).filter(|&v| within(v)),
+            false => Some(axis.values[i + 1]),
+        };
+        for v in [down, up].into_iter().flatten() {
             let mut q = params.to_vec();
             q[axis.param] = v;
             if space.constraints.iter().all(|c| c.holds(&q)) {
@@ -70,6 +90,7 @@ fn key(params: &[f64]) -> Vec<u64> {
 /// among the rows are verified here. `None` when `cancel` stopped it.
 pub fn neighbourhoods(
     study: &Study,
+    bounds: &[Axis],
     rows: &[Verified],
     how: NeighbourAggregate,
     threads: usize,
@@ -82,7 +103,7 @@ pub fn neighbourhoods(
         .collect();
     let around: Vec<Vec<Vec<f64>>> = rows
         .iter()
-        .map(|r| neighbours(space, &r.candidate.params))
+        .map(|r| neighbours(space, &r.candidate.params, bounds))
         .collect();
     // Each neighbour not verified yet, once, in a fixed order.
     let mut missing: Vec<Vec<f64>> = Vec::new();
@@ -168,7 +189,7 @@ pub fn ranking(rows: &[Verified], hoods: &[Neighbourhood]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sieve_core::grid::{Axis, Constraint};
+    use sieve_core::grid::Constraint;
     use sieve_core::strategy::registry;
 
     fn space(constraints: &[&str]) -> ParamSpace {
@@ -201,7 +222,7 @@ mod tests {
         let s = space(&[]);
         // Inside: four neighbours.
         assert_eq!(
-            neighbours(&s, &[10.0, 30.0]),
+            neighbours(&s, &[10.0, 30.0], &s.axes),
             vec![
                 vec![5.0, 30.0],
                 vec![15.0, 30.0],
@@ -211,14 +232,32 @@ mod tests {
         );
         // A corner: two.
         assert_eq!(
-            neighbours(&s, &[5.0, 20.0]),
+            neighbours(&s, &[5.0, 20.0], &s.axes),
             vec![vec![10.0, 20.0], vec![5.0, 30.0]]
         );
         // A constraint removes what it excludes.
         let s = space(&["fast <= 10"]);
         assert_eq!(
-            neighbours(&s, &[10.0, 30.0]),
+            neighbours(&s, &[10.0, 30.0], &s.axes),
             vec![vec![5.0, 30.0], vec![10.0, 20.0], vec![10.0, 40.0]]
+        );
+    }
+
+    #[test]
+    fn a_zoom_windows_edge_is_not_the_parameters() {
+        // A zoomed grid (slow 30, 35, 40) inside the original 20..50: its
+        // edges still have neighbours one zoomed step further; the
+        // original grid's edge (fast 5) does not.
+        let original = space(&[]);
+        let mut zoomed = original.clone();
+        zoomed.axes[1].values = vec![30.0, 35.0, 40.0];
+        assert_eq!(
+            neighbours(&zoomed, &[5.0, 30.0], &original.axes),
+            vec![vec![10.0, 30.0], vec![5.0, 25.0], vec![5.0, 35.0]]
+        );
+        assert_eq!(
+            neighbours(&zoomed, &[5.0, 40.0], &original.axes),
+            vec![vec![10.0, 40.0], vec![5.0, 35.0], vec![5.0, 45.0]]
         );
     }
 

@@ -180,7 +180,7 @@ pub fn overfitting(
     let near: Vec<Vec<usize>> = sets
         .iter()
         .map(|p| {
-            crate::plateau::neighbours(space, p)
+            crate::plateau::neighbours(space, p, &study.space().axes)
                 .into_iter()
                 .map(|q| {
                     let next = sets.len() + extra.len();

@@ -19,6 +19,8 @@ use crate::Study;
 pub(crate) struct Step<'a, 'o> {
     /// The study of this iteration (its grid).
     pub study: &'a Study,
+    /// The run's first grid (what a zoomed grid lies within).
+    pub original: &'a [sieve_core::grid::Axis],
     pub opts: &'a OptimizeOptions<'o>,
     pub session: &'a Session<'o>,
     /// The iteration's folder (`iter-NNN`).

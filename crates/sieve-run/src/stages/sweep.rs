@@ -39,6 +39,7 @@ impl StageRun for Sweep {
             session,
             dir,
             iteration,
+            ..
         } = *step;
         run(study, opts, session, dir, iteration, rec, obs)
     }

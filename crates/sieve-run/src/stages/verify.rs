@@ -10,7 +10,7 @@ use sieve_core::config::run::Selection;
 use sieve_core::format::{push_float, write_atomic};
 use sieve_core::Result;
 
-use crate::control::{Observer, OptimizeOptions, Stop};
+use crate::control::{Observer, Stop};
 use crate::rundir::{BestRecord, IterationRecord, Stage, VerifyRecord};
 use crate::verify::Verified;
 use crate::{candidates, files, plateau, verify, Study};
@@ -31,20 +31,18 @@ impl StageRun for Verify {
         rec: &mut IterationRecord,
         obs: &mut dyn Observer,
     ) -> Result<Option<Stop>> {
-        run(step.study, step.opts, step.dir, step.iteration, rec, obs)
+        run(step, rec, obs)
     }
 }
 
 /// Verifies the sweep's top candidates into `verified.csv` and records the
 /// best and the candidates the next grid is built from.
 fn run(
-    study: &Study,
-    opts: &OptimizeOptions<'_>,
-    iter_dir: &Path,
-    iteration: u32,
+    step: &Step<'_, '_>,
     rec: &mut IterationRecord,
     obs: &mut dyn Observer,
 ) -> Result<Option<Stop>> {
+    let (study, opts, iter_dir, iteration) = (step.study, step.opts, step.dir, step.iteration);
     let config = study.settings();
     let started = Instant::now();
     let list = candidates::read(
@@ -67,8 +65,14 @@ fn run(
     // written (stopped: the step is redone).
     let plateau = match config.select {
         Selection::Plateau(how) => {
-            let hoods =
-                plateau::neighbourhoods(study, &result.rows, how, opts.threads, opts.interrupt)?;
+            let hoods = plateau::neighbourhoods(
+                study,
+                step.original,
+                &result.rows,
+                how,
+                opts.threads,
+                opts.interrupt,
+            )?;
             let Some(hoods) = hoods else {
                 return Ok(Some(Stop::Interrupted));
             };
