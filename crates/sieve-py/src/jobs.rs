@@ -353,16 +353,19 @@ pub fn backtest_signals(
 /// The trade-management keys of `backtest_signals`, one series per key
 /// and column.
 struct ManagedColumns {
-    /// (values per column, whether a fraction of the entry price).
-    stop: Option<(Vec<Vec<f64>>, bool)>,
-    target: Option<(Vec<Vec<f64>>, bool)>,
-    max_bars: Option<Vec<Vec<f64>>>,
-    size: Option<Vec<Vec<f64>>>,
+    /// Bars per column: each key's values hold the columns one after another.
+    n_bars: usize,
+    /// (values, whether a fraction of the entry price).
+    stop: Option<(Vec<f64>, bool)>,
+    target: Option<(Vec<f64>, bool)>,
+    max_bars: Option<Vec<f64>>,
+    size: Option<Vec<f64>>,
 }
 
 impl ManagedColumns {
     fn new(keys: &[(String, Vec<u8>)], n_bars: usize, n_cols: usize) -> PyResult<Self> {
         let mut out = ManagedColumns {
+            n_bars,
             stop: None,
             target: None,
             max_bars: None,
@@ -377,12 +380,10 @@ impl ManagedColumns {
                 )));
             }
             // Column-major: each column's bars are contiguous.
-            let values: Vec<f64> = bytes
+            let columns: Vec<f64> = bytes
                 .chunks_exact(8)
                 .map(|b| f64::from_le_bytes(b.try_into().unwrap_or_default()))
                 .collect();
-            let columns: Vec<Vec<f64>> =
-                values.chunks(n_bars.max(1)).map(<[f64]>::to_vec).collect();
             let (slot, pair, fraction) = match name.as_str() {
                 "stop_loss" => (&mut out.stop, "stop_distance", true),
                 "stop_distance" => (&mut out.stop, "stop_loss", false),
@@ -414,14 +415,12 @@ impl ManagedColumns {
 
     /// Column `c`'s keys.
     fn of(&self, c: usize) -> sieve_core::rules::SignalKeys<'_> {
-        fn distance(d: &Option<(Vec<Vec<f64>>, bool)>, c: usize) -> Option<(&[f64], bool)> {
-            d.as_ref().map(|(v, f)| (v[c].as_slice(), *f))
-        }
+        let range = c * self.n_bars..(c + 1) * self.n_bars;
         sieve_core::rules::SignalKeys {
-            stop: distance(&self.stop, c),
-            target: distance(&self.target, c),
-            max_bars: self.max_bars.as_ref().map(|v| v[c].as_slice()),
-            size: self.size.as_ref().map(|v| v[c].as_slice()),
+            stop: self.stop.as_ref().map(|(v, f)| (&v[range.clone()], *f)),
+            target: self.target.as_ref().map(|(v, f)| (&v[range.clone()], *f)),
+            max_bars: self.max_bars.as_ref().map(|v| &v[range.clone()]),
+            size: self.size.as_ref().map(|v| &v[range.clone()]),
         }
     }
 }
