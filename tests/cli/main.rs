@@ -7,6 +7,7 @@ mod formats;
 mod golden;
 mod instruments;
 mod optimize;
+mod plateau;
 mod robust;
 mod rules;
 mod sweep;

@@ -375,12 +375,24 @@ pub fn no_finite_objective(study: &Study) -> String {
 fn iteration_line(study: &Study, rec: &IterationRecord) -> String {
     match (rec.best(), &rec.verify) {
         (Some(b), Some(v)) => format!(
-            "iteration {}: {} combinations screened, {} verified; best {} {} (screen rank {}){}",
+            "iteration {}: {} combinations screened, {} verified; {} {} {}{} (screen rank {}){}",
             rec.iteration,
             rec.sweep.as_ref().map_or(0, |s| s.combinations_evaluated),
             v.candidates_verified,
+            match b.neighbours {
+                Some(_) => "chosen",
+                None => "best",
+            },
             study.scoring().objective,
             b.score.map_or("NaN".to_string(), crate::text::human),
+            // Under `plateau`, what the choice was made by.
+            match b.neighbours {
+                Some(n) => format!(
+                    ", neighbourhood {} over {n} neighbours",
+                    b.aggregate.map_or("NaN".to_string(), crate::text::human)
+                ),
+                None => String::new(),
+            },
             b.screen_rank,
             // Where the screen is exact, ranks agree by construction.
             match study.screen_is_exact() {

@@ -87,7 +87,10 @@ fn key(params: &[f64]) -> Vec<u64> {
 
 /// The neighbourhood of every row of `rows` (verified on `study`, whose
 /// space is the grid they came from), in the rows' order; neighbours not
-/// among the rows are verified here. `None` when `cancel` stopped it.
+/// among the rows are verified here: `to_verify` is told how many before
+/// they start, `tick` once per neighbour done. `None` when `cancel`
+/// stopped it.
+#[allow(clippy::too_many_arguments)]
 pub fn neighbourhoods(
     study: &Study,
     bounds: &[Axis],
@@ -95,6 +98,8 @@ pub fn neighbourhoods(
     how: NeighbourAggregate,
     threads: usize,
     cancel: Option<&AtomicBool>,
+    to_verify: &mut dyn FnMut(usize),
+    tick: &(dyn Fn() + Sync),
 ) -> Result<Option<Vec<Neighbourhood>>> {
     let space = study.space();
     let mut scores: HashMap<Vec<u64>, f64> = rows
@@ -114,6 +119,7 @@ pub fn neighbourhoods(
         }
     }
     if !missing.is_empty() {
+        to_verify(missing.len());
         let candidates = missing
             .into_iter()
             .map(|params| Candidate {
@@ -123,7 +129,7 @@ pub fn neighbourhoods(
                 params,
             })
             .collect();
-        let Some(done) = crate::verify::verify(study, candidates, threads, cancel, &|| {})? else {
+        let Some(done) = crate::verify::verify(study, candidates, threads, cancel, tick)? else {
             return Ok(None);
         };
         for r in done.rows {

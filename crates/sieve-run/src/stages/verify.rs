@@ -65,6 +65,8 @@ fn run(
     // written (stopped: the step is redone).
     let plateau = match config.select {
         Selection::Plateau(how) => {
+            let done = std::sync::atomic::AtomicU64::new(0);
+            let mut started = false;
             let hoods = plateau::neighbourhoods(
                 study,
                 step.original,
@@ -72,7 +74,22 @@ fn run(
                 how,
                 opts.threads,
                 opts.interrupt,
+                &mut |n| {
+                    obs.note(&format!(
+                        "iteration {iteration}: verifying {n} neighbours of the {} candidates (robust.select = \"plateau\")",
+                        result.rows.len()
+                    ));
+                    obs.start(iteration, Stage::Verify, n as u64);
+                    started = true;
+                },
+                &|| {
+                    done.fetch_add(1, Ordering::Relaxed);
+                },
             )?;
+            if started {
+                obs.progress(done.into_inner());
+                obs.finish();
+            }
             let Some(hoods) = hoods else {
                 return Ok(Some(Stop::Interrupted));
             };
