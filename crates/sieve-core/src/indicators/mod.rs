@@ -10,6 +10,7 @@ pub mod calendar;
 pub mod channel;
 mod codes;
 pub mod composite;
+pub mod event_bars;
 pub mod events;
 pub mod momentum;
 pub mod trend;
@@ -153,6 +154,8 @@ pub struct IndicatorSet {
     /// The codes' scale, made from every series of the set when a scan
     /// first asks for codes (one scale, so that they compare).
     scale: OnceLock<CodeScale>,
+    /// Where rules' crossings hold, per setting, found on first use.
+    event_bars: event_bars::EventBars,
 }
 
 /// One computed series, and (once a scan asks) its codes.
@@ -246,6 +249,11 @@ impl IndicatorSet {
 
     pub fn get(&self, key: Indicator) -> &[f64] {
         &self.series(key).values
+    }
+
+    /// Where rules' crossings hold on these bars, per setting.
+    pub fn event_bars(&self) -> &event_bars::EventBars {
+        &self.event_bars
     }
 
     /// The series of `key` and its codes ([`CodeScale::codes`], each bar

@@ -71,7 +71,7 @@ pub fn scalar_values_into(graph: &Graph, params: &[f64], out: &mut [f64]) {
 }
 
 #[inline(always)]
-fn compare(op: BinOp, a: f64, b: f64) -> bool {
+pub(super) fn compare(op: BinOp, a: f64, b: f64) -> bool {
     match op {
         BinOp::Lt => a < b,
         BinOp::Le => a <= b,
@@ -133,6 +133,52 @@ fn max(a: f64, b: f64) -> f64 {
         f64::NAN
     } else {
         a.max(b)
+    }
+}
+
+/// The value of node `id` on bar `t` alone (booleans as 1 / 0), as the
+/// block programs compute it: whole columns from `full`, scalars from
+/// `scalars`, and `gate` for the crossings the caller found beforehand.
+/// Only for nodes that remember no earlier bar (no crossing but the gates;
+/// see `Rules::pointwise`).
+pub(super) fn value_at(
+    graph: &Graph,
+    id: Id,
+    t: usize,
+    full: &[Option<&[f64]>],
+    scalars: &[f64],
+    gate: &impl Fn(Id) -> Option<bool>,
+) -> f64 {
+    if let Some(column) = full[id] {
+        return column[t];
+    }
+    let node = &graph.nodes[id];
+    if !node.series {
+        return scalars[id];
+    }
+    if let Some(on) = gate(id) {
+        return f64::from(u8::from(on));
+    }
+    let v = |i: Id| value_at(graph, i, t, full, scalars, gate);
+    let b = |i: Id| v(i) != 0.0;
+    let bit = |x: bool| f64::from(u8::from(x));
+    match &node.op {
+        Op::Neg(a) => -v(*a),
+        Op::Not(a) => bit(!b(*a)),
+        Op::Bin(BinOp::And, a, c) => bit(b(*a) && b(*c)),
+        Op::Bin(BinOp::Or, a, c) => bit(b(*a) || b(*c)),
+        Op::Bin(op, a, c) if op.is_comparison() => bit(compare(*op, v(*a), v(*c))),
+        Op::Bin(op, a, c) => arith(*op, v(*a), v(*c)),
+        Op::Call(Func::If, args) => match b(args[0]) {
+            true => v(args[1]),
+            false => v(args[2]),
+        },
+        Op::Call(Func::Abs, args) => v(args[0]).abs(),
+        Op::Call(Func::Min, args) => min(v(args[0]), v(args[1])),
+        Op::Call(Func::Max, args) => max(v(args[0]), v(args[1])),
+        Op::Call(Func::Clamp, args) => min(max(v(args[0]), v(args[1])), v(args[2])),
+        // A column the data lacks (volume) reads as undefined.
+        _ => f64::NAN,
     }
 }
 

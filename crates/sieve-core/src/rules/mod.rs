@@ -11,6 +11,7 @@ mod check;
 mod eval;
 mod external;
 mod functions;
+mod gated;
 mod parse;
 mod plan;
 mod signals;
@@ -199,6 +200,11 @@ struct Rules {
     /// averages of prices: the screen finds their changes with the
     /// built-in crosses' scan.
     cross_pair: Option<(Id, Id)>,
+    /// Per rule, a crossing of fewer parameters than the strategy has,
+    /// and-ed into it, the rest evaluable bar by bar alone: the screen
+    /// evaluates the rules only where one holds (`rules/gated.rs`). `None`
+    /// when some rule has none, or for a crossing pair.
+    gated: Option<gated::Gated>,
 }
 
 impl PartialEq for RuleStrategy {
@@ -437,11 +443,15 @@ impl Rules {
             defines: checker.defines,
             canonical: Vec::new(),
             cross_pair: None,
+            gated: None,
             source,
         };
         let mut rules = rules;
         rules.canonical = rules.twins_of_windows();
         rules.cross_pair = rules.crossing_pair();
+        if rules.cross_pair.is_none() {
+            rules.gated = rules.find_gates();
+        }
         Ok((rules, params))
     }
 
@@ -920,6 +930,7 @@ pub fn values(expression: &str, bars: &Bars, functions: &ExternalFunctions) -> R
         defines: Vec::new(),
         canonical: Vec::new(),
         cross_pair: None,
+        gated: None,
     };
     rules.check_data(bars)?;
     let mut keys = Vec::new();
@@ -1185,7 +1196,10 @@ impl Rules {
         out: &mut [i8],
     ) {
         let n = out.len().min(bars.len());
-        self.hold(bars, indicators, params, direction, n, &mut PerBar(out));
+        let mut targets = PerBar(out);
+        if !self.hold_gated(bars, indicators, params, direction, n, &mut targets) {
+            self.hold(bars, indicators, params, direction, n, &mut targets);
+        }
         out[n..].fill(0);
     }
 
@@ -1306,6 +1320,42 @@ impl Rules {
         n: usize,
         mut each: impl FnMut(&mut Block),
     ) {
+        self.with_columns(bars, indicators, params, |scalars, full, frame| {
+            self.start(frame, scalars);
+            let n = n.min(bars.len());
+            for start in (0..n).step_by(BLOCK) {
+                let len = BLOCK.min(n - start);
+                frame.eval(
+                    &self.graph,
+                    &self.plan.main,
+                    &self.plan.twins,
+                    full,
+                    start,
+                    len,
+                );
+                each(&mut Block {
+                    rules: self,
+                    frame,
+                    full,
+                    close: &bars.close[start..start + len],
+                    direction,
+                    start,
+                    len,
+                });
+            }
+        });
+    }
+
+    /// Hands `each` the scalars of `params` and the whole columns the rules
+    /// read there (data columns, shared series, and the series computed for
+    /// this combination), with the thread's frame.
+    fn with_columns<R>(
+        &self,
+        bars: &Bars,
+        indicators: &IndicatorSet,
+        params: &[f64],
+        each: impl FnOnce(&[f64], &[Option<&[f64]>], &mut Frame) -> R,
+    ) -> R {
         SCRATCH.with(|cell| {
             let mut scratch = cell.borrow_mut();
             let Scratch { scalars, frame } = &mut *scratch;
@@ -1336,30 +1386,8 @@ impl Rules {
             for (id, column) in &own {
                 full[*id] = Some(column);
             }
-
-            self.start(frame, scalars);
-            let n = n.min(bars.len());
-            for start in (0..n).step_by(BLOCK) {
-                let len = BLOCK.min(n - start);
-                frame.eval(
-                    &self.graph,
-                    &self.plan.main,
-                    &self.plan.twins,
-                    &full,
-                    start,
-                    len,
-                );
-                each(&mut Block {
-                    rules: self,
-                    frame,
-                    full: &full,
-                    close: &bars.close[start..start + len],
-                    direction,
-                    start,
-                    len,
-                });
-            }
-        });
+            each(scalars, &full, frame)
+        })
     }
 }
 
@@ -1615,7 +1643,9 @@ impl Strategy for RuleStrategy {
     /// eight lanes in step (they skip only where all eight are flat), not
     /// measured for rules: one at a time there, as before.
     fn lanes_pay(&self, _params: &[&[f64]]) -> bool {
-        self.rules.cross_pair.is_some() || Level::best() == Level::Avx2
+        self.rules.cross_pair.is_some()
+            || self.rules.gated.is_some()
+            || Level::best() == Level::Avx2
     }
 
     /// A crossing pair's scan compares the 16-bit codes first.
@@ -1707,8 +1737,13 @@ impl Strategy for RuleStrategy {
         let end = end.min(bars.len());
         for (p, changes) in params.iter().zip(out.iter_mut()) {
             changes.reset(end);
-            self.rules
-                .hold(bars, indicators, p, direction, end, changes);
+            if !self
+                .rules
+                .hold_gated(bars, indicators, p, direction, end, changes)
+            {
+                self.rules
+                    .hold(bars, indicators, p, direction, end, changes);
+            }
         }
     }
 }
