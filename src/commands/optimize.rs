@@ -89,9 +89,14 @@ fn print_best(out: &mut impl Write, study: &sieve_run::Study, best: &Best) -> Re
         .iter()
         .map(|(k, v)| format!("{k}={}", sieve_core::format::float(*v)))
         .collect();
+    // Under `plateau`, which rule chose it.
+    let rule = best
+        .selection
+        .as_ref()
+        .map_or(String::new(), |s| format!(", chosen by {}", s.rule));
     writeln!(
         out,
-        "best (iteration {}): {}",
+        "best (iteration {}{rule}): {}",
         best.iteration,
         params.join(" ")
     )?;

@@ -23,6 +23,7 @@ fast = { values = [3, 5, 8, 13, 21, 34] }
 slow = { start = 10, stop = 120, step = 10 }
 [score]
 score_start = "60%"
+holdout_start = "90%"
 [verify]
 top = 40
 [optimize]
@@ -71,6 +72,19 @@ fn verify_points(
     data: &str,
     points: &[(f64, f64)],
 ) -> HashMap<Point, f64> {
+    verify_windows(dir, config, data, points)
+        .into_iter()
+        .map(|(p, (score, _))| (p, score))
+        .collect()
+}
+
+/// The exact score-window and holdout objectives of each point.
+fn verify_windows(
+    dir: &Path,
+    config: &str,
+    data: &str,
+    points: &[(f64, f64)],
+) -> HashMap<Point, (f64, f64)> {
     let list = dir.join("points.csv");
     let mut text = String::from("fast,slow\n");
     for (f, s) in points {
@@ -93,9 +107,19 @@ fn verify_points(
         out.to_str().unwrap(),
     ]);
     let (h, rows) = csv(&out);
-    let (f, s, score) = (col(&h, "fast"), col(&h, "slow"), col(&h, "score"));
+    let (f, s, score, holdout) = (
+        col(&h, "fast"),
+        col(&h, "slow"),
+        col(&h, "score"),
+        col(&h, "holdout_score"),
+    );
     rows.iter()
-        .map(|r| (point(num(&r[f]), num(&r[s])), num(&r[score])))
+        .map(|r| {
+            (
+                point(num(&r[f]), num(&r[s])),
+                (num(&r[score]), num(&r[holdout])),
+            )
+        })
         .collect()
 }
 
@@ -302,6 +326,17 @@ fn each_aggregate_is_its_neighbours_verified(how: &str) {
         ),
         want
     );
+    // Both choices' objective and holdout, as `sieve verify` has them.
+    for which in ["chosen", "argmax"] {
+        let c = &sel[which];
+        let p = (
+            c["params"]["fast"].as_f64().unwrap(),
+            c["params"]["slow"].as_f64().unwrap(),
+        );
+        let (score, holdout) = verify_windows(dir.path(), &config, &data, &[p])[&point(p.0, p.1)];
+        assert_eq!(c["objective"].as_f64(), Some(score), "{which}");
+        assert_eq!(c["holdout"].as_f64(), Some(holdout), "{which}");
+    }
     // The surface: the exact objective along each axis through the choice.
     for slice in sel["surface"].as_array().unwrap() {
         let values: Vec<f64> = slice["values"]
@@ -509,4 +544,29 @@ fn a_plateau_run_stopped_while_verifying_resumes_to_the_same_result() {
             );
         }
     }
+}
+
+/// The selection rule decides each iteration's best and the zoom: a run
+/// folder of one rule is refused to the other, naming the key, and
+/// `--restart` redoes it under the new rule.
+#[test]
+fn another_selection_rule_is_another_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (config, data) = setup(dir.path(), CONFIG);
+    let out = dir.path().join("run");
+    let out = out.to_str().unwrap();
+    let args = |select: &'static str| {
+        vec![
+            "optimize", "--config", &config, "--data", &data, "--out", out, "-O", select,
+        ]
+    };
+    run_ok(&args("robust.select=\"plateau\""));
+    let refused = crate::run_err(&args("robust.select=\"argmax\""));
+    crate::assert_refused(&refused, "changed: robust.select");
+    let mut restart = args("robust.select=\"argmax\"");
+    restart.push("--restart");
+    run_ok(&restart);
+    let best = read_json(&Path::new(out).join("best.json"));
+    assert!(best.get("selection").is_none_or(|s| s.is_null()), "{best}");
+    assert!(!Path::new(out).join("iter-001/plateau.csv").exists());
 }

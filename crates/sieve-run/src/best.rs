@@ -478,8 +478,10 @@ fn surface(
         let Some(k) = names.iter().position(|n| *n == axis.name) else {
             continue;
         };
-        let points = axis
-            .values
+        // In the parameter's order, whatever order a `values` list has.
+        let mut values = axis.values.clone();
+        values.sort_by(f64::total_cmp);
+        let points = values
             .iter()
             .map(|&v| {
                 let mut p = at.to_vec();

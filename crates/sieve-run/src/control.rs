@@ -60,7 +60,11 @@ pub enum Stop {
         seconds: f64,
         during: Option<u32>,
     },
-    Stale,
+    /// The best did not improve; under `plateau`, its neighbourhood's
+    /// aggregate is what was compared.
+    Stale {
+        plateau: bool,
+    },
     NothingToRefine,
     /// No combination of the first iteration had a finite objective.
     NoFiniteObjective,
@@ -82,9 +86,12 @@ impl std::fmt::Display for Stop {
                 "time budget of {} s reached (the same command continues with a fresh budget)",
                 float(*seconds)
             ),
-            Stop::Stale => {
+            Stop::Stale { plateau: false } => {
                 f.write_str("the best verified objective did not improve for two iterations")
             }
+            Stop::Stale { plateau: true } => f.write_str(
+                "the chosen candidate's neighbourhood (robust.select = \"plateau\") did not improve for two iterations",
+            ),
             Stop::NothingToRefine => f.write_str(
                 "nothing can be refined further (the grid is as fine as it gets within optimize.max_combinations)",
             ),

@@ -238,7 +238,7 @@ pub fn optimize(
         let plateau = config.select != Selection::Argmax;
         let selected = rec.best().and_then(|b| b.selection_score(plateau));
         if progress.is_stale(selected, &config.min_improvement) {
-            break Stop::Stale;
+            break Stop::Stale { plateau };
         }
     };
     // Later iterations recorded from an earlier, longer session are kept.

@@ -45,8 +45,13 @@ pub fn neighbours(space: &ParamSpace, params: &[f64], bounds: &[Axis]) -> Vec<Ve
     let mut out = Vec::new();
     for axis in space.axes.iter().filter(|a| a.values.len() > 1) {
         let at = params[axis.param];
+        // The next value below and above, whatever order a `values` list
+        // has.
+        let mut values = axis.values.clone();
+        values.sort_by(f64::total_cmp);
+        values.dedup_by(|a, b| a == b);
         // By value: -0.0 and 0.0 are one grid point (files write both as 0).
-        let Some(i) = axis.values.iter().position(|&v| v == at) else {
+        let Some(i) = values.iter().position(|&v| v == at) else {
             continue;
         };
         let (lo, hi) = bounds
@@ -61,14 +66,17 @@ pub fn neighbours(space: &ParamSpace, params: &[f64], bounds: &[Axis]) -> Vec<Ve
             let tol = 1e-9 * lo.abs().max(hi.abs()).max(1.0);
             v >= lo - tol && v <= hi + tol
         };
-        let n = axis.values.len();
+        let n = values.len();
+        if n < 2 {
+            continue;
+        }
         let down = match i {
-            0 => Some(at - (axis.values[1] - axis.values[0])).filter(|&v| within(v)),
-            _ => Some(axis.values[i - 1]),
+            0 => Some(at - (values[1] - values[0])).filter(|&v| within(v)),
+            _ => Some(values[i - 1]),
         };
         let up = match i + 1 == n {
-            true => Some(at + (axis.values[n - 1] - axis.values[n - 2])).filter(|&v| within(v)),
-            false => Some(axis.values[i + 1]),
+            true => Some(at + (values[n - 1] - values[n - 2])).filter(|&v| within(v)),
+            false => Some(values[i + 1]),
         };
         for v in [down, up].into_iter().flatten() {
             let mut q = params.to_vec();
@@ -264,6 +272,22 @@ mod tests {
         assert_eq!(
             neighbours(&zoomed, &[5.0, 40.0], &original.axes),
             vec![vec![10.0, 40.0], vec![5.0, 35.0], vec![5.0, 45.0]]
+        );
+    }
+
+    #[test]
+    fn a_values_list_in_any_order_has_its_neighbours_by_value() {
+        // fast listed 15, 5, 10: 10's neighbours are 5 and 15, and 15 is
+        // the top edge (nothing past it on the first grid).
+        let mut s = space(&[]);
+        s.axes[0].values = vec![15.0, 5.0, 10.0];
+        assert_eq!(
+            neighbours(&s, &[10.0, 20.0], &s.axes),
+            vec![vec![5.0, 20.0], vec![15.0, 20.0], vec![10.0, 30.0]]
+        );
+        assert_eq!(
+            neighbours(&s, &[15.0, 20.0], &s.axes),
+            vec![vec![10.0, 20.0], vec![15.0, 30.0]]
         );
     }
 

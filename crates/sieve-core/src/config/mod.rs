@@ -658,7 +658,27 @@ impl Config {
             optimize.remove("iterations");
             optimize.remove("time_budget_s");
         }
-        source.remove("robust");
+        // Of `[robust]`, only the selection rule: it decides each
+        // iteration's best and the grid zoomed into (written the same
+        // whether its defaults are spelled out or not).
+        let robust = source.remove("robust");
+        let plateau = robust
+            .as_ref()
+            .and_then(|r| r.get("select"))
+            .and_then(toml::Value::as_str)
+            == Some("plateau");
+        if plateau {
+            let how = robust
+                .as_ref()
+                .and_then(|r| r.get("neighbour_aggregate"))
+                .and_then(toml::Value::as_str)
+                .unwrap_or("mean")
+                .to_string();
+            let mut table = toml::Table::new();
+            table.insert("select".into(), "plateau".into());
+            table.insert("neighbour_aggregate".into(), how.into());
+            source.insert("robust".into(), table.into());
+        }
         source.remove("walkforward");
         // A table left empty is the same config as no table.
         source.retain(|_, v| !v.as_table().is_some_and(toml::Table::is_empty));
@@ -697,10 +717,18 @@ impl Config {
         let mut out = Vec::new();
         walk("", &before, &self.source, &mut out);
         out.retain(|k| {
-            !matches!(
+            let free = matches!(
                 k.as_str(),
                 "data.path" | "optimize.iterations" | "optimize.time_budget_s"
-            )
+            );
+            // `[robust]` but the selection rule, and `[walkforward]`, are
+            // not part of a run.
+            let not_a_run = (k.starts_with("robust.")
+                && !matches!(k.as_str(), "robust.select" | "robust.neighbour_aggregate"))
+                || k.starts_with("walkforward.")
+                || k == "robust"
+                || k == "walkforward";
+            !free && !not_a_run
         });
         out
     }
@@ -809,6 +837,29 @@ fn apply_override(table: &mut toml::Table, item: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_selection_rule_is_part_of_a_run_and_other_robust_keys_are_not() {
+        let id = |robust: &str| Config::parse(robust).unwrap().identity_text();
+        let none = id("");
+        assert_eq!(id("[robust]\nselect = \"argmax\"\npbo_blocks = 8\n"), none);
+        let plateau = id("[robust]\nselect = \"plateau\"\n");
+        assert_ne!(plateau, none);
+        assert_eq!(
+            id("[robust]\nselect = \"plateau\"\nneighbour_aggregate = \"mean\"\n"),
+            plateau
+        );
+        assert_ne!(
+            id("[robust]\nselect = \"plateau\"\nneighbour_aggregate = \"min\"\n"),
+            plateau
+        );
+        // Named as the change when a run folder refuses it.
+        let c = Config::parse("[robust]\nselect = \"plateau\"\npbo_blocks = 8\n").unwrap();
+        assert_eq!(
+            c.changed_keys("[robust]\npbo_blocks = 10\n"),
+            ["robust.select"]
+        );
+    }
 
     /// One data source: an override of either key replaces the other,
     /// while a file that sets both is refused (docs/config.md).
