@@ -42,6 +42,11 @@ pub fn run(a: SweepArgs) -> Result<()> {
         eprintln!("backend: {}", backend.describe());
         if backend.name() == "gpu" {
             eprintln!("{}", crate::inputs::gpu_kernel_note(study.strategy()));
+        } else {
+            eprintln!(
+                "screen: {}",
+                sieve_core::lanes::screen_path(study.strategy(), study.scoring())
+            );
         }
         let budget = study.settings().series_budget;
         let series =

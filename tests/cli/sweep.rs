@@ -399,3 +399,53 @@ fn verify_refuses_a_grid_index_twice() {
         stderr(&o)
     );
 }
+
+/// `-v` says how the CPU screen runs: in lanes, or one combination at a
+/// time and why, and whether the two windows share a pass.
+#[test]
+fn verbose_says_which_screen_path_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("bars.csv");
+    run_ok(&["synth", "--bars", "600", "--out", data.to_str().unwrap()]);
+    let out = dir.path().join("s.csv");
+    let said = |extra: &[&str]| {
+        let mut args = vec![
+            "sweep",
+            "-v",
+            "--data",
+            data.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = sieve().args(&args).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let line = stderr(&o)
+            .lines()
+            .find(|l| l.starts_with("screen: "))
+            .map(String::from);
+        line.unwrap_or_else(|| panic!("no screen line: {}", stderr(&o)))
+    };
+    let portable = std::env::var("SIEVE_SIMD").is_ok_and(|v| v == "portable");
+    let cross = said(&["--strategy", "sma_cross", "-O", "score.score_start=\"40%\""]);
+    assert_eq!(
+        cross.contains("lanes: the crossings' scan"),
+        !portable,
+        "{cross}"
+    );
+    assert!(cross.contains("same bars"), "{cross}");
+    let full = said(&[
+        "--strategy",
+        "sma_cross",
+        "-O",
+        "score.score_start=\"40%\"",
+        "-O",
+        "score.screen_window=\"full\"",
+    ]);
+    assert!(full.contains("accumulated in the same pass"), "{full}");
+    let managed = said(&["--strategy", "sma_cross", "-O", "strategy.stop_loss=0.05"]);
+    assert!(
+        managed.contains("one combination at a time: trade management"),
+        "{managed}"
+    );
+}

@@ -23,9 +23,9 @@ pub use memo::TargetMemo;
 
 use std::sync::Arc;
 
-use crate::evaluate::{Evaluator, ScreenScore};
+use crate::evaluate::{Evaluator, Scoring, ScreenScore};
 use crate::metrics::{Aggregation, Objective, Window};
-use crate::strategy::{Changes, LaneBuffers, TradeManagement};
+use crate::strategy::{Changes, LaneBuffers, Strategy, TradeManagement};
 use memo::Key;
 
 /// Scratch space of one worker.
@@ -139,6 +139,33 @@ impl LaneScratch {
             scores: Vec::new(),
             objectives: Vec::new(),
         }
+    }
+}
+
+/// How the CPU screen runs `strategy` under `scoring` at the CPU's vector
+/// level, in words (`sieve sweep -v`): the path, what makes it leave the
+/// lanes, and whether the score window is accumulated in the same pass.
+pub fn screen_path(strategy: &dyn Strategy, scoring: &Scoring) -> String {
+    let level = Level::best();
+    let (screen, score) = (&scoring.screen, &scoring.windows.score);
+    let windows = if screen.same_bars(score) {
+        "screen and score windows are the same bars"
+    } else if screen.start <= score.start && score.end <= screen.end {
+        "the score window's statistics accumulated in the same pass"
+    } else {
+        return "one combination at a time: the score window is not inside the screen window"
+            .into();
+    };
+    if strategy.trade_management() == TradeManagement::Full {
+        return format!("one combination at a time: trade management (the engine's exits feed back into the rules); {windows}");
+    }
+    let path = strategy.screen_path();
+    match (level, path.starts_with("lanes")) {
+        (Level::Portable, true) => format!(
+            "one combination at a time: no AVX2 here (the portable lanes run slower); {windows}"
+        ),
+        (_, true) => format!("{path}, {LANES} at a time ({level:?}); {windows}"),
+        (_, false) => format!("{path}; {windows}"),
     }
 }
 

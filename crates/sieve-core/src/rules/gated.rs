@@ -52,6 +52,13 @@ enum Operand {
     Scalar(Id),
 }
 
+impl Gated {
+    /// How many crossings gate the rules.
+    pub(super) fn gate_count(&self) -> usize {
+        self.gates.len()
+    }
+}
+
 impl Rules {
     /// [`Rules::gated`]: for each rule (entry, exit, and the short rules if
     /// any), one of its `and`-ed terms that is a crossing reading fewer

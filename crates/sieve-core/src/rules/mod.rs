@@ -1648,6 +1648,23 @@ impl Strategy for RuleStrategy {
             || Level::best() == Level::Avx2
     }
 
+    fn screen_path(&self) -> String {
+        if self.rules.cross_pair.is_some() {
+            "lanes: the built-in crosses' scan (the rules are one crossing pair of shared averages)"
+                .into()
+        } else if let Some(g) = &self.rules.gated {
+            format!(
+                "lanes: the rules read only where their crossings hold ({} crossing(s) of fewer parameters, their bars found once per setting)",
+                g.gate_count()
+            )
+        } else if Level::best() == Level::Avx2 {
+            "lanes: the rule program bar by bar".into()
+        } else {
+            "one combination at a time: the rule program bar by bar (its lanes pay on AVX2 only)"
+                .into()
+        }
+    }
+
     /// A crossing pair's scan compares the 16-bit codes first.
     fn coded_series(&self) -> bool {
         self.rules.cross_pair.is_some()

@@ -178,6 +178,10 @@ impl Strategy for Activation {
         params.len() <= LANES && score_runs(params).any(|run| run.len() >= MIN_RUN)
     }
 
+    fn screen_path(&self) -> String {
+        format!("lanes where {MIN_RUN} or more of a batch share their score's terms, else one combination at a time")
+    }
+
     /// The targets depend on the parameters only through the first bar
     /// simulated, the score's terms, the thresholds and the stop: a term
     /// weighted 0 whose series is finite on the bars simulated adds ±0

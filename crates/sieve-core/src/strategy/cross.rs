@@ -390,6 +390,10 @@ impl Strategy for AverageCross {
     fn lanes_pay(&self, _params: &[&[f64]]) -> bool {
         true
     }
+
+    fn screen_path(&self) -> String {
+        "lanes: the crossings' scan of shared averages".into()
+    }
     /// Straight to changes, with no target per bar (quiet stretches cost
     /// nothing).
     fn lane_changes(

@@ -183,6 +183,13 @@ pub trait Strategy: Send + Sync {
         false
     }
 
+    /// How the CPU screen finds this strategy's positions, in words (what
+    /// `-v` says): [`crate::lanes::screen_path`] adds the windows and the
+    /// vector level.
+    fn screen_path(&self) -> String {
+        "one combination at a time (no lane code for this strategy)".into()
+    }
+
     /// The targets of up to [`crate::lanes::LANES`] parameter sets over
     /// the first `end` bars, as changes (`out[i]` for `params[i]`): what the
     /// screen's lanes read. The default runs [`Strategy::positions`] for
