@@ -721,13 +721,10 @@ impl Config {
                 k.as_str(),
                 "data.path" | "optimize.iterations" | "optimize.time_budget_s"
             );
-            // `[robust]` but the selection rule, and `[walkforward]`, are
-            // not part of a run.
-            let not_a_run = (k.starts_with("robust.")
-                && !matches!(k.as_str(), "robust.select" | "robust.neighbour_aggregate"))
-                || k.starts_with("walkforward.")
-                || k == "robust"
-                || k == "walkforward";
+            // `[robust]` but the selection rule is not part of a run (a
+            // walk-forward fold's windows are: `[walkforward]` stays).
+            let not_a_run = k.starts_with("robust.")
+                && !matches!(k.as_str(), "robust.select" | "robust.neighbour_aggregate");
             !free && !not_a_run
         });
         out
