@@ -417,7 +417,7 @@ mod tests {
             for p in combos.iter().chain(&combos) {
                 for n in [bars.len(), 451] {
                     let (mut by_bar, mut gated) = (vec![9i8; n], vec![9i8; n]);
-                    rules.hold(&bars, &set, p, direction, n, &mut PerBar(&mut by_bar));
+                    rules.hold_by_bar(&bars, &set, p, direction, n, &mut PerBar(&mut by_bar));
                     let used =
                         rules.hold_gated(&bars, &set, p, direction, n, &mut PerBar(&mut gated));
                     assert!(used, "no gates, or the memo turned off");

@@ -1196,17 +1196,30 @@ impl Rules {
         out: &mut [i8],
     ) {
         let n = out.len().min(bars.len());
-        let mut targets = PerBar(out);
-        if !self.hold_gated(bars, indicators, params, direction, n, &mut targets) {
-            self.hold(bars, indicators, params, direction, n, &mut targets);
-        }
+        self.hold(bars, indicators, params, direction, n, &mut PerBar(out));
         out[n..].fill(0);
     }
 
     /// The positions of `params` on bars `..n` (at most the bars), into
     /// `out` (the trade's state read as flat throughout: a strategy that
-    /// reads it runs through [`Rules::manage`]).
+    /// reads it runs through [`Rules::manage`]): from the gates' bars where
+    /// the rules have gates, else bar by bar.
     fn hold(
+        &self,
+        bars: &Bars,
+        indicators: &IndicatorSet,
+        params: &[f64],
+        direction: Direction,
+        n: usize,
+        out: &mut impl Targets,
+    ) {
+        if !self.hold_gated(bars, indicators, params, direction, n, out) {
+            self.hold_by_bar(bars, indicators, params, direction, n, out);
+        }
+    }
+
+    /// [`Rules::hold`] bar by bar.
+    fn hold_by_bar(
         &self,
         bars: &Bars,
         indicators: &IndicatorSet,
@@ -1754,13 +1767,8 @@ impl Strategy for RuleStrategy {
         let end = end.min(bars.len());
         for (p, changes) in params.iter().zip(out.iter_mut()) {
             changes.reset(end);
-            if !self
-                .rules
-                .hold_gated(bars, indicators, p, direction, end, changes)
-            {
-                self.rules
-                    .hold(bars, indicators, p, direction, end, changes);
-            }
+            self.rules
+                .hold(bars, indicators, p, direction, end, changes);
         }
     }
 }
