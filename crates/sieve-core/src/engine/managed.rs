@@ -340,6 +340,44 @@ impl<'a> Managed<'a> {
         !hit
     }
 
+    /// The first bar of `from..to` on which the engine has something to
+    /// do (`to`: none): [`Managed::quiet`] holds over the bars before it
+    /// and not over it. Stops at that bar (where a quiet stretch is short:
+    /// a stop touched soon after the entry).
+    #[inline]
+    pub fn first_busy(&self, from: usize, to: usize) -> usize {
+        if self.liquidated || from >= to {
+            return to;
+        }
+        let side = self.acct.position;
+        if self.intended != side {
+            return from;
+        }
+        if side == 0 {
+            return match !self.liquidates || self.acct.cash > 0.0 {
+                true => to,
+                false => from,
+            };
+        }
+        let (cash, units) = (self.acct.cash, self.acct.signed_units());
+        let (stop, target) = (self.stop, self.target);
+        let floor = if self.liquidates {
+            0.0
+        } else {
+            f64::NEG_INFINITY
+        };
+        (from..to)
+            .find(|&t| {
+                let (h, l, c) = (self.high[t], self.low[t], self.close[t]);
+                let touched = match side > 0 {
+                    true => (l <= stop) | (h >= target),
+                    false => (h >= stop) | (l <= target),
+                };
+                touched | (cash + units * c <= floor) | (self.bars_held(t) >= self.max_bars)
+            })
+            .unwrap_or(to)
+    }
+
     /// Whether the account was liquidated (it trades no more).
     #[inline]
     pub fn done(&self) -> bool {

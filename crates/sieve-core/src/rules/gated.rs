@@ -12,8 +12,9 @@ use std::sync::Arc;
 use super::check::{Func, Id, Op};
 use super::eval::{self, Machine, Signals};
 use super::parse::BinOp;
-use super::{Direction, Rules, Targets};
+use super::{decide, Direction, KeyValues, Rules, Targets};
 use crate::data::Bars;
+use crate::engine::{EngineConfig, Managed, Sink};
 use crate::indicators::{IndicatorSet, RuleSeries, RULE_SETTING_LEN};
 
 /// The most gates a strategy's rules may have (one per rule).
@@ -24,6 +25,19 @@ const MAX_GATES: usize = 4;
 pub(super) struct Gated {
     gates: Vec<Id>,
     rules: Vec<GatedRule>,
+    /// The trade-management keys, each read on one bar alone.
+    keys: GatedKeys,
+}
+
+/// The trade-management keys of gated rules: the engine reads them on
+/// every close it works on, gate or not.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+struct GatedKeys {
+    /// With whether the distance is a fraction of the entry price.
+    stop: Option<(Operand, bool)>,
+    target: Option<(Operand, bool)>,
+    max_bars: Option<Operand>,
+    size: Option<Operand>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -50,6 +64,8 @@ enum Term {
 enum Operand {
     Column(Id),
     Scalar(Id),
+    /// Anything else that reads no earlier bar (the keys only).
+    Other(Id),
 }
 
 impl Gated {
@@ -63,12 +79,14 @@ impl Rules {
     /// [`Rules::gated`]: for each rule (entry, exit, and the short rules if
     /// any), one of its `and`-ed terms that is a crossing reading fewer
     /// parameters than the strategy has, all else in the rule reading no
-    /// earlier bar; `None` when some rule has none, or the strategy has a
-    /// trailing stop, trade management or reads the trade's state (the
-    /// engine's exits move the position between the gates' bars).
+    /// earlier bar, and trade-management keys that read no earlier bar
+    /// either (the engine's exits are found bar by bar, the rules still
+    /// only where a gate holds); `None` when some rule has none, or the
+    /// strategy has a trailing stop or reads the trade's state (both
+    /// remember the trade between the gates' bars).
     pub(super) fn find_gates(&self) -> Option<Gated> {
         let r = &self.roots;
-        if r.stop.is_some() || r.managed.any() || self.plan.reads_state() || self.n_params >= 64 {
+        if r.stop.is_some() || self.plan.reads_state() || self.n_params >= 64 {
             return None;
         }
         let every = (1u64 << self.n_params) - 1;
@@ -112,7 +130,40 @@ impl Rules {
                 Some(GatedRule { root, gate, terms })
             })
             .collect::<Option<Vec<_>>>()?;
-        Some(Gated { gates, rules })
+        let key = |id: Id| {
+            self.pointwise(id, &gates)
+                .then(|| self.operand(id).unwrap_or(Operand::Other(id)))
+        };
+        let m = &r.managed;
+        let keys = GatedKeys {
+            stop: match m.stop {
+                Some((id, fraction)) => Some((key(id)?, fraction)),
+                None => None,
+            },
+            target: match m.target {
+                Some((id, fraction)) => Some((key(id)?, fraction)),
+                None => None,
+            },
+            max_bars: match m.max_bars {
+                Some(id) => Some(key(id)?),
+                None => None,
+            },
+            size: match m.size {
+                Some(id) => Some(key(id)?),
+                None => None,
+            },
+        };
+        Some(Gated { gates, rules, keys })
+    }
+
+    /// `i` as a whole column or a scalar, where it is one.
+    fn operand(&self, i: Id) -> Option<Operand> {
+        let node = &self.graph.nodes[i];
+        match (node.series, self.plan.materialized[i], &node.op) {
+            (false, _, _) => Some(Operand::Scalar(i)),
+            (true, true, _) | (true, _, Op::Col(_)) => Some(Operand::Column(i)),
+            _ => None,
+        }
     }
 
     /// The terms of `id` joined by `and` (itself when it is not an `and`).
@@ -135,16 +186,8 @@ impl Rules {
         if !self.pointwise(id, gates) {
             return None;
         }
-        let operand = |i: Id| {
-            let node = &self.graph.nodes[i];
-            match (node.series, self.plan.materialized[i], &node.op) {
-                (false, _, _) => Some(Operand::Scalar(i)),
-                (true, true, _) | (true, _, Op::Col(_)) => Some(Operand::Column(i)),
-                _ => None,
-            }
-        };
         Some(match self.graph.nodes[id].op {
-            Op::Bin(op, a, b) if op.is_comparison() => match (operand(a), operand(b)) {
+            Op::Bin(op, a, b) if op.is_comparison() => match (self.operand(a), self.operand(b)) {
                 (Some(x), Some(y)) => Term::Compare(op, x, y),
                 _ => Term::Other(id),
             },
@@ -206,6 +249,25 @@ impl Rules {
         out
     }
 
+    /// The bars of each gate at `params` from the memo; `None` when the
+    /// rules have no gates or the memo is off (the caller takes the
+    /// bar-by-bar pass).
+    fn gate_lists(
+        &self,
+        bars: &Bars,
+        indicators: &IndicatorSet,
+        params: &[f64],
+    ) -> Option<(&Gated, GateLists)> {
+        let gated = self.gated.as_ref()?;
+        let memo = indicators.event_bars();
+        let mut lists: GateLists = Default::default();
+        for (slot, &g) in lists.iter_mut().zip(&gated.gates) {
+            let key = self.gate_key(g, params);
+            *slot = memo.get(key, || self.gate_bars(g, bars, indicators, params))?;
+        }
+        Some((gated, lists))
+    }
+
     /// [`Rules::hold`] from the gates' bars: the positions of `params` on
     /// bars `..n`, the rules evaluated only where a gate holds. `false`
     /// (nothing written) when the rules have no gates or the memo of their
@@ -219,105 +281,24 @@ impl Rules {
         n: usize,
         out: &mut impl Targets,
     ) -> bool {
-        let Some(gated) = &self.gated else {
+        let Some((gated, lists)) = self.gate_lists(bars, indicators, params) else {
             return false;
         };
-        let memo = indicators.event_bars();
-        let mut found: [Option<Arc<[u32]>>; MAX_GATES] = Default::default();
-        for (slot, &g) in found.iter_mut().zip(&gated.gates) {
-            let key = self.gate_key(g, params);
-            let Some(list) = memo.get(key, || self.gate_bars(g, bars, indicators, params)) else {
-                return false;
-            };
-            *slot = Some(list);
-        }
-        let mut lists: [&[u32]; MAX_GATES] = [&[]; MAX_GATES];
-        for (l, f) in lists.iter_mut().zip(&found) {
-            *l = f.as_deref().unwrap_or(&[]);
-        }
-        let rule = |root: Id| gated.rules.iter().find(|r| r.root == root);
-        // The rules Machine::step reads in each position: (long entry,
-        // short entry) when flat, (short entry, long exit) when long,
-        // (long entry, short exit) when short.
-        let r = &self.roots;
-        let short = match (direction, r.short) {
-            (Direction::Long, _) => None,
-            (Direction::LongShort, None) => Some((r.exit, r.entry)),
-            (Direction::LongShort, Some(pair)) => Some(pair),
-        };
-        let movers = [
-            (rule(r.entry), short.and_then(|s| rule(s.0))),
-            (short.and_then(|s| rule(s.0)), rule(r.exit)),
-            (rule(r.entry), short.and_then(|s| rule(s.1))),
-        ];
         let n = n.min(bars.len());
         self.with_columns(bars, indicators, params, |scalars, full, _| {
-            let mut at = [0usize; MAX_GATES];
+            let mut events = Events::new(self, gated, &lists, direction, scalars, full);
             let mut machine = Machine::default();
             let mut from = 0;
             loop {
-                let (a, b) = movers[match machine.position {
-                    0 => 0,
-                    1 => 1,
-                    _ => 2,
-                }];
-                // The next bar from `from` on where one of their gates holds.
-                let mut next = usize::MAX;
-                for rule in [a, b].into_iter().flatten() {
-                    let (list, c) = (lists[rule.gate], &mut at[rule.gate]);
-                    *c = seek(list, *c, from);
-                    if let Some(&e) = list.get(*c) {
-                        next = next.min(e as usize);
-                    }
-                }
-                if next >= n {
+                let t = events.next(machine.position, from);
+                if t >= n {
                     break;
                 }
-                let t = next;
                 if from < t {
                     out.quiet(from, t, machine.position);
                 }
-                // Whether gate k holds on bar t (its cursor is at or before
-                // t: at t for the gates looked at above).
-                let gate = |k: usize| {
-                    let rest = &lists[k][at[k]..];
-                    match rest.first() {
-                        Some(&e) if e as usize >= t => e as usize == t,
-                        _ => rest.binary_search(&(t as u32)).is_ok(),
-                    }
-                };
-                let value = |o: Operand| match o {
-                    Operand::Column(i) => full[i].map_or(f64::NAN, |c| c[t]),
-                    Operand::Scalar(i) => scalars[i],
-                };
-                let holds = |rule: Option<&GatedRule>| {
-                    rule.is_some_and(|rule| {
-                        rule.terms.iter().all(|&term| match term {
-                            Term::Gate(k) => gate(k),
-                            Term::Compare(op, x, y) => eval::compare(op, value(x), value(y)),
-                            Term::Other(id) => {
-                                let gate =
-                                    |id: Id| gated.gates.iter().position(|&g| g == id).map(gate);
-                                eval::value_at(&self.graph, id, t, full, scalars, &gate) != 0.0
-                            }
-                        })
-                    })
-                };
-                let (x, y) = (u8::from(holds(a)), u8::from(holds(b)));
-                let (le, lx, se, sx) = match machine.position {
-                    0 => (x, 0, y, 0),
-                    1 => (0, y, x, 0),
-                    _ => (x, 0, 0, y),
-                };
-                let signals = Signals {
-                    long_entry: &[le],
-                    long_exit: &[lx],
-                    short_entry: &[se],
-                    short_exit: &[sx],
-                    stop: None,
-                    close: &bars.close[t..t + 1],
-                };
-                if machine.step(&signals, 0).0 {
+                let signals = events.signals(machine.position, t);
+                if machine.step(&signals.view(&bars.close, t), 0).0 {
                     out.moved(t, machine.position);
                 }
                 out.bar(t, machine.position);
@@ -328,6 +309,278 @@ impl Rules {
             }
         });
         true
+    }
+
+    /// [`Rules::manage`] from the gates' bars, the rules' state machine
+    /// deciding: the engine works bar by bar where it has something to do
+    /// (a fill waiting, a stop or target touched, a bar limit), the rules
+    /// are evaluated only where a gate holds, and the stretches between
+    /// pass at once. `false` (nothing sent to `sink`) when the rules have
+    /// no gates or the memo of their bars is off.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn manage_gated(
+        &self,
+        bars: &Bars,
+        indicators: &IndicatorSet,
+        params: &[f64],
+        direction: Direction,
+        cfg: &EngineConfig,
+        n: usize,
+        sink: &mut dyn Sink,
+    ) -> bool {
+        let Some((gated, lists)) = self.gate_lists(bars, indicators, params) else {
+            return false;
+        };
+        let n = n.min(bars.len());
+        let mut engine = Managed::new(
+            cfg,
+            &bars.open[..n],
+            &bars.high[..n],
+            &bars.low[..n],
+            &bars.close[..n],
+            self.roots.managed.any(),
+        );
+        self.with_columns(bars, indicators, params, |scalars, full, _| {
+            let mut events = Events::new(self, gated, &lists, direction, scalars, full);
+            let mut machine = Machine::default();
+            // Bars from here on pass untouched (streamed when something moves).
+            let mut quiet_from: Option<usize> = None;
+            let mut t = 0;
+            while t < n {
+                if engine.done() {
+                    quiet_from.get_or_insert(t);
+                    break;
+                }
+                // No rule can move the position before the next gate bar:
+                // up to it, the engine alone decides, and the bars before
+                // the first it works on pass at once.
+                let e = events.next(machine.position, t).min(n);
+                let first = engine.first_busy(t, e);
+                if t < first {
+                    quiet_from.get_or_insert(t);
+                    t = first;
+                    continue;
+                }
+                if let Some(q) = quiet_from.take() {
+                    engine.pass(q, t, sink);
+                }
+                if engine.before_close(t, sink) {
+                    machine.position = 0;
+                }
+                // The rules of the position after the engine's exits,
+                // where one of their gates holds.
+                let signals = match events.next(machine.position, t) == t {
+                    true => events.signals(machine.position, t),
+                    false => BarSignals::NONE,
+                };
+                let keys = events.keys(t);
+                let one = std::slice::from_ref::<f64>;
+                let values = KeyValues {
+                    stop: gated.keys.stop.map(|(_, f)| (one(&keys[0]), f)),
+                    target: gated.keys.target.map(|(_, f)| (one(&keys[1]), f)),
+                    max_bars: gated.keys.max_bars.map(|_| one(&keys[2])),
+                    size: gated.keys.size.map(|_| one(&keys[3])),
+                };
+                let view = signals.view(&bars.close, t);
+                decide(&mut engine, &mut machine, &view, &values, t, 0, sink);
+                t += 1;
+            }
+            if let Some(q) = quiet_from {
+                engine.pass(q, n, sink);
+            }
+        });
+        engine.finish(n, sink);
+        true
+    }
+}
+
+/// Each gate's bars (ascending), in [`Gated::gates`]' order.
+type GateLists = [Arc<[u32]>; MAX_GATES];
+
+/// Gated rules read at chosen bars of one combination: where their gates
+/// hold next, and what they say there.
+struct Events<'a> {
+    rules: &'a Rules,
+    gated: &'a Gated,
+    lists: [&'a [u32]; MAX_GATES],
+    /// Each gate's cursor: at or before the bar being read.
+    at: [usize; MAX_GATES],
+    /// The rules Machine::step reads in each position: (long entry,
+    /// short entry) when flat, (short entry, long exit) when long, (long
+    /// entry, short exit) when short.
+    movers: [(Option<&'a GatedRule>, Option<&'a GatedRule>); 3],
+    scalars: &'a [f64],
+    full: &'a [Option<&'a [f64]>],
+    /// By position (as in `movers`): the last [`Events::next`] asked
+    /// from `.0` and found `.1`, so no gate holds on the bars between
+    /// (asked again from there, the answer stands: the bars read only go
+    /// forward).
+    found: [(usize, usize); 3],
+}
+
+/// One bar's signals (`Machine::step` reads those of its position).
+struct BarSignals {
+    long_entry: [u8; 1],
+    long_exit: [u8; 1],
+    short_entry: [u8; 1],
+    short_exit: [u8; 1],
+}
+
+impl BarSignals {
+    const NONE: BarSignals = BarSignals {
+        long_entry: [0],
+        long_exit: [0],
+        short_entry: [0],
+        short_exit: [0],
+    };
+
+    fn view<'s>(&'s self, close: &'s [f64], t: usize) -> Signals<'s> {
+        Signals {
+            long_entry: &self.long_entry,
+            long_exit: &self.long_exit,
+            short_entry: &self.short_entry,
+            short_exit: &self.short_exit,
+            stop: None,
+            close: &close[t..t + 1],
+        }
+    }
+}
+
+impl<'a> Events<'a> {
+    fn new(
+        rules: &'a Rules,
+        gated: &'a Gated,
+        lists: &'a GateLists,
+        direction: Direction,
+        scalars: &'a [f64],
+        full: &'a [Option<&'a [f64]>],
+    ) -> Self {
+        let rule = |root: Id| gated.rules.iter().find(|r| r.root == root);
+        let r = &rules.roots;
+        let short = match (direction, r.short) {
+            (Direction::Long, _) => None,
+            (Direction::LongShort, None) => Some((r.exit, r.entry)),
+            (Direction::LongShort, Some(pair)) => Some(pair),
+        };
+        Events {
+            rules,
+            gated,
+            lists: std::array::from_fn(|k| &*lists[k]),
+            at: [0; MAX_GATES],
+            movers: [
+                (rule(r.entry), short.and_then(|s| rule(s.0))),
+                (short.and_then(|s| rule(s.0)), rule(r.exit)),
+                (rule(r.entry), short.and_then(|s| rule(s.1))),
+            ],
+            scalars,
+            full,
+            found: [(usize::MAX, 0); 3],
+        }
+    }
+
+    fn place(position: i8) -> usize {
+        match position {
+            0 => 0,
+            1 => 1,
+            _ => 2,
+        }
+    }
+
+    fn movers(&self, position: i8) -> (Option<&'a GatedRule>, Option<&'a GatedRule>) {
+        self.movers[Self::place(position)]
+    }
+
+    /// The first bar from `from` on (never before an earlier call's
+    /// `from`) where a gate of the rules that can move `position` holds
+    /// (`usize::MAX`: none).
+    #[inline(always)]
+    fn next(&mut self, position: i8, from: usize) -> usize {
+        let (asked, found) = self.found[Self::place(position)];
+        if asked <= from && from <= found {
+            return found;
+        }
+        let next = self.seek_next(position, from);
+        self.found[Self::place(position)] = (from, next);
+        next
+    }
+
+    #[inline(never)]
+    fn seek_next(&mut self, position: i8, from: usize) -> usize {
+        let (a, b) = self.movers(position);
+        let mut next = usize::MAX;
+        for rule in [a, b].into_iter().flatten() {
+            let (list, c) = (self.lists[rule.gate], &mut self.at[rule.gate]);
+            *c = seek(list, *c, from);
+            if let Some(&e) = list.get(*c) {
+                next = next.min(e as usize);
+            }
+        }
+        next
+    }
+
+    /// Whether gate `k` holds on bar `t` (its cursor at or before `t`).
+    fn gate(&self, k: usize, t: usize) -> bool {
+        let rest = &self.lists[k][self.at[k]..];
+        match rest.first() {
+            Some(&e) if e as usize >= t => e as usize == t,
+            _ => rest.binary_search(&(t as u32)).is_ok(),
+        }
+    }
+
+    /// `o`'s value on bar `t`.
+    fn value(&self, o: Operand, t: usize) -> f64 {
+        match o {
+            Operand::Column(i) => self.full[i].map_or(f64::NAN, |c| c[t]),
+            Operand::Scalar(i) => self.scalars[i],
+            Operand::Other(id) => {
+                let gate = |id: Id| {
+                    let k = self.gated.gates.iter().position(|&g| g == id)?;
+                    Some(self.gate(k, t))
+                };
+                eval::value_at(&self.rules.graph, id, t, self.full, self.scalars, &gate)
+            }
+        }
+    }
+
+    fn holds(&self, rule: Option<&GatedRule>, t: usize) -> bool {
+        rule.is_some_and(|rule| {
+            rule.terms.iter().all(|&term| match term {
+                Term::Gate(k) => self.gate(k, t),
+                Term::Compare(op, x, y) => eval::compare(op, self.value(x, t), self.value(y, t)),
+                Term::Other(id) => self.value(Operand::Other(id), t) != 0.0,
+            })
+        })
+    }
+
+    /// Bar `t`'s signals for a machine in `position` (the cursors at or
+    /// before `t`).
+    fn signals(&self, position: i8, t: usize) -> BarSignals {
+        let (a, b) = self.movers(position);
+        let (x, y) = (u8::from(self.holds(a, t)), u8::from(self.holds(b, t)));
+        let (le, lx, se, sx) = match position {
+            0 => (x, 0, y, 0),
+            1 => (0, y, x, 0),
+            _ => (x, 0, 0, y),
+        };
+        BarSignals {
+            long_entry: [le],
+            long_exit: [lx],
+            short_entry: [se],
+            short_exit: [sx],
+        }
+    }
+
+    /// The trade-management keys on bar `t` (stop, target, max_bars,
+    /// size; NaN where a key is not set).
+    fn keys(&self, t: usize) -> [f64; 4] {
+        let k = &self.gated.keys;
+        let v = |o: Option<Operand>| o.map_or(f64::NAN, |o| self.value(o, t));
+        [
+            v(k.stop.map(|(o, _)| o)),
+            v(k.target.map(|(o, _)| o)),
+            v(k.max_bars),
+            v(k.size),
+        ]
     }
 }
 
@@ -349,7 +602,7 @@ fn seek(list: &[u32], mut c: usize, from: usize) -> usize {
 mod tests {
     use proptest::prelude::*;
 
-    use super::super::{Direction, PerBar, RuleSource, Rules};
+    use super::super::{Direction, Management, PerBar, RuleSource, Rules};
     use crate::grid::AxisValues;
     use crate::indicators::IndicatorSet;
 
@@ -456,6 +709,113 @@ mod tests {
                 ..RuleSource::default()
             };
             prop_assert!(same_positions(source, c), "the rules had no gates");
+        }
+    }
+
+    /// Trade-management keys: scalars, parameters, whole columns and
+    /// expressions of one bar.
+    const STOPS: &[(&str, bool)] = &[
+        ("0.02", true),
+        ("c / 500", true),
+        ("2 * atr(5)", false),
+        ("c * 0.001 * close", false),
+    ];
+    const TARGETS: &[(&str, bool)] = &[("0.04", true), ("3 * atr(5)", false)];
+    const MAX_BARS: &[&str] = &["c", "7"];
+    const SIZES: &[&str] = &["0.5", "if(close > open, 1, 0.4)"];
+
+    /// Managed rules with gates give the same record from the gates' bars
+    /// as bar by bar (every bar's equity and position, every trade), in
+    /// every combination, direction and fill mode.
+    fn same_record(source: RuleSource, c: &[f64]) -> bool {
+        use crate::engine::{Backtest, EngineConfig, Fill};
+        let (rules, _) = Rules::compile(source).expect("compiles");
+        let bars = crate::data::synth(700, 5);
+        let mut keys = Vec::new();
+        let combos: Vec<[f64; 3]> = [3.0, 6.0]
+            .iter()
+            .flat_map(|&a| [9.0, 14.0].map(move |b| (a, b)))
+            .flat_map(|(a, b)| c.iter().map(move |&c| [a, b, c]))
+            .collect();
+        for p in &combos {
+            rules.indicators(p, &mut keys);
+        }
+        let set = IndicatorSet::build_for(&bars, &rules, keys);
+        let record = |n: usize| Backtest {
+            equity: vec![-7.0; n],
+            position: vec![9; n],
+            trades: Vec::new(),
+        };
+        for (fill, fee) in [(Fill::NextOpen, 0.0), (Fill::Close, 0.001)] {
+            let cfg = EngineConfig {
+                fill,
+                fee,
+                ..EngineConfig::default()
+            };
+            for direction in [Direction::Long, Direction::LongShort] {
+                for p in &combos {
+                    for n in [bars.len(), 451] {
+                        let (mut by_bar, mut gated) = (record(n), record(n));
+                        let mut machine = super::super::Machine::default();
+                        rules.manage(&bars, &set, p, direction, &cfg, n, &mut machine, &mut by_bar);
+                        let used =
+                            rules.manage_gated(&bars, &set, p, direction, &cfg, n, &mut gated);
+                        assert!(used, "no gates, or the memo turned off");
+                        let bits = |b: &Backtest| -> Vec<u64> {
+                            b.equity.iter().map(|e| e.to_bits()).collect()
+                        };
+                        let at = format!("{p:?} {direction:?} {fill:?} n={n}");
+                        assert_eq!(bits(&gated), bits(&by_bar), "equity {at}");
+                        assert_eq!(gated.position, by_bar.position, "position {at}");
+                        assert_eq!(
+                            format!("{:?}", gated.trades),
+                            format!("{:?}", by_bar.trades),
+                            "trades {at}"
+                        );
+                    }
+                }
+            }
+        }
+        rules.gated.is_some()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(40))]
+        #[test]
+        fn managed_gated_records_equal_the_bar_by_bar_ones(
+            entry_gate in 0..GATES.len(),
+            exit_gate in 0..GATES.len(),
+            entry_filters in prop::collection::vec(0..FILTERS.len(), 0..2),
+            short in prop::option::of((0..GATES.len(), 0..GATES.len())),
+            stop in prop::option::of(0..STOPS.len()),
+            target in prop::option::of(0..TARGETS.len()),
+            max_bars in prop::option::of(0..MAX_BARS.len()),
+            size in prop::option::of(0..SIZES.len()),
+            real_c in any::<bool>(),
+        ) {
+            let c: &[f64] = if real_c { &[10.0, 2.5] } else { &[10.0, 20.0] };
+            let text = |s: &str| s.to_string();
+            let source = RuleSource {
+                name: "managed".into(),
+                entry: rule(entry_gate, &entry_filters, true, real_c) + " and c > 0",
+                exit: rule(exit_gate, &[], true, real_c),
+                short_entry: short.map(|(g, _)| GATES[g].to_string()),
+                short_exit: short.map(|(_, g)| GATES[g].to_string()),
+                management: Management {
+                    stop: stop.map(|k| (text(STOPS[k].0), STOPS[k].1)),
+                    target: target.map(|k| (text(TARGETS[k].0), TARGETS[k].1)),
+                    // At least one key: a managed strategy.
+                    max_bars: max_bars.or(Some(0)).map(|k| text(MAX_BARS[k])),
+                    size: size.map(|k| text(SIZES[k])),
+                },
+                params: vec![
+                    ("a".into(), Ok(axis(&[3.0, 6.0]))),
+                    ("b".into(), Ok(axis(&[9.0, 14.0]))),
+                    ("c".into(), Ok(axis(c))),
+                ],
+                ..RuleSource::default()
+            };
+            prop_assert!(same_record(source, c), "the rules had no gates");
         }
     }
 

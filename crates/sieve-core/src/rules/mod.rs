@@ -1718,6 +1718,12 @@ impl Strategy for RuleStrategy {
     ) {
         // The state machine decides on each close from the position the
         // engine holds (flat after a stop, a target, `max_bars`).
+        if self
+            .rules
+            .manage_gated(bars, indicators, params, direction, cfg, end, sink)
+        {
+            return;
+        }
         let mut machine = Machine::default();
         self.rules.manage(
             bars,
