@@ -448,4 +448,27 @@ fn verbose_says_which_screen_path_runs() {
         managed.contains("one combination at a time: trade management"),
         "{managed}"
     );
+    // A managed rule strategy whose rules wait on crossings of fewer
+    // parameters: read at those crossings only.
+    let config = dir.path().join("bracket.toml");
+    std::fs::write(
+        &config,
+        r#"
+[strategy]
+name = "bracket"
+entry = "cross_above(sma(close, fast), sma(close, slow))"
+exit = "cross_below(sma(close, fast), sma(close, slow))"
+stop_loss = "sl"
+[strategy.params]
+fast = { values = [5, 10] }
+slow = { values = [20, 40] }
+sl = { values = [0.02, 0.05] }
+"#,
+    )
+    .unwrap();
+    let gated = said(&["--config", config.to_str().unwrap()]);
+    assert!(
+        gated.contains("trade management") && gated.contains("2 crossing(s)"),
+        "{gated}"
+    );
 }

@@ -157,7 +157,10 @@ pub fn screen_path(strategy: &dyn Strategy, scoring: &Scoring) -> String {
             .into();
     };
     if strategy.trade_management() == TradeManagement::Full {
-        return format!("one combination at a time: trade management (the engine's exits feed back into the rules); {windows}");
+        return format!(
+            "one combination at a time: trade management (the engine's exits feed back into the rules): {}; {windows}",
+            strategy.screen_path()
+        );
     }
     let path = strategy.screen_path();
     match (level, path.starts_with("lanes")) {

@@ -153,6 +153,10 @@ impl Strategy for ManagedBuiltin {
         TradeManagement::Full
     }
 
+    fn screen_path(&self) -> String {
+        "the built-in's targets read as events, the engine bar by bar".into()
+    }
+
     fn simulate(
         &self,
         bars: &Bars,

@@ -757,7 +757,16 @@ mod tests {
                     for n in [bars.len(), 451] {
                         let (mut by_bar, mut gated) = (record(n), record(n));
                         let mut machine = super::super::Machine::default();
-                        rules.manage(&bars, &set, p, direction, &cfg, n, &mut machine, &mut by_bar);
+                        rules.manage(
+                            &bars,
+                            &set,
+                            p,
+                            direction,
+                            &cfg,
+                            n,
+                            &mut machine,
+                            &mut by_bar,
+                        );
                         let used =
                             rules.manage_gated(&bars, &set, p, direction, &cfg, n, &mut gated);
                         assert!(used, "no gates, or the memo turned off");
@@ -797,7 +806,8 @@ mod tests {
             let text = |s: &str| s.to_string();
             let source = RuleSource {
                 name: "managed".into(),
-                entry: rule(entry_gate, &entry_filters, true, real_c) + " and c > 0",
+                // Every parameter read, whatever the gates read.
+                entry: rule(entry_gate, &entry_filters, true, real_c) + " and c > 0 and a + b > 0",
                 exit: rule(exit_gate, &[], true, real_c),
                 short_entry: short.map(|(g, _)| GATES[g].to_string()),
                 short_exit: short.map(|(_, g)| GATES[g].to_string()),

@@ -1662,6 +1662,16 @@ impl Strategy for RuleStrategy {
     }
 
     fn screen_path(&self) -> String {
+        if self.trade_management() == TradeManagement::Full {
+            // Said after "one combination at a time: trade management".
+            return match &self.rules.gated {
+                Some(g) => format!(
+                    "the rules read only where their {} crossing(s) of fewer parameters hold, the engine only on the bars it works on",
+                    g.gate_count()
+                ),
+                None => "the rule program and the engine bar by bar".into(),
+            };
+        }
         if self.rules.cross_pair.is_some() {
             "lanes: the built-in crosses' scan (the rules are one crossing pair of shared averages)"
                 .into()
