@@ -15,6 +15,7 @@
 //!    long), filled now (`fill = "close"`) or at the next open.
 
 use super::{Account, EngineConfig, ExitReason, Fill, Sink};
+use crate::data::Bars;
 
 /// A stop's or target's distance from the entry price, fixed for the
 /// trade on the close that decided it.
@@ -168,6 +169,18 @@ impl<'a> Managed<'a> {
             liquidates,
             liquidated: false,
         }
+    }
+
+    /// A flat account over the first `n` bars of `bars`.
+    pub fn over_bars(cfg: &'a EngineConfig, bars: &'a Bars, n: usize, liquidates: bool) -> Self {
+        Managed::new(
+            cfg,
+            &bars.open[..n],
+            &bars.high[..n],
+            &bars.low[..n],
+            &bars.close[..n],
+            liquidates,
+        )
     }
 
     /// The open trade now.

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use super::check::{Func, Id, Op};
 use super::eval::{self, Machine, Signals};
 use super::parse::BinOp;
-use super::{decide, Direction, KeyValues, Rules, Targets};
+use super::{decide, Direction, ManagedKeys, Rules, Targets};
 use crate::data::Bars;
 use crate::engine::{EngineConfig, Managed, Sink};
 use crate::indicators::{IndicatorSet, RuleSeries, RULE_SETTING_LEN};
@@ -31,14 +31,7 @@ pub(super) struct Gated {
 
 /// The trade-management keys of gated rules: the engine reads them on
 /// every close it works on, gate or not.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-struct GatedKeys {
-    /// With whether the distance is a fraction of the entry price.
-    stop: Option<(Operand, bool)>,
-    target: Option<(Operand, bool)>,
-    max_bars: Option<Operand>,
-    size: Option<Operand>,
-}
+type GatedKeys = ManagedKeys<Operand>;
 
 #[derive(Debug, Clone, PartialEq)]
 struct GatedRule {
@@ -134,25 +127,7 @@ impl Rules {
             self.pointwise(id, &gates)
                 .then(|| self.operand(id).unwrap_or(Operand::Other(id)))
         };
-        let m = &r.managed;
-        let keys = GatedKeys {
-            stop: match m.stop {
-                Some((id, fraction)) => Some((key(id)?, fraction)),
-                None => None,
-            },
-            target: match m.target {
-                Some((id, fraction)) => Some((key(id)?, fraction)),
-                None => None,
-            },
-            max_bars: match m.max_bars {
-                Some(id) => Some(key(id)?),
-                None => None,
-            },
-            size: match m.size {
-                Some(id) => Some(key(id)?),
-                None => None,
-            },
-        };
+        let keys = r.managed.try_map(key)?;
         Some(Gated { gates, rules, keys })
     }
 
@@ -332,14 +307,7 @@ impl Rules {
             return false;
         };
         let n = n.min(bars.len());
-        let mut engine = Managed::new(
-            cfg,
-            &bars.open[..n],
-            &bars.high[..n],
-            &bars.low[..n],
-            &bars.close[..n],
-            self.roots.managed.any(),
-        );
+        let mut engine = Managed::over_bars(cfg, bars, n, self.roots.managed.any());
         self.with_columns(bars, indicators, params, |scalars, full, _| {
             let mut events = Events::new(self, gated, &lists, direction, scalars, full);
             let mut machine = Machine::default();
@@ -373,14 +341,8 @@ impl Rules {
                     true => events.signals(machine.position, t),
                     false => BarSignals::NONE,
                 };
-                let keys = events.keys(t);
-                let one = std::slice::from_ref::<f64>;
-                let values = KeyValues {
-                    stop: gated.keys.stop.map(|(_, f)| (one(&keys[0]), f)),
-                    target: gated.keys.target.map(|(_, f)| (one(&keys[1]), f)),
-                    max_bars: gated.keys.max_bars.map(|_| one(&keys[2])),
-                    size: gated.keys.size.map(|_| one(&keys[3])),
-                };
+                let keys = gated.keys.map(|o| [events.value(o, t)]);
+                let values = keys.as_ref().map(|k| &k[..]);
                 let view = signals.view(&bars.close, t);
                 decide(&mut engine, &mut machine, &view, &values, t, 0, sink);
                 t += 1;
@@ -569,19 +531,6 @@ impl<'a> Events<'a> {
             short_exit: [sx],
         }
     }
-
-    /// The trade-management keys on bar `t` (stop, target, max_bars,
-    /// size; NaN where a key is not set).
-    fn keys(&self, t: usize) -> [f64; 4] {
-        let k = &self.gated.keys;
-        let v = |o: Option<Operand>| o.map_or(f64::NAN, |o| self.value(o, t));
-        [
-            v(k.stop.map(|(o, _)| o)),
-            v(k.target.map(|(o, _)| o)),
-            v(k.max_bars),
-            v(k.size),
-        ]
-    }
 }
 
 /// The first position at or after `c` in `list` (ascending) whose bar is
@@ -650,21 +599,32 @@ mod tests {
         terms.join(" and ")
     }
 
-    /// Rules with gates hold the same positions from the gates' bars as
-    /// bar by bar, in every combination and direction.
-    fn same_positions(source: RuleSource, c: &[f64]) -> bool {
+    /// The rules of `source` on 700 synthetic bars (`seed`), the series of
+    /// every combination of a ∈ {3, 6}, b ∈ {9, 14} and `c`.
+    fn compiled(
+        source: RuleSource,
+        c: &[f64],
+        seed: u64,
+    ) -> (Rules, crate::data::Bars, IndicatorSet, Vec<[f64; 3]>) {
         let (rules, _) = Rules::compile(source).expect("compiles");
-        let bars = crate::data::synth(700, 3);
-        let mut keys = Vec::new();
+        let bars = crate::data::synth(700, seed);
         let combos: Vec<[f64; 3]> = [3.0, 6.0]
             .iter()
             .flat_map(|&a| [9.0, 14.0].map(move |b| (a, b)))
             .flat_map(|(a, b)| c.iter().map(move |&c| [a, b, c]))
             .collect();
+        let mut keys = Vec::new();
         for p in &combos {
             rules.indicators(p, &mut keys);
         }
         let set = IndicatorSet::build_for(&bars, &rules, keys);
+        (rules, bars, set, combos)
+    }
+
+    /// Rules with gates hold the same positions from the gates' bars as
+    /// bar by bar, in every combination and direction.
+    fn same_positions(source: RuleSource, c: &[f64]) -> bool {
+        let (rules, bars, set, combos) = compiled(source, c, 3);
         for direction in [Direction::Long, Direction::LongShort] {
             // Twice: the second pass reads the memo's kept bars.
             for p in combos.iter().chain(&combos) {
@@ -729,18 +689,7 @@ mod tests {
     /// every combination, direction and fill mode.
     fn same_record(source: RuleSource, c: &[f64]) -> bool {
         use crate::engine::{Backtest, EngineConfig, Fill};
-        let (rules, _) = Rules::compile(source).expect("compiles");
-        let bars = crate::data::synth(700, 5);
-        let mut keys = Vec::new();
-        let combos: Vec<[f64; 3]> = [3.0, 6.0]
-            .iter()
-            .flat_map(|&a| [9.0, 14.0].map(move |b| (a, b)))
-            .flat_map(|(a, b)| c.iter().map(move |&c| [a, b, c]))
-            .collect();
-        for p in &combos {
-            rules.indicators(p, &mut keys);
-        }
-        let set = IndicatorSet::build_for(&bars, &rules, keys);
+        let (rules, bars, set, combos) = compiled(source, c, 5);
         let record = |n: usize| Backtest {
             equity: vec![-7.0; n],
             position: vec![9; n],

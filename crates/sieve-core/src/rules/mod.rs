@@ -144,18 +144,61 @@ struct Roots {
     managed: ManagedRoots,
 }
 
-/// The trade-management keys' nodes.
+/// The trade-management keys, each as a `K`: their nodes
+/// ([`ManagedRoots`]), how gated rules read them, their values per bar
+/// ([`KeyValues`]).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-struct ManagedRoots {
+struct ManagedKeys<K> {
     /// With whether the distance is a fraction of the entry price.
-    stop: Option<(Id, bool)>,
-    target: Option<(Id, bool)>,
-    max_bars: Option<Id>,
-    size: Option<Id>,
+    stop: Option<(K, bool)>,
+    target: Option<(K, bool)>,
+    max_bars: Option<K>,
+    size: Option<K>,
 }
 
-impl ManagedRoots {
-    fn ids(&self) -> impl Iterator<Item = Id> {
+/// The trade-management keys' nodes.
+type ManagedRoots = ManagedKeys<Id>;
+
+/// One block's trade-management values, per bar.
+type KeyValues<'a> = ManagedKeys<&'a [f64]>;
+
+impl<K> ManagedKeys<K> {
+    fn as_ref(&self) -> ManagedKeys<&K> {
+        ManagedKeys {
+            stop: self.stop.as_ref().map(|(k, fraction)| (k, *fraction)),
+            target: self.target.as_ref().map(|(k, fraction)| (k, *fraction)),
+            max_bars: self.max_bars.as_ref(),
+            size: self.size.as_ref(),
+        }
+    }
+}
+
+impl<K: Copy> ManagedKeys<K> {
+    /// Each key as `f` makes it; `None` where `f` fails for one.
+    fn try_map<L>(&self, f: impl Fn(K) -> Option<L>) -> Option<ManagedKeys<L>> {
+        let distance = |d: Option<(K, bool)>| match d {
+            Some((k, fraction)) => f(k).map(|l| Some((l, fraction))),
+            None => Some(None),
+        };
+        let plain = |k: Option<K>| match k {
+            Some(k) => f(k).map(Some),
+            None => Some(None),
+        };
+        Some(ManagedKeys {
+            stop: distance(self.stop)?,
+            target: distance(self.target)?,
+            max_bars: plain(self.max_bars)?,
+            size: plain(self.size)?,
+        })
+    }
+
+    /// Each key as `f` makes it.
+    fn map<L>(&self, f: impl Fn(K) -> L) -> ManagedKeys<L> {
+        self.try_map(|k| Some(f(k)))
+            .expect("a map that cannot fail")
+    }
+
+    fn keys(&self) -> impl Iterator<Item = K> {
         let m = *self;
         m.stop
             .map(|s| s.0)
@@ -166,7 +209,7 @@ impl ManagedRoots {
     }
 
     fn any(&self) -> bool {
-        self.ids().next().is_some()
+        self.keys().next().is_some()
     }
 }
 
@@ -377,7 +420,7 @@ impl Rules {
         let mut roots_all = vec![entry, exit];
         roots_all.extend(short.iter().flat_map(|&(a, b)| [a, b]));
         roots_all.extend(stop);
-        roots_all.extend(managed.ids());
+        roots_all.extend(managed.keys());
         let mut reached = vec![false; checker.graph.nodes.len()];
         let mut stack = roots_all;
         while let Some(id) = stack.pop() {
@@ -427,7 +470,7 @@ impl Rules {
         let mut root_list = vec![entry, exit];
         root_list.extend(short.iter().flat_map(|&(a, b)| [a, b]));
         root_list.extend(stop);
-        root_list.extend(managed.ids());
+        root_list.extend(managed.keys());
         let plan = Plan::new(&checker.graph, &root_list, int_params);
         let rules = Rules {
             n_params: params.len(),
@@ -1253,14 +1296,7 @@ impl Rules {
         // Only trade management liquidates (a trailing stop alone trades
         // as the plain engine does).
         let liquidates = self.roots.managed.any() || self.plan.reads_state();
-        let mut engine = Managed::new(
-            cfg,
-            &bars.open[..n],
-            &bars.high[..n],
-            &bars.low[..n],
-            &bars.close[..n],
-            liquidates,
-        );
+        let mut engine = Managed::over_bars(cfg, bars, n, liquidates);
         let reads_state = self.plan.reads_state();
         // Bars from here on pass untouched (streamed when something moves).
         let mut quiet_from: Option<usize> = None;
@@ -1473,14 +1509,8 @@ impl Block<'_, '_> {
 
     /// The block's trade-management values.
     fn keys(&self) -> KeyValues<'_> {
-        let m = self.rules.roots.managed;
         let num = |id: Id| self.frame.num(self.full, id, self.start, self.len);
-        KeyValues {
-            stop: m.stop.map(|(id, fraction)| (num(id), fraction)),
-            target: m.target.map(|(id, fraction)| (num(id), fraction)),
-            max_bars: m.max_bars.map(num),
-            size: m.size.map(num),
-        }
+        self.rules.roots.managed.map(num)
     }
 }
 
@@ -1581,15 +1611,6 @@ impl Decider for TargetEvents<'_> {
     fn set_position(&mut self, position: i8) {
         self.position = position;
     }
-}
-
-/// One block's trade-management values, per bar.
-struct KeyValues<'a> {
-    /// With whether the distance is a fraction of the entry price.
-    stop: Option<(&'a [f64], bool)>,
-    target: Option<(&'a [f64], bool)>,
-    max_bars: Option<&'a [f64]>,
-    size: Option<&'a [f64]>,
 }
 
 impl Strategy for RuleStrategy {

@@ -122,14 +122,7 @@ pub fn simulate_signals<S: Sink + ?Sized>(
         max_bars: keys.max_bars,
         size: keys.size,
     };
-    let mut engine = Managed::new(
-        cfg,
-        &bars.open[..n],
-        &bars.high[..n],
-        &bars.low[..n],
-        &bars.close[..n],
-        true,
-    );
+    let mut engine = Managed::over_bars(cfg, bars, n, true);
     let mut machine = Machine::default();
     for t in 0..n {
         if engine.before_close(t, sink) {

@@ -97,7 +97,7 @@ impl RuleStrategy {
             roots.extend([a, b]);
         }
         roots.extend(r.stop);
-        roots.extend(r.managed.ids());
+        roots.extend(r.managed.keys());
         // Stops, targets, bar limits, sizes or the trade's state: the
         // engine with trade management (mg_open / mg_close of the prelude).
         let managed = r.managed.any() || plan.reads_state();
