@@ -310,53 +310,15 @@ impl<'a> Managed<'a> {
     /// its stop nor its target, closes no bar at or below zero equity and
     /// reaches no bar limit there (or the account is liquidated). The
     /// strategy must also decide nothing there; then [`Managed::pass`]
-    /// streams these bars at once. Branch-free over the bars.
+    /// streams these bars at once.
     #[inline]
     pub fn quiet(&self, from: usize, to: usize) -> bool {
-        if self.liquidated {
-            return true;
-        }
-        let side = self.acct.position;
-        if self.intended != side {
-            return false;
-        }
-        if side == 0 {
-            // Flat: unless a loss beyond the equity waits to liquidate.
-            return !self.liquidates || self.acct.cash > 0.0;
-        }
-        if self.bars_held(to - 1) >= self.max_bars {
-            return false;
-        }
-        let (cash, units) = (self.acct.cash, self.acct.signed_units());
-        let (stop, target) = (self.stop, self.target);
-        let (high, low, close) = (
-            &self.high[from..to],
-            &self.low[from..to],
-            &self.close[from..to],
-        );
-        // A close at or below zero equity: only where it liquidates.
-        let floor = if self.liquidates {
-            0.0
-        } else {
-            f64::NEG_INFINITY
-        };
-        let mut hit = false;
-        if side > 0 {
-            for ((&h, &l), &c) in high.iter().zip(low).zip(close) {
-                hit |= (l <= stop) | (h >= target) | (cash + units * c <= floor);
-            }
-        } else {
-            for ((&h, &l), &c) in high.iter().zip(low).zip(close) {
-                hit |= (h >= stop) | (l <= target) | (cash + units * c <= floor);
-            }
-        }
-        !hit
+        self.first_busy(from, to) == to
     }
 
     /// The first bar of `from..to` on which the engine has something to
     /// do (`to`: none): [`Managed::quiet`] holds over the bars before it
-    /// and not over it. Stops at that bar (where a quiet stretch is short:
-    /// a stop touched soon after the entry).
+    /// and not over it.
     #[inline]
     pub fn first_busy(&self, from: usize, to: usize) -> usize {
         if self.liquidated || from >= to {
@@ -367,6 +329,7 @@ impl<'a> Managed<'a> {
             return from;
         }
         if side == 0 {
+            // Flat: unless a loss beyond the equity waits to liquidate.
             return match !self.liquidates || self.acct.cash > 0.0 {
                 true => to,
                 false => from,
@@ -374,11 +337,15 @@ impl<'a> Managed<'a> {
         }
         let (cash, units) = (self.acct.cash, self.acct.signed_units());
         let (stop, target) = (self.stop, self.target);
+        // A close at or below zero equity: only where it liquidates.
         let floor = if self.liquidates {
             0.0
         } else {
             f64::NEG_INFINITY
         };
+        // The bars held only grow: looked at per bar only where the last
+        // bar reaches the limit.
+        let limit = self.bars_held(to - 1) >= self.max_bars;
         (from..to)
             .find(|&t| {
                 let (h, l, c) = (self.high[t], self.low[t], self.close[t]);
@@ -386,7 +353,9 @@ impl<'a> Managed<'a> {
                     true => (l <= stop) | (h >= target),
                     false => (h >= stop) | (l <= target),
                 };
-                touched | (cash + units * c <= floor) | (self.bars_held(t) >= self.max_bars)
+                touched
+                    | (cash + units * c <= floor)
+                    | (limit && self.bars_held(t) >= self.max_bars)
             })
             .unwrap_or(to)
     }

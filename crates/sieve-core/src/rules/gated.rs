@@ -419,11 +419,7 @@ impl<'a> Events<'a> {
     ) -> Self {
         let rule = |root: Id| gated.rules.iter().find(|r| r.root == root);
         let r = &rules.roots;
-        let short = match (direction, r.short) {
-            (Direction::Long, _) => None,
-            (Direction::LongShort, None) => Some((r.exit, r.entry)),
-            (Direction::LongShort, Some(pair)) => Some(pair),
-        };
+        let short = r.short_rules(direction);
         Events {
             rules,
             gated,

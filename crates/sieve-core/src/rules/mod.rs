@@ -144,6 +144,19 @@ struct Roots {
     managed: ManagedRoots,
 }
 
+impl Roots {
+    /// The short entry and exit rules in `direction`: none when long
+    /// only, the exit and entry swapped when the short rules are not
+    /// given.
+    fn short_rules(&self, direction: Direction) -> Option<(Id, Id)> {
+        match (direction, self.short) {
+            (Direction::Long, _) => None,
+            (Direction::LongShort, None) => Some((self.exit, self.entry)),
+            (Direction::LongShort, Some(pair)) => Some(pair),
+        }
+    }
+}
+
 /// The trade-management keys, each as a `K`: their nodes
 /// ([`ManagedRoots`]), how gated rules read them, their values per bar
 /// ([`KeyValues`]).
@@ -1492,10 +1505,9 @@ impl Block<'_, '_> {
         let (frame, r, len) = (&*self.frame, self.rules.roots, self.len);
         let (entry, exit) = (frame.bools(r.entry, len), frame.bools(r.exit, len));
         let never = &NEVER[..len];
-        let (short_entry, short_exit) = match (self.direction, r.short) {
-            (Direction::Long, _) => (never, never),
-            (Direction::LongShort, None) => (exit, entry),
-            (Direction::LongShort, Some((a, b))) => (frame.bools(a, len), frame.bools(b, len)),
+        let (short_entry, short_exit) = match r.short_rules(self.direction) {
+            None => (never, never),
+            Some((a, b)) => (frame.bools(a, len), frame.bools(b, len)),
         };
         Signals {
             long_entry: entry,
