@@ -210,6 +210,67 @@ train = "3y"
 test = "1y"
 "#;
 
+/// A rule strategy with every trade-management key swept.
+const MANAGED: &str = r#"
+[strategy]
+name = "managed"
+entry = "cross_above(ema(close, fast), sma(close, slow))"
+exit = "cross_below(ema(close, fast), sma(close, slow))"
+stop_loss = "sl"
+take_profit = "tp"
+size = "frac"
+max_bars = "hold"
+constraints = ["fast < slow"]
+[strategy.params]
+fast = { start = 4, stop = 16, step = 4 }
+slow = { values = [20, 40, 60] }
+sl = { values = [0.02, 0.05] }
+tp = { values = [0.04, 0.12] }
+frac = { values = [0.5, 1.0] }
+hold = { values = [5, 30] }
+[backtest]
+fee = 0.0005
+direction = "long_short"
+[score]
+score_start = "50%"
+min_trades = 2
+"#;
+
+/// A user column read by name.
+const USER_COLUMN: &str = r#"
+[strategy]
+name = "mood"
+entry = "col('Crowd Mood') > level and close > sma(close, n)"
+exit = "col('Crowd Mood') < 0"
+[strategy.params]
+level = { start = -2, stop = 4, step = 1 }
+n = { values = [10, 20, 50] }
+[score]
+score_start = "40%"
+"#;
+
+/// Plateau selection over two zoomed iterations.
+const PLATEAU: &str = r#"
+[strategy]
+name = "sma_cross"
+constraints = ["fast < slow"]
+[strategy.params]
+fast = { start = 2, stop = 30, step = 4 }
+slow = { start = 20, stop = 120, step = 20 }
+[backtest]
+fee = 0.001
+[score]
+score_start = "40%"
+holdout_start = "90%"
+[optimize]
+iterations = 2
+max_combinations = 120
+[verify]
+top = 12
+[robust]
+select = "plateau"
+"#;
+
 /// Configs that must fail, each with its exact message.
 const BAD_CONFIGS: &[(&str, &str)] = &[
     ("unknown key", "[score]\nobjectiv = \"sharpe\"\n"),
@@ -431,6 +492,129 @@ fn outputs_are_byte_identical_to_the_pinned_ones() {
     for name in ["walkforward.csv", "walkforward.json", "report.html"] {
         pins.file("walkforward", &wf_out.join(name));
     }
+
+    // Trade management: a stop, a target, a size and a bar limit, all swept.
+    let managed = dir.join("managed.toml");
+    std::fs::write(&managed, MANAGED).unwrap();
+    let managed_args = ["--config", &s(&managed), "--data", &s(&bars)];
+    let msweep = dir.join("managed-sweep.csv");
+    run_ok(
+        &[
+            &["sweep"],
+            &managed_args[..],
+            &["--out", &s(&msweep), "--top", "40"],
+        ]
+        .concat(),
+    );
+    pins.file("managed", &msweep);
+    let mverified = dir.join("managed-verified.csv");
+    run_ok(
+        &[
+            &["verify"],
+            &managed_args[..],
+            &[
+                "--candidates",
+                &s(&msweep),
+                "--out",
+                &s(&mverified),
+                "--top",
+                "20",
+            ],
+        ]
+        .concat(),
+    );
+    pins.file("managed", &mverified);
+    let (mtrades, mequity) = (dir.join("managed-trades.csv"), dir.join("managed-equity.csv"));
+    let out = run_ok(
+        &[
+            &["backtest"],
+            &managed_args[..],
+            &[
+                "--json",
+                "--set",
+                "fast=10",
+                "--set",
+                "slow=40",
+                "--set",
+                "sl=0.03",
+                "--set",
+                "tp=0.08",
+                "--set",
+                "frac=0.6",
+                "--set",
+                "hold=12",
+                "--trades",
+                &s(&mtrades),
+                "--equity",
+                &s(&mequity),
+            ],
+        ]
+        .concat(),
+    );
+    pins.text("managed backtest --json", &out);
+    pins.file("managed", &mtrades);
+    pins.file("managed", &mequity);
+
+    // A user column (a name with a space) read by `col()`.
+    let with_column = dir.join("bars-with-column.csv");
+    let text = std::fs::read_to_string(&bars).unwrap();
+    let mut lines = text.lines();
+    let mut extended = format!("{},Crowd Mood\n", lines.next().unwrap());
+    for (i, line) in lines.enumerate() {
+        // A fixed, bounded pattern with runs of highs and lows.
+        writeln!(extended, "{line},{}", (i * 7 % 23) as f64 / 2.0 - 5.0).unwrap();
+    }
+    std::fs::write(&with_column, extended).unwrap();
+    pins.file("column", &with_column);
+    let column = dir.join("column.toml");
+    std::fs::write(&column, USER_COLUMN).unwrap();
+    let column_args = ["--config", &s(&column), "--data", &s(&with_column)];
+    let csweep = dir.join("column-sweep.csv");
+    run_ok(
+        &[
+            &["sweep"],
+            &column_args[..],
+            &["--out", &s(&csweep), "--top", "30"],
+        ]
+        .concat(),
+    );
+    pins.file("column", &csweep);
+    let ctrades = dir.join("column-trades.csv");
+    let out = run_ok(
+        &[
+            &["backtest"],
+            &column_args[..],
+            &[
+                "--json",
+                "--set",
+                "level=1",
+                "--set",
+                "n=20",
+                "--trades",
+                &s(&ctrades),
+            ],
+        ]
+        .concat(),
+    );
+    pins.text("column backtest --json", &out);
+    pins.file("column", &ctrades);
+
+    // `robust.select = "plateau"`: the whole run folder, plateau.csv included.
+    let plateau = dir.join("plateau.toml");
+    std::fs::write(&plateau, PLATEAU).unwrap();
+    let plateau_out = dir.join("plateau");
+    run_ok(&[
+        "optimize",
+        "--config",
+        &s(&plateau),
+        "--data",
+        &s(&bars),
+        "--out",
+        &s(&plateau_out),
+        "--threads",
+        "2",
+    ]);
+    pins.tree("plateau", &plateau_out);
 
     // Errors, word for word (the temporary folder's path masked).
     let dir_text = s(dir);

@@ -18,8 +18,13 @@ mod walkforward;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The binary under test: this build's, or `SIEVE_TEST_BIN` (an earlier
+/// build, e.g. to pin `tests/golden/` with the code before a refactor).
 pub fn sieve() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_sieve"))
+    match std::env::var_os("SIEVE_TEST_BIN") {
+        Some(bin) => Command::new(bin),
+        None => Command::new(env!("CARGO_BIN_EXE_sieve")),
+    }
 }
 
 pub fn repo_file(rel: &str) -> PathBuf {
