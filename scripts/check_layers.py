@@ -1,11 +1,17 @@
 #!/usr/bin/env python3
-"""Check that the top-level modules of each library crate depend one way.
+"""Check that the modules of each crate depend one way, at every depth.
 
 For every crate under crates/ (and the binary under src/), read its non-test
-Rust source, find each reference to another top-level module of the same
-crate (`crate::x`, `super::x` resolved to the crate root, grouped
-`use crate::{a, b::c}` imports and re-exports alike) and fail, printing the
-cycle, when those references do not form a DAG.
+Rust source and find each reference to another module of the same crate
+(`crate::x::y`, `super::y`, `self::y`, grouped `use crate::{a, b::c}`
+imports, and names re-exported by a module resolved to where they are
+defined). Each reference from a file in module `a::b::…` to `a::c::…` is an
+edge b -> c among the children of `a` (the crate root's children are the
+top-level modules). The children of every module folder must form a DAG;
+the script fails, printing one cycle, where they do not.
+
+A folder's own file (`lib.rs`, `mod.rs`) declares and re-exports its
+children; items defined there are not a node (as the crate root's are not).
 
     python3 scripts/check_layers.py            # check; exit 1 on a cycle
     python3 scripts/check_layers.py --graph    # also print each crate's edges
@@ -92,20 +98,23 @@ def expand_use(tree):
     return paths
 
 
-def resolve(path, here):
-    """Top-level module named by a path written in module `here`, or None."""
-    segs = path.split("::")
-    if segs[0] == "crate":
-        return segs[1] if len(segs) > 1 else None
-    if segs[0] in ("super", "self"):
-        base = list(here)
-        while segs and segs[0] in ("super", "self"):
-            if segs[0] == "super":
-                base = base[:-1]
-            segs = segs[1:]
-        full = base + segs
-        return full[0] if full else None
-    return None
+def use_leaves(tree):
+    """`a::{b as c, d::{self, e}}` -> [(['a','b'], 'c'), (['a','d'], 'd'),
+    (['a','d','e'], 'e')]: each imported path and the name it binds."""
+    out = []
+    for p in expand_use(tree):
+        alias = None
+        m = re.match(r"^(.*?)as([A-Za-z_][A-Za-z0-9_]*)$", p)
+        if m and m.group(1).endswith(("::", "}")) is False and "::" in m.group(1):
+            p, alias = m.group(1), m.group(2)
+        segs = [x for x in p.split("::") if x]
+        if not segs or segs[-1] == "*":
+            continue
+        if segs[-1] == "self":
+            segs = segs[:-1]
+        if segs:
+            out.append((segs, alias or segs[-1]))
+    return out
 
 
 def root_names(src_dir):
@@ -131,32 +140,97 @@ def root_names(src_dir):
     return files, modules, reexports
 
 
-def deps_of_crate(src_dir):
-    files, modules, reexports = root_names(src_dir)
-    edges = {}
-    for path in sorted(src_dir.rglob("*.rs")):
-        here = module_path(src_dir, path)
-        if not here:
-            continue  # the crate root only declares modules
-        here[0] = files.get(here[0], here[0])
-        top = here[0]
-        # A file under a `#[path]` stand-in or a test-only module still counts
-        # by where it sits.
-        text = strip_tests(strip_comments(path.read_text()))
-        refs = set()
-        for m in re.finditer(r"\buse\s+((?:crate|super|self)[^;]*);", text):
-            for p in expand_use(m.group(1)):
-                refs.add(resolve(p, here))
-        for m in re.finditer(r"\b((?:crate|super)(?:::[A-Za-z_][A-Za-z0-9_]*)+)", text):
-            refs.add(resolve(m.group(1), here))
-        for r in refs:
-            r = reexports.get(r, r)
-            # Items defined in the crate root itself are not a module.
-            if r in modules and r != top:
-                edges.setdefault(top, {}).setdefault(r, set()).add(
-                    str(path.relative_to(ROOT))
-                )
-    return edges
+class Crate:
+    """The module tree of one crate and the names each module binds with
+    `use` (what `super::Name` may reach)."""
+
+    def __init__(self, src_dir):
+        self.src_dir = src_dir
+        files, _, _ = root_names(src_dir)
+        self.files = {}  # path -> module path (tuple)
+        for path in sorted(src_dir.rglob("*.rs")):
+            here = module_path(src_dir, path)
+            if here:
+                here[0] = files.get(here[0], here[0])
+            self.files[path] = tuple(here)
+        self.modules = set()
+        for m in self.files.values():
+            for i in range(len(m) + 1):
+                self.modules.add(m[:i])
+        self.texts = {
+            path: strip_tests(strip_comments(path.read_text())) for path in self.files
+        }
+        # (module, name) -> the full path it stands for.
+        self.aliases = {}
+        for path, here in self.files.items():
+            for m in re.finditer(r"\buse\s+([^;]*);", self.texts[path]):
+                for segs, name in use_leaves(m.group(1)):
+                    full = self.absolute(segs, here)
+                    if full is not None:
+                        self.aliases[(here, name)] = full
+
+    def absolute(self, segs, here):
+        """A path written in module `here` as a full path from the crate
+        root, or None when it names something outside the crate."""
+        segs = list(segs)
+        if segs[0] == "crate":
+            return segs[1:]
+        if segs[0] in ("super", "self"):
+            base = list(here)
+            while segs and segs[0] in ("super", "self"):
+                if segs[0] == "super":
+                    base = base[:-1]
+                segs = segs[1:]
+            return base + segs
+        if tuple(here) + (segs[0],) in self.modules:
+            return list(here) + segs
+        return None
+
+    def module_of(self, full):
+        """The module a full path ends in, following `use` bindings."""
+        for _ in range(16):
+            i = 0
+            while i < len(full) and tuple(full[: i + 1]) in self.modules:
+                i += 1
+            mod = tuple(full[:i])
+            if i < len(full) and (mod, full[i]) in self.aliases:
+                target = self.aliases[(mod, full[i])]
+                if target[: len(full)] == full[: i + 1]:
+                    return mod  # a name bound to itself
+                full = list(target) + list(full[i + 1 :])
+                continue
+            return mod
+        return tuple(full)
+
+    def edges(self):
+        """{folder: {child: {other child: files}}} for every module folder."""
+        out = {}
+        for path, here in self.files.items():
+            if not here:
+                continue  # the crate root only declares modules
+            text = self.texts[path]
+            refs = set()
+            for m in re.finditer(r"\buse\s+((?:crate|super|self)[^;]*);", text):
+                for segs, _ in use_leaves(m.group(1)):
+                    refs.add(tuple(segs))
+            for m in re.finditer(r"\b((?:crate|super|self)(?:::[A-Za-z_][A-Za-z0-9_]*)+)", text):
+                refs.add(tuple(m.group(1).split("::")))
+            for segs in refs:
+                full = self.absolute(segs, here)
+                if full is None:
+                    continue
+                target = self.module_of(full)
+                n = 0
+                while n < min(len(here), len(target)) and here[n] == target[n]:
+                    n += 1
+                # Within one folder: here[n] and target[n] are two of its
+                # children. Into a folder's own file or from it: no node.
+                if n < len(here) and n < len(target):
+                    folder = here[:n]
+                    out.setdefault(folder, {}).setdefault(here[n], {}).setdefault(
+                        target[n], set()
+                    ).add(str(path.relative_to(ROOT)))
+        return out
 
 
 def cycles(edges):
@@ -225,21 +299,27 @@ def main():
     show = "--graph" in sys.argv
     crates = [ROOT / "src"] + sorted(p / "src" for p in (ROOT / "crates").iterdir() if (p / "src").is_dir())
     failed = False
+    folders = 0
     for src in crates:
-        edges = deps_of_crate(src)
+        crate = Crate(src)
         name = src.parent.name if src.parent != ROOT else "sieve (binary)"
-        if show:
-            print(f"{name}:")
-            for a in sorted(edges):
-                print(f"  {a} -> {', '.join(sorted(edges[a]))}")
-        for comp, cycle in cycles(edges):
-            failed = True
-            print(f"{name}: modules {', '.join(comp)} depend on each other; one cycle: {' -> '.join(cycle)}", file=sys.stderr)
-            for a, b in zip(cycle, cycle[1:]):
-                print(f"    {a} -> {b}: {', '.join(sorted(edges[a][b]))}", file=sys.stderr)
+        by_folder = crate.edges()
+        for folder in sorted(by_folder):
+            edges = by_folder[folder]
+            folders += 1
+            label = "::".join((name,) + folder)
+            if show:
+                print(f"{label}:")
+                for a in sorted(edges):
+                    print(f"  {a} -> {', '.join(sorted(edges[a]))}")
+            for comp, cycle in cycles(edges):
+                failed = True
+                print(f"{label}: modules {', '.join(comp)} depend on each other; one cycle: {' -> '.join(cycle)}", file=sys.stderr)
+                for a, b in zip(cycle, cycle[1:]):
+                    print(f"    {a} -> {b}: {', '.join(sorted(edges[a][b]))}", file=sys.stderr)
     if failed:
         sys.exit(1)
-    print("layers: every crate's top-level modules form a DAG")
+    print(f"layers: the modules of every folder of every crate form a DAG ({folders} folders)")
 
 
 if __name__ == "__main__":

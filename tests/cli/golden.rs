@@ -524,7 +524,10 @@ fn outputs_are_byte_identical_to_the_pinned_ones() {
         .concat(),
     );
     pins.file("managed", &mverified);
-    let (mtrades, mequity) = (dir.join("managed-trades.csv"), dir.join("managed-equity.csv"));
+    let (mtrades, mequity) = (
+        dir.join("managed-trades.csv"),
+        dir.join("managed-equity.csv"),
+    );
     let out = run_ok(
         &[
             &["backtest"],

@@ -9,7 +9,7 @@ use sieve_core::Result;
 
 use crate::files::Num;
 use crate::rundir::{BestRecord, IterationRecord, RunDir, RunState};
-use sieve_core::config::run::{MinImprovement, Selection};
+use crate::settings::{MinImprovement, Selection};
 
 use crate::Study;
 

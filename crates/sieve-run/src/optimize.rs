@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use sieve_core::config::run::{MinImprovement, Selection};
+use crate::settings::{MinImprovement, Selection};
 use sieve_core::grid::{Axis, ParamSpace};
 use sieve_core::{Error, Result};
 

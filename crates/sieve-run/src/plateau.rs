@@ -18,7 +18,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 
-use sieve_core::config::run::NeighbourAggregate;
+use crate::settings::NeighbourAggregate;
 use sieve_core::grid::{Axis, ParamSpace};
 use sieve_core::metrics::rank_order;
 use sieve_core::Result;

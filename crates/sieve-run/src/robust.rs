@@ -166,7 +166,7 @@ pub fn overfitting(
     let sets: Vec<Vec<f64>> = candidates.iter().map(|c| c.1.clone()).collect();
     let measured = measure(&sets);
     let plateau = match (study.settings().select, grid) {
-        (sieve_core::config::run::Selection::Plateau(how), Some(space)) => Some((how, space)),
+        (crate::settings::Selection::Plateau(how), Some(space)) => Some((how, space)),
         _ => None,
     };
     let Some((how, space)) = plateau else {
@@ -220,7 +220,7 @@ pub fn pbo_fits(bars: usize, blocks: usize) -> std::result::Result<(), String> {
 pub fn pbo_record(
     measured: Vec<(u64, Vec<pbo::BlockSums>)>,
     blocks: usize,
-    plateau: Option<(&[Vec<usize>], sieve_core::config::run::NeighbourAggregate)>,
+    plateau: Option<(&[Vec<usize>], crate::settings::NeighbourAggregate)>,
 ) -> std::result::Result<PboRecord, String> {
     let total = plateau.map_or(measured.len(), |(near, _)| near.len());
     // Candidates with the same trades have the same returns: one candidate
@@ -265,11 +265,7 @@ pub fn pbo_record(
         None => pbo::Pick::Argmax,
     };
     let r = pbo::pbo_picking(&sums, kept.len(), blocks, pick);
-    let pick = plateau.map(|(_, how)| {
-        sieve_core::config::run::Selection::Plateau(how)
-            .name()
-            .to_string()
-    });
+    let pick = plateau.map(|(_, how)| crate::settings::Selection::Plateau(how).name().to_string());
     let step = r.picks.len().div_ceil(2000).max(1);
     Ok(PboRecord {
         blocks: r.blocks,

@@ -28,9 +28,10 @@ pub struct ScreenJob<'a> {
     pub series_budget: u64,
 }
 
-/// The default of [`ScreenJob::series_budget`]: 1 GiB (`sweep.series_memory_mb`'s
-/// default, which the config module owns).
-pub use sieve_core::config::run::SERIES_BUDGET;
+/// The default of [`ScreenJob::series_budget`]: the memory for the shared
+/// indicator series of a screen
+/// (`sweep.series_memory_mb` = 1024): 1 GiB.
+pub const SERIES_BUDGET: u64 = 1 << 30;
 
 /// How a grid's shared series are held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,6 @@
 //! [`Config`] whose every value is valid. Errors name the key.
 
 mod grid;
-pub mod run;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -76,7 +75,7 @@ struct RawConfig {
     backtest: RawBacktest,
     #[serde(default)]
     score: RawScore,
-    // The run sections ([`run::RunSettings`] reads them from the checked
+    // The run sections (sieve-run's `RunSettings` reads them from the checked
     // config); here only their being tables.
     #[serde(default, rename = "sweep")]
     _sweep: toml::Table,

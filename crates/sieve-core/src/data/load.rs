@@ -6,27 +6,9 @@
 use std::path::Path;
 
 use crate::data::ipc::{FILE_MAGIC, STREAM_MAGIC};
-use crate::data::{parse_arrow, parse_csv_with, parse_parquet, Bars};
+use crate::data::options::{LoadOptions, Loaded};
+use crate::data::{parse_arrow, parse_csv_with, parse_parquet};
 use crate::error::{Error, Result};
-
-/// How to read the bars (`[data]` keys that change the values).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LoadOptions {
-    /// Scale open/high/low/close by adj_close / close per bar.
-    pub adjust: bool,
-    /// `data.columns`: the file has no header; these name its columns.
-    pub columns: Option<Vec<String>>,
-    /// The other columns to read (those the rules read); `None` reads
-    /// every one. The rest are only named ([`Bars::unread`]).
-    pub extra: Option<Vec<String>>,
-}
-
-/// Validated bars plus notices worth one line each to the user.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Loaded {
-    pub bars: Bars,
-    pub notices: Vec<String>,
-}
 
 /// A data file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,6 +7,14 @@
 pub mod dsr;
 pub mod pbo;
 
+/// `robust.neighbour_aggregate`: how a candidate's neighbourhood combines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NeighbourAggregate {
+    #[default]
+    Mean,
+    Min,
+}
+
 /// The simple returns of `equity` over bars `start..end`, the first against
 /// the equity before the window (`initial` when the window starts at bar 0):
 /// the convention every window metric uses.

@@ -105,7 +105,7 @@ pub enum Pick<'a> {
     /// plateau rule of the optimize loop, applied in-sample.
     Plateau {
         neighbours: &'a [Vec<usize>],
-        how: crate::config::run::NeighbourAggregate,
+        how: super::NeighbourAggregate,
     },
 }
 
@@ -184,12 +184,10 @@ pub fn pbo_picking(
                             let all = std::iter::once(own).chain(near.iter().map(|&j| ins[j]));
                             let all = all.map(|v| if v.is_nan() { f64::NEG_INFINITY } else { v });
                             match how {
-                                crate::config::run::NeighbourAggregate::Mean => {
+                                super::NeighbourAggregate::Mean => {
                                     all.sum::<f64>() / (1 + near.len()) as f64
                                 }
-                                crate::config::run::NeighbourAggregate::Min => {
-                                    all.fold(f64::INFINITY, f64::min)
-                                }
+                                super::NeighbourAggregate::Min => all.fold(f64::INFINITY, f64::min),
                             }
                         }
                     };

@@ -5,161 +5,10 @@
 
 use std::collections::HashMap;
 
-pub use super::functions::Func;
-use super::functions::{Arg, Windowed};
+use super::functions::{Arg, Func, Windowed};
+use super::ir::{Col, Graph, Id, Node, Op, Ty, UserColumn};
 use super::parse::{BinOp, Expr, ExprKind};
 use super::RuleError;
-
-pub type Id = usize;
-
-/// The data columns a rule can read, and the open trade's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Col {
-    Open,
-    High,
-    Low,
-    Close,
-    Volume,
-    /// The open position's entry price (undefined when flat).
-    EntryPrice,
-    /// Bars the open position has been held (undefined when flat).
-    BarsHeld,
-    /// 1, −1 or 0.
-    Position,
-}
-
-impl Col {
-    pub const ALL: [(&'static str, Col); 8] = [
-        ("open", Col::Open),
-        ("high", Col::High),
-        ("low", Col::Low),
-        ("close", Col::Close),
-        ("volume", Col::Volume),
-        ("entry_price", Col::EntryPrice),
-        ("bars_held", Col::BarsHeld),
-        ("position", Col::Position),
-    ];
-
-    /// The trade's state: known only as the engine runs, bar by bar.
-    pub fn is_state(self) -> bool {
-        matches!(self, Col::EntryPrice | Col::BarsHeld | Col::Position)
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ty {
-    Num,
-    Bool,
-}
-
-impl Ty {
-    fn describe(self) -> &'static str {
-        match self {
-            Ty::Num => "a number",
-            Ty::Bool => "true/false (a comparison or rule)",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Op {
-    /// A number, by its bits (so equal numbers share a node).
-    Number(u64),
-    Bool(bool),
-    Param(usize),
-    Col(Col),
-    /// A column of the data beyond prices and volume: `Graph::user[k]`.
-    User(usize),
-    Neg(Id),
-    Not(Id),
-    Bin(BinOp, Id, Id),
-    Call(Func, Vec<Id>),
-    /// A function defined outside sieve, `Graph::functions[k]`, at
-    /// settings that do not change from bar to bar.
-    Extern(usize, Vec<Id>),
-}
-
-impl Op {
-    pub fn children(&self) -> Vec<Id> {
-        match self {
-            Op::Number(_) | Op::Bool(_) | Op::Param(_) | Op::Col(_) | Op::User(_) => Vec::new(),
-            Op::Neg(a) | Op::Not(a) => vec![*a],
-            Op::Bin(_, a, b) => vec![*a, *b],
-            Op::Call(_, args) | Op::Extern(_, args) => args.clone(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Node {
-    pub op: Op,
-    pub ty: Ty,
-    /// Varies from bar to bar (reads a column somewhere below).
-    pub series: bool,
-    /// Bit i: reads parameter i.
-    pub deps: u64,
-    /// A whole number by construction: integers, parameters, and `+ - *`
-    /// (or unary `-`) of those — what a window may be.
-    pub whole: bool,
-    /// Reads the trade's state (`entry_price`, `bars_held`, `position`).
-    pub state: bool,
-}
-
-/// Every node of a strategy, children before parents.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Graph {
-    pub nodes: Vec<Node>,
-    index: HashMap<Op, Id>,
-    /// The data columns the rules read by name, beyond prices and volume.
-    pub user: Vec<UserColumn>,
-    /// The functions defined outside sieve ([`Op::Extern`]).
-    pub functions: super::ExternalFunctions,
-}
-
-/// A name the rules read as a column of the data; whether the data has it
-/// is known only when the data is (an unknown name is reported then).
-#[derive(Debug, Clone, PartialEq)]
-pub struct UserColumn {
-    pub name: String,
-    /// Written `col("…")` rather than as a bare name.
-    pub quoted: bool,
-    /// Where it is first read: the key, its text and the byte offset.
-    pub key: String,
-    pub text: String,
-    pub at: usize,
-}
-
-impl Graph {
-    fn add(&mut self, op: Op, ty: Ty, series: bool, deps: u64) -> Id {
-        if let Some(&id) = self.index.get(&op) {
-            return id;
-        }
-        let whole = match &op {
-            Op::Number(bits) => f64::from_bits(*bits).fract() == 0.0,
-            Op::Param(_) => true,
-            Op::Bin(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => {
-                self.nodes[*a].whole && self.nodes[*b].whole
-            }
-            Op::Neg(a) => self.nodes[*a].whole,
-            _ => false,
-        };
-        let state = match &op {
-            Op::Col(c) => c.is_state(),
-            op => op.children().iter().any(|&c| self.nodes[c].state),
-        };
-        let id = self.nodes.len();
-        self.index.insert(op.clone(), id);
-        self.nodes.push(Node {
-            op,
-            ty,
-            series,
-            deps,
-            whole,
-            state,
-        });
-        id
-    }
-}
 
 /// How a parameter is used: lengths must be whole numbers.
 #[derive(Debug, Clone, PartialEq)]
@@ -256,10 +105,7 @@ impl Checker {
         functions: super::ExternalFunctions,
     ) -> Checker {
         Checker {
-            graph: Graph {
-                functions,
-                ..Graph::default()
-            },
+            graph: Graph::with_functions(functions),
             params: params
                 .into_iter()
                 .map(|name| ParamUse {
@@ -704,7 +550,7 @@ impl Checker {
 
     /// The value of a node that reads no parameter and no column.
     fn constant(&self, id: Id) -> f64 {
-        super::eval::scalar_values(&self.graph, &[], id + 1)[id]
+        super::ir::scalar_values(&self.graph, &[], id + 1)[id]
     }
 }
 

@@ -5,8 +5,10 @@
 //! Undefined values are NaN: arithmetic passes them on, every comparison
 //! with one is false, and a cross's memory of the last side is reset by one.
 
-use super::check::{Col, Func, Graph, Id, Op, Ty};
+use super::functions::Func;
+use super::ir::{Col, Graph, Id, Op, Ty};
 use super::parse::BinOp;
+use super::scalar::{arith, below_or_undefined, compare, differ, max, min};
 use crate::data::Bars;
 use crate::engine::ExitReason;
 use crate::strategy::Targets;
@@ -16,125 +18,6 @@ use crate::strategy::Targets;
 pub const BLOCK: usize = 128;
 /// Bars per quiet-check step inside a block (crossings, the state machine).
 pub const SUB: usize = 16;
-
-/// The value of every node that reads no column (numbers, parameters and
-/// arithmetic of those), for nodes `0..upto`; booleans as 1 / 0, series NaN.
-/// `params` may be empty (every parameter undefined).
-pub fn scalar_values(graph: &Graph, params: &[f64], upto: usize) -> Vec<f64> {
-    let mut out = vec![f64::NAN; upto];
-    scalar_values_into(graph, params, &mut out);
-    out
-}
-
-pub fn scalar_values_into(graph: &Graph, params: &[f64], out: &mut [f64]) {
-    for id in 0..out.len() {
-        let node = &graph.nodes[id];
-        if node.series {
-            out[id] = f64::NAN;
-            continue;
-        }
-        let v = |i: Id| out[i];
-        let b = |i: Id| out[i] != 0.0;
-        out[id] = match &node.op {
-            Op::Number(bits) => f64::from_bits(*bits),
-            Op::Bool(x) => f64::from(u8::from(*x)),
-            Op::Param(i) => params.get(*i).copied().unwrap_or(f64::NAN),
-            Op::Col(_) | Op::User(_) | Op::Extern(..) => f64::NAN,
-            Op::Neg(a) => -v(*a),
-            Op::Not(a) => f64::from(u8::from(!b(*a))),
-            Op::Bin(op, a, c) => match op {
-                BinOp::And => f64::from(u8::from(b(*a) && b(*c))),
-                BinOp::Or => f64::from(u8::from(b(*a) || b(*c))),
-                _ if op.is_comparison() => f64::from(u8::from(compare(*op, v(*a), v(*c)))),
-                _ => arith(*op, v(*a), v(*c)),
-            },
-            Op::Call(f, args) => {
-                let a = |k: usize| v(args[k]);
-                match f {
-                    Func::Abs => a(0).abs(),
-                    Func::Min => min(a(0), a(1)),
-                    Func::Max => max(a(0), a(1)),
-                    Func::Clamp => min(max(a(0), a(1)), a(2)),
-                    Func::If => {
-                        if b(args[0]) {
-                            a(1)
-                        } else {
-                            a(2)
-                        }
-                    }
-                    // Windowed functions and crossings are series.
-                    Func::Windowed(_) | Func::CrossAbove | Func::CrossBelow => f64::NAN,
-                }
-            }
-        };
-    }
-}
-
-#[inline(always)]
-pub(super) fn compare(op: BinOp, a: f64, b: f64) -> bool {
-    match op {
-        BinOp::Lt => a < b,
-        BinOp::Le => a <= b,
-        BinOp::Gt => a > b,
-        BinOp::Ge => a >= b,
-        BinOp::Eq => a == b,
-        // Not IEEE's `!=`: with an undefined side every comparison is false.
-        BinOp::Ne => differ(a, b),
-        _ => false,
-    }
-}
-
-/// a ≠ b with both defined: IEEE's `!=` is true when either is NaN, and a
-/// comparison with an undefined value must be false.
-#[inline(always)]
-#[allow(clippy::double_comparisons)]
-fn differ(a: f64, b: f64) -> bool {
-    a < b || a > b
-}
-
-/// Not a ≥ b: a below b, or either undefined.
-#[inline(always)]
-#[allow(clippy::neg_cmp_op_on_partial_ord)]
-fn below_or_undefined(a: f64, b: f64) -> bool {
-    !(a >= b)
-}
-
-#[inline(always)]
-pub(super) fn arith(op: BinOp, a: f64, b: f64) -> f64 {
-    match op {
-        BinOp::Add => a + b,
-        BinOp::Sub => a - b,
-        BinOp::Mul => a * b,
-        // Division by zero is undefined, not ±∞.
-        BinOp::Div => {
-            if b == 0.0 {
-                f64::NAN
-            } else {
-                a / b
-            }
-        }
-        _ => f64::NAN,
-    }
-}
-
-/// NaN-propagating minimum (f64::min would drop an undefined side).
-#[inline(always)]
-fn min(a: f64, b: f64) -> f64 {
-    if a.is_nan() || b.is_nan() {
-        f64::NAN
-    } else {
-        a.min(b)
-    }
-}
-
-#[inline(always)]
-fn max(a: f64, b: f64) -> f64 {
-    if a.is_nan() || b.is_nan() {
-        f64::NAN
-    } else {
-        a.max(b)
-    }
-}
 
 /// The value of node `id` on bar `t` alone (booleans as 1 / 0), as the
 /// block programs compute it: whole columns from `full`, scalars from
@@ -193,29 +76,6 @@ pub fn column(bars: &Bars, col: Col) -> Option<&[f64]> {
         Col::Volume => bars.volume.as_deref(),
         Col::EntryPrice | Col::BarsHeld | Col::Position => None,
     }
-}
-
-/// Applies `kernel` to each maximal run of defined values (the whole column
-/// when there is no gap: the built-ins' exact arithmetic).
-pub(super) fn by_runs(x: &[f64], kernel: impl Fn(&[f64]) -> Vec<f64>) -> Vec<f64> {
-    if !x.iter().any(|v| v.is_nan()) {
-        return kernel(x);
-    }
-    let mut out = vec![f64::NAN; x.len()];
-    let mut t = 0;
-    while t < x.len() {
-        if x[t].is_nan() {
-            t += 1;
-            continue;
-        }
-        let end = x[t..]
-            .iter()
-            .position(|v| v.is_nan())
-            .map_or(x.len(), |k| t + k);
-        out[t..end].copy_from_slice(&kernel(&x[t..end]));
-        t = end;
-    }
-    out
 }
 
 /// Block buffers of one evaluation: a slot of [`BLOCK`] values per node.
@@ -702,7 +562,7 @@ mod tests {
     fn runs_restart_after_undefined_values() {
         let nan = f64::NAN;
         let x = [nan, 1.0, 2.0, 3.0, nan, 5.0, 7.0];
-        let v = by_runs(&x, |r| crate::indicators::average::sma(r, 2));
+        let v = crate::rules::functions::by_runs(&x, |r| crate::indicators::average::sma(r, 2));
         let want = [nan, nan, 1.5, 2.5, nan, nan, 6.0];
         for (got, want) in v.iter().zip(want) {
             assert!(got == &want || (got.is_nan() && want.is_nan()), "{v:?}");

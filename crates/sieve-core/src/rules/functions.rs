@@ -10,8 +10,8 @@
 //! names each place that must say what it does (the checker's result type,
 //! the CPU evaluators and the WGSL generator).
 
-use super::eval::{arith, by_runs};
 use super::parse::BinOp;
+use super::scalar::arith;
 use crate::data::Bars;
 use crate::indicators::calendar::{calendar, Calendar};
 use crate::indicators::{average, channel, events, momentum, trend, volatility, volume};
@@ -213,6 +213,29 @@ fn n_minus_one(n: &[usize]) -> usize {
 /// A difference over `n` bars (or RSI's `n` changes): defined `n` bars on.
 fn n_bars(n: &[usize]) -> usize {
     n[0]
+}
+
+/// Applies `kernel` to each maximal run of defined values (the whole column
+/// when there is no gap: the built-ins' exact arithmetic).
+pub(super) fn by_runs(x: &[f64], kernel: impl Fn(&[f64]) -> Vec<f64>) -> Vec<f64> {
+    if !x.iter().any(|v| v.is_nan()) {
+        return kernel(x);
+    }
+    let mut out = vec![f64::NAN; x.len()];
+    let mut t = 0;
+    while t < x.len() {
+        if x[t].is_nan() {
+            t += 1;
+            continue;
+        }
+        let end = x[t..]
+            .iter()
+            .position(|v| v.is_nan())
+            .map_or(x.len(), |k| t + k);
+        out[t..end].copy_from_slice(&kernel(&x[t..end]));
+        t = end;
+    }
+    out
 }
 
 impl Windowed {

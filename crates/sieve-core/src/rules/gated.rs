@@ -9,8 +9,9 @@
 
 use std::sync::Arc;
 
-use super::check::{Func, Id, Op};
 use super::eval::{self, Machine, Signals};
+use super::functions::Func;
+use super::ir::{Id, Op};
 use super::parse::BinOp;
 use super::{decide, Direction, ManagedKeys, Rules, Targets};
 use crate::data::Bars;
@@ -504,7 +505,9 @@ impl<'a> Events<'a> {
         rule.is_some_and(|rule| {
             rule.terms.iter().all(|&term| match term {
                 Term::Gate(k) => self.gate(k, t),
-                Term::Compare(op, x, y) => eval::compare(op, self.value(x, t), self.value(y, t)),
+                Term::Compare(op, x, y) => {
+                    super::scalar::compare(op, self.value(x, t), self.value(y, t))
+                }
                 Term::Other(id) => self.value(Operand::Other(id), t) != 0.0,
             })
         })

@@ -12,17 +12,21 @@ mod eval;
 mod external;
 mod functions;
 mod gated;
+mod ir;
 mod parse;
 mod plan;
+mod scalar;
 mod signals;
 mod wgsl;
 
 use std::borrow::Cow;
 use std::cell::RefCell;
 
-use check::{Checker, Func, Graph, Id, Op, Ty, UserColumn};
+use check::Checker;
 use eval::{Frame, Machine, Signals, BLOCK, SUB};
+use functions::Func;
 use functions::{Arg, Windowed};
+use ir::{Graph, Id, Op, Ty, UserColumn};
 use plan::Plan;
 
 use crate::data::Bars;
@@ -38,9 +42,9 @@ use crate::strategy::{
 
 pub use builtin::ManagedBuiltin;
 pub use check::suggest;
-pub use check::Col;
 pub use eval::column;
 pub use external::{ExternalFunction, ExternalFunctions};
+pub use ir::Col;
 pub use signals::{signal_targets, simulate_signals, SignalKeys};
 
 pub use wgsl::{RuleKernel, BAR_COLUMNS, ENTRY_POINT, NAN_BITS};
@@ -1128,7 +1132,7 @@ impl SeriesSource for Rules {
             return vec![f64::NAN; bars.len()];
         }
         let params = self.params_of(r);
-        let scalars = eval::scalar_values(&self.graph, &params, self.graph.nodes.len());
+        let scalars = ir::scalar_values(&self.graph, &params, self.graph.nodes.len());
         let get = |i: Id| input(self.key(i, &params));
         self.compute_column(id, bars, &scalars, &get, &mut Frame::default())
     }
@@ -1213,7 +1217,7 @@ impl Rules {
     }
 
     fn warmup(&self, params: &[f64]) -> usize {
-        let scalars = eval::scalar_values(&self.graph, params, self.graph.nodes.len());
+        let scalars = ir::scalar_values(&self.graph, params, self.graph.nodes.len());
         let w = self.warmups(&scalars);
         // Any rule that can open a position (the exit opens a short in
         // long_short without short rules; the direction is not known here).
@@ -1423,7 +1427,7 @@ impl Rules {
             let Scratch { scalars, frame } = &mut *scratch;
             let nodes = self.graph.nodes.len();
             scalars.resize(nodes, f64::NAN);
-            eval::scalar_values_into(&self.graph, params, scalars);
+            ir::scalar_values_into(&self.graph, params, scalars);
 
             let mut full: Vec<Option<&[f64]>> = vec![None; nodes];
             self.fill_columns(bars, &mut full);

@@ -5,7 +5,8 @@
 //! once per combination. Everything else is evaluated per combination in
 //! blocks, fused with the position state machine.
 
-use super::check::{Col, Func, Graph, Id, Op, Ty};
+use super::functions::Func;
+use super::ir::{Col, Graph, Id, Op, Ty};
 use crate::indicators::RULE_SETTING_LEN;
 
 #[derive(Debug, Clone, PartialEq)]

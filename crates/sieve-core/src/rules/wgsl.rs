@@ -19,7 +19,8 @@
 
 use std::fmt::Write;
 
-use super::check::{Col, Func, Id, Op, Ty};
+use super::functions::Func;
+use super::ir::{Col, Id, Op, Ty};
 use super::parse::BinOp;
 use super::RuleStrategy;
 use crate::indicators::Indicator;
@@ -432,7 +433,7 @@ impl RuleStrategy {
     ) {
         let rules = &self.rules;
         scalars.resize(rules.graph.nodes.len(), f64::NAN);
-        super::eval::scalar_values_into(&rules.graph, params, scalars);
+        super::ir::scalar_values_into(&rules.graph, params, scalars);
         values.extend(kernel.values.iter().map(|&id| {
             let x = scalars[id];
             if x.is_nan() {

@@ -171,7 +171,7 @@ fn sharpes_equal_but_for_rounding_are_ties() {
 
 #[test]
 fn the_plateau_pick_reads_the_neighbours_in_sample() {
-    use sieve_core::config::run::NeighbourAggregate;
+    use sieve_core::robust::NeighbourAggregate;
     // A and B of the case above; A's one neighbour always loses, B's is
     // B again. In-sample, A's neighbourhood mean is below B's in every
     // split, so B is the pick of all six (argmax took A in {0,3}); ranked

@@ -7,6 +7,7 @@
 //! numbers are labelled by [`crate::text`].
 
 mod charts;
+mod html;
 mod labels;
 mod page;
 mod robust;

@@ -9,7 +9,7 @@ use sieve_core::Result;
 
 use super::charts::scatter::xy_scatter;
 use super::charts::{chart_error, drawable, not_drawn, Chart, LABEL_FONT};
-use super::page::esc;
+use super::html::esc;
 use crate::best::Best;
 use crate::robust::{verdict, DsrRecord, PboRecord};
 use crate::text::axis_label;

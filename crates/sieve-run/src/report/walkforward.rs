@@ -13,7 +13,7 @@ use super::charts::scatter::bounds;
 use super::charts::{
     chart_error, drawable, not_drawn, Chart, EQUITY_COLOR, HOLD_COLOR, LABEL_FONT,
 };
-use super::page::{esc, push_document_start};
+use super::html::{esc, push_document_start};
 use crate::text::{axis_label, human};
 use crate::walkforward::Outcome;
 use crate::Study;

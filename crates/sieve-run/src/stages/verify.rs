@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use sieve_core::config::run::Selection;
+use crate::settings::Selection;
 use sieve_core::format::{push_float, write_atomic};
 use sieve_core::Result;
 
