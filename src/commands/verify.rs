@@ -32,7 +32,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     let result = verify::verify(&study, list, a.threads, Some(&crate::INTERRUPT), &|| {
         progress.inc()
     })?;
-    let Some(result) = result else {
+    let sieve_run::control::Ended::Done(result) = result else {
         return Err(crate::Exit {
             status: crate::status::INTERRUPTED,
             message: "interrupted".into(),

@@ -135,7 +135,7 @@ pub fn sweep(
             &mut |done| reporter.set(done),
         );
         reporter.end_step();
-        let jobs::Ended::Done((screen, _meta)) = outcome? else {
+        let jobs::Ended::Done(sieve_run::sweep::Swept { screen, .. }) = outcome? else {
             return Err(Error::Interrupted("KeyboardInterrupt".into()));
         };
         Ok(files::sweep_csv(
@@ -472,8 +472,10 @@ pub fn verify(
         }))?
         .map_err(sieve_err)?;
     match result {
-        Some(result) => Ok(result.csv),
-        None => Err(sieve_err(Error::Interrupted("KeyboardInterrupt".into()))),
+        sieve_run::control::Ended::Done(result) => Ok(result.csv),
+        sieve_run::control::Ended::Stopped(_) => {
+            Err(sieve_err(Error::Interrupted("KeyboardInterrupt".into())))
+        }
     }
 }
 

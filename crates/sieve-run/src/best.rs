@@ -504,7 +504,7 @@ fn surface(
         .collect();
     let scored: std::collections::HashMap<Vec<u64>, f64> =
         match crate::verify::verify(study, candidates, 0, None, &|| {})? {
-            Some(done) => done
+            crate::control::Ended::Done(done) => done
                 .rows
                 .into_iter()
                 .map(|r| {
@@ -514,7 +514,7 @@ fn surface(
                     )
                 })
                 .collect(),
-            None => Default::default(),
+            crate::control::Ended::Stopped(_) => Default::default(),
         };
     Ok(slices
         .into_iter()
@@ -565,6 +565,7 @@ mod tests {
             iteration,
             grid: Vec::new(),
             grid_size: 1,
+            indices: None,
             stage: Stage::Done,
             sweep: None,
             verify: Some(VerifyRecord {

@@ -7,16 +7,19 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use sieve_core::format::float;
 use sieve_core::Result;
 use sieve_screen::ScreenBackend;
 
+use crate::executor::SweepExecutor;
+pub use crate::outcome::{Ended, Stop};
 use crate::rundir::Stage;
 use crate::Study;
 
 pub struct OptimizeOptions<'a> {
     pub out: PathBuf,
     pub backend: &'a dyn ScreenBackend,
+    /// Where each iteration's screen runs.
+    pub executor: &'a dyn SweepExecutor,
     pub threads: usize,
     /// Start over even if the folder holds a run of another config or data.
     pub restart: bool,
@@ -40,64 +43,6 @@ pub trait Observer {
     /// it. Nothing by default.
     fn results(&mut self, _study: &Study, _dir: &Path) -> Result<()> {
         Ok(())
-    }
-}
-
-/// How a long job ended: done, or stopped part way — by its cancel token
-/// or its time budget — checkpointed where the job checkpoints.
-#[derive(Debug)]
-pub enum Ended<T> {
-    Done(T),
-    Stopped(Stop),
-}
-
-/// Why the loop stopped. Every rule lives in [`optimize`]'s one loop.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Stop {
-    AllIterations(u32),
-    /// The time budget ran out; `during` the sweep of that iteration.
-    TimeBudget {
-        seconds: f64,
-        during: Option<u32>,
-    },
-    /// The best did not improve; under `plateau`, its neighbourhood's
-    /// aggregate is what was compared.
-    Stale {
-        plateau: bool,
-    },
-    NothingToRefine,
-    /// No combination of the first iteration had a finite objective.
-    NoFiniteObjective,
-    /// SIGINT/SIGTERM: the current step was checkpointed.
-    Interrupted,
-}
-
-impl std::fmt::Display for Stop {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Stop::AllIterations(n) => write!(f, "all {n} iterations done"),
-            Stop::TimeBudget { seconds, during: Some(i) } => write!(
-                f,
-                "time budget of {} s reached during iteration {i}'s sweep (checkpointed; the same command continues it with a fresh budget)",
-                float(*seconds)
-            ),
-            Stop::TimeBudget { seconds, during: None } => write!(
-                f,
-                "time budget of {} s reached (the same command continues with a fresh budget)",
-                float(*seconds)
-            ),
-            Stop::Stale { plateau: false } => {
-                f.write_str("the best verified objective did not improve for two iterations")
-            }
-            Stop::Stale { plateau: true } => f.write_str(
-                "the chosen candidate's neighbourhood (robust.select = \"plateau\") did not improve for two iterations",
-            ),
-            Stop::NothingToRefine => f.write_str(
-                "nothing can be refined further (the grid is as fine as it gets within optimize.max_combinations)",
-            ),
-            Stop::NoFiniteObjective => f.write_str("no combination had a finite objective"),
-            Stop::Interrupted => f.write_str("interrupted; re-run the same command to resume"),
-        }
     }
 }
 

@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use sieve_core::format::{push_float, write_atomic};
 use sieve_core::grid::GridIndex;
 use sieve_core::{Error, Result};
+use sieve_screen::ObjectiveStats;
 
 /// One row of `sweep.csv`.
 #[derive(Debug, Clone, PartialEq)]
@@ -320,4 +321,45 @@ pub fn read_columns(path: &Path, names: &[&str]) -> Result<Vec<Vec<f64>>> {
 /// One named numeric column (see [`read_columns`]).
 pub fn read_column(path: &Path, name: &str) -> Result<Vec<f64>> {
     Ok(read_columns(path, &[name])?.remove(0))
+}
+
+/// Count, mean and variance of the objective over every combination
+/// evaluated (constraint-satisfying); NaN/inf objectives counted apart.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+pub struct StatsMeta {
+    pub combinations_evaluated: u64,
+    pub count: u64,
+    pub mean: Option<f64>,
+    pub variance: Option<f64>,
+    /// Sum of squared deviations (what merging shards needs).
+    pub m2: f64,
+    pub nan: u64,
+    pub infinite: u64,
+}
+
+impl From<&ObjectiveStats> for StatsMeta {
+    fn from(s: &ObjectiveStats) -> Self {
+        StatsMeta {
+            combinations_evaluated: s.evaluated,
+            count: s.count,
+            mean: finite(s.mean()),
+            variance: finite(s.variance()),
+            m2: s.m2,
+            nan: s.nan,
+            infinite: s.infinite,
+        }
+    }
+}
+
+impl From<&StatsMeta> for ObjectiveStats {
+    fn from(m: &StatsMeta) -> Self {
+        ObjectiveStats {
+            evaluated: m.combinations_evaluated,
+            count: m.count,
+            mean: m.mean.unwrap_or(0.0),
+            m2: m.m2,
+            nan: m.nan,
+            infinite: m.infinite,
+        }
+    }
 }

@@ -12,13 +12,13 @@ use std::time::Duration;
 
 use sieve_core::config::{Config, EXAMPLE_STRATEGY};
 use sieve_core::{Error, Result};
-use sieve_screen::{Screen, ScreenBackend};
+use sieve_screen::ScreenBackend;
 
 pub use crate::control::Ended;
 use crate::control::{Observer, OptimizeOptions, Stop};
 use crate::rundir::{check_run_folder, remove_cut_writes, RunKind, RunLock, Stage};
 use crate::shard::Shard;
-use crate::sweep::{SweepMeta, SweepPlan};
+use crate::sweep::{SweepPlan, Swept};
 use crate::{files, optimize, report, walkforward, Study};
 
 /// The built-in example's config: what `sieve optimize` with no config and
@@ -78,25 +78,22 @@ pub fn sweep(
     threads: usize,
     cancel: Option<&AtomicBool>,
     progress: &mut dyn FnMut(u64),
-) -> Result<Ended<(Screen, SweepMeta)>> {
+) -> Result<Ended<Swept>> {
     let start = shard.range(study.space().size()).start;
     let plan = SweepPlan {
         backend,
+        batch: sieve_screen::Batch::whole(study.space().size()),
         shard,
         top,
         threads,
         resume: None,
     };
-    let run = crate::sweep::run(study, &plan, &mut |c| {
+    crate::sweep::run(study, &plan, &mut |c| {
         progress(c.next - start);
         Ok(match cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-            true => ControlFlow::Break(()),
+            true => ControlFlow::Break(Stop::Interrupted),
             false => ControlFlow::Continue(()),
         })
-    })?;
-    Ok(match run {
-        Some(done) => Ended::Done(done),
-        None => Ended::Stopped(Stop::Interrupted),
     })
 }
 
@@ -153,6 +150,7 @@ fn options<'a>(
     OptimizeOptions {
         out: out.to_path_buf(),
         backend,
+        executor: &crate::executor::InProcess,
         threads: control.threads,
         restart: control.restart,
         checkpoint_every: control.checkpoint_every,

@@ -5,18 +5,22 @@
 //! Modules depend one way (`scripts/check_layers.py` checks it), lowest
 //! first:
 //!
-//! * [`files`], [`text`], [`shard`], [`settings`] (the run sections of the
+//! * [`files`], [`text`], [`outcome`] (how a job ends), [`shard`], [`settings`] (the run sections of the
 //!   config, checked), [`inputs`] (the data a config names), [`study`]
 //!   ([`Study`]: one strategy, grid, config and data set, checked, hashed
 //!   and shared).
 //! * One step each: [`sweep`] (screen a grid or shard into `sweep.csv`),
 //!   [`merge`] (shards into exactly the unsharded file), [`candidates`],
-//!   [`verify`] (the exact engine on candidates), [`backtest`], [`refine`]
-//!   (the next, zoomed grid), [`rundir`] (a run folder's files), [`robust`]
-//!   (DSR, PBO of a run), [`best`] (`best.json`).
+//!   [`verify`] (the exact engine on candidates), [`backtest`], [`rundir`]
+//!   (a run folder's files), [`robust`] (DSR, PBO of a run), [`best`]
+//!   (`best.json`).
 //! * [`control`]: what the loops share — options, the [`control::Observer`],
 //!   why a run stopped, the clock and stop signal; [`progress`] is the
 //!   terminal's observer.
+//! * The two seams of the loop: [`search`] (what to screen next: the
+//!   [`search::Search`] trait, today's zoom-in its first method) and
+//!   [`executor`] (where a screen runs: the [`executor::SweepExecutor`]
+//!   trait, in-process today).
 //! * The loops: [`optimize`] (screen → verify → zoom in, resumable, its
 //!   stages in `stages`), [`walkforward`] (the optimize loop per fold).
 //! * [`report`]: the HTML report of a run folder or a walk-forward.
@@ -29,17 +33,19 @@ pub mod backtest;
 pub mod best;
 pub mod candidates;
 pub mod control;
+pub mod executor;
 pub mod files;
 pub mod inputs;
 pub mod jobs;
 pub mod merge;
 pub mod optimize;
+pub mod outcome;
 pub mod plateau;
 pub mod progress;
-pub mod refine;
 pub mod report;
 pub mod robust;
 pub mod rundir;
+pub mod search;
 pub mod settings;
 pub mod shard;
 pub mod signals;

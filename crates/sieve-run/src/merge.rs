@@ -8,9 +8,10 @@ use sieve_core::metrics::rank_order;
 use sieve_core::{Error, Result};
 use sieve_screen::ObjectiveStats;
 
+use crate::files::StatsMeta;
 use crate::files::{self, SweepRow};
 use crate::shard::Shard;
-use crate::sweep::{ShardMeta, StatsMeta, SweepMeta};
+use crate::sweep::{ShardMeta, SweepMeta};
 
 /// Checks that `parts` are the complete, distinct shards of one sweep, then
 /// writes the merged `out` (+ meta). Returns the merged meta.

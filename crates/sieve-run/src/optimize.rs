@@ -8,6 +8,7 @@
 //! deterministic: an interrupted and resumed run ends with the same files
 //! as an uninterrupted one.
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -19,6 +20,7 @@ use crate::best::Best;
 use crate::control::Session;
 pub use crate::control::{Observer, OptimizeOptions, Stop};
 use crate::rundir::{AxisRecord, IterationRecord, RunDir, RunState, RunStatus, Stage};
+use crate::search::{History, Next, Search};
 use crate::stages::Step;
 use crate::{files, Study};
 
@@ -151,6 +153,16 @@ pub fn optimize(
     opts: &OptimizeOptions<'_>,
     obs: &mut dyn Observer,
 ) -> Result<Outcome> {
+    run_loop(study, opts, crate::search::of(study).as_ref(), obs)
+}
+
+/// The loop, with the search that proposes each iteration's combinations.
+fn run_loop(
+    study: &Study,
+    opts: &OptimizeOptions<'_>,
+    search: &dyn Search,
+    obs: &mut dyn Observer,
+) -> Result<Outcome> {
     study.space().check_satisfiable()?;
     let dir = RunDir::new(&opts.out)?;
     let mut state = open_run(study, opts, obs)?;
@@ -186,7 +198,7 @@ pub fn optimize(
                     during: None,
                 };
             }
-            match next_grid(study, &state, &original)? {
+            match next_iteration(search, study, &dir, &state, &original)? {
                 Some(record) => state.iterations.push(record),
                 None => break Stop::NothingToRefine,
             }
@@ -214,10 +226,10 @@ pub fn optimize(
             if state.iterations[idx].stage != stage.stage() {
                 continue;
             }
-            let stopped = stage.run(&step, &mut state.iterations[idx], obs)?;
+            let flow = stage.run(&step, &mut state.iterations[idx], obs)?;
             state.elapsed_s = session.total_elapsed();
             dir.save_state(&state)?;
-            if let Some(stop) = stopped {
+            if let ControlFlow::Break(stop) = flow {
                 break 'iterations stop;
             }
             newly_done = state.iterations[idx].stage == Stage::Done;
@@ -285,34 +297,40 @@ fn write_results(
     Ok(Some(best))
 }
 
-/// The record of the next iteration's grid: the study's grid first, then
-/// the previous iteration's zoomed in; `None` when nothing can be refined.
-fn next_grid(
+/// The record of the next iteration: the search's next proposal, or
+/// `None` when it has nothing left to try.
+fn next_iteration(
+    search: &dyn Search,
     study: &Study,
+    dir: &RunDir,
     state: &RunState,
     original: &[Axis],
 ) -> Result<Option<IterationRecord>> {
-    let iteration = state.iterations.len() as u32 + 1;
-    let axes = match state.iterations.last() {
-        None => Some(original.to_vec()),
-        Some(prev) => {
-            let max = study
-                .settings()
-                .max_combinations
-                .unwrap_or(state.iterations[0].grid_size);
-            let current = study.axes_of(&prev.grid)?;
-            let from = prev.verify.as_ref().map_or(&[][..], |v| &v.refine_from);
-            crate::refine::refine(study.strategy(), &current, original, from, max)
-        }
+    let history = History {
+        study,
+        original,
+        iterations: &state.iterations,
+        dir,
     };
-    let Some(axes) = axes else { return Ok(None) };
+    let Next::Try(proposal) = search.propose(&history)? else {
+        return Ok(None);
+    };
     let space = ParamSpace::new(
         study.strategy().params(),
-        axes,
+        proposal.axes,
         study.space().constraints.clone(),
     )?;
+    let grid_size = space.size();
+    // Checked here, so that a record never holds a batch a screen refuses.
+    let indices = match proposal.indices {
+        None => None,
+        Some(list) => match sieve_screen::Batch::of_indices(list, grid_size)? {
+            sieve_screen::Batch::Indices(list) => Some(list.to_vec()),
+            sieve_screen::Batch::Range(_) => None,
+        },
+    };
     Ok(Some(IterationRecord {
-        iteration,
+        iteration: state.iterations.len() as u32 + 1,
         grid: space
             .axes
             .iter()
@@ -321,7 +339,8 @@ fn next_grid(
                 values: a.values.clone(),
             })
             .collect(),
-        grid_size: space.size(),
+        grid_size,
+        indices,
         stage: Stage::Sweep,
         sweep: None,
         verify: None,
@@ -413,6 +432,154 @@ fn iteration_line(study: &Study, rec: &IterationRecord) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::Proposal;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// Proposes two scattered lists of the first grid's indices (every
+    /// `step`-th, from a different start), then nothing.
+    struct Scattered {
+        step: u64,
+    }
+
+    impl Search for Scattered {
+        fn name(&self) -> &'static str {
+            "scattered"
+        }
+
+        fn propose(&self, history: &History<'_>) -> Result<Next> {
+            let done = history.iterations.len() as u64;
+            if done == 2 {
+                return Ok(Next::Exhausted);
+            }
+            let size = history.study.space().size();
+            // Out of order with a repeat: the record keeps them sorted, once.
+            let mut list: Vec<u64> = (done..size).step_by(self.step as usize).collect();
+            list.reverse();
+            list.push(done);
+            Ok(Next::Try(Proposal {
+                axes: history.original.to_vec(),
+                indices: Some(list),
+            }))
+        }
+    }
+
+    /// Stops the run (as Ctrl-C does) when iteration `at`'s sweep starts.
+    struct StopAt<'a> {
+        at: Option<u32>,
+        flag: &'a AtomicBool,
+    }
+
+    impl Observer for StopAt<'_> {
+        fn start(&mut self, iteration: u32, stage: Stage, _: u64) {
+            if Some(iteration) == self.at && stage == Stage::Sweep {
+                self.flag.store(true, Ordering::Relaxed);
+            }
+        }
+        fn progress(&mut self, _: u64) {}
+        fn finish(&mut self) {}
+        fn note(&mut self, _: &str) {}
+    }
+
+    /// Counts the screens the loop hands it, run in this process.
+    #[derive(Default)]
+    struct Counting(std::sync::atomic::AtomicU32);
+
+    impl crate::executor::SweepExecutor for Counting {
+        fn name(&self) -> &str {
+            "counting"
+        }
+
+        fn screen(
+            &self,
+            study: &Study,
+            plan: &crate::sweep::SweepPlan<'_>,
+            on_batch: &mut crate::sweep::OnBatch<'_>,
+        ) -> Result<crate::outcome::Ended<crate::sweep::Swept>> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            crate::sweep::run(study, plan, on_batch)
+        }
+    }
+
+    /// The outcome, and how many screens went through the executor.
+    fn run(study: &Study, out: &std::path::Path, stop_at: Option<u32>) -> (Outcome, u32) {
+        let flag = AtomicBool::new(false);
+        let executor = Counting::default();
+        let opts = OptimizeOptions {
+            out: out.to_path_buf(),
+            backend: &sieve_screen::CpuBackend,
+            executor: &executor,
+            threads: 2,
+            restart: false,
+            checkpoint_every: std::time::Duration::ZERO,
+            interrupt: Some(&flag),
+        };
+        let mut obs = StopAt {
+            at: stop_at,
+            flag: &flag,
+        };
+        let outcome = run_loop(study, &opts, &Scattered { step: 7 }, &mut obs).unwrap();
+        (outcome, executor.0.into_inner())
+    }
+
+    /// A search's proposals are what each iteration screens (no other
+    /// combination reaches `sweep.csv`, every allowed one is counted), they
+    /// are kept in `run.json`, every screen goes through the executor, and
+    /// a run stopped at the second proposal resumes to the uninterrupted
+    /// run's files.
+    #[test]
+    fn a_search_proposal_is_screened_recorded_and_resumed() {
+        let config = sieve_core::config::Config::parse(
+            "[strategy]\nname = \"sma_cross\"\nconstraints = [\"fast < slow\"]\n[strategy.params]\nfast = { start = 2, stop = 30, step = 2 }\nslow = { start = 10, stop = 100, step = 5 }\n[score]\nscore_start = \"50%\"\n[sweep]\ntop = 40\n[verify]\ntop = 10\n",
+        )
+        .unwrap();
+        let bars = sieve_core::data::synth(1200, 5);
+        let study = Study::new(config, bars, "synthetic".into()).unwrap();
+        let space = study.space();
+        let tmp = tempfile::tempdir().unwrap();
+        let (whole, screens) = run(&study, &tmp.path().join("whole"), None);
+        assert_eq!(whole.stop, Stop::NothingToRefine);
+        assert_eq!(screens, 2);
+        assert_eq!(whole.state.iterations.len(), 2);
+        for (k, rec) in whole.state.iterations.iter().enumerate() {
+            let want: Vec<u64> = (k as u64..space.size()).step_by(7).collect();
+            assert_eq!(rec.indices.as_ref(), Some(&want));
+            let allowed = want
+                .iter()
+                .filter(|&&i| space.allowed(&space.params_of(i)))
+                .count() as u64;
+            let sweep = rec.sweep.as_ref().unwrap();
+            assert_eq!(sweep.combinations_evaluated, allowed);
+            let dir = whole.dir.join(format!("iter-{:03}", k + 1));
+            let rows =
+                crate::candidates::read(&dir.join("sweep.csv"), study.strategy(), None).unwrap();
+            assert_eq!(rows.len() as u64, allowed.min(40));
+            assert!(rows.iter().all(|r| want.contains(&r.grid_index)));
+        }
+        let json = std::fs::read_to_string(whole.dir.join("run.json")).unwrap();
+        assert!(json.contains("\"indices\""), "{json}");
+
+        let cut = tmp.path().join("cut");
+        let (stopped, _) = run(&study, &cut, Some(2));
+        assert_eq!(stopped.stop, Stop::Interrupted);
+        let (resumed, screens) = run(&study, &cut, None);
+        assert_eq!(resumed.stop, Stop::NothingToRefine);
+        assert_eq!(screens, 1, "only the second iteration's screen is redone");
+        for name in [
+            "best.json",
+            "iter-001/sweep.csv",
+            "iter-002/sweep.csv",
+            "iter-002/verified.csv",
+        ] {
+            let read = |d: &std::path::Path| std::fs::read_to_string(d.join(name)).unwrap();
+            let mask = |t: String| {
+                t.lines()
+                    .filter(|l| !l.contains("_s\""))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            assert_eq!(mask(read(&whole.dir)), mask(read(&cut)), "{name}");
+        }
+    }
 
     /// Two candidates with the same trades, 1.4e-14 apart (measured on a
     /// real run): not progress by default, progress with no minimum.

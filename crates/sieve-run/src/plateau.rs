@@ -18,6 +18,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 
+use crate::outcome::Ended;
 use crate::settings::NeighbourAggregate;
 use sieve_core::grid::{Axis, ParamSpace};
 use sieve_core::metrics::rank_order;
@@ -108,7 +109,7 @@ pub fn neighbourhoods(
     cancel: Option<&AtomicBool>,
     to_verify: &mut dyn FnMut(usize),
     tick: &(dyn Fn() + Sync),
-) -> Result<Option<Vec<Neighbourhood>>> {
+) -> Result<Ended<Vec<Neighbourhood>>> {
     let space = study.space();
     let mut scores: HashMap<Vec<u64>, f64> = rows
         .iter()
@@ -137,14 +138,15 @@ pub fn neighbourhoods(
                 params,
             })
             .collect();
-        let Some(done) = crate::verify::verify(study, candidates, threads, cancel, tick)? else {
-            return Ok(None);
+        let done = match crate::verify::verify(study, candidates, threads, cancel, tick)? {
+            Ended::Done(done) => done,
+            Ended::Stopped(stop) => return Ok(Ended::Stopped(stop)),
         };
         for r in done.rows {
             scores.insert(key(&r.candidate.params), r.score);
         }
     }
-    Ok(Some(
+    Ok(Ended::Done(
         rows.iter()
             .zip(&around)
             .map(|(r, near)| {

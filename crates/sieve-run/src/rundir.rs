@@ -70,6 +70,9 @@ pub struct IterationRecord {
     /// The grid: each swept parameter's values, in declaration order.
     pub grid: Vec<AxisRecord>,
     pub grid_size: u64,
+    /// The grid indices the search proposed, ascending; `None`: the whole
+    /// grid. Kept so that a resumed run screens exactly what was proposed.
+    pub indices: Option<Vec<u64>>,
     /// The next step to run.
     pub stage: Stage,
     /// What the sweep found, once it is done.
@@ -83,7 +86,7 @@ pub struct IterationRecord {
 pub struct SweepRecord {
     pub combinations_evaluated: u64,
     /// The per-period score-window Sharpe over the combinations screened.
-    pub sharpe_stats: Option<crate::sweep::StatsMeta>,
+    pub sharpe_stats: Option<crate::files::StatsMeta>,
     pub sweep_s: f64,
 }
 
@@ -93,10 +96,12 @@ struct IterationFile {
     iteration: u32,
     grid: Vec<AxisRecord>,
     grid_size: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    indices: Option<Vec<u64>>,
     stage: Stage,
     combinations_evaluated: Option<u64>,
     #[serde(default)]
-    sharpe_stats: Option<crate::sweep::StatsMeta>,
+    sharpe_stats: Option<crate::files::StatsMeta>,
     sweep_s: Option<f64>,
     verify_s: Option<f64>,
     candidates_verified: Option<usize>,
@@ -146,6 +151,7 @@ impl From<IterationRecord> for IterationFile {
             iteration: r.iteration,
             grid: r.grid,
             grid_size: r.grid_size,
+            indices: r.indices,
             stage: r.stage,
             combinations_evaluated,
             sharpe_stats,
@@ -189,6 +195,7 @@ impl From<IterationFile> for IterationRecord {
             iteration: f.iteration,
             grid: f.grid,
             grid_size: f.grid_size,
+            indices: f.indices,
             stage: f.stage,
             sweep,
             verify,
@@ -214,6 +221,15 @@ pub struct VerifyRecord {
 }
 
 impl IterationRecord {
+    /// The combinations this iteration screens: its proposal's indices, or
+    /// its whole grid.
+    pub fn batch(&self) -> Result<sieve_screen::Batch> {
+        match &self.indices {
+            None => Ok(sieve_screen::Batch::whole(self.grid_size)),
+            Some(list) => sieve_screen::Batch::of_indices(list.clone(), self.grid_size),
+        }
+    }
+
     /// The best verified candidate, once verified.
     pub fn best(&self) -> Option<&BestRecord> {
         self.verify.as_ref().and_then(|v| v.best.as_ref())

@@ -8,15 +8,19 @@ use serde::{Deserialize, Serialize};
 use sieve_core::Result;
 use std::ops::ControlFlow;
 
-use sieve_screen::{Checkpoint, ObjectiveStats, Screen, ScreenBackend, ScreenJob, Screened};
+use sieve_screen::{Batch, Checkpoint, Screen, ScreenBackend, ScreenJob, Screened};
 
-use crate::files::{self, finite, AxisRecord, SweepRow};
+use crate::files::{self, AxisRecord, StatsMeta, SweepRow};
+use crate::outcome::{Ended, Stop};
 use crate::shard::Shard;
 use crate::Study;
 
 /// What to run.
 pub struct SweepPlan<'a> {
     pub backend: &'a dyn ScreenBackend,
+    /// The combinations to screen: the whole grid, or a search's proposal.
+    pub batch: Batch,
+    /// The part of `batch` this run screens.
     pub shard: Shard,
     pub top: usize,
     pub threads: usize,
@@ -68,47 +72,6 @@ pub struct ShardMeta {
     pub end: u64,
 }
 
-/// Count, mean and variance of the objective over every combination
-/// evaluated (constraint-satisfying); NaN/inf objectives counted apart.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct StatsMeta {
-    pub combinations_evaluated: u64,
-    pub count: u64,
-    pub mean: Option<f64>,
-    pub variance: Option<f64>,
-    /// Sum of squared deviations (what merging shards needs).
-    pub m2: f64,
-    pub nan: u64,
-    pub infinite: u64,
-}
-
-impl From<&ObjectiveStats> for StatsMeta {
-    fn from(s: &ObjectiveStats) -> Self {
-        StatsMeta {
-            combinations_evaluated: s.evaluated,
-            count: s.count,
-            mean: finite(s.mean()),
-            variance: finite(s.variance()),
-            m2: s.m2,
-            nan: s.nan,
-            infinite: s.infinite,
-        }
-    }
-}
-
-impl From<&StatsMeta> for ObjectiveStats {
-    fn from(m: &StatsMeta) -> Self {
-        ObjectiveStats {
-            evaluated: m.combinations_evaluated,
-            count: m.count,
-            mean: m.mean.unwrap_or(0.0),
-            m2: m.m2,
-            nan: m.nan,
-            infinite: m.infinite,
-        }
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Timings {
     pub screen_s: f64,
@@ -116,28 +79,53 @@ pub struct Timings {
     pub bar_combinations_per_s: f64,
 }
 
-/// Screens `plan.shard` of the study's grid. `on_batch` sees the progress
-/// after each batch; `Break` from it stops the screen there (`None`).
+/// What a screen sees after each batch: the state so far; `Break(why)`
+/// stops the screen there.
+pub type OnBatch<'a> = dyn FnMut(&Checkpoint) -> Result<ControlFlow<Stop>> + 'a;
+
+/// A screen that ran to its end: the top K and the meta file's content.
+pub struct Swept {
+    pub screen: Screen,
+    pub meta: SweepMeta,
+}
+
+/// Screens `plan.shard` of `plan.batch` of the study's grid. `on_batch`
+/// sees the progress after each batch; `Break(why)` from it stops the
+/// screen there, and `why` is how it ended.
 pub fn run(
     study: &Study,
     plan: &SweepPlan<'_>,
-    on_batch: &mut dyn FnMut(&Checkpoint) -> Result<ControlFlow<()>>,
-) -> Result<Option<(Screen, SweepMeta)>> {
+    on_batch: &mut OnBatch<'_>,
+) -> Result<Ended<Swept>> {
     study.space().check_satisfiable()?;
-    let range = plan.shard.range(study.space().size());
+    let positions = plan.batch.positions();
+    let part = plan.shard.range(plan.batch.len());
+    let range = positions.start + part.start..positions.start + part.end;
     let job = ScreenJob {
         market: study.market(),
         strategy: study.strategy(),
         space: study.space(),
-        range: range.clone(),
+        batch: plan.batch.slice(range.clone()),
         top: plan.top,
         threads: plan.threads,
         resume: plan.resume.clone(),
         series_budget: study.settings().series_budget,
     };
     let started = Instant::now();
-    let Screened::Done(screen) = plan.backend.screen(&job, on_batch)? else {
-        return Ok(None);
+    let mut why = None;
+    let screened = plan.backend.screen(&job, &mut |c| {
+        Ok(match on_batch(c)? {
+            ControlFlow::Continue(()) => ControlFlow::Continue(()),
+            ControlFlow::Break(stop) => {
+                why = Some(stop);
+                ControlFlow::Break(())
+            }
+        })
+    })?;
+    let screen = match screened {
+        Screened::Done(screen) => screen,
+        // A backend stops only when asked to.
+        Screened::Stopped => return Ok(Ended::Stopped(why.unwrap_or(Stop::Interrupted))),
     };
     let secs = started.elapsed().as_secs_f64();
     // The speed of this run of the command: a resumed screen's earlier
@@ -182,7 +170,7 @@ pub fn run(
         rows: 0,
         csv_sha256: String::new(),
     };
-    Ok(Some((screen, meta)))
+    Ok(Ended::Done(Swept { screen, meta }))
 }
 
 /// The rows of `sweep.csv` for a screen's top K.

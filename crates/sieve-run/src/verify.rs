@@ -17,6 +17,7 @@ use sieve_core::metrics::{mean_metrics, rank_order, Metrics};
 use sieve_core::Result;
 
 use crate::candidates::Candidate;
+use crate::outcome::{Ended, Stop};
 use crate::Study;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -62,14 +63,15 @@ pub struct Verification {
 /// called once per candidate done, from any worker.
 ///
 /// Setting `cancel` stops it (the candidates in flight finish, the rest are
-/// skipped): `None`, nothing written, the same call redoes it.
+/// skipped): `Stopped(Interrupted)`, nothing written, the same call redoes
+/// it.
 pub fn verify(
     study: &Study,
     candidates: Vec<Candidate>,
     threads: usize,
     cancel: Option<&AtomicBool>,
     tick: &(dyn Fn() + Sync),
-) -> Result<Option<Verification>> {
+) -> Result<Ended<Verification>> {
     let pool = sieve_screen::thread_pool(threads)?;
     let cancelled = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
     let verified = pool.install(|| {
@@ -100,10 +102,10 @@ pub fn verify(
         })
     });
     let Some((rows, csv)) = verified else {
-        return Ok(None);
+        return Ok(Ended::Stopped(Stop::Interrupted));
     };
     let agreement = agreement(&rows);
-    Ok(Some(Verification {
+    Ok(Ended::Done(Verification {
         rows,
         agreement,
         csv,

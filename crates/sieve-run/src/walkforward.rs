@@ -363,6 +363,7 @@ pub fn walkforward(
         let fold_opts = OptimizeOptions {
             out: dir,
             backend: opts.backend,
+            executor: opts.executor,
             threads: opts.threads,
             restart: opts.restart,
             checkpoint_every: opts.checkpoint_every,

@@ -26,17 +26,20 @@ fn gpu() -> Option<GpuBackend> {
 fn screen(study: &Study, backend: &dyn ScreenBackend, top: usize) -> Screen {
     let plan = SweepPlan {
         backend,
+        batch: sieve_screen::Batch::whole(study.space().size()),
         shard: Shard::WHOLE,
         top,
         threads: 0,
         resume: None,
     };
-    sweep::run(study, &plan, &mut |_| {
+    match sweep::run(study, &plan, &mut |_| {
         Ok(std::ops::ControlFlow::Continue(()))
     })
     .unwrap()
-    .expect("never stopped")
-    .0
+    {
+        sieve_run::control::Ended::Done(swept) => swept.screen,
+        sieve_run::control::Ended::Stopped(_) => panic!("never stopped"),
+    }
 }
 
 fn best_verified(study: &Study, screen: &Screen) -> Vec<f64> {
@@ -51,9 +54,10 @@ fn best_verified(study: &Study, screen: &Screen) -> Vec<f64> {
             params: study.space().params_of(s.index),
         })
         .collect();
-    let v = verify::verify(study, list, 0, None, &|| {})
-        .unwrap()
-        .expect("never stopped");
+    let sieve_run::control::Ended::Done(v) = verify::verify(study, list, 0, None, &|| {}).unwrap()
+    else {
+        panic!("never stopped")
+    };
     v.rows[0].candidate.params.clone()
 }
 

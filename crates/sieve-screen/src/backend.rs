@@ -1,4 +1,5 @@
 use std::ops::{ControlFlow, Range};
+use std::sync::Arc;
 
 use sieve_core::grid::{GridIndex, ParamSpace};
 use sieve_core::market::Market;
@@ -8,6 +9,79 @@ use sieve_core::Result;
 use crate::stats::ObjectiveStats;
 use crate::topk::{Scored, TopK};
 
+/// The grid indices a screen covers: a contiguous range (a grid, or a
+/// shard of it) or a list (a search's proposal), ascending without repeats.
+///
+/// A screen walks its batch by *position*: a range's positions are its grid
+/// indices themselves (so shards and checkpoints of a range are what they
+/// always were), a list's are `0..len`. [`Checkpoint::next`] is a position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Batch {
+    Range(Range<GridIndex>),
+    Indices(Arc<[GridIndex]>),
+}
+
+impl Batch {
+    /// Every index of a grid of `size` combinations.
+    pub fn whole(size: u64) -> Batch {
+        Batch::Range(0..size)
+    }
+
+    /// A list of grid indices, sorted and without repeats; an index at or
+    /// past `size` (the grid's) is an error.
+    pub fn of_indices(mut indices: Vec<GridIndex>, size: u64) -> Result<Batch> {
+        indices.sort_unstable();
+        indices.dedup();
+        if let Some(&last) = indices.last() {
+            if last >= size {
+                return Err(sieve_core::Error::Invalid(format!(
+                    "grid index {last} is outside the grid (0..{size})"
+                )));
+            }
+        }
+        Ok(Batch::Indices(indices.into()))
+    }
+
+    /// The positions a screen walks.
+    pub fn positions(&self) -> Range<u64> {
+        match self {
+            Batch::Range(r) => r.clone(),
+            Batch::Indices(list) => 0..list.len() as u64,
+        }
+    }
+
+    /// The grid index at a position.
+    #[inline]
+    pub fn index_at(&self, position: u64) -> GridIndex {
+        match self {
+            Batch::Range(_) => position,
+            Batch::Indices(list) => list[position as usize],
+        }
+    }
+
+    /// Combinations in the batch (before constraints).
+    pub fn len(&self) -> u64 {
+        let p = self.positions();
+        p.end - p.start
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The part of the batch at `positions` (a sub-range of
+    /// [`Batch::positions`]): the same kind of batch, so that a shard of a
+    /// range is a range.
+    pub fn slice(&self, positions: Range<u64>) -> Batch {
+        match self {
+            Batch::Range(_) => Batch::Range(positions),
+            Batch::Indices(list) => {
+                Batch::Indices(list[positions.start as usize..positions.end as usize].into())
+            }
+        }
+    }
+}
+
 /// One screening task: a slice of a grid, scored on the instruments of a market.
 pub struct ScreenJob<'a> {
     /// The instruments, each with its bars and scoring, and how their
@@ -15,13 +89,14 @@ pub struct ScreenJob<'a> {
     pub market: &'a Market,
     pub strategy: &'a dyn Strategy,
     pub space: &'a ParamSpace,
-    /// Grid indices to screen (a shard, or the whole grid).
-    pub range: Range<GridIndex>,
+    /// Grid indices to screen: a range (the whole grid, a shard) or a
+    /// list (a search's proposal).
+    pub batch: Batch,
     /// K: how many of the best to keep.
     pub top: usize,
     /// Worker threads; 0 = all cores.
     pub threads: usize,
-    /// Continue from a checkpoint instead of `range.start`.
+    /// Continue from a checkpoint instead of the batch's first position.
     pub resume: Option<Checkpoint>,
     /// Bytes the shared indicator series of the whole grid may take; past
     /// it they are computed per batch of combinations instead.
@@ -81,8 +156,8 @@ impl SeriesPlan {
 
 impl ScreenJob<'_> {
     /// Where a backend starts: the checkpoint to resume from, or the
-    /// beginning of the range — (next index, top K so far, objective and
-    /// Sharpe stats so far).
+    /// batch's first position — (next position, top K so far, objective
+    /// and Sharpe stats so far).
     pub fn start(&self) -> (GridIndex, TopK, ObjectiveStats, ObjectiveStats) {
         let mut top = TopK::new(self.top);
         match &self.resume {
@@ -91,7 +166,7 @@ impl ScreenJob<'_> {
                 (c.next, top, c.stats, c.sharpe)
             }
             None => (
-                self.range.start,
+                self.batch.positions().start,
                 top,
                 ObjectiveStats::default(),
                 ObjectiveStats::default(),
@@ -103,8 +178,9 @@ impl ScreenJob<'_> {
 /// Where a screen stands: everything needed to continue it later.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Checkpoint {
-    /// The first grid index not yet screened.
-    pub next: GridIndex,
+    /// The first position of the batch not yet screened (for a range, a
+    /// grid index).
+    pub next: u64,
     /// The best so far, in no particular order (sort with
     /// [`Scored::rank_cmp`] for best first).
     pub top: Vec<Scored>,
@@ -112,7 +188,7 @@ pub struct Checkpoint {
     pub sharpe: ObjectiveStats,
 }
 
-/// A backend scores every constraint-satisfying combination in a job's range.
+/// A backend scores every constraint-satisfying combination in a job's batch.
 ///
 /// `on_batch` is called after each batch with the state so far (progress
 /// bars, checkpoints); `Break` from it stops the screen there
@@ -135,7 +211,7 @@ pub trait ScreenBackend: Send + Sync {
     ) -> Result<Screened>;
 }
 
-/// How a screen ended: its whole range screened, or stopped by `on_batch`
+/// How a screen ended: its whole batch screened, or stopped by `on_batch`
 /// after the batch of the last checkpoint it was shown.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Screened {

@@ -1,6 +1,7 @@
-//! The CPU backend: rayon over fixed chunks of the index range.
+//! The CPU backend: rayon over fixed chunks of the batch's positions.
 //!
-//! Chunks are aligned to multiples of [`CHUNK`] in grid-index space, each
+//! Chunks are aligned to multiples of [`CHUNK`] in position space (a
+//! range's positions are its grid indices), each
 //! scored by one worker into its own top K and objective stats; after every
 //! batch of chunks the results are folded in chunk order. Nothing depends on
 //! which thread ran which chunk, so any thread count — and any resume point,
@@ -62,7 +63,7 @@ fn screen_in_pool(
     // Scores by targets, for the whole screen: the same instruments and
     // scoring throughout.
     let memo = Arc::new(TargetMemo::default());
-    let end = job.range.end;
+    let end = job.batch.positions().end;
     let batch = CHUNK * CHUNKS_PER_THREAD * pool.current_num_threads() as u64;
     let n_params = job.strategy.params().len();
     while next < end {
@@ -105,6 +106,7 @@ fn screen_in_pool(
                     |params, range| {
                         range
                             .clone()
+                            .map(|position| job.batch.index_at(position))
                             .filter(|&index| {
                                 job.space.params_at(index, params);
                                 job.space.allowed(params)
@@ -248,11 +250,11 @@ fn tile_order(space: &ParamSpace, indices: &[u64]) -> Vec<usize> {
     order
 }
 
-/// The shared series of the allowed combinations in `range` only, for each
-/// instrument.
-fn batch_series(job: &ScreenJob<'_>, range: std::ops::Range<u64>) -> Vec<IndicatorSet> {
-    let sets: Vec<Vec<f64>> = range
-        .map(|index| job.space.params_of(index))
+/// The shared series of the allowed combinations at `positions` only, for
+/// each instrument.
+fn batch_series(job: &ScreenJob<'_>, positions: std::ops::Range<u64>) -> Vec<IndicatorSet> {
+    let sets: Vec<Vec<f64>> = positions
+        .map(|position| job.space.params_of(job.batch.index_at(position)))
         .filter(|p| job.space.allowed(p))
         .collect();
     let keys = Evaluator::indicators_for(job.strategy, sets.iter().map(Vec::as_slice));

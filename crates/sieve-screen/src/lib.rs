@@ -34,7 +34,7 @@ mod topk;
 pub mod wgsl;
 
 pub use backend::{
-    Checkpoint, Screen, ScreenBackend, ScreenJob, Screened, SeriesPlan, SERIES_BUDGET,
+    Batch, Checkpoint, Screen, ScreenBackend, ScreenJob, Screened, SeriesPlan, SERIES_BUDGET,
 };
 pub use cpu::CpuBackend;
 pub use gpu::GpuBackend;

@@ -10,7 +10,7 @@ use sieve_core::grid::ParamSpace;
 use sieve_core::indicators::IndicatorSet;
 use sieve_core::market::Market;
 use sieve_core::strategy::SharedStrategy;
-use sieve_screen::{Checkpoint, CpuBackend, Scored, ScreenBackend, ScreenJob, Screened};
+use sieve_screen::{Batch, Checkpoint, CpuBackend, Scored, ScreenBackend, ScreenJob, Screened};
 
 struct Case {
     /// One instrument, or several.
@@ -292,13 +292,13 @@ fn screen(
     c: &Case,
     top: usize,
     threads: usize,
-    range: Option<std::ops::Range<u64>>,
+    batch: Option<Batch>,
 ) -> Vec<Scored> {
     let job = ScreenJob {
         market: &c.market,
         strategy: &*c.strategy,
         space: &c.space,
-        range: range.unwrap_or(0..c.space.size()),
+        batch: batch.unwrap_or(Batch::whole(c.space.size())),
         top,
         threads,
         resume: None,
@@ -457,12 +457,46 @@ fn shards_merge_to_the_whole(backend: &dyn ScreenBackend) {
         let cut = [0, size / 3, size / 2 + 1, size];
         let mut parts: Vec<Scored> = cut
             .windows(2)
-            .flat_map(|w| screen(backend, &c, 30, 0, Some(w[0]..w[1])))
+            .flat_map(|w| screen(backend, &c, 30, 0, Some(Batch::Range(w[0]..w[1]))))
             .collect();
         parts.sort_by(Scored::rank_cmp);
         parts.truncate(30);
         assert_eq!(parts, whole, "{}", c.strategy.name());
     }
+}
+
+/// A scattered list of grid indices (a search's proposal): every index in
+/// the list scored and ranked as the whole grid's screen scores it, none
+/// outside it; and resumable from any checkpoint.
+fn index_lists_screen_exactly_their_combinations(backend: &dyn ScreenBackend) {
+    for c in cases() {
+        let size = c.space.size();
+        // Every index with a pseudo-random hash below a third, in no order
+        // and with repeats (the batch sorts them and drops repeats).
+        let mut list: Vec<u64> = (0..size)
+            .filter(|i| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) % 3 == 0)
+            .collect();
+        list.reverse();
+        list.extend(list.clone().iter().take(5));
+        let batch = Batch::of_indices(list.clone(), size).unwrap();
+        assert!(!batch.is_empty() && batch.len() < size, "{}", batch.len());
+        let k = 20;
+        let got = screen(backend, &c, k, 2, Some(batch.clone()));
+        let mut want: Vec<Scored> = screen(backend, &c, size as usize, 2, None)
+            .into_iter()
+            .filter(|s| list.contains(&s.index))
+            .collect();
+        want.truncate(k);
+        assert_eq!(got, want, "{}", c.strategy.name());
+    }
+    let c = &case(
+        "sma_cross",
+        "fast = { start = 2, stop = 40, step = 1 }\nslow = { start = 10, stop = 400, step = 1 }",
+        "",
+    );
+    let size = c.space.size();
+    let list: Vec<u64> = (0..size).filter(|i| i % 5 == 1 || i % 11 == 0).collect();
+    resume_matches_on(backend, c, Batch::of_indices(list, size).unwrap());
 }
 
 fn resume_from_any_checkpoint_matches(backend: &dyn ScreenBackend) {
@@ -484,11 +518,15 @@ fn resume_from_any_checkpoint_matches(backend: &dyn ScreenBackend) {
 }
 
 fn resume_matches(backend: &dyn ScreenBackend, c: &Case) {
+    resume_matches_on(backend, c, Batch::whole(c.space.size()));
+}
+
+fn resume_matches_on(backend: &dyn ScreenBackend, c: &Case, batch: Batch) {
     let job = ScreenJob {
         market: &c.market,
         strategy: &*c.strategy,
         space: &c.space,
-        range: 0..c.space.size(),
+        batch,
         top: 10,
         threads: 1,
         resume: None,
@@ -545,7 +583,7 @@ fn job_clone<'a>(j: &ScreenJob<'a>) -> ScreenJob<'a> {
         market: j.market,
         strategy: j.strategy,
         space: j.space,
-        range: j.range.clone(),
+        batch: j.batch.clone(),
         top: j.top,
         threads: j.threads,
         resume: j.resume.clone(),
@@ -583,6 +621,10 @@ macro_rules! backend_tests {
             #[test]
             fn resume_from_any_checkpoint_matches() {
                 super::resume_from_any_checkpoint_matches(backend().as_ref());
+            }
+            #[test]
+            fn index_lists_screen_exactly_their_combinations() {
+                super::index_lists_screen_exactly_their_combinations(backend().as_ref());
             }
         }
     };
@@ -695,5 +737,11 @@ mod gpu {
         let Some(b) = backend() else { return };
         // Small chunks, so the grid takes several.
         super::resume_from_any_checkpoint_matches(&b.with_max_chunk(1000));
+    }
+
+    #[test]
+    fn index_lists_screen_exactly_their_combinations() {
+        let Some(b) = backend() else { return };
+        super::index_lists_screen_exactly_their_combinations(&b.with_max_chunk(1000));
     }
 }

@@ -7,6 +7,7 @@
 pub(crate) mod sweep;
 pub(crate) mod verify;
 
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use sieve_core::Result;
@@ -33,15 +34,15 @@ pub(crate) trait StageRun {
     /// The stage an iteration's record stands at when this step runs next.
     fn stage(&self) -> Stage;
 
-    /// Runs the step and advances `rec` past it; `Some(stop)` when a signal
-    /// or the time budget stopped it part way (checkpointed; `rec` then
-    /// still stands at this stage).
+    /// Runs the step and advances `rec` past it; `Break(stop)` when a
+    /// signal or the time budget stopped it part way (checkpointed; `rec`
+    /// then still stands at this stage).
     fn run(
         &self,
         step: &Step<'_, '_>,
         rec: &mut IterationRecord,
         obs: &mut dyn Observer,
-    ) -> Result<Option<Stop>>;
+    ) -> Result<ControlFlow<Stop>>;
 }
 
 /// Every stage, in the order an iteration goes through them.

@@ -11,10 +11,10 @@ use sieve_core::format::float;
 use sieve_core::{Error, Result};
 use sieve_screen::{Checkpoint, ObjectiveStats, Scored};
 
-use crate::control::{Observer, OptimizeOptions, Session, Stop};
-use crate::files;
+use crate::control::{Ended, Observer, OptimizeOptions, Session, Stop};
+use crate::files::{self, StatsMeta};
 use crate::rundir::{IterationRecord, Stage, SweepRecord};
-use crate::sweep::{self, StatsMeta, SweepPlan};
+use crate::sweep::{self, SweepPlan, Swept};
 use crate::Study;
 
 use super::{StageRun, Step};
@@ -32,7 +32,7 @@ impl StageRun for Sweep {
         step: &Step<'_, '_>,
         rec: &mut IterationRecord,
         obs: &mut dyn Observer,
-    ) -> Result<Option<Stop>> {
+    ) -> Result<ControlFlow<Stop>> {
         let Step {
             study,
             opts,
@@ -53,39 +53,43 @@ fn run(
     iteration: u32,
     rec: &mut IterationRecord,
     obs: &mut dyn Observer,
-) -> Result<Option<Stop>> {
-    let size = study.space().size();
+) -> Result<ControlFlow<Stop>> {
+    let batch = rec.batch()?;
+    let (first, size) = (batch.positions().start, batch.positions().end);
     let checkpoint_path = iter_dir.join("sweep.checkpoint.json");
-    let resume = read_checkpoint(&checkpoint_path, size)?;
+    let resume = read_checkpoint(&checkpoint_path, study.space().size())?;
     if let Some(c) = &resume {
         obs.note(&format!(
-            "iteration {iteration}: resuming the sweep at grid index {}",
+            "iteration {iteration}: resuming the sweep at {} {}",
+            match rec.indices {
+                None => "grid index",
+                Some(_) => "proposal position",
+            },
             c.next
         ));
     }
     let plan = SweepPlan {
         backend: opts.backend,
+        batch,
         shard: crate::shard::Shard::WHOLE,
         top: study.settings().sweep_top,
         threads: opts.threads,
         resume,
     };
-    obs.start(iteration, Stage::Sweep, size);
+    obs.start(iteration, Stage::Sweep, size - first);
     let mut last_write = Instant::now();
-    let mut stopped: Option<Stop> = None;
     // The state after the last batch that ended before any stop request.
     // A batch that ends after one is not kept: what stops a run may have
     // cut its inputs short (an indicator written in Python skips its
     // calls once the run is stopping), so its scores are not trusted.
     let mut trusted: Option<Checkpoint> = plan.resume.clone();
-    let swept = sweep::run(study, &plan, &mut |c| {
-        obs.progress(c.next);
+    let swept = opts.executor.screen(study, &plan, &mut |c| {
+        obs.progress(c.next - first);
         if session.interrupted() {
             if let Some(t) = &trusted {
-                write_checkpoint(&checkpoint_path, size, t)?;
+                write_checkpoint(&checkpoint_path, study.space().size(), t)?;
             }
-            stopped = Some(Stop::Interrupted);
-            return Ok(ControlFlow::Break(()));
+            return Ok(ControlFlow::Break(Stop::Interrupted));
         }
         let unfinished = c.next < size;
         let stop = session.out_of_time().then_some(Stop::TimeBudget {
@@ -93,19 +97,19 @@ fn run(
             during: Some(iteration),
         });
         if unfinished && (stop.is_some() || last_write.elapsed() >= opts.checkpoint_every) {
-            write_checkpoint(&checkpoint_path, size, c)?;
+            write_checkpoint(&checkpoint_path, study.space().size(), c)?;
             last_write = Instant::now();
         }
         if let (Some(stop), true) = (stop, unfinished) {
-            stopped = Some(stop);
-            return Ok(ControlFlow::Break(()));
+            return Ok(ControlFlow::Break(stop));
         }
         trusted = Some(c.clone());
         Ok(ControlFlow::Continue(()))
     });
     obs.finish();
-    let Some((screen, meta)) = swept? else {
-        return Ok(stopped);
+    let Swept { screen, meta } = match swept? {
+        Ended::Done(swept) => swept,
+        Ended::Stopped(stop) => return Ok(ControlFlow::Break(stop)),
     };
     sweep::write(&iter_dir.join("sweep.csv"), study, &screen, &meta)?;
     rec.stage = Stage::Verify;
@@ -115,7 +119,7 @@ fn run(
         sweep_s: meta.timings.screen_s,
     });
     let _ = std::fs::remove_file(&checkpoint_path);
-    Ok(None)
+    Ok(ControlFlow::Continue(()))
 }
 
 #[derive(Serialize, Deserialize)]

@@ -2,6 +2,7 @@
 //! into `verified.csv`; records the best and the candidates the next grid
 //! is built from.
 
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -10,7 +11,7 @@ use crate::settings::Selection;
 use sieve_core::format::{push_float, write_atomic};
 use sieve_core::Result;
 
-use crate::control::{Observer, Stop};
+use crate::control::{Ended, Observer, Stop};
 use crate::rundir::{BestRecord, IterationRecord, Stage, VerifyRecord};
 use crate::verify::Verified;
 use crate::{candidates, files, plateau, verify, Study};
@@ -30,7 +31,7 @@ impl StageRun for Verify {
         step: &Step<'_, '_>,
         rec: &mut IterationRecord,
         obs: &mut dyn Observer,
-    ) -> Result<Option<Stop>> {
+    ) -> Result<ControlFlow<Stop>> {
         run(step, rec, obs)
     }
 }
@@ -41,7 +42,7 @@ fn run(
     step: &Step<'_, '_>,
     rec: &mut IterationRecord,
     obs: &mut dyn Observer,
-) -> Result<Option<Stop>> {
+) -> Result<ControlFlow<Stop>> {
     let (study, opts, iter_dir, iteration) = (step.study, step.opts, step.dir, step.iteration);
     let config = study.settings();
     let started = Instant::now();
@@ -58,8 +59,9 @@ fn run(
     obs.progress(done.into_inner());
     obs.finish();
     // Stopped: nothing written; the iteration stays at this step.
-    let Some(result) = result else {
-        return Ok(Some(Stop::Interrupted));
+    let result = match result {
+        Ended::Done(result) => result,
+        Ended::Stopped(stop) => return Ok(ControlFlow::Break(stop)),
     };
     // Under `plateau`, every candidate's neighbourhood, before anything is
     // written (stopped: the step is redone).
@@ -90,10 +92,10 @@ fn run(
                 obs.progress(done.into_inner());
                 obs.finish();
             }
-            let Some(hoods) = hoods else {
-                return Ok(Some(Stop::Interrupted));
-            };
-            Some(hoods)
+            match hoods {
+                Ended::Done(hoods) => Some(hoods),
+                Ended::Stopped(stop) => return Ok(ControlFlow::Break(stop)),
+            }
         }
         Selection::Argmax => None,
     };
@@ -146,7 +148,7 @@ fn run(
             .as_ref()
             .and_then(|_| (!result.rows.is_empty()).then(|| record(0))),
     });
-    Ok(None)
+    Ok(ControlFlow::Continue(()))
 }
 
 /// `plateau.csv`: the verified candidates in the plateau ranking, with

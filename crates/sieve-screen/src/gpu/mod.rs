@@ -464,8 +464,9 @@ impl ScreenBackend for GpuBackend {
 
         let (mut next, mut top, mut stats, mut sharpe) = job.start();
         let chunk = self.chunk_len((n_params + n_offs) as u64);
-        while next < job.range.end {
-            let end = job.range.end.min(next + chunk);
+        let last = job.batch.positions().end;
+        while next < last {
+            let end = last.min(next + chunk);
             // Decode the chunk on the host, in parallel blocks, in index
             // order, straight into the flat arrays the device reads.
             let blocks: Vec<Decoded> = (next..end)
@@ -476,7 +477,8 @@ impl ScreenBackend for GpuBackend {
                     let mut d = Decoded::default();
                     let mut p = vec![0.0; job.strategy.params().len()];
                     let (mut keys, mut scalars) = (Vec::new(), Vec::new());
-                    for index in lo..end.min(lo + DECODE_BLOCK) {
+                    for position in lo..end.min(lo + DECODE_BLOCK) {
+                        let index = job.batch.index_at(position);
                         job.space.params_at(index, &mut p);
                         if !job.space.allowed(&p) {
                             continue;

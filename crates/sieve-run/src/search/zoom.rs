@@ -1,4 +1,8 @@
-//! Zooming the grid in. Per swept parameter, the next range is the hull
+//! The zoom-in ([`Zoom`]), the optimize loop's search since the start: the
+//! study's grid first, then each iteration's grid zoomed in around its best
+//! verified candidates, every combination of it screened.
+//!
+//! Per swept parameter, the next range is the hull
 //! (min..max) of the best verified candidates with a finite score, widened
 //! by one current step on each side and clipped to the original bounds.
 //! Steps are halved (whole numbers: floor, at least 1) only while the grid
@@ -9,6 +13,42 @@
 
 use sieve_core::grid::{grid_value, Axis};
 use sieve_core::strategy::{ParamKind, Strategy};
+use sieve_core::Result;
+
+use super::{History, Next, Proposal, Search};
+
+/// The zoom-in: the whole first grid, then the last grid refined.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Zoom;
+
+impl Search for Zoom {
+    fn name(&self) -> &'static str {
+        "grid"
+    }
+
+    fn propose(&self, history: &History<'_>) -> Result<Next> {
+        let study = history.study;
+        let axes = match history.iterations.last() {
+            None => Some(history.original.to_vec()),
+            Some(prev) => {
+                let max = study
+                    .settings()
+                    .max_combinations
+                    .unwrap_or(history.iterations[0].grid_size);
+                let current = study.axes_of(&prev.grid)?;
+                let from = prev.verify.as_ref().map_or(&[][..], |v| &v.refine_from);
+                refine(study.strategy(), &current, history.original, from, max)
+            }
+        };
+        Ok(match axes {
+            Some(axes) => Next::Try(Proposal {
+                axes,
+                indices: None,
+            }),
+            None => Next::Exhausted,
+        })
+    }
+}
 
 /// One swept axis of the next grid: its range and its two possible steps.
 struct Plan {
