@@ -14,7 +14,7 @@
 //!    else the strategy decides (and `max_bars` ends a trade held that
 //!    long), filled now (`fill = "close"`) or at the next open.
 
-use super::{Account, EngineConfig, ExitReason, Fill, Sink};
+use super::{stop_or_target, Account, EngineConfig, ExitReason, Fill, Sink};
 use crate::data::Bars;
 
 /// A stop's or target's distance from the entry price, fixed for the
@@ -186,11 +186,11 @@ impl<'a> Managed<'a> {
     /// The open trade now.
     #[inline]
     pub fn trade_state(&self) -> TradeState {
-        if self.acct.position == 0 {
+        if self.acct.position() == 0 {
             TradeState::FLAT
         } else {
             TradeState {
-                position: self.acct.position,
+                position: self.acct.position(),
                 entry_price: self.acct.entry_price(),
                 fill_bar: self.fill_bar,
             }
@@ -211,10 +211,10 @@ impl<'a> Managed<'a> {
         if self.liquidated {
             return false;
         }
-        if self.fill == Fill::NextOpen && t > 0 && self.intended != self.acct.position {
+        if self.fill == Fill::NextOpen && t > 0 && self.intended != self.acct.position() {
             self.move_to(self.intended, self.open[t], t, sink);
         }
-        let side = self.acct.position;
+        let side = self.acct.position();
         let exposed = match self.fill {
             Fill::NextOpen => self.fill_bar <= t,
             Fill::Close => self.fill_bar < t,
@@ -223,31 +223,7 @@ impl<'a> Managed<'a> {
             return false;
         }
         let (o, h, l) = (self.open[t], self.high[t], self.low[t]);
-        let (stop, target) = (self.stop, self.target);
-        // Long: the stop below, the target above; a short mirrored.
-        let hit = if side > 0 {
-            if o <= stop {
-                Some((o, ExitReason::StopLoss))
-            } else if o >= target {
-                Some((o, ExitReason::TakeProfit))
-            } else if l <= stop {
-                Some((stop, ExitReason::StopLoss))
-            } else if h >= target {
-                Some((target, ExitReason::TakeProfit))
-            } else {
-                None
-            }
-        } else if o >= stop {
-            Some((o, ExitReason::StopLoss))
-        } else if o <= target {
-            Some((o, ExitReason::TakeProfit))
-        } else if h >= stop {
-            Some((stop, ExitReason::StopLoss))
-        } else if l <= target {
-            Some((target, ExitReason::TakeProfit))
-        } else {
-            None
-        };
+        let hit = stop_or_target(side, o, h, l, self.stop, self.target);
         match hit {
             Some((price, reason)) => {
                 self.acct.exit(price, t, reason, sink);
@@ -276,7 +252,7 @@ impl<'a> Managed<'a> {
             sink.bar(t, self.acct.cash, 0);
             return 0;
         }
-        let side = self.acct.position;
+        let side = self.acct.position();
         // Held, or flat after a stop or an open fill that lost more than
         // the equity.
         if self.liquidates && self.acct.cash + self.acct.signed_units() * c <= 0.0 {
@@ -300,7 +276,7 @@ impl<'a> Managed<'a> {
         sink.bar(
             t,
             self.acct.cash + self.acct.signed_units() * c,
-            self.acct.position,
+            self.acct.position(),
         );
         intended
     }
@@ -324,7 +300,7 @@ impl<'a> Managed<'a> {
         if self.liquidated || from >= to {
             return to;
         }
-        let side = self.acct.position;
+        let side = self.acct.position();
         if self.intended != side {
             return from;
         }
@@ -369,7 +345,7 @@ impl<'a> Managed<'a> {
     /// Streams bars `from..to` that [`Managed::quiet`] passed.
     #[inline]
     pub fn pass<S: Sink + ?Sized>(&self, from: usize, to: usize, sink: &mut S) {
-        if self.acct.position == 0 {
+        if self.acct.position() == 0 {
             sink.flat(from, to, self.acct.cash);
         } else {
             sink.held(
@@ -378,7 +354,7 @@ impl<'a> Managed<'a> {
                 self.acct.cash,
                 self.acct.signed_units(),
                 self.close,
-                self.acct.position,
+                self.acct.position(),
             );
         }
     }
@@ -393,7 +369,7 @@ impl<'a> Managed<'a> {
     /// Fills the decided position at raw price `p` on bar `t`.
     #[inline]
     fn move_to<S: Sink + ?Sized>(&mut self, target: i8, p: f64, t: usize, sink: &mut S) {
-        let reason = if target == -self.acct.position {
+        let reason = if target == -self.acct.position() {
             ExitReason::Reversal
         } else {
             self.reason

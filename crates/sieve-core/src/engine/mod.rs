@@ -5,10 +5,21 @@
 //! [`simulate`] streams every bar's equity and every trade to a [`Sink`], so
 //! the same arithmetic serves the exact backtest (which keeps everything) and
 //! the screen (which only accumulates its window's objective).
+//!
+//! One fill is one pure step ([`account`]: an order against a holding and
+//! the cash it draws on), apart from the loops over bars that decide the
+//! orders: [`simulate`] here, [`Managed`] (stops, targets, sizes, bar
+//! limits) and the screen's lanes. [`Clock`] walks several instruments'
+//! bars in time order, for an account they share.
 
+mod account;
+mod clock;
 mod managed;
 mod trade;
 
+pub(crate) use account::Account;
+pub use account::{enter, exit, stop_or_target, Costs, Entered, Exited, Holding};
+pub use clock::Clock;
 pub use managed::{Distance, Managed, TradePlan, TradeState};
 pub use trade::{ExitReason, Side, Trade};
 
@@ -187,156 +198,6 @@ impl Targets for &[i8] {
     }
 }
 
-/// The account while simulating.
-pub(crate) struct Account<'a> {
-    cfg: &'a EngineConfig,
-    pub(crate) cash: f64,
-    pub(crate) position: i8,
-    pub(crate) units: f64,
-    open: Option<Trade>,
-}
-
-impl<'a> Account<'a> {
-    /// All cash, no position.
-    pub(crate) fn new(cfg: &'a EngineConfig) -> Self {
-        Account {
-            cfg,
-            cash: cfg.initial_cash,
-            position: 0,
-            units: 0.0,
-            open: None,
-        }
-    }
-
-    /// The units held, signed by side (what equity marks against the close).
-    #[inline]
-    pub(crate) fn signed_units(&self) -> f64 {
-        f64::from(self.position) * self.units
-    }
-
-    /// The fill on bar `t`, if the target it reads differs from what is
-    /// held.
-    #[inline]
-    pub(crate) fn fill<T: Targets, S: Sink + ?Sized>(
-        &mut self,
-        targets: &mut T,
-        open: &[f64],
-        close: &[f64],
-        t: usize,
-        sink: &mut S,
-    ) {
-        let target = match self.cfg.fill {
-            Fill::NextOpen if t > 0 => Some((targets.at(t - 1), open[t])),
-            Fill::NextOpen => None,
-            Fill::Close => Some((targets.at(t), close[t])),
-        };
-        if let Some((target, price)) = target {
-            if target != self.position {
-                self.rebalance(target, price, t, sink);
-            }
-        }
-    }
-
-    /// The first bar after `t` (or `positions.len()`, one past with a
-    /// next-open fill) whose fill could change the position: nothing
-    /// changes on the bars in between.
-    #[inline]
-    pub(crate) fn next_fill<T: Targets>(&self, targets: &mut T, t: usize) -> usize {
-        match self.cfg.fill {
-            Fill::NextOpen => targets.first_differing(t, self.position) + 1,
-            Fill::Close => targets.first_differing(t + 1, self.position),
-        }
-    }
-
-    /// Moves to `target` at raw price `p` on bar `t`: closes the old
-    /// position first (a reversal when `target` is the other side, else
-    /// the strategy's exit), then opens the new one with all equity.
-    #[inline(always)]
-    pub(crate) fn rebalance<S: Sink + ?Sized>(
-        &mut self,
-        target: i8,
-        p: f64,
-        t: usize,
-        sink: &mut S,
-    ) {
-        let reason = if target == -self.position {
-            ExitReason::Reversal
-        } else {
-            ExitReason::Rule
-        };
-        self.exit(p, t, reason, sink);
-        self.enter(target, p, t, 1.0);
-    }
-
-    /// Closes the position (if any) at raw price `p` on bar `t`.
-    #[inline(always)]
-    pub(crate) fn exit<S: Sink + ?Sized>(
-        &mut self,
-        p: f64,
-        t: usize,
-        reason: ExitReason,
-        sink: &mut S,
-    ) {
-        if self.position == 0 {
-            return;
-        }
-        let cfg = self.cfg;
-        let side = self.position;
-        // Closing a long sells; closing a short buys back.
-        let price = p * (1.0 - f64::from(side) * cfg.slippage);
-        let notional = self.units * price;
-        let fee = notional * cfg.fee;
-        self.cash += f64::from(side) * notional - fee;
-        if let Some(mut trade) = self.open.take() {
-            trade.close(t, price, fee, reason);
-            sink.trade(&trade);
-        }
-        self.position = 0;
-        self.units = 0.0;
-    }
-
-    /// Opens `target` (when not 0) at raw price `p` on bar `t` from a flat
-    /// account, committing `size` × equity; whether it opened.
-    #[inline(always)]
-    pub(crate) fn enter(&mut self, target: i8, p: f64, t: usize, size: f64) -> bool {
-        let cfg = self.cfg;
-        let equity = self.cash;
-        if target == 0 || equity <= 0.0 {
-            return false; // a bankrupt account opens nothing
-        }
-        let price = p * (1.0 + f64::from(target) * cfg.slippage);
-        let mut units = size * equity / (price * (1.0 + cfg.fee));
-        if cfg.lot_size > 0.0 {
-            units = (units / cfg.lot_size).floor() * cfg.lot_size;
-        }
-        if units <= 0.0 {
-            return false; // affords no lot: skipped
-        }
-        let notional = units * price;
-        let fee = notional * cfg.fee;
-        self.cash -= f64::from(target) * notional + fee;
-        self.position = target;
-        self.units = units;
-        self.open = Some(Trade::open(target, t, price, units, fee));
-        true
-    }
-
-    /// The open trade's entry price (with slippage).
-    pub(crate) fn entry_price(&self) -> f64 {
-        self.open.map_or(f64::NAN, |t| t.entry_price)
-    }
-
-    /// Reports the trade still open at the end, marked at `last_close`.
-    pub(crate) fn finish<S: Sink + ?Sized>(mut self, last_close: Option<f64>, sink: &mut S) {
-        if let Some(mut trade) = self.open.take() {
-            if let Some(c) = last_close {
-                trade.mark(c);
-            }
-            sink.trade(&trade);
-        }
-    }
-}
-
 /// Simulates `positions` (one target per bar) over bars `0..end`.
 pub fn simulate<S: Sink + ?Sized>(
     bars: &Bars,
@@ -354,7 +215,7 @@ pub fn simulate<S: Sink + ?Sized>(
         acct.fill(&mut positions, open, close, t, sink);
         // Nothing changes until the next fill: hand the run to the sink whole.
         let next_fill = acct.next_fill(&mut positions, t).min(end);
-        if acct.position == 0 {
+        if acct.position() == 0 {
             sink.flat(t, next_fill, acct.cash);
         } else {
             sink.held(
@@ -363,7 +224,7 @@ pub fn simulate<S: Sink + ?Sized>(
                 acct.cash,
                 acct.signed_units(),
                 close,
-                acct.position,
+                acct.position(),
             );
         }
         t = next_fill;

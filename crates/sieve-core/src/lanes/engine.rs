@@ -300,13 +300,13 @@ impl Planner<'_> {
             if t >= end {
                 break;
             }
-            if target == account.position {
+            if target == account.position() {
                 // The first entry, flat.
                 continue;
             }
-            let was_held = account.position != 0;
+            let was_held = account.position() != 0;
             account.rebalance(target, prices[t], t, stats);
-            if account.position != target {
+            if account.position() != target {
                 return None;
             }
             if t == 0 {
@@ -330,7 +330,7 @@ impl Planner<'_> {
         fills.clear();
         let mut t = 0;
         while t < end {
-            let was_held = account.position != 0;
+            let was_held = account.position() != 0;
             account.fill(&mut targets, open, close, t, stats);
             self.record(&account, was_held, t, &mut exposed, fills);
             t = account.next_fill(&mut targets, t);
@@ -348,7 +348,7 @@ impl Planner<'_> {
         exposed: &mut i64,
         fills: &mut Vec<Fill>,
     ) {
-        let opened = i64::from(account.position != 0) - i64::from(was_held);
+        let opened = i64::from(account.position() != 0) - i64::from(was_held);
         *exposed -= opened * self.place(t);
         fills.push(Fill {
             bar: t,
@@ -360,7 +360,7 @@ impl Planner<'_> {
     /// Ends a plan: the bars held to the end, and a last fill that is never
     /// reached (so that reading needs no length check).
     fn finish(&self, account: &Account<'_>, mut exposed: i64, fills: &mut Vec<Fill>) -> u64 {
-        if account.position != 0 {
+        if account.position() != 0 {
             exposed += self.place(self.end);
         }
         fills.push(Fill {

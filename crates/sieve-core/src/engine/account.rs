@@ -1,0 +1,391 @@
+//! The fill step: one order against one instrument's [`Holding`] and the
+//! cash it draws on, as pure functions ([`exit`], [`enter`],
+//! [`stop_or_target`]) that every engine calls — the plain loop, the
+//! managed engine and the screen's lanes — so that a fill is computed one
+//! way everywhere. [`Account`] is a single instrument's account built from
+//! them: cash and one holding. An account several instruments share holds
+//! one cash balance and a holding per instrument and calls the same steps.
+
+use super::{EngineConfig, ExitReason, Fill, Sink, Targets, Trade};
+
+/// What a fill costs in one instrument.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Costs {
+    /// Fraction of traded notional charged on every fill, taken from cash.
+    pub fee: f64,
+    /// Buy at p·(1+slippage), sell at p·(1−slippage).
+    pub slippage: f64,
+    /// Units are rounded down to a multiple of this; 0 = fractional units.
+    pub lot_size: f64,
+}
+
+impl Costs {
+    pub fn of(cfg: &EngineConfig) -> Costs {
+        Costs {
+            fee: cfg.fee,
+            slippage: cfg.slippage,
+            lot_size: cfg.lot_size,
+        }
+    }
+}
+
+/// What is held in one instrument: a side (1, −1, or 0 when flat), its
+/// units, and the trade that opened it.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Holding {
+    pub side: i8,
+    pub units: f64,
+    pub trade: Option<Trade>,
+}
+
+impl Holding {
+    pub const FLAT: Holding = Holding {
+        side: 0,
+        units: 0.0,
+        trade: None,
+    };
+
+    /// The units held, signed by side (what equity marks against the close).
+    #[inline]
+    pub fn signed_units(&self) -> f64 {
+        f64::from(self.side) * self.units
+    }
+}
+
+/// A holding closed: the cash it returns (sale proceeds less the fee; a
+/// short's buy-back as a negative amount) and the trade it ends.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Exited {
+    pub cash_in: f64,
+    pub trade: Option<Trade>,
+}
+
+/// A holding opened: it, and the cash it takes (a long's cost and fee; a
+/// short's fee less its proceeds).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Entered {
+    pub holding: Holding,
+    pub cash_out: f64,
+}
+
+/// Closes `held` at raw price `p` on bar `t`; flat when it already is
+/// (nothing returned).
+#[inline(always)]
+pub fn exit(costs: &Costs, held: &Holding, p: f64, t: usize, reason: ExitReason) -> Exited {
+    if held.side == 0 {
+        return Exited {
+            cash_in: 0.0,
+            trade: None,
+        };
+    }
+    let side = f64::from(held.side);
+    // Closing a long sells; closing a short buys back.
+    let price = p * (1.0 - side * costs.slippage);
+    let notional = held.units * price;
+    let fee = notional * costs.fee;
+    let trade = held.trade.map(|mut trade| {
+        trade.close(t, price, fee, reason);
+        trade
+    });
+    Exited {
+        cash_in: side * notional - fee,
+        trade,
+    }
+}
+
+/// Opens `side` at raw price `p` on bar `t`, committing `size` × `base`
+/// (the amount a size is a fraction of: a single account's equity when
+/// flat); `None` when nothing opens: `side` 0, `base` ≤ 0 (a bankrupt
+/// account opens nothing), or less than one lot affordable.
+#[inline(always)]
+pub fn enter(costs: &Costs, side: i8, p: f64, t: usize, size: f64, base: f64) -> Option<Entered> {
+    if side == 0 || base <= 0.0 {
+        return None;
+    }
+    let price = p * (1.0 + f64::from(side) * costs.slippage);
+    let mut units = size * base / (price * (1.0 + costs.fee));
+    if costs.lot_size > 0.0 {
+        units = (units / costs.lot_size).floor() * costs.lot_size;
+    }
+    if units <= 0.0 {
+        return None;
+    }
+    let notional = units * price;
+    let fee = notional * costs.fee;
+    Some(Entered {
+        holding: Holding {
+            side,
+            units,
+            trade: Some(Trade::open(side, t, price, units, fee)),
+        },
+        cash_out: f64::from(side) * notional + fee,
+    })
+}
+
+/// Where a bar of open `o`, high `h` and low `l` ends a `side` holding
+/// with these levels (NaN: none): the price and why. A gap through a level
+/// fills at the open; inside the bar the stop is taken first (which of the
+/// two a bar touched first is not known).
+#[inline(always)]
+pub fn stop_or_target(
+    side: i8,
+    o: f64,
+    h: f64,
+    l: f64,
+    stop: f64,
+    target: f64,
+) -> Option<(f64, ExitReason)> {
+    // Long: the stop below, the target above; a short mirrored.
+    if side > 0 {
+        if o <= stop {
+            Some((o, ExitReason::StopLoss))
+        } else if o >= target {
+            Some((o, ExitReason::TakeProfit))
+        } else if l <= stop {
+            Some((stop, ExitReason::StopLoss))
+        } else if h >= target {
+            Some((target, ExitReason::TakeProfit))
+        } else {
+            None
+        }
+    } else if o >= stop {
+        Some((o, ExitReason::StopLoss))
+    } else if o <= target {
+        Some((o, ExitReason::TakeProfit))
+    } else if h >= stop {
+        Some((stop, ExitReason::StopLoss))
+    } else if l <= target {
+        Some((target, ExitReason::TakeProfit))
+    } else {
+        None
+    }
+}
+
+/// A single instrument's account while simulating: cash and one holding.
+pub(crate) struct Account<'a> {
+    cfg: &'a EngineConfig,
+    costs: Costs,
+    pub(crate) cash: f64,
+    pub(crate) held: Holding,
+}
+
+impl<'a> Account<'a> {
+    /// All cash, no position.
+    pub(crate) fn new(cfg: &'a EngineConfig) -> Self {
+        Account {
+            cfg,
+            costs: Costs::of(cfg),
+            cash: cfg.initial_cash,
+            held: Holding::FLAT,
+        }
+    }
+
+    /// The side held: 1, −1 or 0.
+    #[inline(always)]
+    pub(crate) fn position(&self) -> i8 {
+        self.held.side
+    }
+
+    /// The units held, signed by side (what equity marks against the close).
+    #[inline]
+    pub(crate) fn signed_units(&self) -> f64 {
+        self.held.signed_units()
+    }
+
+    /// The fill on bar `t`, if the target it reads differs from what is
+    /// held.
+    #[inline]
+    pub(crate) fn fill<T: Targets, S: Sink + ?Sized>(
+        &mut self,
+        targets: &mut T,
+        open: &[f64],
+        close: &[f64],
+        t: usize,
+        sink: &mut S,
+    ) {
+        let target = match self.cfg.fill {
+            Fill::NextOpen if t > 0 => Some((targets.at(t - 1), open[t])),
+            Fill::NextOpen => None,
+            Fill::Close => Some((targets.at(t), close[t])),
+        };
+        if let Some((target, price)) = target {
+            if target != self.held.side {
+                self.rebalance(target, price, t, sink);
+            }
+        }
+    }
+
+    /// The first bar after `t` (or `positions.len()`, one past with a
+    /// next-open fill) whose fill could change the position: nothing
+    /// changes on the bars in between.
+    #[inline]
+    pub(crate) fn next_fill<T: Targets>(&self, targets: &mut T, t: usize) -> usize {
+        match self.cfg.fill {
+            Fill::NextOpen => targets.first_differing(t, self.held.side) + 1,
+            Fill::Close => targets.first_differing(t + 1, self.held.side),
+        }
+    }
+
+    /// Moves to `target` at raw price `p` on bar `t`: closes the old
+    /// position first (a reversal when `target` is the other side, else
+    /// the strategy's exit), then opens the new one with all equity.
+    #[inline(always)]
+    pub(crate) fn rebalance<S: Sink + ?Sized>(
+        &mut self,
+        target: i8,
+        p: f64,
+        t: usize,
+        sink: &mut S,
+    ) {
+        let reason = if target == -self.held.side {
+            ExitReason::Reversal
+        } else {
+            ExitReason::Rule
+        };
+        self.exit(p, t, reason, sink);
+        self.enter(target, p, t, 1.0);
+    }
+
+    /// Closes the position (if any) at raw price `p` on bar `t`.
+    #[inline(always)]
+    pub(crate) fn exit<S: Sink + ?Sized>(
+        &mut self,
+        p: f64,
+        t: usize,
+        reason: ExitReason,
+        sink: &mut S,
+    ) {
+        if self.held.side == 0 {
+            return;
+        }
+        let out = exit(&self.costs, &self.held, p, t, reason);
+        self.cash += out.cash_in;
+        if let Some(trade) = &out.trade {
+            sink.trade(trade);
+        }
+        self.held = Holding::FLAT;
+    }
+
+    /// Opens `target` (when not 0) at raw price `p` on bar `t` from a flat
+    /// account, committing `size` × equity; whether it opened.
+    #[inline(always)]
+    pub(crate) fn enter(&mut self, target: i8, p: f64, t: usize, size: f64) -> bool {
+        // Flat: the equity is the cash.
+        match enter(&self.costs, target, p, t, size, self.cash) {
+            Some(e) => {
+                self.cash -= e.cash_out;
+                self.held = e.holding;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The open trade's entry price (with slippage).
+    pub(crate) fn entry_price(&self) -> f64 {
+        self.held.trade.map_or(f64::NAN, |t| t.entry_price)
+    }
+
+    /// Reports the trade still open at the end, marked at `last_close`.
+    pub(crate) fn finish<S: Sink + ?Sized>(mut self, last_close: Option<f64>, sink: &mut S) {
+        if let Some(mut trade) = self.held.trade.take() {
+            if let Some(c) = last_close {
+                trade.mark(c);
+            }
+            sink.trade(&trade);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COSTS: Costs = Costs {
+        fee: 0.01,
+        slippage: 0.02,
+        lot_size: 10.0,
+    };
+
+    /// A long by hand: 1,000 at a raw 50 buys at 51; 1,000 / (51 · 1.01)
+    /// = 19.41… units, 10 in whole lots: 510 plus a 5.10 fee. Sold at a
+    /// raw 60 (58.80): 588 less 5.88.
+    #[test]
+    fn a_long_with_fee_slippage_and_lots_by_hand() {
+        let e = enter(&COSTS, 1, 50.0, 3, 1.0, 1000.0).unwrap();
+        assert_eq!(e.holding.units, 10.0);
+        assert!((e.cash_out - 515.1).abs() < 1e-9, "{}", e.cash_out);
+        let x = exit(&COSTS, &e.holding, 60.0, 7, ExitReason::Rule);
+        assert!((x.cash_in - (588.0 - 5.88)).abs() < 1e-9, "{}", x.cash_in);
+        let trade = x.trade.unwrap();
+        assert_eq!((trade.entry_bar, trade.exit_bar), (3, Some(7)));
+        // Cash out minus cash in.
+        assert!((trade.pnl - (582.12 - 515.1)).abs() < 1e-9, "{}", trade.pnl);
+    }
+
+    /// A short: its entry brings in its proceeds less the fee (a negative
+    /// cash out), its exit buys back (a negative cash in).
+    #[test]
+    fn a_short_takes_in_then_pays_out() {
+        let costs = Costs {
+            lot_size: 0.0,
+            ..COSTS
+        };
+        let e = enter(&costs, -1, 100.0, 0, 0.5, 2000.0).unwrap();
+        // Sold at 98: 0.5 · 2000 / (98 · 1.01) units.
+        let units = 1000.0 / (98.0 * 1.01);
+        assert!((e.holding.units - units).abs() < 1e-12);
+        assert!((e.cash_out - (-units * 98.0 + units * 98.0 * 0.01)).abs() < 1e-9);
+        let x = exit(&costs, &e.holding, 90.0, 1, ExitReason::Rule);
+        // Bought back at 91.8.
+        assert!((x.cash_in - (-units * 91.8 - units * 91.8 * 0.01)).abs() < 1e-9);
+    }
+
+    /// Nothing opens flat, bankrupt or below one lot; a flat exit is
+    /// nothing.
+    #[test]
+    fn what_does_not_fill() {
+        assert!(enter(&COSTS, 0, 50.0, 0, 1.0, 1000.0).is_none());
+        assert!(enter(&COSTS, 1, 50.0, 0, 1.0, 0.0).is_none());
+        assert!(enter(&COSTS, 1, 50.0, 0, 1.0, 400.0).is_none());
+        let x = exit(&COSTS, &Holding::FLAT, 50.0, 0, ExitReason::Rule);
+        assert_eq!((x.cash_in, x.trade), (0.0, None));
+    }
+
+    /// Gaps fill at the open, touches at the level, the stop first.
+    #[test]
+    fn stops_and_targets_by_hand() {
+        use ExitReason::{StopLoss, TakeProfit};
+        // Long, stop 95, target 110.
+        assert_eq!(
+            stop_or_target(1, 94.0, 99.0, 90.0, 95.0, 110.0),
+            Some((94.0, StopLoss))
+        );
+        assert_eq!(
+            stop_or_target(1, 111.0, 115.0, 108.0, 95.0, 110.0),
+            Some((111.0, TakeProfit))
+        );
+        assert_eq!(
+            stop_or_target(1, 100.0, 112.0, 94.0, 95.0, 110.0),
+            Some((95.0, StopLoss))
+        );
+        assert_eq!(
+            stop_or_target(1, 100.0, 112.0, 96.0, 95.0, 110.0),
+            Some((110.0, TakeProfit))
+        );
+        assert_eq!(stop_or_target(1, 100.0, 105.0, 96.0, 95.0, 110.0), None);
+        // Short, stop 105, target 90; NaN levels never touch.
+        assert_eq!(
+            stop_or_target(-1, 100.0, 106.0, 89.0, 105.0, 90.0),
+            Some((105.0, StopLoss))
+        );
+        assert_eq!(
+            stop_or_target(-1, 88.0, 95.0, 85.0, 105.0, 90.0),
+            Some((88.0, TakeProfit))
+        );
+        assert_eq!(
+            stop_or_target(1, 100.0, 200.0, 1.0, f64::NAN, f64::NAN),
+            None
+        );
+    }
+}
