@@ -4,7 +4,9 @@
 //! the keys, compiled as rules over parameters of their own, manage each
 //! trade in the same engine as rule strategies.
 
-use super::{Management, RuleAxis, RuleSource, RuleStrategy, TargetEvents};
+use super::compiled::RuleStrategy;
+use super::decide::TargetEvents;
+use super::source::{Management, RuleAxis, RuleSource};
 use crate::data::Bars;
 use crate::engine::{EngineConfig, Sink};
 use crate::error::{Error, Result};

@@ -5,10 +5,10 @@
 
 use std::collections::HashMap;
 
+use super::error::RuleError;
 use super::functions::{Arg, Func, Windowed};
 use super::ir::{Col, Graph, Id, Node, Op, Ty, UserColumn};
 use super::parse::{BinOp, Expr, ExprKind};
-use super::RuleError;
 
 /// How a parameter is used: lengths must be whole numbers.
 #[derive(Debug, Clone, PartialEq)]

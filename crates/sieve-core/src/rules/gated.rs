@@ -9,65 +9,18 @@
 
 use std::sync::Arc;
 
+use super::compiled::Rules;
+use super::decide::decide;
 use super::eval::{self, Machine, Signals};
 use super::functions::Func;
 use super::ir::{Id, Op};
 use super::parse::BinOp;
-use super::{decide, Direction, ManagedKeys, Rules, Targets};
 use crate::data::Bars;
 use crate::engine::{EngineConfig, Managed, Sink};
 use crate::indicators::{IndicatorSet, RuleSeries, RULE_SETTING_LEN};
+use crate::strategy::{Direction, Targets};
 
-/// The most gates a strategy's rules may have (one per rule).
-const MAX_GATES: usize = 4;
-
-/// The gates of a strategy's rules, and each rule as its `and`-ed terms.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct Gated {
-    gates: Vec<Id>,
-    rules: Vec<GatedRule>,
-    /// The trade-management keys, each read on one bar alone.
-    keys: GatedKeys,
-}
-
-/// The trade-management keys of gated rules: the engine reads them on
-/// every close it works on, gate or not.
-type GatedKeys = ManagedKeys<Operand>;
-
-#[derive(Debug, Clone, PartialEq)]
-struct GatedRule {
-    root: Id,
-    /// Its gate's position in [`Gated::gates`].
-    gate: usize,
-    /// Its terms, the cheap first: true when every one is.
-    terms: Vec<Term>,
-}
-
-/// One `and`-ed term of a rule.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Term {
-    /// A gate holds (its position in [`Gated::gates`]).
-    Gate(usize),
-    /// A comparison of two whole columns or scalars.
-    Compare(BinOp, Operand, Operand),
-    /// Anything else that reads no earlier bar.
-    Other(Id),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Operand {
-    Column(Id),
-    Scalar(Id),
-    /// Anything else that reads no earlier bar (the keys only).
-    Other(Id),
-}
-
-impl Gated {
-    /// How many crossings gate the rules.
-    pub(super) fn gate_count(&self) -> usize {
-        self.gates.len()
-    }
-}
+use super::gates::{Gated, GatedRule, Operand, Term, MAX_GATES};
 
 impl Rules {
     /// [`Rules::gated`]: for each rule (entry, exit, and the short rules if
@@ -550,9 +503,11 @@ fn seek(list: &[u32], mut c: usize, from: usize) -> usize {
 mod tests {
     use proptest::prelude::*;
 
-    use super::super::{Direction, Management, PerBar, RuleSource, Rules};
+    use super::super::compiled::Rules;
+    use super::super::source::{Management, RuleSource};
     use crate::grid::AxisValues;
     use crate::indicators::IndicatorSet;
+    use crate::strategy::{Direction, PerBar};
 
     /// Crossings of `a` and `b` (fewer parameters than the strategy's).
     const GATES: &[&str] = &[
@@ -704,7 +659,7 @@ mod tests {
                 for p in &combos {
                     for n in [bars.len(), 451] {
                         let (mut by_bar, mut gated) = (record(n), record(n));
-                        let mut machine = super::super::Machine::default();
+                        let mut machine = super::super::eval::Machine::default();
                         rules.manage(
                             &bars,
                             &set,

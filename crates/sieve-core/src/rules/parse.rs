@@ -5,7 +5,7 @@
 //! calls and parentheses. A quoted name appears only in `col("…")`, a data
 //! column whatever its name.
 
-use super::RuleError;
+use super::error::RuleError;
 
 /// A byte range of the rule text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

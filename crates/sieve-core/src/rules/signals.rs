@@ -2,8 +2,9 @@
 //! or a model) traded by the rule strategies' state machine, with or
 //! without trade management.
 
+use super::decide::{decide, Decider};
 use super::eval::{Machine, Signals};
-use super::{decide, Decider, KeyValues};
+use super::keys::KeyValues;
 use crate::data::Bars;
 use crate::engine::{EngineConfig, Managed, Sink};
 use crate::strategy::{Direction, PerBar};

@@ -19,10 +19,10 @@
 
 use std::fmt::Write;
 
+use super::compiled::RuleStrategy;
 use super::functions::Func;
 use super::ir::{Col, Id, Op, Ty};
 use super::parse::BinOp;
-use super::RuleStrategy;
 use crate::indicators::Indicator;
 use crate::strategy::GeneratedKernel;
 

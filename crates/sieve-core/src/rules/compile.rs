@@ -1,0 +1,387 @@
+//! Compiling a [`RuleSource`]: the rules and definitions checked into one
+//! graph, the parameters' specs, the plan, and which fast path the screen
+//! may take (a crossing pair, rules gated by a crossing, twins of windows).
+
+use std::borrow::Cow;
+
+use super::check::{suggest, Checker};
+use super::compiled::{Roots, RuleStrategy, Rules};
+use super::functions::{Func, Windowed};
+use super::ir::{Col, Id, Op, Ty};
+use super::keys::ManagedRoots;
+use super::parse;
+use super::plan::Plan;
+use super::source::{check_name, RuleAxis, RuleSource, MAX_DEFINES};
+use crate::error::{Error, Result};
+use crate::strategy::{ParamKind, ParamSpec};
+
+impl RuleStrategy {
+    /// Compiles `source`; errors name the key and point at the column.
+    pub fn compile(source: RuleSource) -> Result<RuleStrategy> {
+        let (rules, params) = Rules::compile(source)?;
+        let summary = format!(
+            "rule strategy: entry \"{}\", exit \"{}\"",
+            rules.source.entry, rules.source.exit
+        );
+        let params: Vec<ParamSpec> = params
+            .into_iter()
+            .map(|(name, spec)| ParamSpec {
+                name: Cow::Owned(name),
+                ..spec
+            })
+            .collect();
+        Ok(RuleStrategy {
+            name: rules.source.name.clone(),
+            summary,
+            params,
+            rules,
+        })
+    }
+}
+
+impl Rules {
+    /// The rules and each parameter's name and spec (`spec.name` unset).
+    pub(super) fn compile(source: RuleSource) -> Result<(Rules, Vec<(String, ParamSpec)>)> {
+        if crate::strategy::registry()
+            .iter()
+            .any(|s| s.name() == source.name)
+        {
+            return Err(Error::config(
+                "strategy.name",
+                format!(
+                    "'{}' is a built-in strategy; give your rule strategy another name",
+                    source.name
+                ),
+            ));
+        }
+        let names: Vec<String> = source.params.iter().map(|(n, _)| n.clone()).collect();
+        if names.len() > 64 {
+            return Err(Error::config(
+                "strategy.params",
+                "a rule strategy takes at most 64 parameters",
+            ));
+        }
+        if source.define.len() > MAX_DEFINES {
+            return Err(Error::config(
+                "strategy.define",
+                format!(
+                    "{} definitions; a rule strategy takes at most {MAX_DEFINES}",
+                    source.define.len()
+                ),
+            ));
+        }
+        let define_names: Vec<String> = source.define.iter().map(|(n, _)| n.clone()).collect();
+        for name in &names {
+            check_name(&format!("strategy.params.{name}"), name)?;
+        }
+        let mut checker = Checker::new(names.clone(), define_names, source.functions.clone());
+        for (name, text) in &source.define {
+            let key = format!("strategy.define.{name}");
+            check_name(&key, name)?;
+            if names.contains(name) {
+                return Err(Error::config(
+                    key,
+                    format!("'{name}' is already a parameter name"),
+                ));
+            }
+            let id = compile_text(&mut checker, &key, text, None)?;
+            checker.define(name, id);
+        }
+        let rule = |c: &mut Checker, key: &str, text: &str| {
+            compile_text(c, &format!("strategy.{key}"), text, Some(Ty::Bool))
+        };
+        let entry = rule(&mut checker, "entry", &source.entry)?;
+        let exit = rule(&mut checker, "exit", &source.exit)?;
+        let short = match (&source.short_entry, &source.short_exit) {
+            (Some(a), Some(b)) => Some((
+                rule(&mut checker, "short_entry", a)?,
+                rule(&mut checker, "short_exit", b)?,
+            )),
+            (None, None) => None,
+            (Some(_), None) => {
+                return Err(Error::config(
+                    "strategy.short_exit",
+                    "missing: short_entry and short_exit come together",
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(Error::config(
+                    "strategy.short_entry",
+                    "missing: short_entry and short_exit come together",
+                ))
+            }
+        };
+        let stop = match &source.trailing_stop {
+            Some(t) => Some(compile_text(
+                &mut checker,
+                "strategy.trailing_stop",
+                t,
+                Some(Ty::Num),
+            )?),
+            None => None,
+        };
+        let mut managed = ManagedRoots::default();
+        for (key, text) in source.management.entries() {
+            let id = compile_text(
+                &mut checker,
+                &format!("strategy.{key}"),
+                text,
+                Some(Ty::Num),
+            )?;
+            if checker.graph.nodes[id].state {
+                return Err(Error::config(
+                    format!("strategy.{key}"),
+                    "is read on the close that decides the entry, before the trade exists, so it cannot read position, entry_price or bars_held (a stop or target is measured from the entry price already)",
+                ));
+            }
+            match key {
+                "stop_loss" | "stop_distance" => managed.stop = Some((id, key == "stop_loss")),
+                "take_profit" | "target_distance" => {
+                    managed.target = Some((id, key == "take_profit"));
+                }
+                "max_bars" => managed.max_bars = Some(id),
+                _ => managed.size = Some(id),
+            }
+        }
+        // What the rules reach: a definition or parameter nothing reaches
+        // would only enlarge the grid (and the trial count) for nothing.
+        let mut roots_all = vec![entry, exit];
+        roots_all.extend(short.iter().flat_map(|&(a, b)| [a, b]));
+        roots_all.extend(stop);
+        roots_all.extend(managed.keys());
+        let mut reached = vec![false; checker.graph.nodes.len()];
+        let mut stack = roots_all;
+        while let Some(id) = stack.pop() {
+            if !std::mem::replace(&mut reached[id], true) {
+                stack.extend(checker.graph.nodes[id].op.children());
+            }
+        }
+        if let Some((name, _)) = checker.defines.iter().find(|(_, id)| !reached[*id]) {
+            return Err(Error::config(
+                format!("strategy.define.{name}"),
+                "is not used by any rule (remove it, or use it)",
+            ));
+        }
+        for (i, u) in checker.params.iter_mut().enumerate() {
+            u.used = checker
+                .graph
+                .nodes
+                .iter()
+                .zip(&reached)
+                .any(|(n, &r)| r && n.op == Op::Param(i));
+        }
+        // A parameter unused where a bare name nearly spells it: the name
+        // is a typo, not a data column.
+        for u in checker.params.iter().filter(|u| !u.used) {
+            let typo = checker
+                .graph
+                .user
+                .iter()
+                .find(|c| !c.quoted && !suggest(&c.name, [u.name.as_str()]).is_empty());
+            if let Some(c) = typo {
+                let column = c.text[..c.at.min(c.text.len())].chars().count() + 1;
+                return Err(Error::config(
+                    format!("strategy.params.{}", u.name),
+                    format!(
+                        "is not used by any rule or definition, but the rules read '{}' ({}, column {column}), which is no parameter and so reads a column of the data: is it a typo of '{}'?",
+                        c.name, c.key, u.name
+                    ),
+                ));
+            }
+        }
+        let params = param_specs(&checker, &source.params)?;
+        let int_params = params
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, p))| p.kind == ParamKind::Int)
+            .fold(0u64, |m, (i, _)| m | 1 << i);
+        let mut root_list = vec![entry, exit];
+        root_list.extend(short.iter().flat_map(|&(a, b)| [a, b]));
+        root_list.extend(stop);
+        root_list.extend(managed.keys());
+        let plan = Plan::new(&checker.graph, &root_list, int_params);
+        let rules = Rules {
+            n_params: params.len(),
+            graph: checker.graph,
+            roots: Roots {
+                entry,
+                exit,
+                short,
+                stop,
+                managed,
+            },
+            plan,
+            defines: checker.defines,
+            canonical: Vec::new(),
+            cross_pair: None,
+            gated: None,
+            source,
+        };
+        let mut rules = rules;
+        rules.canonical = rules.twins_of_windows();
+        rules.cross_pair = rules.crossing_pair();
+        if rules.cross_pair.is_none() {
+            rules.gated = rules.find_gates();
+        }
+        Ok((rules, params))
+    }
+
+    /// [`Rules::cross_pair`]: entry and exit the two crossings of one pair
+    /// of shared averages of prices, nothing else (no short rules, stops,
+    /// trade management or state). Averages of prices are defined from
+    /// their warm-up on, so the scan (which keeps its memory over a bar
+    /// where either is undefined) and the rules (which reset it there)
+    /// agree.
+    pub(super) fn crossing_pair(&self) -> Option<(Id, Id)> {
+        let r = &self.roots;
+        if r.short.is_some() || r.stop.is_some() || r.managed.any() || self.plan.reads_state() {
+            return None;
+        }
+        let op = |id: Id| &self.graph.nodes[id].op;
+        let (Op::Call(Func::CrossAbove, up), Op::Call(Func::CrossBelow, down)) =
+            (op(r.entry), op(r.exit))
+        else {
+            return None;
+        };
+        let average_of_prices = |id: Id| {
+            let Op::Call(Func::Windowed(w), args) = op(id) else {
+                return false;
+            };
+            let average = matches!(
+                w,
+                Windowed::Sma
+                    | Windowed::Ema
+                    | Windowed::Wma
+                    | Windowed::Rma
+                    | Windowed::Highest
+                    | Windowed::Lowest
+            );
+            // Its one series, a price (`obv()`, `atr(n)` read none).
+            let price = matches!(
+                args.first().map(|&a| op(a)),
+                Some(Op::Col(Col::Open | Col::High | Col::Low | Col::Close))
+            ) && w.spec().series.len() == 1;
+            average && price && self.plan.shared[id].is_some()
+        };
+        (up == down && average_of_prices(up[0]) && average_of_prices(up[1])).then(|| (up[0], up[1]))
+    }
+
+    /// [`Rules::canonical`]: windowed calls `f(x, p)` of one shared input
+    /// `x` that reads no parameter, with a parameter `p` as the window, are
+    /// keyed by the first of them and the window's value.
+    pub(super) fn twins_of_windows(&self) -> Vec<Id> {
+        let mut first: Vec<((Windowed, Option<Id>), Id)> = Vec::new();
+        (0..self.graph.nodes.len())
+            .map(|id| {
+                let Op::Call(Func::Windowed(f), args) = &self.graph.nodes[id].op else {
+                    return id;
+                };
+                let input = match f.spec().series.len() {
+                    0 => None,
+                    1 => Some(args[0]),
+                    _ => return id,
+                };
+                let window = f.window_arg().map(|k| &self.graph.nodes[args[k]].op);
+                let simple = matches!(window, Some(Op::Param(_)))
+                    && input.is_none_or(|a| self.graph.nodes[a].deps == 0)
+                    && self.plan.shared[id]
+                        .as_ref()
+                        .is_some_and(|ps| ps.len() == 1);
+                if !simple {
+                    return id;
+                }
+                match first.iter().find(|(k, _)| *k == (*f, input)) {
+                    Some(&(_, c)) => c,
+                    None => {
+                        first.push(((*f, input), id));
+                        id
+                    }
+                }
+            })
+            .collect()
+    }
+}
+
+pub(super) fn compile_text(
+    checker: &mut Checker,
+    key: &str,
+    text: &str,
+    want: Option<Ty>,
+) -> Result<Id> {
+    let expr = parse::parse(text).map_err(|e| e.into_error(key, text))?;
+    checker
+        .compile(key, text, &expr, want)
+        .map_err(|e| e.into_error(key, text))
+}
+
+/// The parameters' specs: whole-number kinds for windows (every grid value
+/// checked), any real value for the rest; the default is the fixed value
+/// or the grid's first.
+pub(super) fn param_specs(
+    checker: &Checker,
+    axes: &[(String, RuleAxis)],
+) -> Result<Vec<(String, ParamSpec)>> {
+    let mut specs = Vec::new();
+    for (u, (name, axis)) in checker.params.iter().zip(axes) {
+        let key = format!("strategy.params.{name}");
+        if !u.used {
+            return Err(Error::config(
+                key,
+                "is not used by any rule or definition (remove it, or use it)",
+            ));
+        }
+        let values = &axis
+            .as_ref()
+            .map_err(|message| Error::config(&key, message.clone()))?
+            .values;
+        let kind = if u.window.is_some() {
+            ParamKind::Int
+        } else {
+            ParamKind::Float
+        };
+        if let Some((rule, column)) = &u.window {
+            let at = format!("used as a window length ({rule}, column {column})");
+            if let Some(v) = values.iter().find(|v| v.fract() != 0.0) {
+                return Err(Error::config(
+                    key,
+                    format!("{at}, so its values must be whole numbers, but the grid has {v}"),
+                ));
+            }
+            if let (Some(min), Some(v)) = (
+                u.min,
+                values.iter().find(|&&v| v < u.min.unwrap_or(0) as f64),
+            ) {
+                let why = if min == 0 {
+                    "a negative shift would read the future (look-ahead)"
+                } else {
+                    "a window is at least 1 bar"
+                };
+                return Err(Error::config(
+                    key,
+                    format!("{at}, but the grid has {v}: {why}"),
+                ));
+            }
+        }
+        let (min, max) = match kind {
+            ParamKind::Int => (u.min.map_or(-1e9, |m| m as f64), 1e9),
+            ParamKind::Float => (f64::MIN, f64::MAX),
+        };
+        let first = values.first().copied().unwrap_or(0.0);
+        let last = values.last().copied().unwrap_or(first);
+        let spec = ParamSpec {
+            name: Cow::Borrowed(""),
+            kind,
+            default: first,
+            min,
+            max,
+            grid: (first, last, 1.0),
+            doc: if kind == ParamKind::Int {
+                "window length"
+            } else {
+                "rule parameter"
+            },
+        };
+        specs.push((name.clone(), spec));
+    }
+    Ok(specs)
+}

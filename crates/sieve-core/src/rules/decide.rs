@@ -1,0 +1,106 @@
+//! The decision on each close of a managed simulation: the rules' state
+//! machine, or a built-in's targets read as events ([`TargetEvents`]), and
+//! [`decide`], which hands it to the engine.
+
+use super::eval::{Machine, Signals};
+use super::keys::KeyValues;
+use crate::engine::{Distance, ExitReason, Managed, Sink, TradePlan};
+
+/// Step 3 of bar `t` of the block starting at `start`: the decider's
+/// decision with the plan of the keys on this close, filled or kept for the
+/// next open by the engine (which may end the trade: the decider then holds
+/// what the engine holds).
+#[inline(always)]
+pub(super) fn decide<S: Sink + ?Sized>(
+    engine: &mut Managed,
+    decider: &mut impl Decider,
+    signals: &Signals,
+    keys: &KeyValues,
+    start: usize,
+    t: usize,
+    sink: &mut S,
+) {
+    let reason = decider.step(signals, start, t);
+    let read = |k: Option<&[f64]>| k.map_or(f64::NAN, |k| k[t]);
+    let distance =
+        |k: Option<(&[f64], bool)>| k.map_or(Distance::Off, |(k, f)| Distance::new(k[t], f));
+    let plan = TradePlan {
+        stop: distance(keys.stop),
+        target: distance(keys.target),
+        max_bars: read(keys.max_bars),
+        size: read(keys.size),
+    };
+    let held = engine.close(start + t, decider.position(), reason, plan, sink);
+    decider.set_position(held);
+}
+
+/// What decides the position on each close of a managed simulation: the
+/// rules' state machine, or a built-in's targets read as events.
+pub(super) trait Decider {
+    /// Whether bars `b..e` of the block starting at `start` decide nothing.
+    fn quiet(&self, signals: &Signals, start: usize, b: usize, e: usize) -> bool;
+    /// Bar `t`'s decision (the position is then [`Decider::position`]),
+    /// and why a position it leaves is left.
+    fn step(&mut self, signals: &Signals, start: usize, t: usize) -> ExitReason;
+    fn position(&self) -> i8;
+    /// The position the engine holds (flat after a stop).
+    fn set_position(&mut self, position: i8);
+}
+
+impl Decider for Machine {
+    #[inline(always)]
+    fn quiet(&self, signals: &Signals, _start: usize, b: usize, e: usize) -> bool {
+        Machine::quiet(self, signals, b, e)
+    }
+    #[inline(always)]
+    fn step(&mut self, signals: &Signals, _start: usize, t: usize) -> ExitReason {
+        Machine::step(self, signals, t).1
+    }
+    fn position(&self) -> i8 {
+        self.position
+    }
+    fn set_position(&mut self, position: i8) {
+        self.position = position;
+    }
+}
+
+/// A built-in's targets as events: where its target changes, the position
+/// moves there (after a stop, its next change decides again).
+pub(crate) struct TargetEvents<'a> {
+    pub(super) targets: &'a [i8],
+    /// The target of the bar before.
+    pub(super) last: i8,
+    pub(super) position: i8,
+}
+
+impl<'a> TargetEvents<'a> {
+    pub(crate) fn new(targets: &'a [i8]) -> Self {
+        TargetEvents {
+            targets,
+            last: 0,
+            position: 0,
+        }
+    }
+}
+
+impl Decider for TargetEvents<'_> {
+    fn quiet(&self, _signals: &Signals, start: usize, b: usize, e: usize) -> bool {
+        self.targets[start + b..start + e]
+            .iter()
+            .all(|&t| t == self.last)
+    }
+    fn step(&mut self, _signals: &Signals, start: usize, t: usize) -> ExitReason {
+        let target = self.targets[start + t];
+        if target != self.last {
+            self.last = target;
+            self.position = target;
+        }
+        ExitReason::Rule
+    }
+    fn position(&self) -> i8 {
+        self.position
+    }
+    fn set_position(&mut self, position: i8) {
+        self.position = position;
+    }
+}

@@ -1,0 +1,103 @@
+//! What the config says of a rule strategy ([`RuleSource`], its
+//! trade-management keys as written, its parameters' grids), the names a
+//! rule may give, and the error a rule's text reports with a caret.
+
+use super::external::ExternalFunctions;
+use super::functions::Func;
+use super::ir::Col;
+use crate::error::{Error, Result};
+use crate::grid::AxisValues;
+
+/// One `[strategy.params]` entry of a rule strategy: its values, or what
+/// is wrong with them (the message, reported under the entry's key when the
+/// compiler reaches it: after the rules, and after whether it is used).
+pub type RuleAxis = std::result::Result<AxisValues, String>;
+
+/// The most `[strategy.define]` entries a rule strategy may have.
+pub const MAX_DEFINES: usize = 10_000;
+
+/// What the config says of a rule strategy.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RuleSource {
+    pub name: String,
+    pub entry: String,
+    pub exit: String,
+    pub short_entry: Option<String>,
+    pub short_exit: Option<String>,
+    pub trailing_stop: Option<String>,
+    /// `stop_loss`, `take_profit`, `max_bars`, `size` and the rest.
+    pub management: Management,
+    /// `[strategy.define]` in declaration order.
+    pub define: Vec<(String, String)>,
+    /// `[strategy.params]`: the parameters are exactly its keys, in order.
+    pub params: Vec<(String, RuleAxis)>,
+    /// Functions defined outside sieve that the rules may call.
+    pub functions: ExternalFunctions,
+}
+
+/// The trade-management keys of `[strategy]` as written: a stop and a
+/// target, each with whether its distance is a fraction of the entry
+/// price (`stop_loss`, `take_profit`) or in price units (`stop_distance`,
+/// `target_distance`), `max_bars` and `size`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Management {
+    pub stop: Option<(String, bool)>,
+    pub target: Option<(String, bool)>,
+    pub max_bars: Option<String>,
+    pub size: Option<String>,
+}
+
+impl Management {
+    /// The keys given, by name, with their text.
+    pub fn entries(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        // The fraction's key, else the price distance's.
+        fn named<'a>(
+            pair: &'a Option<(String, bool)>,
+            keys: [&'static str; 2],
+        ) -> Option<(&'static str, &'a str)> {
+            let (text, fraction) = pair.as_ref()?;
+            Some((keys[usize::from(!*fraction)], text.as_str()))
+        }
+        let stop = named(&self.stop, ["stop_loss", "stop_distance"]);
+        let target = named(&self.target, ["take_profit", "target_distance"]);
+        let max_bars = self.max_bars.as_deref().map(|t| ("max_bars", t));
+        let size = self.size.as_deref().map(|t| ("size", t));
+        stop.into_iter().chain(target).chain(max_bars).chain(size)
+    }
+
+    /// The names of the keys given.
+    pub fn keys(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.entries().map(|(k, _)| k)
+    }
+}
+
+/// A parameter or definition name must be one a rule can write, and not a
+/// column, function or keyword.
+pub(super) fn check_name(key: &str, name: &str) -> Result<()> {
+    let mut chars = name.chars();
+    let identifier = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !identifier {
+        return Err(Error::config(
+            key,
+            format!("'{name}' is not a name a rule can use: letters, digits and _, not starting with a digit"),
+        ));
+    }
+    if reserved(name) {
+        return Err(Error::config(
+            key,
+            format!("'{name}' is already a column, function or keyword"),
+        ));
+    }
+    Ok(())
+}
+
+/// Names a definition (or a function defined outside sieve) may not take:
+/// the rule language's own words, values and functions.
+pub fn reserved(name: &str) -> bool {
+    Col::ALL.iter().any(|(n, _)| *n == name)
+        || Func::named(name).is_some()
+        || matches!(name, "and" | "or" | "not" | "true" | "false" | "col")
+}
