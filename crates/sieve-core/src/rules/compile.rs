@@ -247,21 +247,12 @@ impl Rules {
             let Op::Call(Func::Windowed(w), args) = op(id) else {
                 return false;
             };
-            let average = matches!(
-                w,
-                Windowed::Sma
-                    | Windowed::Ema
-                    | Windowed::Wma
-                    | Windowed::Rma
-                    | Windowed::Highest
-                    | Windowed::Lowest
-            );
             // Its one series, a price (`obv()`, `atr(n)` read none).
             let price = matches!(
                 args.first().map(|&a| op(a)),
                 Some(Op::Col(Col::Open | Col::High | Col::Low | Col::Close))
             ) && w.spec().series.len() == 1;
-            average && price && self.plan.shared[id].is_some()
+            w.spec().gapless && price && self.plan.shared[id].is_some()
         };
         (up == down && average_of_prices(up[0]) && average_of_prices(up[1])).then(|| (up[0], up[1]))
     }

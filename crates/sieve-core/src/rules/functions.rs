@@ -3,9 +3,11 @@
 //! computed.
 //!
 //! Adding a function over a series' history (an average, a running value)
-//! touches this file only: a variant of [`Windowed`], its line in
-//! [`Windowed::ALL`] and its arm in [`Windowed::spec`]. The compiler refuses
-//! a variant without an arm. A new bar-by-bar function is a variant of
+//! touches this file only: its name in the one list
+//! (`windowed_functions!`, which makes [`Windowed`] and [`Windowed::ALL`])
+//! and its arm in [`Windowed::spec`], which says everything else about it
+//! (whether the crossing scan may read it included). The compiler refuses
+//! a name without an arm. A new bar-by-bar function is a variant of
 //! [`Func`]; every `match` over [`Func`] is exhaustive, so the compiler then
 //! names each place that must say what it does (the checker's result type,
 //! the CPU evaluators and the WGSL generator).
@@ -30,9 +32,25 @@ pub enum Func {
     CrossBelow,
 }
 
-/// The functions over a series' history (and a window of `n` bars).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Windowed {
+/// Declares [`Windowed`] and [`Windowed::ALL`] from one list: a windowed
+/// function is named once, here, and described once, by its arm in
+/// [`Windowed::spec`] (which the compiler requires).
+macro_rules! windowed_functions {
+    ($($variant:ident),* $(,)?) => {
+        /// The functions over a series' history (and a window of `n` bars).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Windowed {
+            $($variant),*
+        }
+
+        impl Windowed {
+            /// Every windowed function, in the order errors list them.
+            pub const ALL: &'static [Windowed] = &[$(Windowed::$variant),*];
+        }
+    };
+}
+
+windowed_functions![
     Sma,
     Ema,
     Wma,
@@ -69,7 +87,7 @@ pub enum Windowed {
     Sar,
     Supertrend,
     SupertrendDir,
-}
+];
 
 /// What an argument must be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,6 +116,12 @@ pub struct WindowedSpec {
     pub settings: &'static [Arg],
     /// Reads the volume column (the data must have one).
     pub reads_volume: bool,
+    /// Of an input defined on every bar (a price), defined on every bar
+    /// from its warm-up on: a crossing of two such (`cross_above(sma(close,
+    /// fast), ema(close, slow))`) takes the built-in crosses' scan, whose
+    /// memory of the last side outlives an undefined bar (the rules' is
+    /// reset there; without undefined bars the two agree).
+    pub gapless: bool,
     /// Bars from the inputs' first defined bar to the output's (from the
     /// first bar when it reads no series), for the settings (windows as
     /// whole numbers, other settings 0).
@@ -140,6 +164,7 @@ fn of_series(
         series: X,
         settings: window,
         reads_volume: false,
+        gapless: false,
         lag,
         compute: Compute::Window(compute),
     }
@@ -173,6 +198,7 @@ fn of_bars_with(
         series: &[],
         settings,
         reads_volume: false,
+        gapless: false,
         lag,
         compute: Compute::Many(compute),
     }
@@ -186,6 +212,7 @@ fn since(name: &'static str, signature: &'static str, compute: ManyFn) -> Window
         series: &[Arg::Bool, Arg::Num],
         settings: &[],
         reads_volume: false,
+        gapless: false,
         lag: |_| 0,
         compute: Compute::Many(compute),
     }
@@ -238,61 +265,35 @@ pub(super) fn by_runs(x: &[f64], kernel: impl Fn(&[f64]) -> Vec<f64>) -> Vec<f64
     out
 }
 
-impl Windowed {
-    /// Every windowed function, in the order errors list them.
-    pub const ALL: [Windowed; 36] = [
-        Windowed::Sma,
-        Windowed::Ema,
-        Windowed::Wma,
-        Windowed::Rma,
-        Windowed::Sum,
-        Windowed::Cumsum,
-        Windowed::Rsi,
-        Windowed::Atr,
-        Windowed::Cci,
-        Windowed::Willr,
-        Windowed::PlusDi,
-        Windowed::MinusDi,
-        Windowed::Adx,
-        Windowed::Obv,
-        Windowed::Hour,
-        Windowed::Minute,
-        Windowed::Weekday,
-        Windowed::Day,
-        Windowed::Month,
-        Windowed::NewDay,
-        Windowed::Highest,
-        Windowed::Lowest,
-        Windowed::Stdev,
-        Windowed::Roc,
-        Windowed::Shift,
-        Windowed::Barssince,
-        Windowed::Valuewhen,
-        Windowed::SumSince,
-        Windowed::HighestSince,
-        Windowed::LowestSince,
-        Windowed::Mfi,
-        Windowed::StochK,
-        Windowed::StochD,
-        Windowed::Sar,
-        Windowed::Supertrend,
-        Windowed::SupertrendDir,
-    ];
+impl WindowedSpec {
+    /// The same, [`WindowedSpec::gapless`].
+    fn gapless(self) -> WindowedSpec {
+        WindowedSpec {
+            gapless: true,
+            ..self
+        }
+    }
+}
 
+impl Windowed {
     pub fn spec(self) -> WindowedSpec {
         match self {
             Windowed::Sma => of_series("sma", "sma(x, n)", W1, n_minus_one, |x, n, _| {
                 by_runs(x, |r| average::sma(r, n))
-            }),
+            })
+            .gapless(),
             Windowed::Ema => of_series("ema", "ema(x, n)", W1, n_minus_one, |x, n, _| {
                 by_runs(x, |r| average::ema(r, n))
-            }),
+            })
+            .gapless(),
             Windowed::Wma => of_series("wma", "wma(x, n)", W1, n_minus_one, |x, n, _| {
                 by_runs(x, |r| average::wma(r, n))
-            }),
+            })
+            .gapless(),
             Windowed::Rma => of_series("rma", "rma(x, n)", W1, n_minus_one, |x, n, _| {
                 by_runs(x, |r| average::rma(r, n))
-            }),
+            })
+            .gapless(),
             Windowed::Sum => of_series("sum", "sum(x, n)", W1, n_minus_one, |x, n, _| {
                 by_runs(x, |r| average::sum(r, n))
             }),
@@ -330,6 +331,7 @@ impl Windowed {
             ),
             Windowed::Obv => WindowedSpec {
                 reads_volume: true,
+                gapless: false,
                 ..of_bars(
                     "obv",
                     "obv()",
@@ -351,10 +353,12 @@ impl Windowed {
                 of_series("highest", "highest(x, n)", W1, n_minus_one, |x, n, _| {
                     by_runs(x, |r| channel::highest(r, n))
                 })
+                .gapless()
             }
             Windowed::Lowest => of_series("lowest", "lowest(x, n)", W1, n_minus_one, |x, n, _| {
                 by_runs(x, |r| channel::lowest(r, n))
-            }),
+            })
+            .gapless(),
             Windowed::Stdev => of_series("stdev", "stdev(x, n)", W1, n_minus_one, |x, n, _| {
                 by_runs(x, |r| volatility::stdev(r, n))
             }),
@@ -396,6 +400,7 @@ impl Windowed {
             }),
             Windowed::Mfi => WindowedSpec {
                 reads_volume: true,
+                gapless: false,
                 ..of_bars("mfi", "mfi(n)", W1, n_bars, |_, n, bars| {
                     match &bars.volume {
                         Some(v) => momentum::mfi(&bars.high, &bars.low, &bars.close, v, n),
@@ -497,7 +502,7 @@ impl Windowed {
 impl Func {
     /// Every function, by name (windowed first).
     pub fn all() -> impl Iterator<Item = Func> {
-        Windowed::ALL.into_iter().map(Func::Windowed).chain([
+        Windowed::ALL.iter().copied().map(Func::Windowed).chain([
             Func::Abs,
             Func::Min,
             Func::Max,
@@ -622,90 +627,29 @@ impl Func {
 mod tests {
     use super::*;
 
-    /// Every windowed function is in `Windowed::ALL` (what the checker
-    /// looks names up in). The match below is exhaustive: a new variant is
-    /// a compile error here until it is listed.
+    /// What the crossing scan relies on: a `gapless` function of a price,
+    /// once defined, stays defined on every later bar.
     #[test]
-    fn every_windowed_function_is_in_all() {
-        let every = |w: Windowed| match w {
-            Windowed::Sma
-            | Windowed::Ema
-            | Windowed::Wma
-            | Windowed::Rma
-            | Windowed::Sum
-            | Windowed::Cumsum
-            | Windowed::Rsi
-            | Windowed::Atr
-            | Windowed::Cci
-            | Windowed::Willr
-            | Windowed::PlusDi
-            | Windowed::MinusDi
-            | Windowed::Adx
-            | Windowed::Obv
-            | Windowed::Hour
-            | Windowed::Minute
-            | Windowed::Weekday
-            | Windowed::Day
-            | Windowed::Month
-            | Windowed::NewDay
-            | Windowed::Highest
-            | Windowed::Lowest
-            | Windowed::Stdev
-            | Windowed::Roc
-            | Windowed::Shift
-            | Windowed::Barssince
-            | Windowed::Valuewhen
-            | Windowed::SumSince
-            | Windowed::HighestSince
-            | Windowed::LowestSince
-            | Windowed::Mfi
-            | Windowed::StochK
-            | Windowed::StochD
-            | Windowed::Sar
-            | Windowed::Supertrend
-            | Windowed::SupertrendDir => w,
-        };
-        for w in [
-            Windowed::Sma,
-            Windowed::Ema,
-            Windowed::Wma,
-            Windowed::Rma,
-            Windowed::Sum,
-            Windowed::Cumsum,
-            Windowed::Rsi,
-            Windowed::Atr,
-            Windowed::Cci,
-            Windowed::Willr,
-            Windowed::PlusDi,
-            Windowed::MinusDi,
-            Windowed::Adx,
-            Windowed::Obv,
-            Windowed::Hour,
-            Windowed::Minute,
-            Windowed::Weekday,
-            Windowed::Day,
-            Windowed::Month,
-            Windowed::NewDay,
-            Windowed::Highest,
-            Windowed::Lowest,
-            Windowed::Stdev,
-            Windowed::Roc,
-            Windowed::Shift,
-            Windowed::Barssince,
-            Windowed::Valuewhen,
-            Windowed::SumSince,
-            Windowed::HighestSince,
-            Windowed::LowestSince,
-            Windowed::Mfi,
-            Windowed::StochK,
-            Windowed::StochD,
-            Windowed::Sar,
-            Windowed::Supertrend,
-            Windowed::SupertrendDir,
-        ] {
-            assert!(Windowed::ALL.contains(&every(w)), "{w:?} is not in ALL");
+    fn gapless_functions_of_prices_have_no_gaps() {
+        let bars = crate::data::synth(600, 3);
+        let gapless: Vec<Windowed> = Windowed::ALL
+            .iter()
+            .copied()
+            .filter(|w| w.spec().gapless)
+            .collect();
+        assert!(gapless.len() >= 2);
+        for w in gapless {
+            let spec = w.spec();
+            assert_eq!((spec.series.len(), spec.settings.len()), (1, 1), "{w:?}");
+            for n in [1.0, 2.0, 7.0, 50.0] {
+                let column = w.column(&[&bars.close], &[n], &bars);
+                let first = column.iter().position(|v| !v.is_nan()).unwrap();
+                assert!(
+                    column[first..].iter().all(|v| !v.is_nan()),
+                    "{w:?}({n}) has an undefined value after its first defined one"
+                );
+            }
         }
-        assert_eq!(Windowed::ALL.len(), 36);
     }
 
     /// Names are unique, and each windowed function's signature starts

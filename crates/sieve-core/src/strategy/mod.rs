@@ -7,9 +7,9 @@
 //! [`registry`].
 
 mod activation;
+mod average_cross;
 mod changes;
-mod cross;
-pub(crate) use cross::CrossJob;
+mod crossing;
 mod donchian_breakout;
 mod ema_cross;
 mod gpu;
@@ -28,9 +28,10 @@ use crate::indicators::{Builtin, Indicator, IndicatorSet, SeriesSource};
 use crate::simd::Level;
 
 pub use activation::Activation;
+pub use average_cross::AverageCross;
 pub use changes::{Changes, Cursor};
 pub(crate) use changes::{PerBar, Targets};
-pub use cross::AverageCross;
+pub(crate) use crossing::CrossJob;
 pub use donchian_breakout::DonchianBreakout;
 pub use ema_cross::EMA_CROSS;
 pub use gpu::{GeneratedKernel, GpuKernel};

@@ -1,6 +1,6 @@
 use std::borrow::Cow;
 
-use super::cross::AverageCross;
+use super::average_cross::AverageCross;
 use super::{ParamKind, ParamSpec};
 use crate::indicators::Indicator;
 
