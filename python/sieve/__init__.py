@@ -162,8 +162,10 @@ def _trades_of_columns(traded, tz):
     return [table.iloc[a:b].reset_index(drop=True) for a, b in zip(np.r_[0, ends[:-1]], ends)]
 
 
-# backtest_signals' trade-management keywords, as the [strategy] keys.
-_SIGNAL_KEYS = ("stop_loss", "stop_distance", "take_profit", "target_distance", "max_bars", "size")
+# backtest_signals' trade-management keywords: the [strategy] keys, from
+# the one table of them (each is also a keyword of backtest_signals and of
+# __init__.pyi; a test checks both).
+_SIGNAL_KEYS = tuple(_native.TRADE_KEYS)
 
 
 def backtest_signals(
@@ -228,6 +230,8 @@ def backtest_signals(
     Probability of Backtest Overfitting with every column of finite score a candidate, or
     ``pbo_skipped`` saying why there is none) and the ``verdict`` sentence.
     """
+    # Every trade-management keyword, by the table's names.
+    arguments = dict(locals())
     if (short_entries is None) != (short_exits is None):
         raise TypeError("short_entries and short_exits come together")
     with _Data(data) as d:
@@ -250,14 +254,7 @@ def backtest_signals(
         if short_entries is not None:
             short = (arrays["short_entries"][0], arrays["short_exits"][0])
         records = bool(trades) or bool(equity)
-        given = dict(
-            stop_loss=stop_loss,
-            stop_distance=stop_distance,
-            take_profit=take_profit,
-            target_distance=target_distance,
-            max_bars=max_bars,
-            size=size,
-        )
+        given = {k: arguments[k] for k in _SIGNAL_KEYS}
         bars = arrays["entries"][1]
         keys = [
             (name, _signal_values(name, value, index, list(labels), named, bars))

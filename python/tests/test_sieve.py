@@ -1085,3 +1085,22 @@ def test_plateau_selection_prefers_the_ridge_to_the_spike(tmp_path):
     assert len(fold_bests) >= 2
     for path in fold_bests:
         assert json.loads(path.read_text())["selection"]["rule"] == "plateau (mean)"
+
+
+def test_every_trade_management_key_is_a_signal_keyword():
+    """The keys come from one table in the native module; backtest_signals
+    and its stub must take each as a keyword (a key added to the table and
+    not here fails this test)."""
+    import inspect
+    import pathlib
+
+    keys = list(sieve._native.TRADE_KEYS)
+    assert keys[:2] == ["stop_loss", "stop_distance"] and "size" in keys
+    params = inspect.signature(sieve.backtest_signals).parameters
+    stub = (pathlib.Path(sieve.__file__).parent / "__init__.pyi").read_text()
+    signature = stub[stub.index("def backtest_signals("):]
+    signature = signature[: signature.index(") ->")]
+    for key in keys:
+        assert key in params, key
+        assert params[key].default is None, key
+        assert f"    {key}: " in signature, key

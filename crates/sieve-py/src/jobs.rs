@@ -350,26 +350,18 @@ pub fn backtest_signals(
     outcome.map_err(sieve_err)
 }
 
-/// The trade-management keys of `backtest_signals`, one series per key
-/// and column.
+/// `backtest_signals`' trade-management columns, by key (`rules::KEYS`).
 struct ManagedColumns {
     /// Bars per column: each key's values hold the columns one after another.
     n_bars: usize,
-    /// (values, whether a fraction of the entry price).
-    stop: Option<(Vec<f64>, bool)>,
-    target: Option<(Vec<f64>, bool)>,
-    max_bars: Option<Vec<f64>>,
-    size: Option<Vec<f64>>,
+    keys: sieve_core::rules::ManagedKeys<Vec<f64>>,
 }
 
 impl ManagedColumns {
     fn new(keys: &[(String, Vec<u8>)], n_bars: usize, n_cols: usize) -> PyResult<Self> {
         let mut out = ManagedColumns {
             n_bars,
-            stop: None,
-            target: None,
-            max_bars: None,
-            size: None,
+            keys: Default::default(),
         };
         for (name, bytes) in keys {
             if bytes.len() != n_bars * n_cols * 8 {
@@ -379,36 +371,22 @@ impl ManagedColumns {
                     n_bars * n_cols
                 )));
             }
+            let Some(spec) = sieve_core::rules::KeySpec::named(name) else {
+                return Err(crate::ConfigError::new_err(format!(
+                    "{name}: not a trade-management key ({})",
+                    sieve_core::rules::KeySpec::names()
+                )));
+            };
             // Column-major: each column's bars are contiguous.
             let columns: Vec<f64> = bytes
                 .chunks_exact(8)
                 .map(|b| f64::from_le_bytes(b.try_into().unwrap_or_default()))
                 .collect();
-            let (slot, pair, fraction) = match name.as_str() {
-                "stop_loss" => (&mut out.stop, "stop_distance", true),
-                "stop_distance" => (&mut out.stop, "stop_loss", false),
-                "take_profit" => (&mut out.target, "target_distance", true),
-                "target_distance" => (&mut out.target, "take_profit", false),
-                "max_bars" => {
-                    out.max_bars = Some(columns);
-                    continue;
-                }
-                "size" => {
-                    out.size = Some(columns);
-                    continue;
-                }
-                other => {
-                    return Err(crate::ConfigError::new_err(format!(
-                        "{other}: not a trade-management key (stop_loss, stop_distance, take_profit, target_distance, max_bars, size)"
-                    )))
-                }
-            };
-            if slot.is_some() {
+            if let Err(other) = out.keys.set(spec, columns) {
                 return Err(crate::ConfigError::new_err(format!(
-                    "{pair} and {name}: give one of them (a distance as a fraction of the entry price, or in price units)"
+                    "{other} and {name}: give one of them (a distance as a fraction of the entry price, or in price units)"
                 )));
             }
-            *slot = Some((columns, fraction));
         }
         Ok(out)
     }
@@ -416,12 +394,7 @@ impl ManagedColumns {
     /// Column `c`'s keys.
     fn of(&self, c: usize) -> sieve_core::rules::SignalKeys<'_> {
         let range = c * self.n_bars..(c + 1) * self.n_bars;
-        sieve_core::rules::SignalKeys {
-            stop: self.stop.as_ref().map(|(v, f)| (&v[range.clone()], *f)),
-            target: self.target.as_ref().map(|(v, f)| (&v[range.clone()], *f)),
-            max_bars: self.max_bars.as_ref().map(|v| &v[range.clone()]),
-            size: self.size.as_ref().map(|v| &v[range.clone()]),
-        }
+        self.keys.as_ref().map(|v| &v[range.clone()])
     }
 }
 

@@ -431,6 +431,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // The names a time column may have (any case), as the loaders take them.
     m.add("TIME_NAMES", sieve_core::data::TIME_NAMES.to_vec())?;
+    // The trade-management keys, in the table's order (`rules::KEYS`).
+    let keys: Vec<&str> = sieve_core::rules::KEYS.iter().map(|k| k.name).collect();
+    m.add("TRADE_KEYS", keys)?;
     m.add_function(wrap_pyfunction!(jobs::backtest, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::backtest_signals, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::indicator, m)?)?;

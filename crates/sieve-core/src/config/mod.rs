@@ -16,7 +16,9 @@ use crate::error::{Error, Result};
 use crate::evaluate::{ScoringSpec, Shares};
 use crate::grid::ParamSpace;
 use crate::metrics::{Aggregate, Aggregation, Boundary, Objective};
-use crate::rules::{ExternalFunctions, ManagedBuiltin, Management, RuleSource, RuleStrategy};
+use crate::rules::{
+    ExternalFunctions, KeyValue, ManagedBuiltin, Management, RuleSource, RuleStrategy, KEYS,
+};
 use crate::strategy::{Direction, SharedStrategy, Strategy};
 
 pub use crate::evaluate::{Annualization, ScreenWindow};
@@ -119,59 +121,68 @@ struct RawStrategy {
     short_entry: Option<String>,
     short_exit: Option<String>,
     trailing_stop: Option<String>,
-    stop_loss: Option<toml::Value>,
-    stop_distance: Option<toml::Value>,
-    take_profit: Option<toml::Value>,
-    target_distance: Option<toml::Value>,
-    max_bars: Option<toml::Value>,
-    size: Option<toml::Value>,
+    // The trade-management keys (`rules::KEYS`) are read from the table by
+    // name ([`management`]); here only their being allowed, in the order
+    // an unknown key's message lists them (a test checks every key is
+    // here).
+    #[serde(rename = "stop_loss")]
+    _stop_loss: Option<toml::Value>,
+    #[serde(rename = "stop_distance")]
+    _stop_distance: Option<toml::Value>,
+    #[serde(rename = "take_profit")]
+    _take_profit: Option<toml::Value>,
+    #[serde(rename = "target_distance")]
+    _target_distance: Option<toml::Value>,
+    #[serde(rename = "max_bars")]
+    _max_bars: Option<toml::Value>,
+    #[serde(rename = "size")]
+    _size: Option<toml::Value>,
     define: Option<toml::Table>,
 }
 
-impl RawStrategy {
-    /// The trade-management keys given, as rule text (a number is
-    /// written as one).
-    fn management(&self) -> Result<Management> {
-        let text = |key: &str, v: &Option<toml::Value>| -> Result<Option<String>> {
-            match v {
-                None => Ok(None),
-                Some(toml::Value::String(s)) => Ok(Some(s.clone())),
-                Some(toml::Value::Integer(i)) => Ok(Some(i.to_string())),
-                Some(toml::Value::Float(f)) => Ok(Some(crate::format::float(*f))),
-                Some(other) => Err(Error::config(
-                    format!("strategy.{key}"),
+/// The trade-management keys of `[strategy]` (`strategy`), as written: a
+/// number stays a number.
+fn management(strategy: Option<&toml::Table>) -> Result<Management> {
+    let mut keys = Management::default();
+    for spec in KEYS {
+        let Some(v) = strategy.and_then(|t| t.get(spec.name)) else {
+            continue;
+        };
+        let key = format!("strategy.{}", spec.name);
+        let value = match v {
+            toml::Value::String(s) => KeyValue::Expr(s.clone()),
+            toml::Value::Integer(i) => KeyValue::Number(*i as f64),
+            toml::Value::Float(f) if f.is_finite() => KeyValue::Number(*f),
+            toml::Value::Float(f) => {
+                return Err(Error::config(
+                    key,
+                    format!(
+                        "must be a finite number or an expression in quotes, got {}",
+                        crate::format::float(*f)
+                    ),
+                ))
+            }
+            other => {
+                return Err(Error::config(
+                    key,
                     format!("must be a number or an expression in quotes, got {other}"),
-                )),
+                ))
             }
         };
-        let one_of = |a: (&str, &Option<toml::Value>), b: (&str, &Option<toml::Value>)| match (
-            text(a.0, a.1)?,
-            text(b.0, b.1)?,
-        ) {
-            (Some(_), Some(_)) => Err(Error::config(
-                format!("strategy.{}", b.0),
-                format!("give at most one of {} and {}", a.0, b.0),
-            )),
-            (Some(t), None) => Ok(Some((t, true))),
-            (None, Some(t)) => Ok(Some((t, false))),
-            (None, None) => Ok(None),
-        };
-        Ok(Management {
-            stop: one_of(
-                ("stop_loss", &self.stop_loss),
-                ("stop_distance", &self.stop_distance),
-            )?,
-            target: one_of(
-                ("take_profit", &self.take_profit),
-                ("target_distance", &self.target_distance),
-            )?,
-            max_bars: text("max_bars", &self.max_bars)?,
-            size: text("size", &self.size)?,
-        })
+        if let Err(other) = keys.set(spec, value) {
+            return Err(Error::config(
+                key,
+                format!("give at most one of {other} and {}", spec.name),
+            ));
+        }
     }
+    Ok(keys)
+}
 
-    /// The rule source, when any rule key is present.
-    fn rules(&self) -> Result<Option<RuleSource>> {
+impl RawStrategy {
+    /// The rule source, when any rule key is present; `table` is
+    /// `[strategy]` as written (where its trade-management keys are read).
+    fn rules(&self, table: Option<&toml::Table>) -> Result<Option<RuleSource>> {
         let any = self.entry.is_some()
             || self.exit.is_some()
             || self.short_entry.is_some()
@@ -215,7 +226,7 @@ impl RawStrategy {
             short_entry: self.short_entry.clone(),
             short_exit: self.short_exit.clone(),
             trailing_stop: self.trailing_stop.clone(),
-            management: self.management()?,
+            management: management(table)?,
             define,
             params: match &self.params {
                 Some(table) => grid::rule_axes(table),
@@ -478,14 +489,15 @@ impl Config {
                 ));
             }
         }
-        let rules = match raw.strategy.rules()? {
+        let strategy_table = table.get("strategy").and_then(toml::Value::as_table);
+        let rules = match raw.strategy.rules(strategy_table)? {
             Some(source) => Some(Arc::new(RuleStrategy::compile(RuleSource {
                 functions: functions.clone(),
                 ..source
             })?)),
             None => None,
         };
-        let management = raw.strategy.management()?;
+        let management = management(strategy_table)?;
         let max_leverage = b.max_leverage.unwrap_or(1.0);
         if !(max_leverage.is_finite() && max_leverage >= 1.0) {
             return Err(Error::config(
@@ -495,8 +507,11 @@ impl Config {
         }
         // Constants the config can check now (expressions are read per
         // trade: a size above the cap is capped, documented).
-        let constant =
-            |text: &Option<String>| text.as_deref().and_then(|t| t.trim().parse::<f64>().ok());
+        let constant = |value: &Option<KeyValue>| match value {
+            Some(KeyValue::Number(v)) => Some(*v),
+            Some(KeyValue::Expr(t)) => t.trim().parse::<f64>().ok(),
+            None => None,
+        };
         if let Some(size) = constant(&management.size) {
             if size > max_leverage {
                 return Err(Error::config(
@@ -515,7 +530,7 @@ impl Config {
         }
         // A built-in with trade-management keys: the keys read the
         // `[strategy.params]` entries the built-in does not have.
-        let any_key = management.keys().next().is_some();
+        let any_key = management.any();
         let managed_builtin = match (&rules, any_key) {
             (None, true) => {
                 let name = raw
@@ -833,6 +848,43 @@ fn apply_override(table: &mut toml::Table, item: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every key of the trade-management table is a `[strategy]` key: a
+    /// number stays that number, an expression its text, for a built-in
+    /// and a rule strategy alike; a NaN is refused naming the key.
+    #[test]
+    fn every_trade_management_key_is_read_from_the_table() {
+        for key in KEYS {
+            for (value, want) in [
+                ("1", KeyValue::Number(1.0)),
+                ("\"1 + 0\"", KeyValue::Expr("1 + 0".into())),
+            ] {
+                for strategy in [
+                    "name = \"sma_cross\"",
+                    "entry = \"close > open\"\nexit = \"close < open\"",
+                ] {
+                    let text = format!("[strategy]\n{strategy}\n{} = {value}\n", key.name);
+                    let config = Config::parse(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+                    let management = match (&config.rules, &config.managed_builtin) {
+                        (Some(r), _) => r.management().clone(),
+                        (None, Some(b)) => b.management().clone(),
+                        (None, None) => panic!("{text}: no trade management"),
+                    };
+                    let got: Vec<_> = management
+                        .entries()
+                        .map(|(k, v)| (k.name, v.clone()))
+                        .collect();
+                    assert_eq!(got, vec![(key.name, want.clone())], "{text}");
+                }
+            }
+            let nan = format!("[strategy]\nname = \"sma_cross\"\n{} = nan\n", key.name);
+            let e = Config::parse(&nan).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("strategy.{}", key.name)) && e.contains("finite"),
+                "{e}"
+            );
+        }
+    }
 
     #[test]
     fn the_selection_rule_is_part_of_a_run_and_other_robust_keys_are_not() {

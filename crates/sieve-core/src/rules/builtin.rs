@@ -6,7 +6,8 @@
 
 use super::compiled::RuleStrategy;
 use super::decide::TargetEvents;
-use super::source::{Management, RuleAxis, RuleSource};
+use super::keys::Management;
+use super::source::{RuleAxis, RuleSource};
 use crate::data::Bars;
 use crate::engine::{EngineConfig, Sink};
 use crate::error::{Error, Result};
@@ -26,6 +27,11 @@ pub struct ManagedBuiltin {
 }
 
 impl ManagedBuiltin {
+    /// The trade-management keys as written.
+    pub fn management(&self) -> &Management {
+        self.keys.management()
+    }
+
     /// `builtin` with `management`; `extra` are the `[strategy.params]`
     /// entries that are not `builtin`'s (the keys' parameters).
     pub fn new(
@@ -68,7 +74,7 @@ impl ManagedBuiltin {
                 .source
                 .management
                 .entries()
-                .map(|(k, v)| format!("{k} = \"{v}\""))
+                .map(|(k, v)| format!("{} = \"{}\"", k.name, v.text()))
                 .collect::<Vec<_>>()
                 .join(", ")
         );

@@ -470,7 +470,7 @@ impl Checker {
     }
 
     /// A number node.
-    fn number(&mut self, v: f64) -> Id {
+    pub(super) fn number(&mut self, v: f64) -> Id {
         self.graph.add(Op::Number(v.to_bits()), Ty::Num, false, 0)
     }
 

@@ -8,7 +8,7 @@ use super::check::{suggest, Checker};
 use super::compiled::{Roots, RuleStrategy, Rules};
 use super::functions::{Func, Windowed};
 use super::ir::{Col, Id, Op, Ty};
-use super::keys::ManagedRoots;
+use super::keys::{KeyValue, ManagedRoots};
 use super::parse;
 use super::plan::Plan;
 use super::source::{check_name, RuleAxis, RuleSource, MAX_DEFINES};
@@ -121,27 +121,25 @@ impl Rules {
             None => None,
         };
         let mut managed = ManagedRoots::default();
-        for (key, text) in source.management.entries() {
-            let id = compile_text(
-                &mut checker,
-                &format!("strategy.{key}"),
-                text,
-                Some(Ty::Num),
-            )?;
+        for (spec, value) in source.management.entries() {
+            let key = spec.name;
+            let id = match value {
+                KeyValue::Number(v) => checker.number(*v),
+                KeyValue::Expr(text) => compile_text(
+                    &mut checker,
+                    &format!("strategy.{key}"),
+                    text,
+                    Some(Ty::Num),
+                )?,
+            };
             if checker.graph.nodes[id].state {
                 return Err(Error::config(
                     format!("strategy.{key}"),
                     "is read on the close that decides the entry, before the trade exists, so it cannot read position, entry_price or bars_held (a stop or target is measured from the entry price already)",
                 ));
             }
-            match key {
-                "stop_loss" | "stop_distance" => managed.stop = Some((id, key == "stop_loss")),
-                "take_profit" | "target_distance" => {
-                    managed.target = Some((id, key == "take_profit"));
-                }
-                "max_bars" => managed.max_bars = Some(id),
-                _ => managed.size = Some(id),
-            }
+            // One key per role: `Management` holds no more.
+            let _ = managed.set(spec, id);
         }
         // What the rules reach: a definition or parameter nothing reaches
         // would only enlarge the grid (and the trial count) for nothing.

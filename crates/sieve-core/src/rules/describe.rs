@@ -14,6 +14,11 @@ impl RuleStrategy {
         self.rules.roots.short.is_some()
     }
 
+    /// The trade-management keys as written.
+    pub fn management(&self) -> &super::keys::Management {
+        &self.rules.source.management
+    }
+
     /// The rules as written, the definitions and the parameters, for
     /// `sieve strategies --config`.
     pub(super) fn describe_rules(&self, space: &ParamSpace) -> String {
@@ -28,10 +33,10 @@ impl RuleStrategy {
                 out.push_str(&format!("    {key}: {t}\n"));
             }
         }
-        if s.management.keys().next().is_some() {
+        if s.management.any() {
             out.push_str("    trade management (read on the entry's decision bar):\n");
-            for (key, text) in s.management.entries() {
-                out.push_str(&format!("        {key:<16} {text}\n"));
+            for (key, value) in s.management.entries() {
+                out.push_str(&format!("        {:<16} {}\n", key.name, value.text()));
             }
         }
         if !s.define.is_empty() {

@@ -504,7 +504,8 @@ mod tests {
     use proptest::prelude::*;
 
     use super::super::compiled::Rules;
-    use super::super::source::{Management, RuleSource};
+    use super::super::keys::{KeyValue, Management};
+    use super::super::source::RuleSource;
     use crate::grid::AxisValues;
     use crate::indicators::IndicatorSet;
     use crate::strategy::{Direction, PerBar};
@@ -706,7 +707,7 @@ mod tests {
             real_c in any::<bool>(),
         ) {
             let c: &[f64] = if real_c { &[10.0, 2.5] } else { &[10.0, 20.0] };
-            let text = |s: &str| s.to_string();
+            let text = |s: &str| KeyValue::Expr(s.to_string());
             let source = RuleSource {
                 name: "managed".into(),
                 // Every parameter read, whatever the gates read.

@@ -1,30 +1,228 @@
-//! The trade-management keys of a rule strategy — a stop, a target (each a
-//! fraction of the entry price or a price distance), a bar limit and a
-//! size — held as any `K`: their nodes, how gated rules read them, their
-//! values per bar.
+//! The trade-management keys, in one table ([`KEYS`]): each key's name
+//! (in `[strategy]`, and Python's keyword), what its value is ([`Kind`])
+//! and which part of the trade the engine reads it for ([`Role`]). The
+//! config, the compiler, the signal backtests and the Python package take
+//! the keys from here; [`ManagedKeys`] holds one `K` per role — the values
+//! as written ([`Management`]), their nodes, how gated rules read them,
+//! their values per bar.
+//!
+//! A new key is a line of [`KEYS`] and, for a new role, the engine step
+//! that reads it (`engine::Managed`, through `TradePlan`).
+
+use std::borrow::Cow;
 
 use super::ir::Id;
+
+/// What a key's value is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A fraction of the entry price (0.05 = 5 % from it).
+    FractionOfPrice,
+    /// A distance in price units.
+    PriceDistance,
+    /// A whole number of bars held.
+    Bars,
+    /// A fraction of equity a trade commits.
+    FractionOfEquity,
+}
+
+/// The part of the trade the engine reads a key for: one key per role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Stop,
+    Target,
+    MaxBars,
+    Size,
+}
+
+/// One trade-management key.
+#[derive(Debug)]
+pub struct KeySpec {
+    /// Its name in `[strategy]`, and its keyword in Python.
+    pub name: &'static str,
+    pub kind: Kind,
+    pub role: Role,
+    /// One line for the docs and errors.
+    pub doc: &'static str,
+}
+
+/// Every trade-management key, in the order the docs and messages list
+/// them.
+pub const KEYS: &[KeySpec] = &[
+    KeySpec {
+        name: "stop_loss",
+        kind: Kind::FractionOfPrice,
+        role: Role::Stop,
+        doc: "a stop below a long's entry (above a short's), as a fraction of the entry price",
+    },
+    KeySpec {
+        name: "stop_distance",
+        kind: Kind::PriceDistance,
+        role: Role::Stop,
+        doc: "the stop in price units from the entry",
+    },
+    KeySpec {
+        name: "take_profit",
+        kind: Kind::FractionOfPrice,
+        role: Role::Target,
+        doc: "a target above a long's entry (below a short's), as a fraction of the entry price",
+    },
+    KeySpec {
+        name: "target_distance",
+        kind: Kind::PriceDistance,
+        role: Role::Target,
+        doc: "the target in price units from the entry",
+    },
+    KeySpec {
+        name: "max_bars",
+        kind: Kind::Bars,
+        role: Role::MaxBars,
+        doc: "leave on the close where the bars held reach it",
+    },
+    KeySpec {
+        name: "size",
+        kind: Kind::FractionOfEquity,
+        role: Role::Size,
+        doc: "the fraction of equity a trade commits",
+    },
+];
+
+impl KeySpec {
+    /// The key called `name`.
+    pub fn named(name: &str) -> Option<&'static KeySpec> {
+        KEYS.iter().find(|k| k.name == name)
+    }
+
+    /// The key of `role` (of `fraction` of the price or not, for a stop or
+    /// a target).
+    fn of(role: Role, fraction: bool) -> &'static KeySpec {
+        KEYS.iter()
+            .find(|k| k.role == role && (k.kind == Kind::FractionOfPrice) == fraction)
+            .or_else(|| KEYS.iter().find(|k| k.role == role))
+            .expect("every role has a key")
+    }
+
+    /// Every key's name, `a, b, …` (for messages).
+    pub fn names() -> String {
+        KEYS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// A key's value as written: a number, or an expression a rule can be.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KeyValue {
+    Number(f64),
+    Expr(String),
+}
+
+impl KeyValue {
+    /// The value as a rule would write it.
+    pub fn text(&self) -> Cow<'_, str> {
+        match self {
+            KeyValue::Number(v) => Cow::Owned(crate::format::float(*v)),
+            KeyValue::Expr(t) => Cow::Borrowed(t),
+        }
+    }
+
+    /// The number, when it is one.
+    pub fn number(&self) -> Option<f64> {
+        match self {
+            KeyValue::Number(v) => Some(*v),
+            KeyValue::Expr(_) => None,
+        }
+    }
+}
+
+/// The trade-management keys as `[strategy]` gives them.
+pub type Management = ManagedKeys<KeyValue>;
 
 /// The trade-management keys, each as a `K`: their nodes
 /// ([`ManagedRoots`]), how gated rules read them, their values per bar
 /// ([`KeyValues`]).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub(super) struct ManagedKeys<K> {
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ManagedKeys<K> {
     /// With whether the distance is a fraction of the entry price.
-    pub(super) stop: Option<(K, bool)>,
-    pub(super) target: Option<(K, bool)>,
-    pub(super) max_bars: Option<K>,
-    pub(super) size: Option<K>,
+    pub stop: Option<(K, bool)>,
+    pub target: Option<(K, bool)>,
+    pub max_bars: Option<K>,
+    pub size: Option<K>,
 }
 
 /// The trade-management keys' nodes.
-pub(super) type ManagedRoots = ManagedKeys<Id>;
+pub type ManagedRoots = ManagedKeys<Id>;
 
 /// One block's trade-management values, per bar.
-pub(super) type KeyValues<'a> = ManagedKeys<&'a [f64]>;
+pub type KeyValues<'a> = ManagedKeys<&'a [f64]>;
+
+impl<K> Default for ManagedKeys<K> {
+    fn default() -> Self {
+        ManagedKeys {
+            stop: None,
+            target: None,
+            max_bars: None,
+            size: None,
+        }
+    }
+}
 
 impl<K> ManagedKeys<K> {
-    pub(super) fn as_ref(&self) -> ManagedKeys<&K> {
+    /// Gives `key` the value `value`; `Err` with the other key of its role
+    /// when that one is given already.
+    pub fn set(&mut self, key: &'static KeySpec, value: K) -> Result<(), &'static str> {
+        let fraction = key.kind == Kind::FractionOfPrice;
+        let taken =
+            |slot: &Option<(K, bool)>| slot.as_ref().map(|(_, f)| KeySpec::of(key.role, *f).name);
+        match key.role {
+            Role::Stop | Role::Target => {
+                let slot = match key.role {
+                    Role::Stop => &mut self.stop,
+                    _ => &mut self.target,
+                };
+                if let Some(other) = taken(slot) {
+                    return Err(other);
+                }
+                *slot = Some((value, fraction));
+            }
+            Role::MaxBars | Role::Size => {
+                let slot = match key.role {
+                    Role::MaxBars => &mut self.max_bars,
+                    _ => &mut self.size,
+                };
+                if slot.is_some() {
+                    return Err(key.name);
+                }
+                *slot = Some(value);
+            }
+        }
+        Ok(())
+    }
+
+    /// Each key given, with its entry in [`KEYS`], in the order of roles.
+    pub fn entries(&self) -> impl Iterator<Item = (&'static KeySpec, &K)> {
+        fn distance<K>(role: Role, slot: &Option<(K, bool)>) -> Option<(&'static KeySpec, &K)> {
+            slot.as_ref().map(|(k, f)| (KeySpec::of(role, *f), k))
+        }
+        fn plain<K>(role: Role, slot: &Option<K>) -> Option<(&'static KeySpec, &K)> {
+            slot.as_ref().map(|k| (KeySpec::of(role, false), k))
+        }
+        distance(Role::Stop, &self.stop)
+            .into_iter()
+            .chain(distance(Role::Target, &self.target))
+            .chain(plain(Role::MaxBars, &self.max_bars))
+            .chain(plain(Role::Size, &self.size))
+    }
+
+    /// Whether any key is given.
+    pub fn any(&self) -> bool {
+        self.entries().next().is_some()
+    }
+
+    /// The names of the keys given.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.entries().map(|(k, _)| k.name)
+    }
+
+    pub fn as_ref(&self) -> ManagedKeys<&K> {
         ManagedKeys {
             stop: self.stop.as_ref().map(|(k, fraction)| (k, *fraction)),
             target: self.target.as_ref().map(|(k, fraction)| (k, *fraction)),
@@ -36,7 +234,7 @@ impl<K> ManagedKeys<K> {
 
 impl<K: Copy> ManagedKeys<K> {
     /// Each key as `f` makes it; `None` where `f` fails for one.
-    pub(super) fn try_map<L>(&self, f: impl Fn(K) -> Option<L>) -> Option<ManagedKeys<L>> {
+    pub fn try_map<L>(&self, f: impl Fn(K) -> Option<L>) -> Option<ManagedKeys<L>> {
         let distance = |d: Option<(K, bool)>| match d {
             Some((k, fraction)) => f(k).map(|l| Some((l, fraction))),
             None => Some(None),
@@ -54,7 +252,7 @@ impl<K: Copy> ManagedKeys<K> {
     }
 
     /// Each key as `f` makes it.
-    pub(super) fn map<L>(&self, f: impl Fn(K) -> L) -> ManagedKeys<L> {
+    pub fn map<L>(&self, f: impl Fn(K) -> L) -> ManagedKeys<L> {
         self.try_map(|k| Some(f(k)))
             .expect("a map that cannot fail")
     }
@@ -68,8 +266,31 @@ impl<K: Copy> ManagedKeys<K> {
             .chain(m.max_bars)
             .chain(m.size)
     }
+}
 
-    pub(super) fn any(&self) -> bool {
-        self.keys().next().is_some()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every key sets its role, reads back under its own name, and a
+    /// second key of a role is refused naming the first.
+    #[test]
+    fn every_key_round_trips_through_its_role() {
+        for key in KEYS {
+            let mut keys = ManagedKeys::default();
+            keys.set(key, 1.5).unwrap();
+            let back: Vec<_> = keys.entries().map(|(k, v)| (k.name, *v)).collect();
+            assert_eq!(back, vec![(key.name, 1.5)]);
+            for other in KEYS.iter().filter(|o| o.role == key.role) {
+                assert_eq!(keys.clone().set(other, 2.0), Err(key.name));
+            }
+        }
+        // One per role, all at once, in table order.
+        let mut all = ManagedKeys::default();
+        for key in KEYS.iter().filter(|k| k.kind != Kind::PriceDistance) {
+            all.set(key, 0.0).unwrap();
+        }
+        let names: Vec<_> = all.names().collect();
+        assert_eq!(names, ["stop_loss", "take_profit", "max_bars", "size"]);
     }
 }

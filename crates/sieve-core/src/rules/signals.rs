@@ -11,25 +11,7 @@ use crate::strategy::{Direction, PerBar};
 
 /// Trade-management values for one set of signals, one per bar, read on
 /// the close that decides an entry (as the `[strategy]` keys' values are).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SignalKeys<'a> {
-    /// With whether the distance is a fraction of the entry price
-    /// (`stop_loss`) or in price units (`stop_distance`).
-    pub stop: Option<(&'a [f64], bool)>,
-    /// `take_profit` (a fraction) or `target_distance` (price units).
-    pub target: Option<(&'a [f64], bool)>,
-    pub max_bars: Option<&'a [f64]>,
-    pub size: Option<&'a [f64]>,
-}
-
-impl SignalKeys<'_> {
-    pub fn any(&self) -> bool {
-        self.stop.is_some()
-            || self.target.is_some()
-            || self.max_bars.is_some()
-            || self.size.is_some()
-    }
-}
+pub type SignalKeys<'a> = KeyValues<'a>;
 
 /// The four signal series the state machine reads: an entry and an exit on
 /// the same bar cancel, and so do a long and a short entry (as vectorbt's

@@ -5,6 +5,7 @@
 use super::external::ExternalFunctions;
 use super::functions::Func;
 use super::ir::Col;
+use super::keys::Management;
 use crate::error::{Error, Result};
 use crate::grid::AxisValues;
 
@@ -33,42 +34,6 @@ pub struct RuleSource {
     pub params: Vec<(String, RuleAxis)>,
     /// Functions defined outside sieve that the rules may call.
     pub functions: ExternalFunctions,
-}
-
-/// The trade-management keys of `[strategy]` as written: a stop and a
-/// target, each with whether its distance is a fraction of the entry
-/// price (`stop_loss`, `take_profit`) or in price units (`stop_distance`,
-/// `target_distance`), `max_bars` and `size`.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Management {
-    pub stop: Option<(String, bool)>,
-    pub target: Option<(String, bool)>,
-    pub max_bars: Option<String>,
-    pub size: Option<String>,
-}
-
-impl Management {
-    /// The keys given, by name, with their text.
-    pub fn entries(&self) -> impl Iterator<Item = (&'static str, &str)> {
-        // The fraction's key, else the price distance's.
-        fn named<'a>(
-            pair: &'a Option<(String, bool)>,
-            keys: [&'static str; 2],
-        ) -> Option<(&'static str, &'a str)> {
-            let (text, fraction) = pair.as_ref()?;
-            Some((keys[usize::from(!*fraction)], text.as_str()))
-        }
-        let stop = named(&self.stop, ["stop_loss", "stop_distance"]);
-        let target = named(&self.target, ["take_profit", "target_distance"]);
-        let max_bars = self.max_bars.as_deref().map(|t| ("max_bars", t));
-        let size = self.size.as_deref().map(|t| ("size", t));
-        stop.into_iter().chain(target).chain(max_bars).chain(size)
-    }
-
-    /// The names of the keys given.
-    pub fn keys(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.entries().map(|(k, _)| k)
-    }
 }
 
 /// A parameter or definition name must be one a rule can write, and not a
