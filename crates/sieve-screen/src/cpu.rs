@@ -43,134 +43,30 @@ impl ScreenBackend for CpuBackend {
     }
 }
 
+/// The screen of `job` on `pool`: batch after batch of chunks, each
+/// batch's chunks folded in order, `on_batch` shown the state after each.
 fn screen_in_pool(
     pool: &rayon::ThreadPool,
     job: &ScreenJob<'_>,
     on_batch: &mut dyn FnMut(&Checkpoint) -> Result<ControlFlow<()>>,
 ) -> Result<Screened> {
-    let grouped = SeriesPlan::of(job.strategy, job.space, job.market, job.series_budget).grouped;
-    let instruments = &job.market.instruments;
-    let whole: Option<Vec<IndicatorSet>> = (!grouped).then(|| {
-        let keys = job.strategy.space_indicators(job.space);
-        pool.install(|| {
-            instruments
-                .iter()
-                .map(|i| IndicatorSet::build_for(&i.bars, job.strategy.series(), keys.clone()))
-                .collect()
-        })
-    });
+    let whole = whole_series(pool, job);
     let (mut next, mut top, mut stats, mut sharpe) = job.start();
     // Scores by targets, for the whole screen: the same instruments and
     // scoring throughout.
     let memo = Arc::new(TargetMemo::default());
     let end = job.batch.positions().end;
     let batch = CHUNK * CHUNKS_PER_THREAD * pool.current_num_threads() as u64;
-    let n_params = job.strategy.params().len();
     while next < end {
         let batch_end = end.min((next / CHUNK) * CHUNK + batch);
-        // Chunk-aligned sub-ranges of [next, batch_end).
-        let mut chunks = Vec::new();
-        let mut lo = next;
-        while lo < batch_end {
-            let hi = batch_end.min((lo / CHUNK + 1) * CHUNK);
-            chunks.push(lo..hi);
-            lo = hi;
-        }
+        let chunks = chunks_of(next..batch_end);
         // The batch's stages run in the pool in one go: each `install`
         // costs the calling thread a sleep and a wake-up.
-        let batch_results = || -> Vec<(ObjectiveStats, ObjectiveStats, TopK)> {
-            let batch_sets;
-            let sets = match &whole {
-                Some(sets) => sets,
-                None => {
-                    batch_sets = batch_series(job, next..batch_end);
-                    &batch_sets
-                }
-            };
-            let evals: Vec<Evaluator<'_>> = instruments
-                .iter()
-                .zip(sets)
-                .map(|(i, indicators)| Evaluator {
-                    bars: &i.bars,
-                    strategy: job.strategy,
-                    indicators,
-                    scoring: &i.scoring,
-                })
-                .collect();
-            let aggregation = &job.market.aggregation;
-            // The allowed combinations of each chunk, in index order.
-            let allowed: Vec<Vec<u64>> = chunks
-                .par_iter()
-                .map_init(
-                    || vec![0.0; n_params],
-                    |params, range| {
-                        range
-                            .clone()
-                            .map(|position| job.batch.index_at(position))
-                            .filter(|&index| {
-                                job.space.params_at(index, params);
-                                job.space.allowed(params)
-                            })
-                            .collect()
-                    },
-                )
-                .collect();
-            let indices: Vec<u64> = allowed.concat();
-            // Scored in tiles of the grid's last axis, so that the series it
-            // selects are reused from cache across the other axes; the order
-            // of work changes nothing in the results.
-            let order = tile_order(job.space, &indices);
-            let tiled: Vec<Vec<ScreenScore>> = order
-                .par_chunks(CHUNK as usize)
-                .map_init(
-                    || (Vec::new(), LaneScratch::sharing(memo.clone())),
-                    |(params, scratch), positions| {
-                        // The chunk's parameter sets, one after another.
-                        let k = n_params;
-                        params.clear();
-                        params.resize(positions.len() * k, 0.0);
-                        for (i, &p) in positions.iter().enumerate() {
-                            job.space
-                                .params_at(indices[p], &mut params[i * k..(i + 1) * k]);
-                        }
-                        let sets: Vec<&[f64]> = (0..positions.len())
-                            .map(|i| &params[i * k..(i + 1) * k])
-                            .collect();
-                        let mut scores = vec![ScreenScore::default(); sets.len()];
-                        screen_all_lanes(&evals, aggregation, &sets, scratch, &mut scores);
-                        scores
-                    },
-                )
-                .collect();
-            let mut scores = vec![ScreenScore::default(); indices.len()];
-            for (&p, s) in order.iter().zip(tiled.iter().flatten()) {
-                scores[p] = *s;
-            }
-            // Each chunk folds its scores in index order; the chunks are
-            // combined in order.
-            let mut pieces = Vec::with_capacity(allowed.len());
-            let mut rest = scores.as_slice();
-            for chunk_indices in &allowed {
-                let (piece, tail) = rest.split_at(chunk_indices.len());
-                pieces.push((chunk_indices, piece));
-                rest = tail;
-            }
-            pieces
-                .into_par_iter()
-                .map(|(chunk_indices, piece)| {
-                    let mut chunk = ChunkResult::new(job.top);
-                    for (&index, s) in chunk_indices.iter().zip(piece) {
-                        chunk.push(index, s);
-                    }
-                    (chunk.stats, chunk.sharpe, chunk.top)
-                })
-                .collect()
-        };
-        let results = pool.install(batch_results);
-        for (chunk_stats, chunk_sharpe, chunk_top) in results {
-            stats.combine(&chunk_stats);
-            sharpe.combine(&chunk_sharpe);
-            top.merge(chunk_top);
+        let results = pool.install(|| screen_batch(job, whole.as_deref(), &memo, &chunks));
+        for chunk in results {
+            stats.combine(&chunk.stats);
+            sharpe.combine(&chunk.sharpe);
+            top.merge(chunk.top);
         }
         next = batch_end;
         let flow = on_batch(&Checkpoint {
@@ -188,6 +84,149 @@ fn screen_in_pool(
         stats,
         sharpe,
     }))
+}
+
+/// Each instrument's shared series of the whole grid, when they fit the
+/// job's budget (`None`: computed per batch instead).
+fn whole_series(pool: &rayon::ThreadPool, job: &ScreenJob<'_>) -> Option<Vec<IndicatorSet>> {
+    let grouped = SeriesPlan::of(job.strategy, job.space, job.market, job.series_budget).grouped;
+    (!grouped).then(|| {
+        let keys = job.strategy.space_indicators(job.space);
+        pool.install(|| {
+            job.market
+                .instruments
+                .iter()
+                .map(|i| IndicatorSet::build_for(&i.bars, job.strategy.series(), keys.clone()))
+                .collect()
+        })
+    })
+}
+
+/// Chunk-aligned sub-ranges of `positions`.
+fn chunks_of(positions: std::ops::Range<u64>) -> Vec<std::ops::Range<u64>> {
+    let mut chunks = Vec::new();
+    let mut lo = positions.start;
+    while lo < positions.end {
+        let hi = positions.end.min((lo / CHUNK + 1) * CHUNK);
+        chunks.push(lo..hi);
+        lo = hi;
+    }
+    chunks
+}
+
+/// One batch of chunks, in the pool: the allowed combinations of each
+/// chunk, scored in tiles, folded chunk by chunk (in chunk order).
+fn screen_batch(
+    job: &ScreenJob<'_>,
+    whole: Option<&[IndicatorSet]>,
+    memo: &Arc<TargetMemo>,
+    chunks: &[std::ops::Range<u64>],
+) -> Vec<ChunkResult> {
+    let batch_sets;
+    let sets = match whole {
+        Some(sets) => sets,
+        None => {
+            let (first, last) = (chunks[0].start, chunks[chunks.len() - 1].end);
+            batch_sets = batch_series(job, first..last);
+            &batch_sets
+        }
+    };
+    let evals: Vec<Evaluator<'_>> = job
+        .market
+        .instruments
+        .iter()
+        .zip(sets)
+        .map(|(i, indicators)| Evaluator {
+            bars: &i.bars,
+            strategy: job.strategy,
+            indicators,
+            scoring: &i.scoring,
+        })
+        .collect();
+    let allowed = allowed_indices(job, chunks);
+    let indices: Vec<u64> = allowed.concat();
+    let scores = score_in_tiles(job, &evals, memo, &indices);
+    // Each chunk folds its scores in index order.
+    let mut pieces = Vec::with_capacity(allowed.len());
+    let mut rest = scores.as_slice();
+    for chunk_indices in &allowed {
+        let (piece, tail) = rest.split_at(chunk_indices.len());
+        pieces.push((chunk_indices, piece));
+        rest = tail;
+    }
+    pieces
+        .into_par_iter()
+        .map(|(chunk_indices, piece)| {
+            let mut chunk = ChunkResult::new(job.top);
+            for (&index, s) in chunk_indices.iter().zip(piece) {
+                chunk.push(index, s);
+            }
+            chunk
+        })
+        .collect()
+}
+
+/// The grid indices of each chunk's combinations that its constraints
+/// allow, in index order.
+fn allowed_indices(job: &ScreenJob<'_>, chunks: &[std::ops::Range<u64>]) -> Vec<Vec<u64>> {
+    let n_params = job.strategy.params().len();
+    chunks
+        .par_iter()
+        .map_init(
+            || vec![0.0; n_params],
+            |params, range| {
+                range
+                    .clone()
+                    .map(|position| job.batch.index_at(position))
+                    .filter(|&index| {
+                        job.space.params_at(index, params);
+                        job.space.allowed(params)
+                    })
+                    .collect()
+            },
+        )
+        .collect()
+}
+
+/// The screen score of each of `indices`, scored in tiles of the grid's
+/// last axis so that the series it selects are reused from cache across
+/// the other axes; the order of work changes nothing in the results.
+fn score_in_tiles(
+    job: &ScreenJob<'_>,
+    evals: &[Evaluator<'_>],
+    memo: &Arc<TargetMemo>,
+    indices: &[u64],
+) -> Vec<ScreenScore> {
+    let n_params = job.strategy.params().len();
+    let aggregation = &job.market.aggregation;
+    let order = tile_order(job.space, indices);
+    let tiled: Vec<Vec<ScreenScore>> = order
+        .par_chunks(CHUNK as usize)
+        .map_init(
+            || (Vec::new(), LaneScratch::sharing(memo.clone())),
+            |(params, scratch), positions| {
+                // The chunk's parameter sets, one after another.
+                let k = n_params;
+                params.clear();
+                params.resize(positions.len() * k, 0.0);
+                for (i, &p) in positions.iter().enumerate() {
+                    job.space
+                        .params_at(indices[p], &mut params[i * k..(i + 1) * k]);
+                }
+                let sets: Vec<&[f64]> = (0..positions.len())
+                    .map(|i| &params[i * k..(i + 1) * k])
+                    .collect();
+                let mut scores = vec![ScreenScore::default(); sets.len()];
+                screen_all_lanes(evals, aggregation, &sets, scratch, &mut scores);
+                scores
+            },
+        )
+        .collect();
+    let mut scores = vec![ScreenScore::default(); indices.len()];
+    for (&p, s) in order.iter().zip(tiled.iter().flatten()) {
+        scores[p] = *s;
+    }
+    scores
 }
 
 /// What one chunk keeps: its objective stats and its top K.

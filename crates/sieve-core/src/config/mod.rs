@@ -374,204 +374,26 @@ impl Config {
         Config::from_table(table, None, functions)
     }
 
+    /// A checked config from its table, section by section (the order in
+    /// which they are checked is the order mistakes are reported in).
     fn from_table(
         table: toml::Table,
         base: Option<&Path>,
         functions: &ExternalFunctions,
     ) -> Result<Config> {
-        let raw: RawConfig = serde_path_to_error::deserialize(toml::Value::Table(table.clone()))
-            .map_err(|e| {
-                let key = e.path().to_string();
-                let inner = e.into_inner();
-                Error::config(
-                    if key == "." {
-                        "<config>".to_string()
-                    } else {
-                        key
-                    },
-                    inner.message().to_string(),
-                )
-            })?;
+        let raw = raw_config(&table)?;
         let b = raw.backtest;
-        let non_negative = |key: &str, v: Option<f64>, default: f64| -> Result<f64> {
-            let v = v.unwrap_or(default);
-            if !v.is_finite() || v < 0.0 {
-                return Err(Error::config(key, format!("must be a number ≥ 0, got {v}")));
-            }
-            Ok(v)
-        };
-        let fee = non_negative("backtest.fee", b.fee, 0.0)?;
-        let slippage = non_negative("backtest.slippage", b.slippage, 0.0)?;
-        if slippage >= 1.0 {
-            return Err(Error::config(
-                "backtest.slippage",
-                format!("must be below 1, got {slippage}"),
-            ));
-        }
-        let lot_size = non_negative("backtest.lot_size", b.lot_size, 0.0)?;
-        let initial_cash = non_negative("backtest.initial_cash", b.initial_cash, 10_000.0)?;
-        if initial_cash == 0.0 {
-            return Err(Error::config("backtest.initial_cash", "must be above 0"));
-        }
-        let annualization = match b.annualization {
-            None => Annualization::Auto,
-            Some(toml::Value::String(s)) if s == "auto" => Annualization::Auto,
-            Some(v) => match v.as_float().or_else(|| v.as_integer().map(|i| i as f64)) {
-                Some(p) if p.is_finite() && p > 0.0 => Annualization::Periods(p),
-                _ => {
-                    return Err(Error::config(
-                        "backtest.annualization",
-                        format!(
-                            "must be \"auto\" or a positive number of periods per year, got {v}"
-                        ),
-                    ))
-                }
-            },
-        };
+        let costs = backtest_costs(&b)?;
         let s = raw.score;
-        let objective = match s.objective {
-            Some(o) => o.parse().map_err(|m| Error::config("score.objective", m))?,
-            None => Objective::default(),
-        };
-        let score_start = boundary_key("score.score_start", s.score_start)?;
-        let holdout_start = boundary_key("score.holdout_start", s.holdout_start)?;
-        let ordered = match (score_start, holdout_start) {
-            (Some(Boundary::Time(a)), Some(Boundary::Time(h))) => a < h,
-            (Some(Boundary::Share(a)), Some(Boundary::Share(h))) => a < h,
-            _ => true, // a time against a share: checked on the data
-        };
-        if !ordered {
-            return Err(Error::config(
-                "score.score_start",
-                "must be before score.holdout_start",
-            ));
-        }
-        let aggregation = Aggregation {
-            how: match &s.aggregate {
-                Some(a) => a.parse().map_err(|m| Error::config("score.aggregate", m))?,
-                None => Aggregate::default(),
-            },
-            skip_undefined: s.aggregate_skip_undefined.unwrap_or(false),
-        };
+        let score = score_section(&s)?;
         let resolve = |p: PathBuf| match base {
             Some(dir) if p.is_relative() && !dir.as_os_str().is_empty() => dir.join(p),
             _ => p,
         };
-        let paths_given = raw.data.paths.is_some();
-        let paths: Vec<PathBuf> = match raw.data.paths {
-            None => Vec::new(),
-            Some(RawPaths::One(p)) => vec![resolve(p)],
-            Some(RawPaths::Many(v)) => v.into_iter().map(resolve).collect(),
-        };
-        if raw.data.path.is_some() && !paths.is_empty() {
-            return Err(Error::config(
-                "data.paths",
-                "data.path and data.paths are both set; use data.path for one file, data.paths for several",
-            ));
-        }
-        if paths_given && paths.is_empty() {
-            return Err(Error::config(
-                "data.paths",
-                "is empty; list at least one file",
-            ));
-        }
-        if let Some(names) = &raw.data.names {
-            if paths.is_empty() {
-                return Err(Error::config(
-                    "data.names",
-                    "names the files of data.paths, which is not set",
-                ));
-            }
-            if let Some(bad) = names.iter().find(|n| !crate::market::is_instrument_name(n)) {
-                return Err(Error::config(
-                    "data.names",
-                    format!("\"{bad}\" is not a usable name: use letters, digits, '_', '-' or '.', starting with a letter or digit"),
-                ));
-            }
-        }
+        let paths = data_paths(&raw.data, &resolve)?;
         let strategy_table = table.get("strategy").and_then(toml::Value::as_table);
-        let rules = match raw.strategy.rules(strategy_table)? {
-            Some(source) => Some(Arc::new(RuleStrategy::compile(RuleSource {
-                functions: functions.clone(),
-                ..source
-            })?)),
-            None => None,
-        };
-        let management = management(strategy_table)?;
-        let max_leverage = b.max_leverage.unwrap_or(1.0);
-        if !(max_leverage.is_finite() && max_leverage >= 1.0) {
-            return Err(Error::config(
-                "backtest.max_leverage",
-                format!("must be a number ≥ 1, got {max_leverage} (a trade commits less than all equity with strategy.size)"),
-            ));
-        }
-        // Constants the config can check now (expressions are read per
-        // trade: a size above the cap is capped, documented).
-        let constant = |value: &Option<KeyValue>| match value {
-            Some(KeyValue::Number(v)) => Some(*v),
-            Some(KeyValue::Expr(t)) => t.trim().parse::<f64>().ok(),
-            None => None,
-        };
-        if let Some(size) = constant(&management.size) {
-            if size > max_leverage {
-                return Err(Error::config(
-                    "strategy.size",
-                    format!("{size} is above backtest.max_leverage = {max_leverage}; raise max_leverage to allow it"),
-                ));
-            }
-        }
-        if let Some(bars) = constant(&management.max_bars) {
-            if bars.fract() != 0.0 {
-                return Err(Error::config(
-                    "strategy.max_bars",
-                    format!("must be a whole number of bars, got {bars}"),
-                ));
-            }
-        }
-        // A built-in with trade-management keys: the keys read the
-        // `[strategy.params]` entries the built-in does not have.
-        let any_key = management.any();
-        let managed_builtin = match (&rules, any_key) {
-            (None, true) => {
-                let name = raw
-                    .strategy
-                    .name
-                    .clone()
-                    .unwrap_or_else(|| EXAMPLE_STRATEGY.to_string());
-                let builtin = crate::strategy::lookup(&name)?;
-                let own = |n: &str| builtin.params().iter().any(|p| p.name == n);
-                let extra = raw.strategy.params.as_ref().map_or_else(Vec::new, |table| {
-                    let rest: toml::Table = table
-                        .iter()
-                        .filter(|(n, _)| !own(n))
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect();
-                    grid::rule_axes(&rest)
-                });
-                Some(Arc::new(ManagedBuiltin::new(builtin, management, extra)?))
-            }
-            _ => None,
-        };
-        let strategy = match &rules {
-            Some(r) => r.name().to_string(),
-            None => {
-                let name = raw
-                    .strategy
-                    .name
-                    .unwrap_or_else(|| EXAMPLE_STRATEGY.to_string());
-                crate::strategy::lookup(&name)?;
-                name
-            }
-        };
-        let timezone = match &raw.data.timezone {
-            Some(name) => Some(name.parse::<chrono_tz::Tz>().map_err(|_| {
-                Error::config(
-                    "data.timezone",
-                    format!("'{name}' is not a time zone name; use an IANA name such as \"America/New_York\", \"Europe/London\" or \"UTC\""),
-                )
-            })?),
-            None => None,
-        };
+        let strategy = strategy_section(&raw.strategy, strategy_table, functions, b.max_leverage)?;
+        let timezone = timezone(&raw.data)?;
         Ok(Config {
             file: None,
             source: table,
@@ -581,9 +403,9 @@ impl Config {
             data: raw.data.path.map(resolve),
             paths,
             names: raw.data.names,
-            strategy,
-            rules,
-            managed_builtin,
+            strategy: strategy.name,
+            rules: strategy.rules,
+            managed_builtin: strategy.managed_builtin,
             constraints: raw.strategy.constraints,
             params: raw.strategy.params,
             scoring: ScoringSpec {
@@ -592,26 +414,26 @@ impl Config {
                         Some(RawFill::Close) => Fill::Close,
                         _ => Fill::NextOpen,
                     },
-                    fee,
-                    slippage,
-                    lot_size,
-                    initial_cash,
-                    max_leverage,
+                    fee: costs.fee,
+                    slippage: costs.slippage,
+                    lot_size: costs.lot_size,
+                    initial_cash: costs.initial_cash,
+                    max_leverage: strategy.max_leverage,
                 },
                 direction: match b.direction {
                     Some(RawDirection::LongShort) => Direction::LongShort,
                     _ => Direction::Long,
                 },
-                annualization,
-                objective,
-                score_start,
-                holdout_start,
+                annualization: costs.annualization,
+                objective: score.objective,
+                score_start: score.score_start,
+                holdout_start: score.holdout_start,
                 screen_window: match s.screen_window {
                     Some(RawScreenWindow::Full) => ScreenWindow::Full,
                     Some(RawScreenWindow::Score) | None => ScreenWindow::Score,
                 },
                 min_trades: s.min_trades.unwrap_or(1),
-                aggregation,
+                aggregation: score.aggregation,
                 shares: match s.shares {
                     Some(RawShares::Each) => Shares::Each,
                     Some(RawShares::Combined) | None => Shares::Combined,
@@ -843,6 +665,260 @@ fn apply_override(table: &mut toml::Table, item: &str) -> Result<()> {
     }
     cur.insert(last.to_string(), parsed);
     Ok(())
+}
+
+/// The table as the raw sections: unknown keys and wrong types are errors
+/// naming the key.
+fn raw_config(table: &toml::Table) -> Result<RawConfig> {
+    serde_path_to_error::deserialize(toml::Value::Table(table.clone())).map_err(|e| {
+        let key = e.path().to_string();
+        let inner = e.into_inner();
+        Error::config(
+            if key == "." {
+                "<config>".to_string()
+            } else {
+                key
+            },
+            inner.message().to_string(),
+        )
+    })
+}
+
+/// `[backtest]`'s costs and cash, checked (`max_leverage` is checked with
+/// the strategy's size).
+struct BacktestCosts {
+    fee: f64,
+    slippage: f64,
+    lot_size: f64,
+    initial_cash: f64,
+    annualization: Annualization,
+}
+
+fn backtest_costs(b: &RawBacktest) -> Result<BacktestCosts> {
+    let non_negative = |key: &str, v: Option<f64>, default: f64| -> Result<f64> {
+        let v = v.unwrap_or(default);
+        if !v.is_finite() || v < 0.0 {
+            return Err(Error::config(key, format!("must be a number ≥ 0, got {v}")));
+        }
+        Ok(v)
+    };
+    let fee = non_negative("backtest.fee", b.fee, 0.0)?;
+    let slippage = non_negative("backtest.slippage", b.slippage, 0.0)?;
+    if slippage >= 1.0 {
+        return Err(Error::config(
+            "backtest.slippage",
+            format!("must be below 1, got {slippage}"),
+        ));
+    }
+    let lot_size = non_negative("backtest.lot_size", b.lot_size, 0.0)?;
+    let initial_cash = non_negative("backtest.initial_cash", b.initial_cash, 10_000.0)?;
+    if initial_cash == 0.0 {
+        return Err(Error::config("backtest.initial_cash", "must be above 0"));
+    }
+    let annualization = match &b.annualization {
+        None => Annualization::Auto,
+        Some(toml::Value::String(s)) if s == "auto" => Annualization::Auto,
+        Some(v) => match v.as_float().or_else(|| v.as_integer().map(|i| i as f64)) {
+            Some(p) if p.is_finite() && p > 0.0 => Annualization::Periods(p),
+            _ => {
+                return Err(Error::config(
+                    "backtest.annualization",
+                    format!("must be \"auto\" or a positive number of periods per year, got {v}"),
+                ))
+            }
+        },
+    };
+    Ok(BacktestCosts {
+        fee,
+        slippage,
+        lot_size,
+        initial_cash,
+        annualization,
+    })
+}
+
+/// `[score]`'s objective, window boundaries and aggregation, checked.
+struct ScoreSection {
+    objective: Objective,
+    score_start: Option<Boundary>,
+    holdout_start: Option<Boundary>,
+    aggregation: Aggregation,
+}
+
+fn score_section(s: &RawScore) -> Result<ScoreSection> {
+    let objective = match &s.objective {
+        Some(o) => o.parse().map_err(|m| Error::config("score.objective", m))?,
+        None => Objective::default(),
+    };
+    let score_start = boundary_key("score.score_start", s.score_start.clone())?;
+    let holdout_start = boundary_key("score.holdout_start", s.holdout_start.clone())?;
+    let ordered = match (score_start, holdout_start) {
+        (Some(Boundary::Time(a)), Some(Boundary::Time(h))) => a < h,
+        (Some(Boundary::Share(a)), Some(Boundary::Share(h))) => a < h,
+        _ => true, // a time against a share: checked on the data
+    };
+    if !ordered {
+        return Err(Error::config(
+            "score.score_start",
+            "must be before score.holdout_start",
+        ));
+    }
+    let aggregation = Aggregation {
+        how: match &s.aggregate {
+            Some(a) => a.parse().map_err(|m| Error::config("score.aggregate", m))?,
+            None => Aggregate::default(),
+        },
+        skip_undefined: s.aggregate_skip_undefined.unwrap_or(false),
+    };
+    Ok(ScoreSection {
+        objective,
+        score_start,
+        holdout_start,
+        aggregation,
+    })
+}
+
+/// `data.paths` resolved against the config's folder, checked with
+/// `data.path` and `data.names`.
+fn data_paths(data: &RawData, resolve: &dyn Fn(PathBuf) -> PathBuf) -> Result<Vec<PathBuf>> {
+    let paths_given = data.paths.is_some();
+    let paths: Vec<PathBuf> = match &data.paths {
+        None => Vec::new(),
+        Some(RawPaths::One(p)) => vec![resolve(p.clone())],
+        Some(RawPaths::Many(v)) => v.iter().cloned().map(resolve).collect(),
+    };
+    if data.path.is_some() && !paths.is_empty() {
+        return Err(Error::config(
+            "data.paths",
+            "data.path and data.paths are both set; use data.path for one file, data.paths for several",
+        ));
+    }
+    if paths_given && paths.is_empty() {
+        return Err(Error::config(
+            "data.paths",
+            "is empty; list at least one file",
+        ));
+    }
+    if let Some(names) = &data.names {
+        if paths.is_empty() {
+            return Err(Error::config(
+                "data.names",
+                "names the files of data.paths, which is not set",
+            ));
+        }
+        if let Some(bad) = names.iter().find(|n| !crate::market::is_instrument_name(n)) {
+            return Err(Error::config(
+                "data.names",
+                format!("\"{bad}\" is not a usable name: use letters, digits, '_', '-' or '.', starting with a letter or digit"),
+            ));
+        }
+    }
+    Ok(paths)
+}
+
+/// `[strategy]` compiled: the rule strategy or the built-in (with its
+/// trade-management keys), checked against `backtest.max_leverage`.
+struct StrategySection {
+    name: String,
+    rules: Option<Arc<RuleStrategy>>,
+    managed_builtin: Option<Arc<ManagedBuiltin>>,
+    max_leverage: f64,
+}
+
+fn strategy_section(
+    raw: &RawStrategy,
+    table: Option<&toml::Table>,
+    functions: &ExternalFunctions,
+    max_leverage: Option<f64>,
+) -> Result<StrategySection> {
+    let rules = match raw.rules(table)? {
+        Some(source) => Some(Arc::new(RuleStrategy::compile(RuleSource {
+            functions: functions.clone(),
+            ..source
+        })?)),
+        None => None,
+    };
+    let management = management(table)?;
+    let max_leverage = max_leverage.unwrap_or(1.0);
+    if !(max_leverage.is_finite() && max_leverage >= 1.0) {
+        return Err(Error::config(
+            "backtest.max_leverage",
+            format!("must be a number ≥ 1, got {max_leverage} (a trade commits less than all equity with strategy.size)"),
+        ));
+    }
+    // Constants the config can check now (expressions are read per
+    // trade: a size above the cap is capped, documented).
+    let constant = |value: &Option<KeyValue>| match value {
+        Some(KeyValue::Number(v)) => Some(*v),
+        Some(KeyValue::Expr(t)) => t.trim().parse::<f64>().ok(),
+        None => None,
+    };
+    if let Some(size) = constant(&management.size) {
+        if size > max_leverage {
+            return Err(Error::config(
+                "strategy.size",
+                format!("{size} is above backtest.max_leverage = {max_leverage}; raise max_leverage to allow it"),
+            ));
+        }
+    }
+    if let Some(bars) = constant(&management.max_bars) {
+        if bars.fract() != 0.0 {
+            return Err(Error::config(
+                "strategy.max_bars",
+                format!("must be a whole number of bars, got {bars}"),
+            ));
+        }
+    }
+    // A built-in with trade-management keys: the keys read the
+    // `[strategy.params]` entries the built-in does not have.
+    let builtin_name = || {
+        raw.name
+            .clone()
+            .unwrap_or_else(|| EXAMPLE_STRATEGY.to_string())
+    };
+    let managed_builtin = match (&rules, management.any()) {
+        (None, true) => {
+            let builtin = crate::strategy::lookup(&builtin_name())?;
+            let own = |n: &str| builtin.params().iter().any(|p| p.name == n);
+            let extra = raw.params.as_ref().map_or_else(Vec::new, |table| {
+                let rest: toml::Table = table
+                    .iter()
+                    .filter(|(n, _)| !own(n))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                grid::rule_axes(&rest)
+            });
+            Some(Arc::new(ManagedBuiltin::new(builtin, management, extra)?))
+        }
+        _ => None,
+    };
+    let name = match &rules {
+        Some(r) => r.name().to_string(),
+        None => {
+            let name = builtin_name();
+            crate::strategy::lookup(&name)?;
+            name
+        }
+    };
+    Ok(StrategySection {
+        name,
+        rules,
+        managed_builtin,
+        max_leverage,
+    })
+}
+
+/// `data.timezone`, a time zone's IANA name.
+fn timezone(data: &RawData) -> Result<Option<chrono_tz::Tz>> {
+    match &data.timezone {
+        Some(name) => Ok(Some(name.parse::<chrono_tz::Tz>().map_err(|_| {
+            Error::config(
+                "data.timezone",
+                format!("'{name}' is not a time zone name; use an IANA name such as \"America/New_York\", \"Europe/London\" or \"UTC\""),
+            )
+        })?)),
+        None => Ok(None),
+    }
 }
 
 #[cfg(test)]

@@ -4,39 +4,42 @@ use std::str::FromStr;
 
 use super::Metrics;
 
-/// What candidates are ranked by; higher is better.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Objective {
-    #[default]
-    Calmar,
-    Sharpe,
-    Sortino,
-    Cagr,
-    TotalReturn,
-    ProfitFactor,
+/// Declares [`Objective`], [`Objective::ALL`] and each objective's name
+/// from one list: an objective is named once, here, and read once, by its
+/// arm in [`Objective::of`] (which the compiler requires, as it does the
+/// GPU backend's code for it).
+macro_rules! objectives {
+    ($($variant:ident => $name:literal),* $(,)?) => {
+        /// What candidates are ranked by; higher is better.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub enum Objective {
+            #[default]
+            $($variant),*
+        }
+
+        impl Objective {
+            /// Every objective, in the order messages list them.
+            pub const ALL: &'static [Objective] = &[$(Objective::$variant),*];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Objective::$variant => $name),*
+                }
+            }
+        }
+    };
 }
 
+objectives![
+    Calmar => "calmar",
+    Sharpe => "sharpe",
+    Sortino => "sortino",
+    Cagr => "cagr",
+    TotalReturn => "total_return",
+    ProfitFactor => "profit_factor",
+];
+
 impl Objective {
-    pub const ALL: [Objective; 6] = [
-        Objective::Calmar,
-        Objective::Sharpe,
-        Objective::Sortino,
-        Objective::Cagr,
-        Objective::TotalReturn,
-        Objective::ProfitFactor,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Objective::Calmar => "calmar",
-            Objective::Sharpe => "sharpe",
-            Objective::Sortino => "sortino",
-            Objective::Cagr => "cagr",
-            Objective::TotalReturn => "total_return",
-            Objective::ProfitFactor => "profit_factor",
-        }
-    }
-
     /// The objective of `m`; NaN (ranks last) with fewer than `min_trades`.
     pub fn of(self, m: &Metrics, min_trades: u64) -> f64 {
         if m.trades < min_trades {
@@ -63,7 +66,8 @@ impl FromStr for Objective {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         Objective::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .find(|o| o.name() == s)
             .ok_or_else(|| {
                 let names: Vec<_> = Objective::ALL.iter().map(|o| o.name()).collect();

@@ -42,172 +42,24 @@ impl RuleStrategy {
 impl Rules {
     /// The rules and each parameter's name and spec (`spec.name` unset).
     pub(super) fn compile(source: RuleSource) -> Result<(Rules, Vec<(String, ParamSpec)>)> {
-        if crate::strategy::registry()
-            .iter()
-            .any(|s| s.name() == source.name)
-        {
-            return Err(Error::config(
-                "strategy.name",
-                format!(
-                    "'{}' is a built-in strategy; give your rule strategy another name",
-                    source.name
-                ),
-            ));
-        }
+        check_limits(&source)?;
         let names: Vec<String> = source.params.iter().map(|(n, _)| n.clone()).collect();
-        if names.len() > 64 {
-            return Err(Error::config(
-                "strategy.params",
-                "a rule strategy takes at most 64 parameters",
-            ));
-        }
-        if source.define.len() > MAX_DEFINES {
-            return Err(Error::config(
-                "strategy.define",
-                format!(
-                    "{} definitions; a rule strategy takes at most {MAX_DEFINES}",
-                    source.define.len()
-                ),
-            ));
-        }
         let define_names: Vec<String> = source.define.iter().map(|(n, _)| n.clone()).collect();
-        for name in &names {
-            check_name(&format!("strategy.params.{name}"), name)?;
-        }
         let mut checker = Checker::new(names.clone(), define_names, source.functions.clone());
-        for (name, text) in &source.define {
-            let key = format!("strategy.define.{name}");
-            check_name(&key, name)?;
-            if names.contains(name) {
-                return Err(Error::config(
-                    key,
-                    format!("'{name}' is already a parameter name"),
-                ));
-            }
-            let id = compile_text(&mut checker, &key, text, None)?;
-            checker.define(name, id);
-        }
-        let rule = |c: &mut Checker, key: &str, text: &str| {
-            compile_text(c, &format!("strategy.{key}"), text, Some(Ty::Bool))
-        };
-        let entry = rule(&mut checker, "entry", &source.entry)?;
-        let exit = rule(&mut checker, "exit", &source.exit)?;
-        let short = match (&source.short_entry, &source.short_exit) {
-            (Some(a), Some(b)) => Some((
-                rule(&mut checker, "short_entry", a)?,
-                rule(&mut checker, "short_exit", b)?,
-            )),
-            (None, None) => None,
-            (Some(_), None) => {
-                return Err(Error::config(
-                    "strategy.short_exit",
-                    "missing: short_entry and short_exit come together",
-                ))
-            }
-            (None, Some(_)) => {
-                return Err(Error::config(
-                    "strategy.short_entry",
-                    "missing: short_entry and short_exit come together",
-                ))
-            }
-        };
-        let stop = match &source.trailing_stop {
-            Some(t) => Some(compile_text(
-                &mut checker,
-                "strategy.trailing_stop",
-                t,
-                Some(Ty::Num),
-            )?),
-            None => None,
-        };
-        let mut managed = ManagedRoots::default();
-        for (spec, value) in source.management.entries() {
-            let key = spec.name;
-            let id = match value {
-                KeyValue::Number(v) => checker.number(*v),
-                KeyValue::Expr(text) => compile_text(
-                    &mut checker,
-                    &format!("strategy.{key}"),
-                    text,
-                    Some(Ty::Num),
-                )?,
-            };
-            if checker.graph.nodes[id].state {
-                return Err(Error::config(
-                    format!("strategy.{key}"),
-                    "is read on the close that decides the entry, before the trade exists, so it cannot read position, entry_price or bars_held (a stop or target is measured from the entry price already)",
-                ));
-            }
-            // One key per role: `Management` holds no more.
-            let _ = managed.set(spec, id);
-        }
-        // What the rules reach: a definition or parameter nothing reaches
-        // would only enlarge the grid (and the trial count) for nothing.
-        let mut roots_all = vec![entry, exit];
-        roots_all.extend(short.iter().flat_map(|&(a, b)| [a, b]));
-        roots_all.extend(stop);
-        roots_all.extend(managed.keys());
-        let mut reached = vec![false; checker.graph.nodes.len()];
-        let mut stack = roots_all;
-        while let Some(id) = stack.pop() {
-            if !std::mem::replace(&mut reached[id], true) {
-                stack.extend(checker.graph.nodes[id].op.children());
-            }
-        }
-        if let Some((name, _)) = checker.defines.iter().find(|(_, id)| !reached[*id]) {
-            return Err(Error::config(
-                format!("strategy.define.{name}"),
-                "is not used by any rule (remove it, or use it)",
-            ));
-        }
-        for (i, u) in checker.params.iter_mut().enumerate() {
-            u.used = checker
-                .graph
-                .nodes
-                .iter()
-                .zip(&reached)
-                .any(|(n, &r)| r && n.op == Op::Param(i));
-        }
-        // A parameter unused where a bare name nearly spells it: the name
-        // is a typo, not a data column.
-        for u in checker.params.iter().filter(|u| !u.used) {
-            let typo = checker
-                .graph
-                .user
-                .iter()
-                .find(|c| !c.quoted && !suggest(&c.name, [u.name.as_str()]).is_empty());
-            if let Some(c) = typo {
-                let column = c.text[..c.at.min(c.text.len())].chars().count() + 1;
-                return Err(Error::config(
-                    format!("strategy.params.{}", u.name),
-                    format!(
-                        "is not used by any rule or definition, but the rules read '{}' ({}, column {column}), which is no parameter and so reads a column of the data: is it a typo of '{}'?",
-                        c.name, c.key, u.name
-                    ),
-                ));
-            }
-        }
+        compile_defines(&mut checker, &source, &names)?;
+        let roots = compile_roots(&mut checker, &source)?;
+        mark_reached(&mut checker, &roots.all())?;
         let params = param_specs(&checker, &source.params)?;
         let int_params = params
             .iter()
             .enumerate()
             .filter(|(_, (_, p))| p.kind == ParamKind::Int)
             .fold(0u64, |m, (i, _)| m | 1 << i);
-        let mut root_list = vec![entry, exit];
-        root_list.extend(short.iter().flat_map(|&(a, b)| [a, b]));
-        root_list.extend(stop);
-        root_list.extend(managed.keys());
-        let plan = Plan::new(&checker.graph, &root_list, int_params);
-        let rules = Rules {
+        let plan = Plan::new(&checker.graph, &roots.all(), int_params);
+        let mut rules = Rules {
             n_params: params.len(),
             graph: checker.graph,
-            roots: Roots {
-                entry,
-                exit,
-                short,
-                stop,
-                managed,
-            },
+            roots,
             plan,
             defines: checker.defines,
             canonical: Vec::new(),
@@ -215,7 +67,7 @@ impl Rules {
             gated: None,
             source,
         };
-        let mut rules = rules;
+        // The fast paths the screen may take.
         rules.canonical = rules.twins_of_windows();
         rules.cross_pair = rules.crossing_pair();
         if rules.cross_pair.is_none() {
@@ -289,6 +141,170 @@ impl Rules {
             })
             .collect()
     }
+}
+
+/// What a rule strategy may not be: named as a built-in, more than 64
+/// parameters, more than [`MAX_DEFINES`] definitions, a parameter name a
+/// rule cannot write.
+fn check_limits(source: &RuleSource) -> Result<()> {
+    if crate::strategy::registry()
+        .iter()
+        .any(|s| s.name() == source.name)
+    {
+        return Err(Error::config(
+            "strategy.name",
+            format!(
+                "'{}' is a built-in strategy; give your rule strategy another name",
+                source.name
+            ),
+        ));
+    }
+    if source.params.len() > 64 {
+        return Err(Error::config(
+            "strategy.params",
+            "a rule strategy takes at most 64 parameters",
+        ));
+    }
+    if source.define.len() > MAX_DEFINES {
+        return Err(Error::config(
+            "strategy.define",
+            format!(
+                "{} definitions; a rule strategy takes at most {MAX_DEFINES}",
+                source.define.len()
+            ),
+        ));
+    }
+    for (name, _) in &source.params {
+        check_name(&format!("strategy.params.{name}"), name)?;
+    }
+    Ok(())
+}
+
+/// `[strategy.define]`, in order: each usable by the ones below it.
+fn compile_defines(checker: &mut Checker, source: &RuleSource, params: &[String]) -> Result<()> {
+    for (name, text) in &source.define {
+        let key = format!("strategy.define.{name}");
+        check_name(&key, name)?;
+        if params.contains(name) {
+            return Err(Error::config(
+                key,
+                format!("'{name}' is already a parameter name"),
+            ));
+        }
+        let id = compile_text(checker, &key, text, None)?;
+        checker.define(name, id);
+    }
+    Ok(())
+}
+
+/// The rules, the trailing stop and the trade-management keys, each a
+/// root of the graph.
+fn compile_roots(checker: &mut Checker, source: &RuleSource) -> Result<Roots> {
+    let rule = |c: &mut Checker, key: &str, text: &str| {
+        compile_text(c, &format!("strategy.{key}"), text, Some(Ty::Bool))
+    };
+    let entry = rule(checker, "entry", &source.entry)?;
+    let exit = rule(checker, "exit", &source.exit)?;
+    let short = match (&source.short_entry, &source.short_exit) {
+        (Some(a), Some(b)) => Some((
+            rule(checker, "short_entry", a)?,
+            rule(checker, "short_exit", b)?,
+        )),
+        (None, None) => None,
+        (Some(_), None) => {
+            return Err(Error::config(
+                "strategy.short_exit",
+                "missing: short_entry and short_exit come together",
+            ))
+        }
+        (None, Some(_)) => {
+            return Err(Error::config(
+                "strategy.short_entry",
+                "missing: short_entry and short_exit come together",
+            ))
+        }
+    };
+    let stop = match &source.trailing_stop {
+        Some(t) => Some(compile_text(
+            checker,
+            "strategy.trailing_stop",
+            t,
+            Some(Ty::Num),
+        )?),
+        None => None,
+    };
+    let mut managed = ManagedRoots::default();
+    for (spec, value) in source.management.entries() {
+        let key = spec.name;
+        let id = match value {
+            KeyValue::Number(v) => checker.number(*v),
+            KeyValue::Expr(text) => {
+                compile_text(checker, &format!("strategy.{key}"), text, Some(Ty::Num))?
+            }
+        };
+        if checker.graph.nodes[id].state {
+            return Err(Error::config(
+                format!("strategy.{key}"),
+                "is read on the close that decides the entry, before the trade exists, so it cannot read position, entry_price or bars_held (a stop or target is measured from the entry price already)",
+            ));
+        }
+        // One key per role: `Management` holds no more.
+        let _ = managed.set(spec, id);
+    }
+    Ok(Roots {
+        entry,
+        exit,
+        short,
+        stop,
+        managed,
+    })
+}
+
+/// What the rules reach: a definition or parameter nothing reaches would
+/// only enlarge the grid (and the trial count) for nothing. Marks each
+/// parameter used or not; a definition nothing reaches, or an unused
+/// parameter a bare name nearly spells (a typo read as a data column), is
+/// an error.
+fn mark_reached(checker: &mut Checker, roots: &[Id]) -> Result<()> {
+    let mut reached = vec![false; checker.graph.nodes.len()];
+    let mut stack = roots.to_vec();
+    while let Some(id) = stack.pop() {
+        if !std::mem::replace(&mut reached[id], true) {
+            stack.extend(checker.graph.nodes[id].op.children());
+        }
+    }
+    if let Some((name, _)) = checker.defines.iter().find(|(_, id)| !reached[*id]) {
+        return Err(Error::config(
+            format!("strategy.define.{name}"),
+            "is not used by any rule (remove it, or use it)",
+        ));
+    }
+    for (i, u) in checker.params.iter_mut().enumerate() {
+        u.used = checker
+            .graph
+            .nodes
+            .iter()
+            .zip(&reached)
+            .any(|(n, &r)| r && n.op == Op::Param(i));
+    }
+    for u in checker.params.iter().filter(|u| !u.used) {
+        let typo = checker
+            .graph
+            .user
+            .iter()
+            .find(|c| !c.quoted && !suggest(&c.name, [u.name.as_str()]).is_empty());
+        if let Some(c) = typo {
+            let column = c.text[..c.at.min(c.text.len())].chars().count() + 1;
+            return Err(Error::config(
+                format!("strategy.params.{}", u.name),
+                format!(
+                    "is not used by any rule or definition, but the rules read '{}' ({}, column {column}), which is no parameter and so reads a column of the data: is it a typo of '{}'?",
+                    c.name, c.key, u.name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn compile_text(

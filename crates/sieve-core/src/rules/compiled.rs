@@ -30,6 +30,15 @@ pub(super) struct Roots {
 }
 
 impl Roots {
+    /// Every root: the rules, the trailing stop, the keys.
+    pub(super) fn all(&self) -> Vec<Id> {
+        let mut roots = vec![self.entry, self.exit];
+        roots.extend(self.short.iter().flat_map(|&(a, b)| [a, b]));
+        roots.extend(self.stop);
+        roots.extend(self.managed.keys());
+        roots
+    }
+
     /// The short entry and exit rules in `direction`: none when long
     /// only, the exit and entry swapped when the short rules are not
     /// given.
