@@ -73,6 +73,7 @@ pub fn run(a: SweepArgs) -> Result<()> {
         top,
         a.threads,
         Some(&crate::INTERRUPT),
+        &mut |note| eprintln!("{note}"),
         &mut |done| progress.set(done),
     )?;
     let jobs::Ended::Done(sieve_run::sweep::Swept { screen, meta }) = outcome else {

@@ -132,6 +132,8 @@ pub fn sweep(
             study.settings().sweep_top,
             threads,
             Some(stop),
+            // As the CLI says it: on stderr.
+            &mut |note| eprintln!("{note}"),
             &mut |done| reporter.set(done),
         );
         reporter.end_step();

@@ -67,9 +67,11 @@ pub fn example_config(
     Ok((config, note))
 }
 
-/// Screens `shard` of the study's grid, keeping the best `top`; `progress`
-/// hears the combinations done so far (from the shard's start). Setting
-/// `cancel` stops it after the batch in flight.
+/// Screens `shard` of the study's grid, keeping the best `top`; `note`
+/// hears what the user should know first (a backend handing the screen
+/// to the CPU), `progress` the combinations done so far (from the shard's
+/// start). Setting `cancel` stops it after the batch in flight.
+#[allow(clippy::too_many_arguments)]
 pub fn sweep(
     study: &Study,
     backend: &dyn ScreenBackend,
@@ -77,6 +79,7 @@ pub fn sweep(
     top: usize,
     threads: usize,
     cancel: Option<&AtomicBool>,
+    note: &mut dyn FnMut(&str),
     progress: &mut dyn FnMut(u64),
 ) -> Result<Ended<Swept>> {
     let start = shard.range(study.space().size()).start;
@@ -88,6 +91,9 @@ pub fn sweep(
         threads,
         resume: None,
     };
+    if let Some(why) = crate::sweep::fallback(study, &plan) {
+        note(&format!("note: {why}"));
+    }
     crate::sweep::run(study, &plan, &mut |c| {
         progress(c.next - start);
         Ok(match cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {

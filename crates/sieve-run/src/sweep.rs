@@ -79,6 +79,31 @@ pub struct Timings {
     pub bar_combinations_per_s: f64,
 }
 
+/// The screening job of `plan` (its shard of its batch), and the
+/// positions it covers.
+fn job_of<'a>(study: &'a Study, plan: &SweepPlan<'_>) -> (ScreenJob<'a>, std::ops::Range<u64>) {
+    let positions = plan.batch.positions();
+    let part = plan.shard.range(plan.batch.len());
+    let range = positions.start + part.start..positions.start + part.end;
+    let job = ScreenJob {
+        market: study.market(),
+        strategy: study.strategy(),
+        space: study.space(),
+        batch: plan.batch.slice(range.clone()),
+        top: plan.top,
+        threads: plan.threads,
+        resume: plan.resume.clone(),
+        series_budget: study.settings().series_budget,
+    };
+    (job, range)
+}
+
+/// Why `plan`'s backend will hand its screen to the CPU, if it will: what
+/// the one running the screen tells the user first.
+pub fn fallback(study: &Study, plan: &SweepPlan<'_>) -> Option<String> {
+    plan.backend.fallback(&job_of(study, plan).0)
+}
+
 /// What a screen sees after each batch: the state so far; `Break(why)`
 /// stops the screen there.
 pub type OnBatch<'a> = dyn FnMut(&Checkpoint) -> Result<ControlFlow<Stop>> + 'a;
@@ -98,19 +123,7 @@ pub fn run(
     on_batch: &mut OnBatch<'_>,
 ) -> Result<Ended<Swept>> {
     study.space().check_satisfiable()?;
-    let positions = plan.batch.positions();
-    let part = plan.shard.range(plan.batch.len());
-    let range = positions.start + part.start..positions.start + part.end;
-    let job = ScreenJob {
-        market: study.market(),
-        strategy: study.strategy(),
-        space: study.space(),
-        batch: plan.batch.slice(range.clone()),
-        top: plan.top,
-        threads: plan.threads,
-        resume: plan.resume.clone(),
-        series_budget: study.settings().series_budget,
-    };
+    let (job, range) = job_of(study, plan);
     let started = Instant::now();
     let mut why = None;
     let screened = plan.backend.screen(&job, &mut |c| {

@@ -204,6 +204,14 @@ pub trait ScreenBackend: Send + Sync {
         self.name().to_string()
     }
 
+    /// Why this backend hands `job` to the CPU backend rather than run it
+    /// itself, for the user; `None` when it runs it. The backend says
+    /// nothing itself: whoever runs the screen shows this first (the
+    /// optimize loop through its observer).
+    fn fallback(&self, _job: &ScreenJob<'_>) -> Option<String> {
+        None
+    }
+
     fn screen(
         &self,
         job: &ScreenJob<'_>,

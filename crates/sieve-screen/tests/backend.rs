@@ -739,6 +739,32 @@ mod gpu {
         super::resume_from_any_checkpoint_matches(&b.with_max_chunk(1000));
     }
 
+    /// Several instruments go to the CPU: the backend says why (for the
+    /// caller to show) and screens exactly as the CPU backend does.
+    #[test]
+    fn a_fallback_is_said_and_screens_as_the_cpu() {
+        let Some(b) = backend() else { return };
+        for c in market_cases() {
+            let job = ScreenJob {
+                market: &c.market,
+                strategy: &*c.strategy,
+                space: &c.space,
+                batch: Batch::whole(c.space.size()),
+                top: 20,
+                threads: 2,
+                resume: None,
+                series_budget: c.series_budget,
+            };
+            let why = b.fallback(&job).expect("several instruments fall back");
+            assert!(why.contains("instruments"), "{why}");
+            assert_eq!(CpuBackend.fallback(&job), None);
+            assert_eq!(
+                screen(&b, &c, 20, 2, None),
+                screen(&CpuBackend, &c, 20, 2, None)
+            );
+        }
+    }
+
     #[test]
     fn index_lists_screen_exactly_their_combinations() {
         let Some(b) = backend() else { return };

@@ -76,6 +76,9 @@ fn run(
         threads: opts.threads,
         resume,
     };
+    if let Some(why) = sweep::fallback(study, &plan) {
+        obs.note(&format!("note: {why}"));
+    }
     obs.start(iteration, Stage::Sweep, size - first);
     let mut last_write = Instant::now();
     // The state after the last batch that ended before any stop request.

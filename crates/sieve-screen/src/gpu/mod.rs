@@ -324,190 +324,53 @@ impl ScreenBackend for GpuBackend {
         )
     }
 
+    /// The GPU kernels screen one instrument, with a kernel the strategy
+    /// has (hand-written or generated); the CPU screens the rest.
+    fn fallback(&self, job: &ScreenJob<'_>) -> Option<String> {
+        if job.market.is_several() {
+            return Some(format!(
+                "the GPU kernels screen one instrument at a time; screening {} instruments on the CPU",
+                job.market.instruments.len()
+            ));
+        }
+        match job.strategy.gpu_kernel() {
+            GpuKernel::Cross | GpuKernel::Activation | GpuKernel::Generated(_) => None,
+            GpuKernel::Unsupported(construct) => Some(format!(
+                "'{}' uses {construct}, which the GPU kernels cannot run; screening on the CPU",
+                job.strategy.name()
+            )),
+            GpuKernel::None => Some(format!(
+                "no GPU kernel for '{}'; screening on the CPU",
+                job.strategy.name()
+            )),
+        }
+    }
+
     fn screen(
         &self,
         job: &ScreenJob<'_>,
         on_batch: &mut dyn FnMut(&Checkpoint) -> Result<ControlFlow<()>>,
     ) -> Result<Screened> {
         // Checked first: no kernel is built for work the CPU will do.
-        if job.market.is_several() {
-            eprintln!(
-                "note: the GPU kernels screen one instrument at a time; screening {} instruments on the CPU",
-                job.market.instruments.len()
-            );
+        if self.fallback(job).is_some() {
             return CpuBackend.screen(job, on_batch);
         }
-        let kernel = match job.strategy.gpu_kernel() {
-            GpuKernel::Cross => Kernel::Cross,
-            GpuKernel::Activation => Kernel::Activation,
-            GpuKernel::Generated(k) => {
-                let pipeline = self.rule_pipeline(&crate::wgsl::generated_module(k.as_ref()))?;
-                Kernel::Generated(k, pipeline)
-            }
-            GpuKernel::Unsupported(construct) => {
-                eprintln!(
-                    "note: '{}' uses {construct}, which the GPU kernels cannot run; screening on the CPU",
-                    job.strategy.name()
-                );
-                return CpuBackend.screen(job, on_batch);
-            }
-            GpuKernel::None => {
-                eprintln!(
-                    "note: no GPU kernel for '{}'; screening on the CPU",
-                    job.strategy.name()
-                );
-                return CpuBackend.screen(job, on_batch);
-            }
-        };
-        let scoring = &job.market.primary().scoring;
-        let bars = &job.market.primary().bars;
-
-        // Indicators (rules: shared columns): computed once on the host,
-        // uploaded once; undefined values as one NaN bit pattern.
-        // Only the columns the kernel reads (a rule kernel does not read the
-        // columns its shared columns are computed from), checked against the
-        // device's largest buffer before any is computed.
-        let wanted: Vec<Indicator> = job
-            .strategy
-            .space_indicators(job.space)
-            .into_iter()
-            .filter(|key| match &kernel {
-                Kernel::Generated(k, _) => k.reads(key),
-                _ => true,
-            })
-            .collect();
-        let bytes = wanted.len() as u64 * bars.len() as u64 * 4;
-        if bytes > self.limits.max_storage_buffer_binding_size {
-            return Err(Error::Gpu(format!(
-                "the indicators of this grid ({} MB) exceed the GPU's largest buffer; narrow the int ranges or use --backend cpu",
-                bytes / 1_000_000
-            )));
-        }
-        let set = IndicatorSet::build_for(bars, job.strategy.series(), wanted.clone());
-        let mut flat: Vec<f32> = Vec::with_capacity(wanted.len() * bars.len());
-        let mut offset: HashMap<Indicator, u32> = HashMap::new();
-        for key in wanted {
-            offset.insert(key, flat.len() as u32);
-            flat.extend(set.get(key).iter().map(|&v| device_f32(v)));
-        }
-        drop(set);
-        let columns: Vec<&[f64]> = match &kernel {
-            Kernel::Generated(..) => sieve_core::rules::BAR_COLUMNS
-                .iter()
-                .map(|&c| sieve_core::rules::column(bars, c).unwrap_or(&[]))
-                .collect(),
-            _ => vec![&bars.open, &bars.close],
-        };
-        let mut bar_data: Vec<f32> = Vec::with_capacity(bars.len() * columns.len());
-        for c in columns {
-            match c.is_empty() {
-                // No volume in the data: the rules do not read it (checked).
-                true => bar_data.extend(std::iter::repeat_n(0.0, bars.len())),
-                false => bar_data.extend(c.iter().map(|&v| v as f32)),
-            }
-        }
-        let bars_buf = self.storage("bars", bytemuck::cast_slice(&bar_data));
-        let ind_buf = self.storage("indicators", bytemuck::cast_slice(&flat));
-
-        let window = scoring.screen;
-        // The trials' Sharpe is the score window's: the screen window's
-        // own when the two are the same bars, else accumulated beside it
-        // where it lies inside (a score window outside the screen window
-        // leaves it unknown).
-        let score = scoring.windows.score;
-        let same = window.same_bars(&score);
-        let inside = window.start <= score.start && score.end <= window.end;
-        let sharpe_known = same || inside;
-        let inner = match same {
-            true => 0..0,
-            false => score.start..score.end,
-        };
-        let from = bars.time[window.start.saturating_sub(1)] as f64;
-        let years = (bars.time[window.end - 1] as f64 - from)
-            / sieve_core::data::MS_PER_DAY as f64
-            / 365.25;
-        let (n_params, n_offs) = match &kernel {
-            Kernel::Generated(k, _) => (k.n_values(), k.n_columns()),
-            _ => {
-                let mut keys = Vec::new();
-                job.strategy.indicators(&job.space.params_of(0), &mut keys);
-                (job.strategy.params().len(), keys.len() + 1)
-            }
-        };
-        let base = Uniforms {
-            count: 0,
-            n_params: n_params as u32,
-            n_offs: n_offs as u32,
-            end: window.end as u32,
-            win_start: window.start as u32,
-            fill_close: u32::from(scoring.engine.fill == Fill::Close),
-            long_short: u32::from(scoring.direction == Direction::LongShort),
-            objective: objective_code(scoring.objective),
-            min_trades: scoring.min_trades.min(u64::from(u32::MAX)) as u32,
-            n_bars: bars.len() as u32,
-            inner_start: inner.start as u32,
-            inner_end: inner.end as u32,
-            fee: scoring.engine.fee as f32,
-            slippage: scoring.engine.slippage as f32,
-            lot_size: scoring.engine.lot_size as f32,
-            initial_cash: scoring.engine.initial_cash as f32,
-            years: years as f32,
-            sqrt_periods: scoring.periods_per_year.sqrt() as f32,
-            max_leverage: scoring.engine.max_leverage as f32,
-            _pad2: 0.0,
-        };
+        let kernel = self.kernel(job)?;
+        let (inputs, offset) = self.upload(job, &kernel)?;
+        let (base, sharpe_known) = uniforms(job, &kernel);
         let pipeline: &wgpu::ComputePipeline = match &kernel {
             Kernel::Cross => &self.cross,
             Kernel::Activation => &self.activation,
             Kernel::Generated(_, p) => p,
         };
-
         let (mut next, mut top, mut stats, mut sharpe) = job.start();
-        let chunk = self.chunk_len((n_params + n_offs) as u64);
+        let chunk = self.chunk_len(u64::from(base.n_params + base.n_offs));
         let last = job.batch.positions().end;
         while next < last {
             let end = last.min(next + chunk);
-            // Decode the chunk on the host, in parallel blocks, in index
-            // order, straight into the flat arrays the device reads.
-            let blocks: Vec<Decoded> = (next..end)
-                .step_by(DECODE_BLOCK as usize)
-                .collect::<Vec<_>>()
-                .into_par_iter()
-                .map(|lo| {
-                    let mut d = Decoded::default();
-                    let mut p = vec![0.0; job.strategy.params().len()];
-                    let (mut keys, mut scalars) = (Vec::new(), Vec::new());
-                    for position in lo..end.min(lo + DECODE_BLOCK) {
-                        let index = job.batch.index_at(position);
-                        job.space.params_at(index, &mut p);
-                        if !job.space.allowed(&p) {
-                            continue;
-                        }
-                        keys.clear();
-                        d.index.push(index);
-                        match &kernel {
-                            Kernel::Generated(k, _) => {
-                                k.inputs(&p, &mut scalars, &mut d.params, &mut keys);
-                                d.offs.extend(keys.iter().map(|key| offset[key]));
-                            }
-                            _ => {
-                                job.strategy.indicators(&p, &mut keys);
-                                d.params.extend(p.iter().map(|&v| v as f32));
-                                d.offs.extend(kernel_offsets(&keys, &offset));
-                            }
-                        }
-                    }
-                    d
-                })
-                .collect();
-            let mut decoded = Decoded::default();
-            for block in blocks {
-                decoded.index.extend(block.index);
-                decoded.params.extend(block.params);
-                decoded.offs.extend(block.offs);
-            }
+            let decoded = decode(job, &kernel, &offset, next..end);
             if !decoded.index.is_empty() {
-                let scores = self.dispatch(pipeline, &base, &bars_buf, &ind_buf, &decoded)?;
+                let scores = self.dispatch(pipeline, &base, &inputs.0, &inputs.1, &decoded)?;
                 for (index, (score, trades, s)) in decoded.index.iter().zip(scores) {
                     stats.push(score);
                     if sharpe_known {
@@ -539,6 +402,183 @@ impl ScreenBackend for GpuBackend {
             sharpe,
         }))
     }
+}
+
+impl GpuBackend {
+    /// The kernel of a job [`ScreenBackend::fallback`] passed (a rule
+    /// strategy's generated and compiled here).
+    fn kernel<'j>(&self, job: &ScreenJob<'j>) -> Result<Kernel<'j>> {
+        Ok(match job.strategy.gpu_kernel() {
+            GpuKernel::Cross => Kernel::Cross,
+            GpuKernel::Activation => Kernel::Activation,
+            GpuKernel::Generated(k) => {
+                let pipeline = self.rule_pipeline(&crate::wgsl::generated_module(k.as_ref()))?;
+                Kernel::Generated(k, pipeline)
+            }
+            GpuKernel::Unsupported(_) | GpuKernel::None => {
+                return Err(Error::Gpu("no GPU kernel for this strategy".into()))
+            }
+        })
+    }
+
+    /// The bars and indicators (rules: shared columns) the kernel reads,
+    /// computed once on the host and uploaded once, undefined values as one
+    /// NaN bit pattern; and where each indicator starts. Only the columns
+    /// the kernel reads (a rule kernel does not read the columns its shared
+    /// columns are computed from), checked against the device's largest
+    /// buffer before any is computed.
+    #[allow(clippy::type_complexity)]
+    fn upload(
+        &self,
+        job: &ScreenJob<'_>,
+        kernel: &Kernel<'_>,
+    ) -> Result<((wgpu::Buffer, wgpu::Buffer), HashMap<Indicator, u32>)> {
+        let bars = &job.market.primary().bars;
+        let wanted: Vec<Indicator> = job
+            .strategy
+            .space_indicators(job.space)
+            .into_iter()
+            .filter(|key| match kernel {
+                Kernel::Generated(k, _) => k.reads(key),
+                _ => true,
+            })
+            .collect();
+        let bytes = wanted.len() as u64 * bars.len() as u64 * 4;
+        if bytes > self.limits.max_storage_buffer_binding_size {
+            return Err(Error::Gpu(format!(
+                "the indicators of this grid ({} MB) exceed the GPU's largest buffer; narrow the int ranges or use --backend cpu",
+                bytes / 1_000_000
+            )));
+        }
+        let set = IndicatorSet::build_for(bars, job.strategy.series(), wanted.clone());
+        let mut flat: Vec<f32> = Vec::with_capacity(wanted.len() * bars.len());
+        let mut offset: HashMap<Indicator, u32> = HashMap::new();
+        for key in wanted {
+            offset.insert(key, flat.len() as u32);
+            flat.extend(set.get(key).iter().map(|&v| device_f32(v)));
+        }
+        drop(set);
+        let columns: Vec<&[f64]> = match kernel {
+            Kernel::Generated(..) => sieve_core::rules::BAR_COLUMNS
+                .iter()
+                .map(|&c| sieve_core::rules::column(bars, c).unwrap_or(&[]))
+                .collect(),
+            _ => vec![&bars.open, &bars.close],
+        };
+        let mut bar_data: Vec<f32> = Vec::with_capacity(bars.len() * columns.len());
+        for c in columns {
+            match c.is_empty() {
+                // No volume in the data: the rules do not read it (checked).
+                true => bar_data.extend(std::iter::repeat_n(0.0, bars.len())),
+                false => bar_data.extend(c.iter().map(|&v| v as f32)),
+            }
+        }
+        let bars_buf = self.storage("bars", bytemuck::cast_slice(&bar_data));
+        let ind_buf = self.storage("indicators", bytemuck::cast_slice(&flat));
+        Ok(((bars_buf, ind_buf), offset))
+    }
+}
+
+/// The uniforms every dispatch of a job shares (`count` set per
+/// dispatch), and whether the trials' Sharpe is known: the screen
+/// window's own when the two are the same bars, else accumulated beside
+/// it where it lies inside (a score window outside the screen window
+/// leaves it unknown).
+fn uniforms(job: &ScreenJob<'_>, kernel: &Kernel<'_>) -> (Uniforms, bool) {
+    let scoring = &job.market.primary().scoring;
+    let bars = &job.market.primary().bars;
+    let window = scoring.screen;
+    let score = scoring.windows.score;
+    let same = window.same_bars(&score);
+    let inside = window.start <= score.start && score.end <= window.end;
+    let inner = match same {
+        true => 0..0,
+        false => score.start..score.end,
+    };
+    let from = bars.time[window.start.saturating_sub(1)] as f64;
+    let years =
+        (bars.time[window.end - 1] as f64 - from) / sieve_core::data::MS_PER_DAY as f64 / 365.25;
+    let (n_params, n_offs) = match kernel {
+        Kernel::Generated(k, _) => (k.n_values(), k.n_columns()),
+        _ => {
+            let mut keys = Vec::new();
+            job.strategy.indicators(&job.space.params_of(0), &mut keys);
+            (job.strategy.params().len(), keys.len() + 1)
+        }
+    };
+    let base = Uniforms {
+        count: 0,
+        n_params: n_params as u32,
+        n_offs: n_offs as u32,
+        end: window.end as u32,
+        win_start: window.start as u32,
+        fill_close: u32::from(scoring.engine.fill == Fill::Close),
+        long_short: u32::from(scoring.direction == Direction::LongShort),
+        objective: objective_code(scoring.objective),
+        min_trades: scoring.min_trades.min(u64::from(u32::MAX)) as u32,
+        n_bars: bars.len() as u32,
+        inner_start: inner.start as u32,
+        inner_end: inner.end as u32,
+        fee: scoring.engine.fee as f32,
+        slippage: scoring.engine.slippage as f32,
+        lot_size: scoring.engine.lot_size as f32,
+        initial_cash: scoring.engine.initial_cash as f32,
+        years: years as f32,
+        sqrt_periods: scoring.periods_per_year.sqrt() as f32,
+        max_leverage: scoring.engine.max_leverage as f32,
+        _pad2: 0.0,
+    };
+    (base, same || inside)
+}
+
+/// The positions `positions` of a job's batch decoded on the host, in
+/// parallel blocks, in index order, straight into the flat arrays the
+/// device reads: the allowed grid indices, their parameters and offsets.
+fn decode(
+    job: &ScreenJob<'_>,
+    kernel: &Kernel<'_>,
+    offset: &HashMap<Indicator, u32>,
+    positions: std::ops::Range<u64>,
+) -> Decoded {
+    let end = positions.end;
+    let blocks: Vec<Decoded> = positions
+        .step_by(DECODE_BLOCK as usize)
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|lo| {
+            let mut d = Decoded::default();
+            let mut p = vec![0.0; job.strategy.params().len()];
+            let (mut keys, mut scalars) = (Vec::new(), Vec::new());
+            for position in lo..end.min(lo + DECODE_BLOCK) {
+                let index = job.batch.index_at(position);
+                job.space.params_at(index, &mut p);
+                if !job.space.allowed(&p) {
+                    continue;
+                }
+                keys.clear();
+                d.index.push(index);
+                match kernel {
+                    Kernel::Generated(k, _) => {
+                        k.inputs(&p, &mut scalars, &mut d.params, &mut keys);
+                        d.offs.extend(keys.iter().map(|key| offset[key]));
+                    }
+                    _ => {
+                        job.strategy.indicators(&p, &mut keys);
+                        d.params.extend(p.iter().map(|&v| v as f32));
+                        d.offs.extend(kernel_offsets(&keys, offset));
+                    }
+                }
+            }
+            d
+        })
+        .collect();
+    let mut decoded = Decoded::default();
+    for block in blocks {
+        decoded.index.extend(block.index);
+        decoded.params.extend(block.params);
+        decoded.offs.extend(block.offs);
+    }
+    decoded
 }
 
 /// A value as the device reads it: undefined (NaN) as one bit pattern.
