@@ -1,3 +1,6 @@
+//! What candidates are ranked by ([`Objective`], one list of them) and the
+//! ranking order: higher first, undefined last, ties by grid index.
+
 use std::cmp::Ordering;
 use std::fmt;
 use std::str::FromStr;
