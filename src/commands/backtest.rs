@@ -1,3 +1,6 @@
+//! `sieve backtest`: one parameter set through the exact engine; prints its
+//! metrics (text or JSON) and, with --trades / --equity, writes those CSVs.
+
 use std::io::Write;
 
 use anyhow::Result;

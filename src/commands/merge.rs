@@ -1,3 +1,6 @@
+//! `sieve merge`: join the shards of one sweep into exactly what an
+//! unsharded sweep writes.
+
 use anyhow::Result;
 
 use crate::args::MergeArgs;

@@ -1,3 +1,6 @@
+//! The `sieve` subcommands, one file each, and the dispatch from the parsed
+//! command line to each one's `run`.
+
 mod backtest;
 mod merge;
 pub(crate) mod optimize;

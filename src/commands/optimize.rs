@@ -1,3 +1,7 @@
+//! `sieve optimize`: the main loop (screen, verify, zoom in, repeat) in a
+//! resumable run folder, then the best, its metrics and robustness verdict;
+//! its config, folder and control setup is shared with `sieve walkforward`.
+
 use std::io::Write;
 use std::time::Duration;
 

@@ -1,3 +1,6 @@
+//! `sieve report`: (re)write a run folder's report.html, after checking that
+//! the run's data has not changed since it ran.
+
 use anyhow::{Context, Result};
 use sieve_core::config::Config;
 use sieve_core::data;

@@ -1,3 +1,6 @@
+//! `sieve strategies`: list the built-in strategies with their parameters,
+//! defaults and default grids; with --config, describe the config's one.
+
 use std::io::Write;
 
 use anyhow::Result;

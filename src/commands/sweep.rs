@@ -1,3 +1,6 @@
+//! `sieve sweep`: screen every combination of the grid (or one shard) and
+//! write the best K with its meta; optionally a rule strategy's WGSL kernel.
+
 use anyhow::Result;
 use sieve_run::shard::Shard;
 use sieve_run::{jobs, sweep};

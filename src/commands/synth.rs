@@ -1,3 +1,6 @@
+//! `sieve synth`: write the deterministic synthetic series (a
+//! regime-switching random walk), with any spacing between bars.
+
 use anyhow::Result;
 use sieve_core::data;
 

@@ -1,3 +1,7 @@
+//! `sieve verify`: re-run a sweep's candidates through the exact engine in
+//! parallel, ranked on the score window, and print how far screen and
+//! verification agree.
+
 use std::io::Write;
 
 use anyhow::Result;

@@ -1,3 +1,7 @@
+//! `sieve walkforward`: the optimize loop on rolling train windows, each
+//! best judged on the test window that follows; prints the folds, the
+//! stitched out-of-sample metrics and the walk-forward efficiency.
+
 use std::io::Write;
 
 use anyhow::Result;

@@ -12,7 +12,7 @@ use sieve_core::Error;
 use sieve_run::shard::Shard;
 use sieve_run::{candidates, files, jobs};
 
-use crate::{interruptible, sieve_err, ConfigArg, ConfigSource, ConfigSpec, DataSpec};
+use crate::{interruptible, ConfigArg, ConfigSource, ConfigSpec, DataSpec, Failure};
 
 /// One instrument's trades: its name, the text of `trades.csv` and each
 /// trade's entry and exit time in ms (−1: still open).
@@ -30,10 +30,10 @@ pub fn indicator(
     data: &Bound<'_, PyAny>,
     config: ConfigArg<'_>,
     expression: String,
-) -> PyResult<Vec<Column>> {
+) -> Result<Vec<Column>, Failure> {
     let data = DataSpec::from_py(data)?;
     let spec = ConfigSpec::from_py(&config)?;
-    let mut config = spec.load(&data.overrides()).map_err(sieve_err)?;
+    let mut config = spec.load(&data.overrides())?;
     let functions = &spec.functions.list;
     // The bars with every column (a study keeps only what its strategy
     // reads), on the config's clock.
@@ -51,7 +51,7 @@ pub fn indicator(
             })
             .collect::<Result<Vec<_>, Error>>()
     });
-    spec.checked(done)?.map_err(sieve_err)
+    Ok(spec.checked(done)??)
 }
 
 /// `sieve backtest --json`'s document (as JSON text), with `equity` each
@@ -68,31 +68,33 @@ pub fn backtest(
     sets: Vec<String>,
     equity: bool,
     trades: bool,
-) -> PyResult<(
-    String,
-    Vec<(String, Vec<i64>, Vec<f64>)>,
-    Vec<TradesOf>,
-    Vec<String>,
-)> {
+) -> Result<
+    (
+        String,
+        Vec<(String, Vec<i64>, Vec<f64>)>,
+        Vec<TradesOf>,
+        Vec<String>,
+    ),
+    Failure,
+> {
     let data = DataSpec::from_py(data)?;
     let mut overrides = overrides;
     overrides.extend(data.overrides());
     let spec = ConfigSpec::from_py(&config)?;
-    let mut checked = spec.load(&overrides).map_err(sieve_err)?;
+    let mut checked = spec.load(&overrides)?;
     if checked.rules.is_some() {
         // A rule strategy's parameters are its `[strategy.params]` keys: a
         // set value becomes that key's fixed value, as `--set` does.
         overrides.extend(sieve_run::backtest::rule_overrides(&sets));
-        checked = spec.load(&overrides).map_err(sieve_err)?;
+        checked = spec.load(&overrides)?;
     }
     let study = data.study(py, checked)?;
-    let done = spec
-        .checked(interruptible(py, spec.stop(), |_| {
-            sieve_run::backtest::backtest(&study, &sets)
-        }))?
-        .map_err(sieve_err)?;
+    let done = spec.checked(interruptible(py, spec.stop(), |_| {
+        sieve_run::backtest::backtest(&study, &sets)
+    }))??;
     let warnings = sieve_run::backtest::warnings(&study, &done);
-    let json = serde_json::to_string(&done.json(&study)).map_err(sieve_err)?;
+    let json = serde_json::to_string(&done.json(&study))
+        .map_err(|e| crate::SieveError::new_err(e.to_string()))?;
     let (mut curves, mut traded) = (Vec::new(), Vec::new());
     for (i, run) in study.market().instruments.iter().zip(&done.runs) {
         let (time, bt) = (&i.bars.time, &run.bt);
@@ -116,7 +118,7 @@ pub fn sweep(
     overrides: Vec<String>,
     threads: usize,
     progress: &Bound<'_, PyAny>,
-) -> PyResult<String> {
+) -> Result<String, Failure> {
     let shown = Shown::from_py(progress)?;
     let spec = ConfigSpec::from_py(&config)?;
     let (_, study) = study(py, data, &spec, overrides)?;
@@ -145,7 +147,7 @@ pub fn sweep(
             &sieve_run::sweep::rows(&study, &screen),
         ))
     });
-    spec.checked(outcome)?.map_err(sieve_err)
+    Ok(spec.checked(outcome)??)
 }
 
 /// How a run-folder job runs from Python: a checkpoint every 10 s, stopped
@@ -176,15 +178,14 @@ fn keep_frames(
     out: &std::path::Path,
     marker: &str,
     restart: bool,
-) -> PyResult<sieve_run::Study> {
+) -> Result<sieve_run::Study, Failure> {
     let fresh = restart || !out.join(marker).exists();
     match data {
         DataSpec::Frame(_) => {
             let path = out.join("data.parquet");
             if fresh || !path.exists() {
                 let bars = study.bars().clone();
-                py.detach(|| sieve_core::data::write_bars(&bars, &path))
-                    .map_err(sieve_err)?;
+                py.detach(|| sieve_core::data::write_bars(&bars, &path))?;
             }
             Ok(study.with_data_path(path))
         }
@@ -205,7 +206,7 @@ fn keep_frames(
                     })
                     .collect()
             });
-            Ok(study.with_data_paths(written.map_err(sieve_err)?))
+            Ok(study.with_data_paths(written?))
         }
         _ => Ok(study),
     }
@@ -226,35 +227,35 @@ pub fn walkforward(
     threads: usize,
     progress: &Bound<'_, PyAny>,
     restart: bool,
-) -> PyResult<String> {
+) -> Result<String, Failure> {
     let shown = Shown::from_py(progress)?;
     let spec = ConfigSpec::from_py(&config)?;
     let (data, study) = study(py, data, &spec, overrides)?;
     if study.settings().walkforward.is_none() {
         return Err(crate::ConfigError::new_err(
             "walkforward needs a [walkforward] section in the config (train and test lengths, e.g. train = \"4y\", test = \"1y\")",
-        ));
+        ).into());
     }
     if study.market().is_several() {
         return Err(crate::ConfigError::new_err(
             "walkforward runs on one instrument: give one DataFrame or file (a walk-forward per instrument for several)",
-        ));
+        ).into());
     }
     let kind = sieve_run::rundir::RunKind::WalkForward;
     // Held to the end: the folder's lock.
-    let run = jobs::prepare_run(&study, &out, kind).map_err(sieve_err)?;
+    let run = jobs::prepare_run(&study, &out, kind)?;
     let study = keep_frames(py, &data, study, &out, kind.marker(), restart)?;
     let outcome = interruptible(py, spec.stop(), |stop| -> Result<_, Error> {
         let control = run_control(threads, restart, stop);
         let mut observer = shown.reporter();
         jobs::walkforward(&study, &out, run.backend.as_ref(), &control, &mut observer)
     });
-    match spec.checked(outcome)?.map_err(sieve_err)? {
+    match spec.checked(outcome)?? {
         jobs::Ended::Done(_) => {
             let path = out.join("walkforward.json");
-            std::fs::read_to_string(&path).map_err(|e| sieve_err(Error::io(&path, e)))
+            std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e).into())
         }
-        jobs::Ended::Stopped(stop) => Err(sieve_err(Error::Interrupted(stop.to_string()))),
+        jobs::Ended::Stopped(stop) => Err(Error::Interrupted(stop.to_string()).into()),
     }
 }
 
@@ -283,7 +284,7 @@ pub fn backtest_signals(
     trades: bool,
     equity: bool,
     robust: bool,
-) -> PyResult<(String, Vec<TradesOf>, Vec<Column>, Option<String>)> {
+) -> Result<(String, Vec<TradesOf>, Vec<Column>, Option<String>), Failure> {
     let spec = ConfigSpec::from_py(&config)?;
     let (_, study) = study(py, data, &spec, overrides)?;
     let n_bars = study.bars().len();
@@ -301,7 +302,7 @@ pub fn backtest_signals(
             let rows = len / n_cols.max(1);
             return Err(crate::DataError::new_err(format!(
                 "{what}: {rows} rows where the data has {n_bars} bars (one row per bar, one column per backtest)"
-            )));
+            )).into());
         }
     }
     // Column-major (columns × bars): each column's series is a slice.
@@ -349,7 +350,7 @@ pub fn backtest_signals(
             Ok((done.table, traded, curves, robustness))
         })
     })?;
-    outcome.map_err(sieve_err)
+    Ok(outcome?)
 }
 
 /// `backtest_signals`' trade-management columns, by key (`rules::KEYS`).
@@ -428,28 +429,26 @@ pub fn verify(
     overrides: Vec<String>,
     candidates_csv: String,
     threads: usize,
-) -> PyResult<String> {
+) -> Result<String, Failure> {
     let spec = ConfigSpec::from_py(&config)?;
     let (_, study) = study(py, data, &spec, overrides)?;
     let top = study.settings().verify_top;
     let list = candidates::parse(candidates_csv.as_bytes(), study.strategy(), Some(top)).map_err(
         |message| {
-            sieve_err(Error::Data {
+            Failure::from(Error::Data {
                 path: "candidates".into(),
                 message,
             })
         },
     )?;
     // Ctrl-C stops it between candidates (KeyboardInterrupt).
-    let result = spec
-        .checked(interruptible(py, spec.stop(), |stop| {
-            sieve_run::verify::verify(&study, list, threads, Some(stop), &|| {})
-        }))?
-        .map_err(sieve_err)?;
+    let result = spec.checked(interruptible(py, spec.stop(), |stop| {
+        sieve_run::verify::verify(&study, list, threads, Some(stop), &|| {})
+    }))??;
     match result {
         sieve_run::control::Ended::Done(result) => Ok(result.csv),
         sieve_run::control::Ended::Stopped(_) => {
-            Err(sieve_err(Error::Interrupted("KeyboardInterrupt".into())))
+            Err(Error::Interrupted("KeyboardInterrupt".into()).into())
         }
     }
 }
@@ -468,7 +467,7 @@ pub fn optimize(
     threads: usize,
     progress: &Bound<'_, PyAny>,
     restart: bool,
-) -> PyResult<String> {
+) -> Result<String, Failure> {
     let shown = Shown::from_py(progress)?;
     let spec = ConfigSpec::from_py(&config)?;
     let (data, study) = match spec.source {
@@ -478,30 +477,28 @@ pub fn optimize(
             let mut overrides = overrides;
             overrides.extend(data.overrides());
             let given = !matches!(data, DataSpec::Path(None));
-            let (config, _) =
-                jobs::example_config(given, None, &[], &overrides).map_err(sieve_err)?;
-            sieve_run::settings::RunSettings::of(&config).map_err(sieve_err)?;
+            let (config, _) = jobs::example_config(given, None, &[], &overrides)?;
+            sieve_run::settings::RunSettings::of(&config)?;
             let study = data.study(py, config)?;
             (data, study)
         }
         _ => study(py, data, &spec, overrides)?,
     };
     // Held to the end: the run folder's lock.
-    let run =
-        jobs::prepare_run(&study, &out, sieve_run::rundir::RunKind::Optimize).map_err(sieve_err)?;
+    let run = jobs::prepare_run(&study, &out, sieve_run::rundir::RunKind::Optimize)?;
     let study = keep_frames(py, &data, study, &out, "run.json", restart)?;
     let outcome = interruptible(py, spec.stop(), |stop| -> Result<_, Error> {
         let control = run_control(threads, restart, stop);
         let mut observer = shown.reporter();
         jobs::optimize(&study, &out, run.backend.as_ref(), &control, &mut observer)
     });
-    let outcome = spec.checked(outcome)?.map_err(sieve_err)?;
+    let outcome = spec.checked(outcome)??;
     if outcome.best.is_none() {
         let message = sieve_run::optimize::no_best(&study, &outcome.stop);
-        return Err(crate::SieveError::new_err(message));
+        return Err(crate::SieveError::new_err(message).into());
     }
     let best = out.join("best.json");
-    std::fs::read_to_string(&best).map_err(|e| sieve_err(Error::io(&best, e)))
+    std::fs::read_to_string(&best).map_err(|e| Error::io(&best, e).into())
 }
 
 /// The built-in strategies and their parameters, as JSON text.
@@ -548,10 +545,10 @@ fn study(
     data: &Bound<'_, PyAny>,
     config: &ConfigSpec,
     mut overrides: Vec<String>,
-) -> PyResult<(DataSpec, sieve_run::Study)> {
+) -> Result<(DataSpec, sieve_run::Study), Failure> {
     let data = DataSpec::from_py(data)?;
     overrides.extend(data.overrides());
-    let config = config.load(&overrides).map_err(sieve_err)?;
+    let config = config.load(&overrides)?;
     let study = data.study(py, config)?;
     Ok((data, study))
 }

@@ -76,22 +76,49 @@ create_exception!(
     "The GPU backend: no adapter, no GPU build, or a device failure."
 );
 
-/// An error of the library as the `SieveError` subclass of its kind, with
-/// the CLI's message; anything else as a plain `SieveError`.
-pub(crate) fn sieve_err<E: std::fmt::Display + 'static>(e: E) -> PyErr {
-    let kind = (&e as &dyn std::any::Any)
-        .downcast_ref::<Error>()
-        .map(Error::kind);
-    let message = e.to_string();
-    match kind {
-        Some(ErrorKind::Config) => ConfigError::new_err(message),
-        Some(ErrorKind::Rule) => RuleError::new_err(message),
-        Some(ErrorKind::Data) => DataError::new_err(message),
-        Some(ErrorKind::Parameter) => ParameterError::new_err(message),
-        Some(ErrorKind::Io) => FileError::new_err(message),
-        Some(ErrorKind::Gpu) => GpuError::new_err(message),
-        Some(ErrorKind::Cancelled | ErrorKind::Invalid) | None => SieveError::new_err(message),
+/// A failure on its way to Python: the library's error (raised as the
+/// `SieveError` subclass of its kind, with the CLI's message) or Python's
+/// own. Functions that return `Result<_, Failure>` use `?` on both; PyO3
+/// raises it through `From<Failure> for PyErr`.
+pub(crate) enum Failure {
+    Sieve(Error),
+    Python(PyErr),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Sieve(e)
     }
+}
+
+impl From<PyErr> for Failure {
+    fn from(e: PyErr) -> Self {
+        Failure::Python(e)
+    }
+}
+
+impl From<Failure> for PyErr {
+    fn from(f: Failure) -> Self {
+        let e = match f {
+            Failure::Python(e) => return e,
+            Failure::Sieve(e) => e,
+        };
+        let message = e.to_string();
+        match e.kind() {
+            ErrorKind::Config => ConfigError::new_err(message),
+            ErrorKind::Rule => RuleError::new_err(message),
+            ErrorKind::Data => DataError::new_err(message),
+            ErrorKind::Parameter => ParameterError::new_err(message),
+            ErrorKind::Io => FileError::new_err(message),
+            ErrorKind::Gpu => GpuError::new_err(message),
+            ErrorKind::Cancelled | ErrorKind::Invalid => SieveError::new_err(message),
+        }
+    }
+}
+
+/// The library's error as the Python exception of its kind.
+pub(crate) fn sieve_err(e: Error) -> PyErr {
+    Failure::Sieve(e).into()
 }
 
 /// How the config was given: a file, TOML text, a dict (as a TOML table,

@@ -1,3 +1,7 @@
+//! [`Study`]: what a job studies (config, instruments, strategy, grid),
+//! checked once and identified by hashes of its config and data; and the
+//! warnings about settings and data that make a run's numbers unreliable.
+
 use sha2::{Digest, Sha256};
 use sieve_core::config::Config;
 use sieve_core::data::Bars;

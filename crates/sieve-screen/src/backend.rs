@@ -1,3 +1,7 @@
+//! What a screen is to its backends: the [`Batch`] of grid indices, the
+//! [`ScreenJob`], how its shared series are held, checkpoints, the
+//! [`ScreenBackend`] trait and the [`Screen`] it returns.
+
 use std::ops::{ControlFlow, Range};
 use std::sync::Arc;
 

@@ -1,3 +1,7 @@
+//! Count, mean and variance of the objective over every combination
+//! screened (Welford within a chunk, Chan's formula across chunks, in index
+//! order), so the numbers do not depend on the thread count.
+
 /// Count, mean and variance of the objective over every combination
 /// evaluated (finite values; NaN and ±inf are counted apart). Within a chunk
 /// values are added by Welford's update; chunks and shards combine with

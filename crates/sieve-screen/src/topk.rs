@@ -1,3 +1,7 @@
+//! The best K combinations of a screen in O(K) memory: a heap under a total
+//! order (score, NaN last, ties by grid index), so per-worker heaps merge
+//! to exactly the global top K.
+
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 

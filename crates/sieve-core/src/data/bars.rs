@@ -1,3 +1,6 @@
+//! Price bars in columns (time, OHLC, optional volume, the file's other
+//! columns), with lookups by time and the bars per year of the data.
+
 use crate::data::time::MS_PER_DAY;
 
 /// Columnar price bars: one `Vec` per field, times in unix milliseconds (UTC),

@@ -1,3 +1,6 @@
+//! A backtest's round trips: side, exit reason, and how a trade settles (pnl
+//! after fees; return on the capital committed at entry).
+
 /// Long or short.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Side {

@@ -1,3 +1,7 @@
+//! The full, score and holdout windows of the data (where each begins,
+//! checked against the data), and [`WindowStats`], which streams one
+//! window's metrics from the bars and trades of a simulation.
+
 use std::fmt;
 
 use super::{Drawdown, Metrics, ReturnMoments, TradeStats};

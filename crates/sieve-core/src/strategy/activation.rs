@@ -1,3 +1,7 @@
+//! The `activation` strategy: a weighted score of trend, momentum and
+//! breakout terms, entered and left with hysteresis, with an ATR trailing
+//! stop; sets that share a score run side by side in vector lanes.
+
 use std::borrow::Cow;
 
 use super::{

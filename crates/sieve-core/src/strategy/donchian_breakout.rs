@@ -1,3 +1,7 @@
+//! The `donchian_breakout` strategy: long when the close breaks above the
+//! highest high of the previous `entry` bars, flat when it breaks below the
+//! lowest low of the previous `exit` bars (this bar excluded from both).
+
 use std::borrow::Cow;
 
 use super::{len_param, Direction, ParamKind, ParamSpec, Strategy};

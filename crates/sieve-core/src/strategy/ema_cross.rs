@@ -1,3 +1,6 @@
+//! The `ema_cross` strategy: long while EMA(fast) is above EMA(slow),
+//! entered and left on crossings (an [`AverageCross`] of EMAs).
+
 use std::borrow::Cow;
 
 use super::average_cross::AverageCross;

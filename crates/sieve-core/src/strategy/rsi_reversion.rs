@@ -1,3 +1,6 @@
+//! The `rsi_reversion` strategy: mean reversion on the RSI, long when it
+//! falls below `lower`, flat when it rises above `upper`.
+
 use std::borrow::Cow;
 
 use super::{len_param, Direction, ParamKind, ParamSpec, Strategy};

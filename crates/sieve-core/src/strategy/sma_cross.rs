@@ -1,3 +1,6 @@
+//! The `sma_cross` strategy: long while SMA(fast) is above SMA(slow),
+//! entered and left on crossings (an [`AverageCross`] of SMAs).
+
 use std::borrow::Cow;
 
 use super::average_cross::AverageCross;

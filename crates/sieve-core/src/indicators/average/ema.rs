@@ -1,3 +1,6 @@
+//! The exponential moving average: α = 2/(n+1), seeded at bar n−1 with the
+//! SMA of the first n values (TA-Lib's default seeding).
+
 /// Exponential moving average, α = 2/(n+1), seeded at index n−1 with the SMA
 /// of the first n values (TA-Lib's default seeding).
 pub fn ema(x: &[f64], n: usize) -> Vec<f64> {

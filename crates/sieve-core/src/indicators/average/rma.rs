@@ -1,3 +1,6 @@
+//! Wilder's moving average (the smoothing inside RSI and ATR): seeded at bar
+//! n−1 with the mean of the first n values, then (avg·(n−1) + x)/n.
+
 /// Wilder's moving average (TA-Lib's smoothing inside RSI and ATR): seeded
 /// at index n−1 with the mean of the first n values, then
 /// avg_t = (avg_{t−1}·(n−1) + x_t)/n, evaluated as

@@ -1,3 +1,6 @@
+//! The simple moving average: the mean of the last n values (defined from
+//! bar n−1 on), kept as a running sum so each value costs O(1).
+
 /// Simple moving average; first value at index n−1 (TA-Lib). A running sum,
 /// as TA-Lib does, so each value costs O(1).
 pub fn sma(x: &[f64], n: usize) -> Vec<f64> {

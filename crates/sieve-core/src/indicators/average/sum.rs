@@ -1,3 +1,6 @@
+//! Running sums: the sum of the last n values (TA-Lib SUM, defined from bar
+//! n−1 on) and the cumulative sum from bar 0.
+
 /// The sum of the last n values (TA-Lib SUM); first value at index n−1. A
 /// running total in TA-Lib's order: add this bar, write, drop the oldest.
 pub fn sum(x: &[f64], n: usize) -> Vec<f64> {

@@ -1,3 +1,6 @@
+//! The weighted moving average (TA-Lib WMA): weights 1..n from the oldest
+//! value to this one, over n(n+1)/2; defined from bar n−1 on.
+
 /// Weighted moving average (TA-Lib WMA): weights 1, 2, …, n from the oldest
 /// to this bar, over n(n+1)/2; first value at index n−1. TA-Lib's running
 /// form: the weighted sum gains n·x_t and loses the plain sum of the window

@@ -1,3 +1,6 @@
+//! The highest value of the last n bars, this one included (TA-Lib MAX, the
+//! Donchian upper band); defined from bar n−1 on.
+
 /// Highest value over the last `n` bars including this one (TA-Lib MAX).
 pub fn highest(x: &[f64], n: usize) -> Vec<f64> {
     super::rolling_extreme(x, n, f64::max)

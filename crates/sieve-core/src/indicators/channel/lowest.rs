@@ -1,3 +1,6 @@
+//! The lowest value of the last n bars, this one included (TA-Lib MIN, the
+//! Donchian lower band); defined from bar n−1 on.
+
 /// Lowest value over the last `n` bars including this one (TA-Lib MIN).
 pub fn lowest(x: &[f64], n: usize) -> Vec<f64> {
     super::rolling_extreme(x, n, f64::min)

@@ -1,3 +1,6 @@
+//! Where the close sits in its channel, 2·(close − LL)/(HH − LL) − 1: −1 at
+//! the lowest low, +1 at the highest high, 0 when the channel is flat.
+
 /// 2·(close − LL)/(HH − LL) − 1 over the channel (this bar included): −1 at
 /// the low, +1 at the high; 0 when HH = LL.
 pub fn channel_position(highest: &[f64], lowest: &[f64], close: &[f64]) -> Vec<f64> {

@@ -1,3 +1,5 @@
+//! The RSI as a momentum term in [−1, 1]: (RSI − 50) / 50.
+
 /// (RSI − 50) / 50: momentum in [−1, 1].
 pub fn rsi_score(rsi: &[f64]) -> Vec<f64> {
     rsi.iter().map(|&r| (r - 50.0) / 50.0).collect()

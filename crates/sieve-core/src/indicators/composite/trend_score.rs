@@ -1,3 +1,6 @@
+//! The close's distance from its SMA in units of 2·ATR, clamped to [−1, 1]
+//! (0 when the ATR is 0): the trend term of composite scores.
+
 /// clamp((close − SMA(close, trend_len)) / (2·ATR(atr_len)), −1, 1); 0 when
 /// ATR is 0. First value where both are defined.
 pub fn trend_score(sma: &[f64], atr: &[f64], close: &[f64]) -> Vec<f64> {

@@ -1,3 +1,6 @@
+//! TA-Lib's Commodity Channel Index: the typical price's distance from its
+//! n-bar mean over 0.015 × its mean absolute deviation; from bar n−1 on.
+
 /// TA-Lib's Commodity Channel Index over `n` bars: with the typical price
 /// tp = (high + low + close) / 3, its mean m and mean absolute deviation d
 /// over the last `n` bars, (tp − m) / (0.015 · d); 0 where tp − m or the

@@ -1,3 +1,7 @@
+//! TA-Lib's Money Flow Index: 100 · positive / total money flow (typical
+//! price × volume, signed by the typical price's move) over the last n bars;
+//! defined from bar n on.
+
 /// TA-Lib's Money Flow Index over `n` bars (`TA_MFI`, its current form):
 /// the typical price (high + low + close) / 3 times the volume is a
 /// bar's money flow, positive when the typical price rose from the bar

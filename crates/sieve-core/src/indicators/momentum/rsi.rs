@@ -1,3 +1,6 @@
+//! Wilder's Relative Strength Index (TA-Lib): 100·gain/(gain + loss) of the
+//! Wilder-smoothed mean gain and loss of close-to-close changes; from bar n.
+
 /// Wilder's RSI (TA-Lib). First value at index n from the mean gain and mean
 /// loss of the first n close-to-close changes; then
 /// avg = avg·(n−1)/n + this/n (the division folded into two constant

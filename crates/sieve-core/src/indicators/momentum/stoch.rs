@@ -1,3 +1,6 @@
+//! TA-Lib's stochastic oscillator (STOCH with SMAs): the close's place in
+//! the n-bar high–low range, smoothed into %K, and %D, the SMA of %K.
+
 use crate::indicators::average::sma;
 use crate::indicators::channel::{highest, lowest};
 

@@ -1,3 +1,6 @@
+//! TA-Lib's Williams %R: where the close sits in the n-bar high–low range,
+//! from −100 at the low to 0 at the high; defined from bar n−1 on.
+
 /// TA-Lib's Williams %R over `n` bars: with the highest high H and lowest
 /// low L of the last `n` bars (this one included), (H − close) / ((H − L) /
 /// −100), from −100 (at the low) to 0 (at the high); 0 where H = L.

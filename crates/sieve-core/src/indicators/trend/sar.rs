@@ -1,3 +1,6 @@
+//! TA-Lib's Parabolic SAR: a stop that closes in on the extreme point by an
+//! accelerating factor and flips side when price touches it; from bar 1 on.
+
 /// TA-Lib's Parabolic SAR (`TA_SAR`), `step` both the starting and the
 /// increment acceleration, capped at `max` (a step above `max` is `max`).
 /// The first direction is short when the first bar's minus-DM is positive

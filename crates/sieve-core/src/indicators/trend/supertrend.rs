@@ -1,3 +1,6 @@
+//! Supertrend: bands `mult` ATRs around the bar's midpoint that ratchet
+//! toward price, the trend flipping when the close crosses one; from bar n.
+
 use crate::indicators::volatility::atr;
 
 /// Supertrend over TA-Lib's ATR(n) with bands `mult` ATRs around the

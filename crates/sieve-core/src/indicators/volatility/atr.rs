@@ -1,3 +1,6 @@
+//! The true range and Wilder's Average True Range (TA-Lib): the RMA of the
+//! true range, which starts at bar 1, so the ATR is defined from bar n on.
+
 /// True range from bar 1 on: max(high, prev close) − min(low, prev close).
 /// Bar 0 has none (NaN), as in TA-Lib.
 pub fn true_range(high: &[f64], low: &[f64], close: &[f64]) -> Vec<f64> {

@@ -1,3 +1,6 @@
+//! The rolling population standard deviation (TA-Lib STDDEV), from running
+//! sums about a moving origin so prices far from zero keep their precision.
+
 /// Population standard deviation over the last `n` values, this one
 /// included (TA-Lib STDDEV with one deviation); first value at index n−1.
 ///

@@ -1,3 +1,6 @@
+//! TA-Lib's on-balance volume: a running total of volume, added on an up
+//! close and subtracted on a down close; defined from bar 0 on.
+
 /// TA-Lib's on-balance volume: the first bar's volume, then the running
 /// total adding each bar's volume when its close is above the previous
 /// close and subtracting it when below (unchanged on an equal close).
