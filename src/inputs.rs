@@ -41,7 +41,10 @@ pub fn load(common: &Common, flags: &[(&str, Option<String>)]) -> Result<Inputs>
 }
 
 /// The config file (if any) with the `-O` overrides, then the flags.
-pub fn load_config(common: &Common, flags: &[(&str, Option<String>)]) -> Result<Config> {
+pub fn load_config(
+    common: &Common,
+    flags: &[(&str, Option<String>)],
+) -> sieve_core::Result<Config> {
     let config = Config::load(common.config.as_deref(), &overrides(common, flags))?;
     // Every command checks the run sections too: a typo is an error anywhere.
     sieve_run::settings::RunSettings::of(&config)?;
@@ -74,27 +77,6 @@ pub fn overrides(common: &Common, flags: &[(&str, Option<String>)]) -> Vec<Strin
         }
     }
     options
-}
-
-/// Whether the config (file and `-O` overrides) defines rules: its
-/// `[strategy]` has an `entry` or `exit`.
-pub fn has_rules(common: &Common) -> Result<bool> {
-    let in_file = match &common.config {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            text.parse::<toml::Table>()
-                .ok()
-                .and_then(|t| t.get("strategy").and_then(|s| s.as_table()).cloned())
-                .is_some_and(|s| s.contains_key("entry") || s.contains_key("exit"))
-        }
-        None => false,
-    };
-    let in_options = common
-        .options
-        .iter()
-        .any(|o| o.starts_with("strategy.entry=") || o.starts_with("strategy.exit="));
-    Ok(in_file || in_options)
 }
 
 /// Loads the data of an already checked config, printing what the loaders

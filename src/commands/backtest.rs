@@ -13,16 +13,15 @@ pub fn run(a: BacktestArgs) -> Result<()> {
     // The study checks the config and warns about unreliable settings.
     // A rule strategy's parameters are its `[strategy.params]` keys, so a
     // `--set` becomes that key's fixed value (it may have no grid at all).
-    let fixed = match crate::inputs::has_rules(&a.common)? {
-        true => sieve_run::backtest::rule_overrides(&a.set),
-        false => Vec::new(),
-    };
-    let flags: Vec<(&str, Option<String>)> = fixed
-        .iter()
-        .filter_map(|o| o.split_once('='))
-        .map(|(k, v)| (k, Some(v.to_string())))
-        .collect();
-    let study = crate::inputs::load(&a.common, &flags)?.into_study()?;
+    let config = sieve_run::backtest::load_config(&a.set, &mut |extra| {
+        let flags: Vec<(&str, Option<String>)> = extra
+            .iter()
+            .filter_map(|o| o.split_once('='))
+            .map(|(k, v)| (k, Some(v.to_string())))
+            .collect();
+        crate::inputs::load_config(&a.common, &flags)
+    })?;
+    let study = crate::inputs::with_config(&a.common, config)?.into_study()?;
     if study.config().rules.is_some() {
         for axis in study.space().axes.iter().filter(|x| x.values.len() > 1) {
             eprintln!(

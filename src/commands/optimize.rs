@@ -26,7 +26,7 @@ pub(crate) fn config(common: &Common, run: &RunFlags) -> Result<Config> {
         run.backend.as_deref().map(crate::inputs::toml_string),
     )];
     if common.config.is_some() {
-        return crate::inputs::load_config(common, &flags);
+        return Ok(crate::inputs::load_config(common, &flags)?);
     }
     let (config, note) = jobs::example_config(
         common.data.is_some(),

@@ -15,11 +15,7 @@ use sieve_run::rundir::RunKind;
 pub fn run(a: WalkforwardArgs) -> Result<()> {
     let config = config(&a.common, &a.run)?;
     let study = crate::inputs::with_config(&a.common, config)?.into_study()?;
-    if study.settings().walkforward.is_none() {
-        anyhow::bail!(
-            "sieve walkforward needs a [walkforward] section in the config (train and test lengths, e.g. train = \"4y\", test = \"1y\"; see docs/config.md), or -O walkforward.train=4y -O walkforward.test=1y"
-        );
-    }
+    sieve_run::walkforward::check(&study)?;
     // Held to the end: the folder's lock.
     let run = prepare(&a.out, &study, RunKind::WalkForward, a.common.verbose)?;
     let control = control(&a.run);

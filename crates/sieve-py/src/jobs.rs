@@ -81,13 +81,9 @@ pub fn backtest(
     let mut overrides = overrides;
     overrides.extend(data.overrides());
     let spec = ConfigSpec::from_py(&config)?;
-    let mut checked = spec.load(&overrides)?;
-    if checked.rules.is_some() {
-        // A rule strategy's parameters are its `[strategy.params]` keys: a
-        // set value becomes that key's fixed value, as `--set` does.
-        overrides.extend(sieve_run::backtest::rule_overrides(&sets));
-        checked = spec.load(&overrides)?;
-    }
+    let checked = sieve_run::backtest::load_config(&sets, &mut |extra| {
+        spec.load(&[&overrides[..], extra].concat())
+    })?;
     let study = data.study(py, checked)?;
     let done = spec.checked(interruptible(py, spec.stop(), |_| {
         sieve_run::backtest::backtest(&study, &sets)
@@ -231,16 +227,7 @@ pub fn walkforward(
     let shown = Shown::from_py(progress)?;
     let spec = ConfigSpec::from_py(&config)?;
     let (data, study) = study(py, data, &spec, overrides)?;
-    if study.settings().walkforward.is_none() {
-        return Err(crate::ConfigError::new_err(
-            "walkforward needs a [walkforward] section in the config (train and test lengths, e.g. train = \"4y\", test = \"1y\")",
-        ).into());
-    }
-    if study.market().is_several() {
-        return Err(crate::ConfigError::new_err(
-            "walkforward runs on one instrument: give one DataFrame or file (a walk-forward per instrument for several)",
-        ).into());
-    }
+    sieve_run::walkforward::check(&study)?;
     let kind = sieve_run::rundir::RunKind::WalkForward;
     // Held to the end: the folder's lock.
     let run = jobs::prepare_run(&study, &out, kind)?;

@@ -2,6 +2,7 @@
 //! metrics per window, the objectives and their aggregate. `sieve backtest`
 //! and the Python package's `backtest` print or return this.
 
+use sieve_core::config::Config;
 use sieve_core::engine::Backtest;
 use sieve_core::format::{float, TimeStyle};
 use sieve_core::metrics::{Metrics, Objective, Window};
@@ -232,6 +233,28 @@ impl InstrumentRun {
         objective_row.extend(self.objectives.iter().map(|o| human(*o)));
         rows.push(objective_row);
         table(&header, &rows)
+    }
+}
+
+/// The config of a backtest of `sets` (`name=value`), the CLI's and
+/// Python's alike: `load(extra)` loads the config with `extra` overrides
+/// after the caller's own. A rule strategy's parameters are its
+/// `[strategy.params]` keys, so there each set value becomes that key's
+/// fixed value ([`rule_overrides`]); a key may have no grid at all, so a
+/// config that fails without them is tried with them, and its first error
+/// stands unless that gives a rule strategy.
+pub fn load_config(
+    sets: &[String],
+    load: &mut dyn FnMut(&[String]) -> Result<Config>,
+) -> Result<Config> {
+    let fixed = rule_overrides(sets);
+    match load(&[]) {
+        Ok(config) if config.rules.is_none() => Ok(config),
+        Ok(_) => load(&fixed),
+        Err(e) => match load(&fixed) {
+            Ok(config) if config.rules.is_some() => Ok(config),
+            _ => Err(e),
+        },
     }
 }
 

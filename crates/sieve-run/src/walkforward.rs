@@ -300,23 +300,34 @@ fn finished(dir: &Path, fold_study: &Study) -> Option<Best> {
     files::read_json(&run.best_path()).ok()
 }
 
+/// What a walk-forward needs of its study, checked before anything is
+/// written (the CLI and Python call it first, with the same message): a
+/// `[walkforward]` section, and one instrument.
+pub fn check(study: &Study) -> Result<crate::settings::WalkForward> {
+    let wf = study.settings().walkforward.ok_or_else(|| {
+        Error::config(
+            "walkforward",
+            "a walk-forward needs a [walkforward] section in the config (train and test lengths, e.g. train = \"4y\", test = \"1y\"; see docs/config.md); on the command line, -O walkforward.train=4y -O walkforward.test=1y",
+        )
+    })?;
+    if study.market().is_several() {
+        return Err(Error::config(
+            "data",
+            format!(
+                "a walk-forward studies one instrument; this one has {}: run it once per instrument (one file or DataFrame each)",
+                study.market().instruments.len()
+            ),
+        ));
+    }
+    Ok(wf)
+}
+
 pub fn walkforward(
     study: &Study,
     opts: &OptimizeOptions<'_>,
     obs: &mut dyn Observer,
 ) -> Result<Ended<Outcome>> {
-    let wf = study.settings().walkforward.ok_or_else(|| {
-        Error::config(
-            "walkforward",
-            "sieve walkforward needs a [walkforward] section (train, test)",
-        )
-    })?;
-    if study.market().is_several() {
-        return Err(Error::Invalid(format!(
-            "sieve walkforward studies one instrument; this config has {} (data.paths). Run it once per instrument with --data",
-            study.market().instruments.len()
-        )));
-    }
+    let wf = check(study)?;
     let limit = study
         .scoring()
         .windows
