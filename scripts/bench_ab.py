@@ -12,7 +12,8 @@ ratio of the medians and the median of the paired ratios.
 
 Grids: `sma` (sma_cross, all 2 <= fast < slow <= 500, 124,251 combinations),
 `activation` (the 1,323,000-combination grid of bench_cli.py), and rule
-strategies: `sma_rules` (the `sma` grid as a rule strategy), `macd`
+strategies: `sma_rules` (the `sma` grid as a rule strategy), `bracket` (the
+rule sma_cross with stop_loss x take_profit swept: bench_cli.py's SMA_BRACKET), `macd`
 (bench_cli.py's MACD grid, 36,636 combinations), and the RSI, Bollinger and
 weighted-score examples of examples/strategies on larger grids, on
 `sieve synth --bars 4000 --seed 42`, scored as each grid says, 2 threads
@@ -29,7 +30,7 @@ from pathlib import Path
 
 # The grids bench_cli.py times, one definition for both scripts.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_cli import ACTIVATION_1M, MACD_BIG, SMA_ALL, SMA_RULES, meta  # noqa: E402
+from bench_cli import ACTIVATION_1M, MACD_BIG, SMA_ALL, SMA_BRACKET, SMA_RULES, meta  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "strategies"
 
@@ -69,6 +70,7 @@ GRIDS = {
     "sma": SMA_ALL,
     "activation": ACTIVATION_1M,
     "sma_rules": SMA_RULES,
+    "bracket": SMA_BRACKET,
     "macd": MACD_BIG,
     "rsi_rules": RSI_RULES,
     "bollinger": BOLLINGER,

@@ -323,6 +323,37 @@ const BAD_CONFIGS: &[(&str, &str)] = &[
     ),
 ];
 
+/// `sieve sweep` with `args` (config and data) into `dir/sweep.0`, keeping
+/// the best `sweep.1`, then `sieve verify` of `verify.1` of its rows into
+/// `dir/verify.0`; both files pinned under `case`, and the sweep's meta
+/// file too with `meta`.
+fn sweep_and_verify(
+    pins: &mut Pins,
+    dir: &Path,
+    case: &str,
+    args: &[&str],
+    (sweep, meta): ((&str, &str), bool),
+    verify: (&str, &str),
+) {
+    let (swept, verified) = (dir.join(sweep.0), dir.join(verify.0));
+    let (swept_s, verified_s) = (swept.to_str().unwrap(), verified.to_str().unwrap());
+    run_ok(&[&["sweep"], args, &["--out", swept_s, "--top", sweep.1]].concat());
+    pins.file(case, &swept);
+    if meta {
+        pins.file(case, &swept.with_extension("meta.json"));
+    }
+    let candidates = [
+        "--candidates",
+        swept_s,
+        "--out",
+        verified_s,
+        "--top",
+        verify.1,
+    ];
+    run_ok(&[&["verify"], args, &candidates[..]].concat());
+    pins.file(case, &verified);
+}
+
 #[test]
 fn outputs_are_byte_identical_to_the_pinned_ones() {
     let tmp = tempfile::tempdir().unwrap();
@@ -348,34 +379,16 @@ fn outputs_are_byte_identical_to_the_pinned_ones() {
     // A built-in on two windows, the screen ranking by the full one.
     let sma = dir.join("sma.toml");
     std::fs::write(&sma, SMA).unwrap();
-    let (sweep, verified) = (dir.join("sweep.csv"), dir.join("verified.csv"));
     let common = ["--config", &s(&sma), "--data", &s(&bars)];
-    run_ok(
-        &[
-            &["sweep"],
-            &common[..],
-            &["--out", &s(&sweep), "--top", "60"],
-        ]
-        .concat(),
+    let sweep = (("sweep.csv", "60"), true);
+    sweep_and_verify(
+        &mut pins,
+        dir,
+        "sma",
+        &common,
+        sweep,
+        ("verified.csv", "30"),
     );
-    pins.file("sma", &sweep);
-    pins.file("sma", &dir.join("sweep.meta.json"));
-    run_ok(
-        &[
-            &["verify"],
-            &common[..],
-            &[
-                "--candidates",
-                &s(&sweep),
-                "--out",
-                &s(&verified),
-                "--top",
-                "30",
-            ],
-        ]
-        .concat(),
-    );
-    pins.file("sma", &verified);
 
     // `activation` with its defaults, through the exact engine.
     let (trades, equity) = (dir.join("trades.csv"), dir.join("equity.csv"));
@@ -409,33 +422,15 @@ fn outputs_are_byte_identical_to_the_pinned_ones() {
         "-O",
         "backtest.lot_size=1",
     ];
-    let rsweep = dir.join("rules-sweep.csv");
-    run_ok(
-        &[
-            &["sweep"],
-            &rule_args[..],
-            &["--out", &s(&rsweep), "--top", "40"],
-        ]
-        .concat(),
+    let sweep = (("rules-sweep.csv", "40"), false);
+    sweep_and_verify(
+        &mut pins,
+        dir,
+        "rules",
+        &rule_args,
+        sweep,
+        ("rules-verified.csv", "20"),
     );
-    pins.file("rules", &rsweep);
-    let rverified = dir.join("rules-verified.csv");
-    run_ok(
-        &[
-            &["verify"],
-            &rule_args[..],
-            &[
-                "--candidates",
-                &s(&rsweep),
-                "--out",
-                &s(&rverified),
-                "--top",
-                "20",
-            ],
-        ]
-        .concat(),
-    );
-    pins.file("rules", &rverified);
     let rtrades = dir.join("rules-trades.csv");
     let out = run_ok(
         &[
@@ -497,33 +492,15 @@ fn outputs_are_byte_identical_to_the_pinned_ones() {
     let managed = dir.join("managed.toml");
     std::fs::write(&managed, MANAGED).unwrap();
     let managed_args = ["--config", &s(&managed), "--data", &s(&bars)];
-    let msweep = dir.join("managed-sweep.csv");
-    run_ok(
-        &[
-            &["sweep"],
-            &managed_args[..],
-            &["--out", &s(&msweep), "--top", "40"],
-        ]
-        .concat(),
+    let sweep = (("managed-sweep.csv", "40"), false);
+    sweep_and_verify(
+        &mut pins,
+        dir,
+        "managed",
+        &managed_args,
+        sweep,
+        ("managed-verified.csv", "20"),
     );
-    pins.file("managed", &msweep);
-    let mverified = dir.join("managed-verified.csv");
-    run_ok(
-        &[
-            &["verify"],
-            &managed_args[..],
-            &[
-                "--candidates",
-                &s(&msweep),
-                "--out",
-                &s(&mverified),
-                "--top",
-                "20",
-            ],
-        ]
-        .concat(),
-    );
-    pins.file("managed", &mverified);
     let (mtrades, mequity) = (
         dir.join("managed-trades.csv"),
         dir.join("managed-equity.csv"),

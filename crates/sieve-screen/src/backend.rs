@@ -160,22 +160,61 @@ impl SeriesPlan {
 
 impl ScreenJob<'_> {
     /// Where a backend starts: the checkpoint to resume from, or the
-    /// batch's first position — (next position, top K so far, objective
-    /// and Sharpe stats so far).
-    pub fn start(&self) -> (GridIndex, TopK, ObjectiveStats, ObjectiveStats) {
+    /// batch's first position with nothing screened.
+    pub fn start(&self) -> Running {
         let mut top = TopK::new(self.top);
         match &self.resume {
             Some(c) => {
                 c.top.iter().for_each(|s| top.push(*s));
-                (c.next, top, c.stats, c.sharpe)
+                Running {
+                    next: c.next,
+                    top,
+                    stats: c.stats,
+                    sharpe: c.sharpe,
+                }
             }
-            None => (
-                self.batch.positions().start,
+            None => Running {
+                next: self.batch.positions().start,
                 top,
-                ObjectiveStats::default(),
-                ObjectiveStats::default(),
-            ),
+                stats: ObjectiveStats::default(),
+                sharpe: ObjectiveStats::default(),
+            },
         }
+    }
+}
+
+/// A screen in progress, as every backend keeps it: the next position,
+/// the top K so far, the objective's and the Sharpe's statistics so far.
+pub struct Running {
+    pub next: u64,
+    pub top: TopK,
+    pub stats: ObjectiveStats,
+    pub sharpe: ObjectiveStats,
+}
+
+impl Running {
+    /// Shows `on_batch` where the screen stands after a batch; whether it
+    /// said to stop there.
+    pub fn report(
+        &self,
+        on_batch: &mut dyn FnMut(&Checkpoint) -> Result<ControlFlow<()>>,
+    ) -> Result<bool> {
+        let flow = on_batch(&Checkpoint {
+            next: self.next,
+            top: self.top.to_unsorted(),
+            stats: self.stats,
+            sharpe: self.sharpe,
+        })?;
+        Ok(flow.is_break())
+    }
+
+    /// The screen of the whole batch.
+    pub fn done(self) -> Screened {
+        Screened::Done(Screen {
+            top: self.top.into_sorted(),
+            stats: self.stats,
+            sharpe: self.sharpe,
+        })
     }
 }
 

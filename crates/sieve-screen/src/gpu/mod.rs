@@ -23,7 +23,7 @@ use wgpu::util::DeviceExt;
 use std::ops::ControlFlow;
 
 use crate::backend::{Checkpoint, ScreenBackend, ScreenJob, Screened};
-use crate::{CpuBackend, Scored, Screen};
+use crate::{CpuBackend, Scored};
 
 const SHADER: &str = crate::wgsl::ENGINE;
 const WORKGROUP: u32 = 64;
@@ -363,21 +363,21 @@ impl ScreenBackend for GpuBackend {
             Kernel::Activation => &self.activation,
             Kernel::Generated(_, p) => p,
         };
-        let (mut next, mut top, mut stats, mut sharpe) = job.start();
+        let mut run = job.start();
         let chunk = self.chunk_len(u64::from(base.n_params + base.n_offs));
         let last = job.batch.positions().end;
-        while next < last {
-            let end = last.min(next + chunk);
-            let decoded = decode(job, &kernel, &offset, next..end);
+        while run.next < last {
+            let end = last.min(run.next + chunk);
+            let decoded = decode(job, &kernel, &offset, run.next..end);
             if !decoded.index.is_empty() {
                 let scores = self.dispatch(pipeline, &base, &inputs.0, &inputs.1, &decoded)?;
                 for (index, (score, trades, s)) in decoded.index.iter().zip(scores) {
-                    stats.push(score);
+                    run.stats.push(score);
                     if sharpe_known {
-                        sharpe.push(s);
+                        run.sharpe.push(s);
                     }
-                    if top.admits(score, *index) {
-                        top.push(Scored {
+                    if run.top.admits(score, *index) {
+                        run.top.push(Scored {
                             index: *index,
                             score,
                             trades,
@@ -385,22 +385,12 @@ impl ScreenBackend for GpuBackend {
                     }
                 }
             }
-            next = end;
-            let flow = on_batch(&Checkpoint {
-                sharpe,
-                next,
-                top: top.to_unsorted(),
-                stats,
-            })?;
-            if flow.is_break() {
+            run.next = end;
+            if run.report(on_batch)? {
                 return Ok(Screened::Stopped);
             }
         }
-        Ok(Screened::Done(Screen {
-            top: top.into_sorted(),
-            stats,
-            sharpe,
-        }))
+        Ok(run.done())
     }
 }
 
