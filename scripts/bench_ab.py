@@ -14,7 +14,7 @@ Grids: `sma` (sma_cross, all 2 <= fast < slow <= 500, 124,251 combinations),
 `activation` (the 1,323,000-combination grid of bench_cli.py), and rule
 strategies: `sma_rules` (the `sma` grid as a rule strategy), `bracket` (the
 rule sma_cross with stop_loss x take_profit swept: bench_cli.py's SMA_BRACKET), `macd`
-(bench_cli.py's MACD grid, 36,636 combinations), and the RSI, Bollinger and
+(bench_cli.py's MACD grid, 109,200 combinations, 103,200 allowed), and the RSI, Bollinger and
 weighted-score examples of examples/strategies on larger grids, on
 `sieve synth --bars 4000 --seed 42`, scored as each grid says, 2 threads
 unless --threads says otherwise.

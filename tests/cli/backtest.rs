@@ -1,3 +1,7 @@
+//! `sieve backtest` end to end: a cross computed by hand, the output equal
+//! to the engine on every window, the table, mistakes as one clear error,
+//! and `sieve strategies`.
+
 use sieve_core::config::Config;
 use sieve_core::evaluate::{Evaluator, Scoring};
 use sieve_core::indicators::IndicatorSet;

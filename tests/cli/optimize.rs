@@ -1,3 +1,6 @@
+//! `sieve optimize` end to end: killed at every stage and resumed to the
+//! same files, the run folder complete at every step.
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};

@@ -1,3 +1,8 @@
+//! `sieve sweep` and `sieve merge` end to end: shards merged to the
+//! unsharded file, Slurm's environment choosing the shard, merges refused
+//! when parts are mixed or missing, the screen score equal to the
+//! backtest objective.
+
 use std::path::Path;
 
 use crate::{run_err, run_ok, sieve, stderr};

@@ -1,3 +1,7 @@
+//! `sieve verify` end to end: identical for any thread count, each row
+//! equal to `sieve backtest`, bad candidate files one clear error with no
+//! output left.
+
 use std::path::Path;
 
 use crate::{run_err, run_ok, stderr};

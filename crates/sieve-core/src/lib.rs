@@ -17,8 +17,9 @@
 //!   instruments.
 //! * [`robust`]: the statistics that say whether an optimum is real
 //!   (Deflated Sharpe, PBO); plain numbers in, numbers out, no other module.
-//! * [`config`], on top: the only module that reads TOML and knows every
-//!   section; it turns a config into the typed specs the others take
+//! * [`config`], on top: the only module of this crate that reads TOML
+//!   (the data, strategy, backtest and score sections; the run sections
+//!   are sieve-run's `settings`); it turns a config into the typed specs the others take
 //!   ([`evaluate::ScoringSpec`], [`grid::ParamSpace`], a compiled strategy).
 //!
 //! Screening and verification (other crates) only combine these pieces, so the

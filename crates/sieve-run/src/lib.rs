@@ -5,24 +5,27 @@
 //! Modules depend one way (`scripts/check_layers.py` checks it), lowest
 //! first:
 //!
-//! * [`files`], [`text`], [`outcome`] (how a job ends), [`shard`], [`settings`] (the run sections of the
+//! * [`files`], [`text`], [`outcome`] (how a job ends: [`outcome::Ended`],
+//!   [`outcome::Stop`]), [`shard`], [`settings`] (the run sections of the
 //!   config, checked), [`inputs`] (the data a config names), [`study`]
 //!   ([`Study`]: one strategy, grid, config and data set, checked, hashed
 //!   and shared).
-//! * One step each: [`sweep`] (screen a grid or shard into `sweep.csv`),
-//!   [`merge`] (shards into exactly the unsharded file), [`candidates`],
-//!   [`verify`] (the exact engine on candidates), [`backtest`], [`rundir`]
-//!   (a run folder's files), [`robust`] (DSR, PBO of a run), [`best`]
-//!   (`best.json`).
-//! * [`control`]: what the loops share — options, the [`control::Observer`],
-//!   why a run stopped, the clock and stop signal; [`progress`] is the
-//!   terminal's observer.
-//! * The two seams of the loop: [`search`] (what to screen next: the
-//!   [`search::Search`] trait, today's zoom-in its first method) and
-//!   [`executor`] (where a screen runs: the [`executor::SweepExecutor`]
-//!   trait, in-process today).
+//! * One step each: [`sweep`] (screen a grid, a shard or a proposal into
+//!   `sweep.csv`), [`merge`] (shards into exactly the unsharded file),
+//!   [`candidates`], [`verify`] (the exact engine on candidates),
+//!   [`plateau`] (neighbourhoods), [`backtest`] (and the config of one),
+//!   [`signals`] (signals of one's own), [`rundir`] (a run folder's files),
+//!   [`robust`] (DSR, PBO of a run), [`best`] (`best.json`).
+//! * The two seams of the loop: [`executor`] (where a screen runs: the
+//!   [`executor::SweepExecutor`] trait, in-process today) and [`search`]
+//!   (what to screen next: the [`search::Search`] trait, today's zoom-in
+//!   its first method).
+//! * [`control`]: what the loops share — options (the executor among
+//!   them), the [`control::Observer`], the clock and stop signal;
+//!   [`progress`] is the terminal's observer.
 //! * The loops: [`optimize`] (screen → verify → zoom in, resumable, its
-//!   stages in `stages`), [`walkforward`] (the optimize loop per fold).
+//!   stages in `stages`), [`walkforward`] (the optimize loop per fold, its
+//!   preconditions in `walkforward::check`).
 //! * [`report`]: the HTML report of a run folder or a walk-forward.
 //! * [`jobs`], on top: sweep, optimize and walk-forward as the front ends run
 //!   them, the report written by an observer, and the built-in example.

@@ -324,10 +324,7 @@ fn next_iteration(
     // Checked here, so that a record never holds a batch a screen refuses.
     let indices = match proposal.indices {
         None => None,
-        Some(list) => match sieve_screen::Batch::of_indices(list, grid_size)? {
-            sieve_screen::Batch::Indices(list) => Some(list.to_vec()),
-            sieve_screen::Batch::Range(_) => None,
-        },
+        Some(list) => Some(sieve_screen::sorted_indices(list, grid_size)?),
     };
     Ok(Some(IterationRecord {
         iteration: state.iterations.len() as u32 + 1,
@@ -442,10 +439,6 @@ mod tests {
     }
 
     impl Search for Scattered {
-        fn name(&self) -> &'static str {
-            "scattered"
-        }
-
         fn propose(&self, history: &History<'_>) -> Result<Next> {
             let done = history.iterations.len() as u64;
             if done == 2 {
@@ -485,10 +478,6 @@ mod tests {
     struct Counting(std::sync::atomic::AtomicU32);
 
     impl crate::executor::SweepExecutor for Counting {
-        fn name(&self) -> &str {
-            "counting"
-        }
-
         fn screen(
             &self,
             study: &Study,

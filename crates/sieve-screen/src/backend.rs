@@ -33,17 +33,8 @@ impl Batch {
 
     /// A list of grid indices, sorted and without repeats; an index at or
     /// past `size` (the grid's) is an error.
-    pub fn of_indices(mut indices: Vec<GridIndex>, size: u64) -> Result<Batch> {
-        indices.sort_unstable();
-        indices.dedup();
-        if let Some(&last) = indices.last() {
-            if last >= size {
-                return Err(sieve_core::Error::Invalid(format!(
-                    "grid index {last} is outside the grid (0..{size})"
-                )));
-            }
-        }
-        Ok(Batch::Indices(indices.into()))
+    pub fn of_indices(indices: Vec<GridIndex>, size: u64) -> Result<Batch> {
+        Ok(Batch::Indices(sorted_indices(indices, size)?.into()))
     }
 
     /// The positions a screen walks.
@@ -84,6 +75,21 @@ impl Batch {
             }
         }
     }
+}
+
+/// Grid indices sorted, without repeats, checked to lie in a grid of
+/// `size` combinations: what a list [`Batch`] holds.
+pub fn sorted_indices(mut indices: Vec<GridIndex>, size: u64) -> Result<Vec<GridIndex>> {
+    indices.sort_unstable();
+    indices.dedup();
+    if let Some(&last) = indices.last() {
+        if last >= size {
+            return Err(sieve_core::Error::Invalid(format!(
+                "grid index {last} is outside the grid (0..{size})"
+            )));
+        }
+    }
+    Ok(indices)
 }
 
 /// One screening task: a slice of a grid, scored on the instruments of a market.

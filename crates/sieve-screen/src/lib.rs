@@ -34,7 +34,8 @@ mod topk;
 pub mod wgsl;
 
 pub use backend::{
-    Batch, Checkpoint, Screen, ScreenBackend, ScreenJob, Screened, SeriesPlan, SERIES_BUDGET,
+    sorted_indices, Batch, Checkpoint, Running, Screen, ScreenBackend, ScreenJob, Screened,
+    SeriesPlan, SERIES_BUDGET,
 };
 pub use cpu::CpuBackend;
 pub use gpu::GpuBackend;

@@ -2,7 +2,9 @@
 //! statistics, one formula per file like the metrics:
 //! [`dsr`] the Deflated Sharpe Ratio (Bailey & López de Prado, 2014),
 //! [`pbo`] the Probability of Backtest Overfitting by combinatorially
-//! symmetric cross-validation (Bailey, Borwein, López de Prado & Zhu, 2017).
+//! symmetric cross-validation (Bailey, Borwein, López de Prado & Zhu, 2017);
+//! and [`NeighbourAggregate`], how the plateau rule combines a candidate's
+//! neighbourhood (in the optimize loop and in the PBO's selection).
 
 pub mod dsr;
 pub mod pbo;

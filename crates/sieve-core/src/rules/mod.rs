@@ -2,14 +2,15 @@
 //! rules over indicators, compiled once into a plan and run by the same
 //! engine and metrics as the built-ins.
 //!
-//! The files, lowest first (each reads only those above it):
+//! The files, lowest first (each reads only files of this folder listed
+//! before it; `scripts/check_layers.py` checks that they form no cycle):
 //!
 //! * [`error`] is the error a rule's text reports (a caret under it);
 //!   [`parse`] turns text into expressions; [`scalar`] is the language's
 //!   arithmetic on one value; [`functions`] lists every function once (its
 //!   name, signature, warm-up, column and whether the crossing fast path
-//!   may read it); [`ir`] is the graph of typed nodes everything below
-//!   shares; [`external`], functions defined outside sieve.
+//!   may read it); [`external`], functions defined outside sieve; [`ir`]
+//!   is the graph of typed nodes everything below shares.
 //! * [`check`] resolves names and types into one graph; [`plan`] decides
 //!   what is computed once per indicator setting and what per combination;
 //!   [`eval`] evaluates it block by block with the position state machine.

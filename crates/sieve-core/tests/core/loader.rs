@@ -1,3 +1,7 @@
+//! The loaders on files: columns found by name in any case and order,
+//! extra columns kept with their problems, and each bad file one clear
+//! error naming the line.
+
 use sieve_core::data::{parse_csv, parse_csv_with, Bars, LoadOptions};
 
 const GOOD: &str =

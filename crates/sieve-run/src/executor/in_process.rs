@@ -12,10 +12,6 @@ use crate::Study;
 pub struct InProcess;
 
 impl SweepExecutor for InProcess {
-    fn name(&self) -> &str {
-        "in-process"
-    }
-
     fn screen(
         &self,
         study: &Study,

@@ -20,9 +20,6 @@ use crate::Study;
 /// [`crate::sweep::run`] gives in this process for the same plan: the top K and
 /// the objective statistics are identical, byte for byte.
 pub trait SweepExecutor: Sync {
-    /// How `-v` and the records name it.
-    fn name(&self) -> &str;
-
     /// Screens `plan`; `on_batch` sees the progress (checkpoints a resumed
     /// run may continue from) and may stop it.
     fn screen(

@@ -51,14 +51,12 @@ pub enum Next {
 
 /// Proposes each iteration's combinations.
 pub trait Search {
-    /// How the report and `best.json` name the method.
-    fn name(&self) -> &'static str;
-
     /// The next proposal, from the history alone.
     fn propose(&self, history: &History<'_>) -> Result<Next>;
 }
 
-/// The search a study asks for.
+/// The search a study asks for: the zoom-in (a `[search] method` key will
+/// choose among several).
 pub fn of(_study: &Study) -> Box<dyn Search> {
     Box::new(Zoom)
 }

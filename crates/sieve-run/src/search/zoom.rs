@@ -22,10 +22,6 @@ use super::{History, Next, Proposal, Search};
 pub struct Zoom;
 
 impl Search for Zoom {
-    fn name(&self) -> &'static str {
-        "grid"
-    }
-
     fn propose(&self, history: &History<'_>) -> Result<Next> {
         let study = history.study;
         let axes = match history.iterations.last() {
