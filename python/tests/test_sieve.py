@@ -1104,3 +1104,25 @@ def test_every_trade_management_key_is_a_signal_keyword():
         assert key in params, key
         assert params[key].default is None, key
         assert f"    {key}: " in signature, key
+
+
+def test_backtest_sets_a_rule_parameter_without_a_grid_as_the_cli_does(files, frame, tmp_path):
+    """A rule parameter with no grid at all takes the value given, in
+    Python as with the CLI's --set (one way to decide a backtest's config
+    for both)."""
+    config = {
+        "strategy": {
+            "name": "dip",
+            "entry": "close < sma(close, n) * (1 - d)",
+            "exit": "close > sma(close, n)",
+            "params": {"d": {"values": [0.01, 0.02]}},
+        },
+        "score": {"score_start": "2016-01-01"},
+    }
+    path = write_toml(tmp_path / "dip.toml", config)
+    want = json.loads(cli("backtest", "-c", path, "--data", files["prices"], "--set", "n=20", "--set", "d=0.02", "--json"))
+    assert want["params"] == {"n": 20.0, "d": 0.02}
+    assert sieve.backtest(frame, None, {"n": 20, "d": 0.02}, config=config) == want
+    # Without a value for n: the error names it, as the CLI's does.
+    with pytest.raises(sieve.RuleError, match="unknown name 'n'"):
+        sieve.backtest(frame, None, {"d": 0.02}, config=config)
