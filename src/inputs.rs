@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use sieve_core::config::Config;
 use sieve_core::data::Bars;
+use sieve_run::settings::Checked;
 
 use crate::args::Common;
 
@@ -18,7 +19,7 @@ impl Inputs {
     /// The checked study (strategy, grid, windows, hashes).
     /// Also prints the settings that make results unreliable.
     pub fn into_study(self) -> Result<sieve_run::Study> {
-        let study = sieve_run::Study::of_instruments(self.config, self.data, self.data_label)?;
+        let study = sieve_run::Study::of_checked(self.config, self.data, self.data_label)?;
         for w in sieve_run::study::study_warnings(&study) {
             eprintln!("warning: {w}");
         }
@@ -27,7 +28,7 @@ impl Inputs {
 }
 
 pub struct Inputs {
-    pub config: Config,
+    pub config: Checked,
     /// Each instrument's name and bars (one unnamed for `data.path`).
     pub data: Vec<(String, Bars)>,
     /// Where the bars came from, for messages and run files.
@@ -44,11 +45,11 @@ pub fn load(common: &Common, flags: &[(&str, Option<String>)]) -> Result<Inputs>
 pub fn load_config(
     common: &Common,
     flags: &[(&str, Option<String>)],
-) -> sieve_core::Result<Config> {
+) -> sieve_core::Result<Checked> {
     let config = Config::load(common.config.as_deref(), &overrides(common, flags))?;
-    // Every command checks the run sections too: a typo is an error anywhere.
-    sieve_run::settings::RunSettings::of(&config)?;
-    Ok(config)
+    // Every command reads the run sections too (once): a typo is an error
+    // anywhere.
+    Checked::new(config)
 }
 
 /// A TOML string literal of `s` (quoted and escaped).
@@ -81,13 +82,13 @@ pub fn overrides(common: &Common, flags: &[(&str, Option<String>)]) -> Vec<Strin
 
 /// Loads the data of an already checked config, printing what the loaders
 /// noticed.
-pub fn with_config(common: &Common, mut config: Config) -> Result<Inputs> {
-    if common.verbose && config.data.is_none() && config.paths.is_empty() {
+pub fn with_config(common: &Common, mut config: Checked) -> Result<Inputs> {
+    if common.verbose && config.config.data.is_none() && config.config.paths.is_empty() {
         eprintln!(
             "note: no data file given; using the built-in synthetic series ({EXAMPLE_BARS} daily bars, seed {EXAMPLE_SEED})"
         );
     }
-    let data = sieve_run::inputs::load_data(&mut config, common.data.as_deref())?;
+    let data = sieve_run::inputs::load_data(&mut config.config, common.data.as_deref())?;
     for n in &data.notices {
         eprintln!("{n}");
     }

@@ -6,12 +6,12 @@ use std::io::Write;
 use std::time::Duration;
 
 use anyhow::Result;
-use sieve_core::config::Config;
 use sieve_run::best::Best;
 use sieve_run::jobs;
 use sieve_run::optimize::{self, Stop};
 use sieve_run::progress::ProgressObserver;
 use sieve_run::rundir::RunKind;
+use sieve_run::settings::Checked;
 
 use crate::args::{Common, OptimizeArgs, RunFlags};
 use crate::output::{human, table};
@@ -20,7 +20,7 @@ use crate::{status, Exit};
 /// The config of a run: the user's file, or the built-in example adapted to
 /// what the user gave (their data: windows as shares of the bars; another
 /// strategy: that strategy's default grid).
-pub(crate) fn config(common: &Common, run: &RunFlags) -> Result<Config> {
+pub(crate) fn config(common: &Common, run: &RunFlags) -> Result<Checked> {
     let flags = [(
         "sweep.backend",
         run.backend.as_deref().map(crate::inputs::toml_string),
@@ -35,7 +35,7 @@ pub(crate) fn config(common: &Common, run: &RunFlags) -> Result<Config> {
         &crate::inputs::overrides(common, &flags),
     )?;
     eprintln!("no --config given: running the built-in example (examples/activation.toml; {note})");
-    Ok(config)
+    Ok(Checked::new(config)?)
 }
 
 pub fn run(a: OptimizeArgs) -> Result<()> {

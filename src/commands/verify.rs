@@ -14,10 +14,10 @@ use crate::progress::Progress;
 pub fn run(a: VerifyArgs) -> Result<()> {
     let config =
         crate::inputs::load_config(&a.common, &[("verify.top", a.top.map(|t| t.to_string()))])?;
-    let strategy = config.strategy()?;
-    let top = sieve_run::settings::RunSettings::of(&config)?.verify_top;
+    let strategy = config.config.strategy()?;
+    let top = config.settings.verify_top;
     {
-        let mut inputs = crate::inputs::input_paths(&a.common, &config);
+        let mut inputs = crate::inputs::input_paths(&a.common, &config.config);
         inputs.extend([a.candidates.as_path()]);
         sieve_run::files::check_output(&a.out, &inputs)?;
     }

@@ -13,6 +13,7 @@ use sieve_run::shard::Shard;
 use sieve_run::{candidates, files, jobs};
 
 use crate::{interruptible, ConfigArg, ConfigSource, ConfigSpec, DataSpec, Failure};
+use sieve_run::settings::Checked;
 
 /// One instrument's trades: its name, the text of `trades.csv` and each
 /// trade's entry and exit time in ms (−1: still open).
@@ -33,7 +34,7 @@ pub fn indicator(
 ) -> Result<Vec<Column>, Failure> {
     let data = DataSpec::from_py(data)?;
     let spec = ConfigSpec::from_py(&config)?;
-    let mut config = spec.load(&data.overrides())?;
+    let mut config = spec.load(&data.overrides())?.config;
     let functions = &spec.functions.list;
     // The bars with every column (a study keeps only what its strategy
     // reads), on the config's clock.
@@ -465,8 +466,7 @@ pub fn optimize(
             overrides.extend(data.overrides());
             let given = !matches!(data, DataSpec::Path(None));
             let (config, _) = jobs::example_config(given, None, &[], &overrides)?;
-            sieve_run::settings::RunSettings::of(&config)?;
-            let study = data.study(py, config)?;
+            let study = data.study(py, Checked::new(config)?)?;
             (data, study)
         }
         _ => study(py, data, &spec, overrides)?,

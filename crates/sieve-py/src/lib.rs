@@ -18,6 +18,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use sieve_core::config::Config;
 use sieve_core::data::Bars;
 use sieve_core::{Error, ErrorKind};
+use sieve_run::settings::Checked;
 use sieve_run::Study;
 
 mod frame;
@@ -162,7 +163,7 @@ impl ConfigSpec {
     }
 
     /// The checked config with `overrides` (`section.key=value`) applied.
-    pub(crate) fn load(&self, overrides: &[String]) -> Result<Config, Error> {
+    pub(crate) fn load(&self, overrides: &[String]) -> Result<Checked, Error> {
         let f = &self.functions.list;
         let config = match &self.source {
             ConfigSource::Path(path) => Config::load_with(Some(path.as_path()), overrides, f)?,
@@ -170,9 +171,9 @@ impl ConfigSpec {
             ConfigSource::Table(table) => Config::from_table_with(table.clone(), overrides, f)?,
             ConfigSource::None => Config::load_with(None, overrides, f)?,
         };
-        // As every CLI command does: a typo in a run section is an error.
-        sieve_run::settings::RunSettings::of(&config)?;
-        Ok(config)
+        // As every CLI command does: the run sections read once (a typo in
+        // one is an error).
+        Checked::new(config)
     }
 
     /// The job's stop flag: Ctrl-C sets it, and so does an indicator that
@@ -292,7 +293,7 @@ impl DataSpec {
 
     /// The checked study of `config` on these bars; warnings about the
     /// settings become `SieveWarning`s.
-    pub(crate) fn study(&self, py: Python<'_>, config: Config) -> PyResult<Study> {
+    pub(crate) fn study(&self, py: Python<'_>, config: Checked) -> PyResult<Study> {
         let study = self.study_unwarned(py, config)?;
         for w in sieve_run::study::study_warnings(&study) {
             let text = std::ffi::CString::new(w).unwrap_or_default();
@@ -302,11 +303,11 @@ impl DataSpec {
     }
 
     /// The study without its warnings (for what scores nothing).
-    pub(crate) fn study_unwarned(&self, py: Python<'_>, mut config: Config) -> PyResult<Study> {
+    pub(crate) fn study_unwarned(&self, py: Python<'_>, mut config: Checked) -> PyResult<Study> {
         // Reading and checking the data runs without the GIL.
         py.detach(|| -> Result<Study, Error> {
-            let (data, label) = self.instruments(&mut config, false)?;
-            Study::of_instruments(config, data, label)
+            let (data, label) = self.instruments(&mut config.config, false)?;
+            Study::of_checked(config, data, label)
         })
         .map_err(sieve_err)
     }

@@ -243,16 +243,17 @@ impl InstrumentRun {
 /// fixed value ([`rule_overrides`]); a key may have no grid at all, so a
 /// config that fails without them is tried with them, and its first error
 /// stands unless that gives a rule strategy.
-pub fn load_config(
+pub fn load_config<C: AsRef<Config>>(
     sets: &[String],
-    load: &mut dyn FnMut(&[String]) -> Result<Config>,
-) -> Result<Config> {
+    load: &mut dyn FnMut(&[String]) -> Result<C>,
+) -> Result<C> {
     let fixed = rule_overrides(sets);
+    let rules = |c: &C| c.as_ref().rules.is_some();
     match load(&[]) {
-        Ok(config) if config.rules.is_none() => Ok(config),
+        Ok(config) if !rules(&config) => Ok(config),
         Ok(_) => load(&fixed),
         Err(e) => match load(&fixed) {
-            Ok(config) if config.rules.is_some() => Ok(config),
+            Ok(config) if rules(&config) => Ok(config),
             _ => Err(e),
         },
     }

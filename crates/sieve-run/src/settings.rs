@@ -12,6 +12,29 @@ pub use sieve_core::robust::NeighbourAggregate;
 use sieve_core::{Error, Result};
 use sieve_screen::SERIES_BUDGET;
 
+/// A config whose run sections are read and checked, once: what the front
+/// ends load and a [`crate::Study`] is built from, so that no later step
+/// reads the sections again.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub config: Config,
+    pub settings: RunSettings,
+}
+
+impl Checked {
+    /// Reads `config`'s run sections; a typo in one is an error here.
+    pub fn new(config: Config) -> Result<Checked> {
+        let settings = RunSettings::of(&config)?;
+        Ok(Checked { config, settings })
+    }
+}
+
+impl AsRef<Config> for Checked {
+    fn as_ref(&self) -> &Config {
+        &self.config
+    }
+}
+
 /// Checked run settings, every default filled in.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunSettings {

@@ -18,7 +18,7 @@ use sieve_core::Result;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::settings::RunSettings;
+use crate::settings::{Checked, RunSettings};
 
 /// Everything a job needs about what it studies, checked once and hashed.
 /// Its inputs are shared (`Arc`): a clone costs no copy of the prices, and
@@ -58,6 +58,17 @@ impl Study {
         data: Vec<(String, Bars)>,
         data_label: String,
     ) -> Result<Study> {
+        Study::of_checked(Checked::new(config)?, data, data_label)
+    }
+
+    /// A study of the named instruments' bars, in order, from a config
+    /// whose run sections are already read.
+    pub fn of_checked(
+        checked: Checked,
+        data: Vec<(String, Bars)>,
+        data_label: String,
+    ) -> Result<Study> {
+        let Checked { config, settings } = checked;
         let strategy = config.strategy()?;
         let space = config.space(&*strategy)?;
         // The rules read the calendar in `data.timezone`.
@@ -71,7 +82,7 @@ impl Study {
         let market =
             Market::new(&config.scoring(), data, &*strategy).map_err(|e| config.in_file(e))?;
         Ok(Study {
-            settings: Arc::new(RunSettings::of(&config)?),
+            settings: Arc::new(settings),
             data_hash: market_hash(&market),
             config_hash: config_hash(&config),
             config: Arc::new(config),
@@ -501,6 +512,21 @@ pub fn warnings(config: &Config, scoring: &Scoring, bars: &Bars) -> Vec<String> 
 mod tests {
     use super::data_hash;
     use sieve_core::data::{synth, ExtraColumn};
+
+    /// A study takes the run settings its checked config carries and
+    /// reads the run sections no more: a setting changed after the check
+    /// is the one the study has.
+    #[test]
+    fn a_study_keeps_the_settings_it_was_given() {
+        let config = sieve_core::config::Config::parse("[verify]\ntop = 7\n").unwrap();
+        let mut checked = crate::settings::Checked::new(config).unwrap();
+        assert_eq!(checked.settings.verify_top, 7);
+        checked.settings.verify_top = 9;
+        let study =
+            super::Study::of_checked(checked, vec![(String::new(), synth(300, 1))], "s".into())
+                .unwrap();
+        assert_eq!(study.settings().verify_top, 9);
+    }
 
     fn column(name: &str, values: Vec<f64>) -> ExtraColumn {
         ExtraColumn {
