@@ -211,6 +211,30 @@ fn merge_refuses_mixed_missing_and_duplicated_parts() {
             "no output after a refused merge"
         );
     }
+    // An output on an input: the merged CSV or its meta file on a part's
+    // CSV or meta file, named with or without an extension. Refused, and
+    // the parts are left as they were.
+    let parts = [p("a0.csv"), p("a1.csv"), p("a2.csv")];
+    let before: Vec<Vec<u8>> = ["a0.csv", "a0.meta.json", "a1.csv", "a1.meta.json"]
+        .iter()
+        .map(|f| std::fs::read(p(f)).unwrap())
+        .collect();
+    for out_path in [p("a0"), p("a0.meta.json"), p("a1.csv")] {
+        let mut args = vec!["merge"];
+        args.extend(parts.iter().map(String::as_str));
+        args.extend(["--out", &out_path]);
+        let out = run_err(&args);
+        assert!(
+            stderr(&out).contains("a new name") || stderr(&out).contains("overwrite an input"),
+            "{out_path}: {}",
+            stderr(&out)
+        );
+    }
+    let after: Vec<Vec<u8>> = ["a0.csv", "a0.meta.json", "a1.csv", "a1.meta.json"]
+        .iter()
+        .map(|f| std::fs::read(p(f)).unwrap())
+        .collect();
+    assert!(before == after, "a refused merge changed a part");
 }
 
 #[test]

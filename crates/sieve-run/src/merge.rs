@@ -13,12 +13,55 @@ use crate::files::{self, SweepRow};
 use crate::shard::Shard;
 use crate::sweep::{ShardMeta, SweepMeta};
 
+/// Refuses an output that is an input: the merged CSV or its meta file
+/// (`out`'s `.meta.json`) on any part's CSV or meta file, whatever the
+/// extension given (`--out part-0` would write `part-0.meta.json`).
+fn check_outputs(parts: &[PathBuf], out: &Path) -> Result<()> {
+    let outputs = [
+        (out.to_path_buf(), "CSV"),
+        (files::meta_path(out), "meta file"),
+    ];
+    for part in parts {
+        for (input, role) in [(part.clone(), "CSV"), (files::meta_path(part), "meta file")] {
+            for (output, what) in &outputs {
+                if same_place(output, &input) {
+                    return Err(Error::Invalid(format!(
+                        "{}: the merged {what} would be written over {} (the {role} of a part); give --out a new name",
+                        out.display(),
+                        input.display()
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether two paths name the same file, existing or not: their folders
+/// resolved, then their names.
+fn same_place(a: &Path, b: &Path) -> bool {
+    let resolved = |p: &Path| {
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        std::fs::canonicalize(dir)
+            .ok()
+            .map(|d| (d, p.file_name().map(|n| n.to_os_string())))
+    };
+    match (resolved(a), resolved(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
 /// Checks that `parts` are the complete, distinct shards of one sweep, then
 /// writes the merged `out` (+ meta). Returns the merged meta.
 pub fn merge(parts: &[PathBuf], out: &Path) -> Result<SweepMeta> {
     if parts.is_empty() {
         return Err(Error::Invalid("merge needs at least one part".into()));
     }
+    check_outputs(parts, out)?;
     let mut metas: Vec<(PathBuf, SweepMeta)> = Vec::new();
     for p in parts {
         let meta_path = files::meta_path(p);
