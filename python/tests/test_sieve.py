@@ -1126,3 +1126,27 @@ def test_backtest_sets_a_rule_parameter_without_a_grid_as_the_cli_does(files, fr
     # Without a value for n: the error names it, as the CLI's does.
     with pytest.raises(sieve.RuleError, match="unknown name 'n'"):
         sieve.backtest(frame, None, {"d": 0.02}, config=config)
+
+
+def test_an_indicator_that_runs_sieve_is_refused(frame):
+    """An indicator that calls sieve.sweep on itself would recurse without
+    end (each level a new pool): sieve refuses to run from inside one."""
+    calls = []
+
+    def recursive(df, n):
+        calls.append(n)
+        sieve.sweep(df, config, indicators=yours)
+        return df["close"].rolling(n).mean()
+
+    yours = {"f": (recursive, [("n", int)])}
+    config = {
+        "strategy": {
+            "name": "s",
+            "entry": "close > f(n)",
+            "exit": "close < f(n)",
+            "params": {"n": {"values": [5, 10]}},
+        },
+    }
+    with pytest.raises(sieve.SieveError, match="inside an indicator"):
+        sieve.sweep(frame, config, indicators=yours)
+    assert len(calls) <= 2, "the indicator ran %d times" % len(calls)

@@ -151,7 +151,13 @@ impl PyIndicator {
         let bars_frame = self.frame(py, bars, key)?;
         let index = bars_frame.getattr(py, "index")?;
         let frame = bars_frame.call_method0(py, "copy")?;
-        let result = self.func.call(py, (frame,), Some(&kwargs)).map_err(|e| {
+        let result = {
+            // Marked for the call: sieve's own functions refuse to run
+            // from inside it (each would start its own pool, without end).
+            let _inside = InCallback::enter();
+            self.func.call(py, (frame,), Some(&kwargs))
+        }
+        .map_err(|e| {
             if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
                 return e;
             }
@@ -266,4 +272,37 @@ impl ExternalFunction for PyIndicator {
             }
         }
     }
+}
+
+thread_local! {
+    /// Whether this thread is running an indicator written in Python.
+    static IN_CALLBACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks this thread as inside an indicator callback while it lives.
+struct InCallback(bool);
+
+impl InCallback {
+    fn enter() -> InCallback {
+        InCallback(IN_CALLBACK.with(|c| c.replace(true)))
+    }
+}
+
+impl Drop for InCallback {
+    fn drop(&mut self) {
+        let before = self.0;
+        IN_CALLBACK.with(|c| c.set(before));
+    }
+}
+
+/// An error when called from inside an indicator written in Python: a
+/// job started there would run inside the job that called the indicator,
+/// and one that calls itself would recurse without end.
+pub(crate) fn not_in_a_callback(function: &str) -> PyResult<()> {
+    if IN_CALLBACK.with(|c| c.get()) {
+        return Err(crate::SieveError::new_err(format!(
+            "sieve.{function} was called from inside an indicator function (indicators=): an indicator returns its values from the data it is given; run sieve's jobs outside it"
+        )));
+    }
+    Ok(())
 }

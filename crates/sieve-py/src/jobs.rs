@@ -32,6 +32,7 @@ pub fn indicator(
     config: ConfigArg<'_>,
     expression: String,
 ) -> Result<Vec<Column>, Failure> {
+    crate::functions::not_in_a_callback("indicator")?;
     let data = DataSpec::from_py(data)?;
     let spec = ConfigSpec::from_py(&config)?;
     let mut config = spec.load(&data.overrides())?.config;
@@ -78,6 +79,7 @@ pub fn backtest(
     ),
     Failure,
 > {
+    crate::functions::not_in_a_callback("backtest")?;
     let data = DataSpec::from_py(data)?;
     let mut overrides = overrides;
     overrides.extend(data.overrides());
@@ -116,6 +118,7 @@ pub fn sweep(
     threads: usize,
     progress: &Bound<'_, PyAny>,
 ) -> Result<String, Failure> {
+    crate::functions::not_in_a_callback("sweep")?;
     let shown = Shown::from_py(progress)?;
     let spec = ConfigSpec::from_py(&config)?;
     let (_, study) = study(py, data, &spec, overrides)?;
@@ -225,6 +228,7 @@ pub fn walkforward(
     progress: &Bound<'_, PyAny>,
     restart: bool,
 ) -> Result<String, Failure> {
+    crate::functions::not_in_a_callback("walkforward")?;
     let shown = Shown::from_py(progress)?;
     let spec = ConfigSpec::from_py(&config)?;
     let (data, study) = study(py, data, &spec, overrides)?;
@@ -273,6 +277,7 @@ pub fn backtest_signals(
     equity: bool,
     robust: bool,
 ) -> Result<(String, Vec<TradesOf>, Vec<Column>, Option<String>), Failure> {
+    crate::functions::not_in_a_callback("backtest_signals")?;
     let spec = ConfigSpec::from_py(&config)?;
     let (_, study) = study(py, data, &spec, overrides)?;
     let n_bars = study.bars().len();
@@ -418,6 +423,7 @@ pub fn verify(
     candidates_csv: String,
     threads: usize,
 ) -> Result<String, Failure> {
+    crate::functions::not_in_a_callback("verify")?;
     let spec = ConfigSpec::from_py(&config)?;
     let (_, study) = study(py, data, &spec, overrides)?;
     let top = study.settings().verify_top;
@@ -456,6 +462,7 @@ pub fn optimize(
     progress: &Bound<'_, PyAny>,
     restart: bool,
 ) -> Result<String, Failure> {
+    crate::functions::not_in_a_callback("optimize")?;
     let shown = Shown::from_py(progress)?;
     let spec = ConfigSpec::from_py(&config)?;
     let (data, study) = match spec.source {
