@@ -752,9 +752,11 @@ def _indicator_values(result, index, what):
             % (what, type(result).__name__, e)
         ) from None
     if values.ndim != 1 or len(values) != bars:
+        shape = "x".join(map(str, values.shape))
+        returned = "%s values" % shape if shape else "a single value"
         raise DataError(
-            "indicator %s returned %s values; the data has %d bars (return one value per bar, NaN where undefined)"
-            % (what, "x".join(map(str, values.shape)) or "a single value", bars)
+            "indicator %s returned %s; the data has %d bars (return one value per bar, NaN where undefined)"
+            % (what, returned, bars)
         )
     return np.ascontiguousarray(values)
 

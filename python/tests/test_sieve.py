@@ -905,6 +905,8 @@ def test_indicators_of_your_own_sweep_as_the_rules_own(files, frame, tmp_path):
         sieve.sweep(frame, grid, indicators={"f": (broken, [("n", int)])})
     with pytest.raises(sieve.DataError, match=r"indicator f\(n=3\) returned 10 values; the data has 1500 bars"):
         sieve.sweep(frame, grid, indicators={"f": (lambda df, n: np.zeros(10), ["n"])})
+    with pytest.raises(sieve.DataError, match=r"indicator f\(n=3\) returned a single value; the data has 1500 bars"):
+        sieve.sweep(frame, grid, indicators={"f": (lambda df, n: 1.5, ["n"])})
     with pytest.raises(sieve.DataError, match=r"indicator f\(n=3\) returned str"):
         sieve.sweep(frame, grid, indicators={"f": (lambda df, n: "x" * len(df), ["n"])})
     with pytest.raises(sieve.RuleError, match="f takes 2 arguments, got 1"):
