@@ -602,6 +602,8 @@ def _count(v, name):
         raise TypeError("%s: expected a whole number, got %r" % (name, v))
     if v < 0:
         raise ValueError("%s: expected a whole number >= 0, got %r" % (name, v))
+    if name == "threads" and v > _native.MAX_THREADS:
+        raise ValueError("threads=%d: at most %d (0 = one per core)" % (v, _native.MAX_THREADS))
     return min(int(v), 2**32)  # larger is refused by the native side with its limit
 
 

@@ -1152,3 +1152,10 @@ def test_an_indicator_that_runs_sieve_is_refused(frame):
     with pytest.raises(sieve.SieveError, match="inside an indicator"):
         sieve.sweep(frame, config, indicators=yours)
     assert len(calls) <= 2, "the indicator ran %d times" % len(calls)
+
+
+def test_too_many_threads_name_the_keyword_and_the_limit(frame):
+    """The limit as Python says it (not the CLI's --threads, not a clamped
+    number)."""
+    with pytest.raises(ValueError, match=r"threads=1000000000000: at most 4096 \(0 = one per core\)"):
+        sieve.sweep(frame, CONFIG, threads=10**12)

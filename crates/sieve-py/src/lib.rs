@@ -462,6 +462,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The trade-management keys, in the table's order (`rules::KEYS`).
     let keys: Vec<&str> = sieve_core::rules::KEYS.iter().map(|k| k.name).collect();
     m.add("TRADE_KEYS", keys)?;
+    // More worker threads than this is refused (sieve_screen's pool).
+    m.add("MAX_THREADS", sieve_screen::MAX_THREADS)?;
     m.add_function(wrap_pyfunction!(jobs::backtest, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::backtest_signals, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::indicator, m)?)?;
