@@ -17,7 +17,8 @@ rule sma_cross with stop_loss x take_profit swept: bench_cli.py's SMA_BRACKET), 
 (bench_cli.py's MACD grid, 109,200 combinations, 103,200 allowed), and the RSI, Bollinger and
 weighted-score examples of examples/strategies on larger grids, on
 `sieve synth --bars 4000 --seed 42`, scored as each grid says, 2 threads
-unless --threads says otherwise.
+unless --threads says otherwise. `NAME_full` (sma, sma_rules, macd, bracket)
+screens the same grid over the full window beside a 40 % score window.
 """
 
 import argparse
@@ -76,6 +77,11 @@ GRIDS = {
     "bollinger": BOLLINGER,
     "weighted_score": WEIGHTED_SCORE,
 }
+# The same grids screened over the full window beside a 40 % score window
+# (the seed's two-window screen), for the ones users run that way too.
+FULL = 'score_start = "40%"\nscreen_window = "full"'
+for name in ["sma", "sma_rules", "macd", "bracket"]:
+    GRIDS[name + "_full"] = re.sub(r'score_start = "[^"]*"', FULL, GRIDS[name], count=1)
 
 
 def rate(binary: str, config: Path, bars: Path, threads: int, work: Path) -> float:
