@@ -263,7 +263,7 @@ def backtest_signals(
         ]
         text, traded, curves, robustness = _native.backtest_signals(
             d.arg, _config(config, None), [], [str(c) for c in labels], arrays["entries"][0], arrays["exits"][0], short,
-            keys, _count(threads, "threads"), bool(trades), bool(equity), bool(robust),
+            keys, _threads(threads), bool(trades), bool(equity), bool(robust),
         )
         tz = d.tz
     # The rows keep the columns' own labels (not re-read from text).
@@ -437,7 +437,7 @@ def sweep(data, config, top=None, threads=0, progress=False, indicators=None):
     """
     overrides = [] if top is None else ["sweep.top=%d" % _count(top, "top")]
     with _Data(data) as d:
-        text = _native.sweep(d.arg, _config(config, indicators), overrides, _count(threads, "threads"), _progress(progress))
+        text = _native.sweep(d.arg, _config(config, indicators), overrides, _threads(threads), _progress(progress))
     return _csv(text)
 
 
@@ -462,7 +462,7 @@ def verify(data, config, candidates, top=None, threads=0, indicators=None):
         raise TypeError("candidates: expected a DataFrame or a path, got %s" % type(candidates).__name__)
     overrides = [] if top is None else ["verify.top=%d" % _count(top, "top")]
     with _Data(data) as d:
-        out = _native.verify(d.arg, _config(config, indicators), overrides, text, _count(threads, "threads"))
+        out = _native.verify(d.arg, _config(config, indicators), overrides, text, _threads(threads))
     return _csv(out)
 
 
@@ -481,7 +481,7 @@ def optimize(data, config, out, threads=0, progress=False, restart=False, indica
     run's identity)."""
     with _Data(data) as d:
         text = _native.optimize(
-            d.arg, _config(config, indicators), [], os.fspath(out), _count(threads, "threads"), _progress(progress), bool(restart)
+            d.arg, _config(config, indicators), [], os.fspath(out), _threads(threads), _progress(progress), bool(restart)
         )
     return _numbers(json.loads(text))
 
@@ -497,7 +497,7 @@ def walkforward(data, config, out, threads=0, progress=False, restart=False, ind
     :func:`optimize`."""
     with _Data(data) as d:
         text = _native.walkforward(
-            d.arg, _config(config, indicators), [], os.fspath(out), _count(threads, "threads"), _progress(progress), bool(restart)
+            d.arg, _config(config, indicators), [], os.fspath(out), _threads(threads), _progress(progress), bool(restart)
         )
     return _numbers(json.loads(text))
 
@@ -602,9 +602,15 @@ def _count(v, name):
         raise TypeError("%s: expected a whole number, got %r" % (name, v))
     if v < 0:
         raise ValueError("%s: expected a whole number >= 0, got %r" % (name, v))
-    if name == "threads" and v > _native.MAX_THREADS:
-        raise ValueError("threads=%d: at most %d (0 = one per core)" % (v, _native.MAX_THREADS))
     return min(int(v), 2**32)  # larger is refused by the native side with its limit
+
+
+def _threads(v):
+    """`threads`: a count of at most the native pool's limit (0 = one per core)."""
+    n = _count(v, "threads")
+    if v > _native.MAX_THREADS:
+        raise ValueError("threads=%d: at most %d (0 = one per core)" % (v, _native.MAX_THREADS))
+    return n
 
 
 def _plain(value, key):

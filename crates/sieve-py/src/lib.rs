@@ -117,11 +117,6 @@ impl From<Failure> for PyErr {
     }
 }
 
-/// The library's error as the Python exception of its kind.
-pub(crate) fn sieve_err(e: Error) -> PyErr {
-    Failure::Sieve(e).into()
-}
-
 /// How the config was given: a file, TOML text, a dict (as a TOML table,
 /// read straight from the Python objects), or none.
 pub(crate) enum ConfigSource {
@@ -293,7 +288,7 @@ impl DataSpec {
 
     /// The checked study of `config` on these bars; warnings about the
     /// settings become `SieveWarning`s.
-    pub(crate) fn study(&self, py: Python<'_>, config: Checked) -> PyResult<Study> {
+    pub(crate) fn study(&self, py: Python<'_>, config: Checked) -> Result<Study, Failure> {
         let study = self.study_unwarned(py, config)?;
         for w in sieve_run::study::study_warnings(&study) {
             let text = std::ffi::CString::new(w).unwrap_or_default();
@@ -303,13 +298,17 @@ impl DataSpec {
     }
 
     /// The study without its warnings (for what scores nothing).
-    pub(crate) fn study_unwarned(&self, py: Python<'_>, mut config: Checked) -> PyResult<Study> {
+    pub(crate) fn study_unwarned(
+        &self,
+        py: Python<'_>,
+        mut config: Checked,
+    ) -> Result<Study, Failure> {
         // Reading and checking the data runs without the GIL.
         py.detach(|| -> Result<Study, Error> {
             let (data, label) = self.instruments(&mut config.config, false)?;
             Study::of_checked(config, data, label)
         })
-        .map_err(sieve_err)
+        .map_err(Failure::from)
     }
 
     /// The instruments' bars and where they came from; the config's data

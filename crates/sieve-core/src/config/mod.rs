@@ -838,7 +838,11 @@ fn strategy_section(
         })?)),
         None => None,
     };
-    let management = management(table)?;
+    // A rule strategy has read its keys already.
+    let management = match &rules {
+        Some(r) => r.management().clone(),
+        None => management(table)?,
+    };
     let max_leverage = max_leverage.unwrap_or(1.0);
     if !(max_leverage.is_finite() && max_leverage >= 1.0) {
         return Err(Error::config(

@@ -42,8 +42,6 @@ pub struct KeySpec {
     pub name: &'static str,
     pub kind: Kind,
     pub role: Role,
-    /// One line for the docs and errors.
-    pub doc: &'static str,
 }
 
 /// Every trade-management key, in the order the docs and messages list
@@ -53,37 +51,31 @@ pub const KEYS: &[KeySpec] = &[
         name: "stop_loss",
         kind: Kind::FractionOfPrice,
         role: Role::Stop,
-        doc: "a stop below a long's entry (above a short's), as a fraction of the entry price",
     },
     KeySpec {
         name: "stop_distance",
         kind: Kind::PriceDistance,
         role: Role::Stop,
-        doc: "the stop in price units from the entry",
     },
     KeySpec {
         name: "take_profit",
         kind: Kind::FractionOfPrice,
         role: Role::Target,
-        doc: "a target above a long's entry (below a short's), as a fraction of the entry price",
     },
     KeySpec {
         name: "target_distance",
         kind: Kind::PriceDistance,
         role: Role::Target,
-        doc: "the target in price units from the entry",
     },
     KeySpec {
         name: "max_bars",
         kind: Kind::Bars,
         role: Role::MaxBars,
-        doc: "leave on the close where the bars held reach it",
     },
     KeySpec {
         name: "size",
         kind: Kind::FractionOfEquity,
         role: Role::Size,
-        doc: "the fraction of equity a trade commits",
     },
 ];
 

@@ -55,7 +55,7 @@ fn run(
     obs: &mut dyn Observer,
 ) -> Result<ControlFlow<Stop>> {
     let batch = rec.batch()?;
-    let (first, size) = (batch.positions().start, batch.positions().end);
+    let (first, end) = (batch.positions().start, batch.positions().end);
     let checkpoint_path = iter_dir.join("sweep.checkpoint.json");
     let resume = read_checkpoint(&checkpoint_path, study.space().size())?;
     if let Some(c) = &resume {
@@ -79,7 +79,7 @@ fn run(
     if let Some(why) = sweep::fallback(study, &plan) {
         obs.note(&format!("note: {why}"));
     }
-    obs.start(iteration, Stage::Sweep, size - first);
+    obs.start(iteration, Stage::Sweep, end - first);
     let mut last_write = Instant::now();
     // The state after the last batch that ended before any stop request.
     // A batch that ends after one is not kept: what stops a run may have
@@ -94,7 +94,7 @@ fn run(
             }
             return Ok(ControlFlow::Break(Stop::Interrupted));
         }
-        let unfinished = c.next < size;
+        let unfinished = c.next < end;
         let stop = session.out_of_time().then_some(Stop::TimeBudget {
             seconds: study.settings().time_budget_s,
             during: Some(iteration),
