@@ -11,16 +11,22 @@ top-level modules). The children of every module folder must form a DAG;
 the script fails, printing one cycle, where they do not.
 
 A folder's own file (`lib.rs`, `mod.rs`) declares and re-exports its
-children; items defined there are not a node (as the crate root's are not).
+children; items it defines itself (functions, types, traits) are one more
+node of the folder, named `(mod.rs)`: a child that uses them and is used by
+them closes a cycle like any other. Its `mod` declarations and `pub use`
+re-exports are not references (a re-exported name is followed to where it
+is defined).
 
     python3 scripts/check_layers.py            # check; exit 1 on a cycle
     python3 scripts/check_layers.py --graph    # also print each crate's edges
+    python3 scripts/check_layers.py --self-test  # the check finds planted cycles
 """
 import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+OWN = "(mod.rs)"  # the node of the items a folder's own file defines
 
 
 def strip_comments(text):
@@ -160,6 +166,15 @@ class Crate:
         self.texts = {
             path: strip_tests(strip_comments(path.read_text())) for path in self.files
         }
+        # Folders whose own file (mod.rs, lib.rs) defines items of its own.
+        self.owns = set()
+        for path, here in self.files.items():
+            if path.stem in ("mod", "lib", "main") and re.search(
+                r"^\s*(?:pub(?:\([a-z]+\))?\s+)?(?:const\s+fn|unsafe\s+fn|fn|struct|enum|trait|type|const|static|impl|union)\b",
+                self.texts[path],
+                flags=re.M,
+            ):
+                self.owns.add(here)
         # (module, name) -> the full path it stands for.
         self.aliases = {}
         for path, here in self.files.items():
@@ -187,7 +202,8 @@ class Crate:
         return None
 
     def module_of(self, full):
-        """The module a full path ends in, following `use` bindings."""
+        """The module a full path ends in, following `use` bindings; an item
+        defined in a folder's own file ends in that folder's `OWN` node."""
         for _ in range(16):
             i = 0
             while i < len(full) and tuple(full[: i + 1]) in self.modules:
@@ -199,6 +215,8 @@ class Crate:
                     return mod  # a name bound to itself
                 full = list(target) + list(full[i + 1 :])
                 continue
+            if i < len(full) and mod in self.owns:
+                return mod + (OWN,)
             return mod
         return tuple(full)
 
@@ -206,10 +224,23 @@ class Crate:
         """{folder: {child: {other child: files}}} for every module folder."""
         out = {}
         for path, here in self.files.items():
-            if not here:
-                continue  # the crate root only declares modules
             text = self.texts[path]
             refs = set()
+            if path.stem in ("mod", "lib", "main"):
+                # Its declarations and re-exports are not uses. Its own items
+                # use a child through a name it imported or a bare
+                # `child::` path; those are edges of the folder's own node.
+                folder = here
+                text = re.sub(r"\b(?:pub(?:\([a-z]+\))?\s+)?use\s+[^;]*;", "", text)
+                text = re.sub(r"\b(?:pub(?:\([a-z]+\))?\s+)?mod\s+[a-z_0-9]+\s*;", "", text)
+                words = set(re.findall(r"\b[A-Za-z_][A-Za-z0-9_]*\b", text))
+                for (mod, name), target in self.aliases.items():
+                    if mod == folder and name in words:
+                        refs.add(("crate", *target))
+                for m in re.finditer(r"(?<!::)\b([a-z_][a-z0-9_]*)::", text):
+                    if folder + (m.group(1),) in self.modules:
+                        refs.add(("self", m.group(1)))
+                here = here + (OWN,)
             for m in re.finditer(r"\buse\s+((?:crate|super|self)[^;]*);", text):
                 for segs, _ in use_leaves(m.group(1)):
                     refs.add(tuple(segs))
@@ -229,7 +260,7 @@ class Crate:
                     folder = here[:n]
                     out.setdefault(folder, {}).setdefault(here[n], {}).setdefault(
                         target[n], set()
-                    ).add(str(path.relative_to(ROOT)))
+                    ).add(str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path))
         return out
 
 
@@ -295,7 +326,50 @@ def find_cycle(edges):
     return None
 
 
+def self_test():
+    """Plant cycles in a scratch crate (two siblings one level down, and a
+    folder's own items with a child) and a clean folder; the check must
+    find exactly the planted ones."""
+    import tempfile
+
+    files = {
+        "lib.rs": "mod a;\nmod b;\n",
+        "a/mod.rs": "mod x;\nmod y;\npub use x::X;\npub struct Own;\nfn f() -> y::Y { todo!() }\n",
+        "a/x.rs": "use super::Own;\npub struct X;\n",
+        "a/y.rs": "pub struct Y;\n",
+        "b/mod.rs": "mod p;\nmod q;\npub use p::P;\n",
+        "b/p.rs": "use super::q::Q;\npub struct P;\n",
+        "b/q.rs": "pub struct Q(crate::b::p::P);\n",
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "src"
+        for name, text in files.items():
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            (src / name).write_text(text)
+        found = {}
+        for folder, edges in Crate(src).edges().items():
+            for comp, _ in cycles(edges):
+                found[folder] = comp
+    # a: Own (mod.rs) is used by x, but mod.rs uses only y: no cycle.
+    # b: p and q use each other.
+    want = {("b",): ["p", "q"]}
+    assert found == want, f"planted cycles {want}, found {found}"
+    files["a/mod.rs"] = files["a/mod.rs"].replace("y::Y", "x::X")
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "src"
+        for name, text in files.items():
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            (src / name).write_text(text)
+        found = {f: c for f, e in Crate(src).edges().items() for c, _ in cycles(e)}
+    want = {("a",): [OWN, "x"], ("b",): ["p", "q"]}
+    assert found == want, f"planted cycles {want}, found {found}"
+    print("check_layers self-test: planted cycles found, at a folder's own file too")
+
+
 def main():
+    if "--self-test" in sys.argv:
+        self_test()
+        return
     show = "--graph" in sys.argv
     crates = [ROOT / "src"] + sorted(p / "src" for p in (ROOT / "crates").iterdir() if (p / "src").is_dir())
     failed = False

@@ -7,6 +7,7 @@
 use std::fmt;
 
 use crate::error::{Error, Result};
+use crate::key;
 use crate::param::{param_index, ParamKind, ParamSpec};
 
 /// A position in the full (unconstrained) enumeration.
@@ -66,7 +67,7 @@ impl Constraint {
             ("<", Cmp::Lt),
             (">", Cmp::Gt),
         ];
-        let key = "strategy.constraints";
+        let key = key::STRATEGY_CONSTRAINTS;
         let (pos, sym, op) = OPS
             .iter()
             .find_map(|&(sym, op)| text.find(sym).map(|p| (p, sym, op)))
@@ -153,7 +154,7 @@ impl ParamSpace {
             strides[i] = size;
             size = size.checked_mul(axis.values.len() as u64).ok_or_else(|| {
                 Error::config(
-                    "strategy.params",
+                    key::STRATEGY_PARAMS,
                     "the grid has more than 2^64 combinations; narrow the ranges or use larger steps",
                 )
             })?;
@@ -310,7 +311,7 @@ impl ParamSpace {
             };
             if !possible {
                 return Err(Error::config(
-                    "strategy.constraints",
+                    key::STRATEGY_CONSTRAINTS,
                     format!(
                         "\"{}\" excludes every combination of the grid ({self}); nothing would be screened",
                         c.text
@@ -327,7 +328,7 @@ impl ParamSpace {
             if !any {
                 let all: Vec<&str> = self.constraints.iter().map(|c| c.text.as_str()).collect();
                 return Err(Error::config(
-                    "strategy.constraints",
+                    key::STRATEGY_CONSTRAINTS,
                     format!(
                         "together, {} exclude every combination of the grid ({self}); nothing would be screened",
                         all.join(", ")
@@ -380,7 +381,7 @@ fn round_digits(v: f64, digits: usize) -> f64 {
 
 /// start + i·step for i = 0, 1, … while ≤ stop (within 1e-9 of a step).
 pub fn range_values(name: &str, start: f64, stop: f64, step: f64) -> Result<Vec<f64>> {
-    let key = format!("strategy.params.{name}");
+    let key = key::param(name);
     if !(start.is_finite() && stop.is_finite() && step.is_finite()) {
         return Err(Error::config(
             key,
@@ -459,7 +460,7 @@ impl Axis {
     /// The axis of parameter `name` (of the strategy `owner`), every value
     /// checked against its spec; errors name `strategy.params.<name>`.
     pub fn checked(owner: &str, specs: &[ParamSpec], name: &str, axis: AxisValues) -> Result<Axis> {
-        let key = format!("strategy.params.{name}");
+        let key = key::param(name);
         let param =
             param_index(owner, specs, name).map_err(|e| Error::config(&key, e.to_string()))?;
         let pspec = &specs[param];

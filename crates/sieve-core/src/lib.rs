@@ -3,7 +3,8 @@
 //! lowest first:
 //!
 //! * [`error`], [`format`] (numbers and times as files write them), [`param`]
-//!   (what a strategy parameter is).
+//!   (what a strategy parameter is), [`key`] (the config keys the modules
+//!   below `config` name in their errors).
 //! * [`data`] loads and validates bars into columnar [`data::Bars`];
 //!   [`indicators`] computes each distinct indicator setting once
 //!   ([`indicators::IndicatorSet`]); [`engine`] fills target positions in f64
@@ -34,6 +35,7 @@ pub mod evaluate;
 pub mod format;
 pub mod grid;
 pub mod indicators;
+pub mod key;
 pub mod lanes;
 pub mod market;
 pub mod metrics;

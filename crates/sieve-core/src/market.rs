@@ -78,7 +78,7 @@ impl Market {
         for (name, mut bars) in data {
             if instruments.iter().any(|i: &Instrument| i.name == name) {
                 return Err(Error::config(
-                    "data.names",
+                    crate::key::DATA_NAMES,
                     format!("instrument name '{name}' is used twice; instruments must not repeat (set data.names)"),
                 ));
             }

@@ -12,6 +12,7 @@ use sieve_core::{Error, Result};
 use crate::files::Num;
 use crate::text::{human, table};
 use crate::Study;
+use sieve_core::key;
 
 /// One instrument's backtest of the parameters.
 pub struct InstrumentRun {
@@ -265,7 +266,7 @@ pub fn load_config<C: AsRef<Config>>(
 pub fn rule_overrides(sets: &[String]) -> Vec<String> {
     sets.iter()
         .filter_map(|s| s.split_once('='))
-        .map(|(name, value)| format!("strategy.params.{}={}", name.trim(), value.trim()))
+        .map(|(name, value)| format!("{}={}", key::param(name.trim()), value.trim()))
         .collect()
 }
 

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use sieve_core::config::Config;
 use sieve_core::data::{self, Bars, LoadOptions};
+use sieve_core::key;
 use sieve_core::{Error, Result};
 
 /// Bars of the built-in example data (`sieve synth` defaults).
@@ -76,7 +77,7 @@ pub fn load_data_with(
 /// `data.paths` expanded (glob patterns, each pattern's matches sorted) and
 /// named (`data.names`, else the file stems).
 pub fn instrument_files(config: &Config) -> Result<Vec<(String, PathBuf)>> {
-    let bad = |message: String| Error::config("data.paths", message);
+    let bad = |message: String| Error::config(key::DATA_PATHS, message);
     let mut files: Vec<PathBuf> = Vec::new();
     for pattern in &config.paths {
         let text = pattern.to_string_lossy();
@@ -108,7 +109,7 @@ pub fn instrument_files(config: &Config) -> Result<Vec<(String, PathBuf)>> {
     let names: Vec<String> = match &config.names {
         Some(names) if names.len() != files.len() => {
             return Err(Error::config(
-                "data.names",
+                key::DATA_NAMES,
                 format!(
                     "{} name(s) for {} file(s) of data.paths ({})",
                     names.len(),
@@ -136,7 +137,7 @@ pub fn instrument_files(config: &Config) -> Result<Vec<(String, PathBuf)>> {
                 None => " (name them with data.names)",
             };
             return Err(Error::config(
-                "data.names",
+                key::DATA_NAMES,
                 format!(
                     "instrument '{name}' names both {} and {}; instruments must not repeat{hint}",
                     files[j].display(),

@@ -20,6 +20,7 @@ use crate::rundir::{check_run_folder, remove_cut_writes, RunKind, RunLock, Stage
 use crate::shard::Shard;
 use crate::sweep::{SweepPlan, Swept};
 use crate::{files, optimize, report, walkforward, Study};
+use sieve_core::key;
 
 /// The built-in example's config: what `sieve optimize` with no config and
 /// `sieve.optimize(None, None, out=…)` run.
@@ -42,7 +43,7 @@ pub fn example_config(
         .map_err(|e| Error::config("<example>", format!("{e}")))?;
     let mut note = String::from("the activation strategy on synthetic daily data");
     let given = |prefix: &str| options.iter().any(|o| o.trim_start().starts_with(prefix));
-    if data_given && !given("score.score_start") && !given("score.holdout_start") {
+    if data_given && !given(key::SCORE_START) && !given(key::HOLDOUT_START) {
         if let Some(toml::Value::Table(score)) = example.get_mut("score") {
             score.insert("score_start".into(), "40%".into());
             score.insert("holdout_start".into(), "80%".into());
@@ -53,7 +54,7 @@ pub fn example_config(
         if let Some(toml::Value::Table(strategy)) = example.get_mut("strategy") {
             strategy.remove("params");
         }
-        if given("strategy.params") {
+        if given(key::STRATEGY_PARAMS) {
             note.push_str(&format!(
                 "; {name} with the grid given by -O strategy.params.*"
             ));

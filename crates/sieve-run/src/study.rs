@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::settings::{Checked, RunSettings};
+use sieve_core::key;
 
 /// Everything a job needs about what it studies, checked once and hashed.
 /// Its inputs are shared (`Arc`): a clone costs no copy of the prices, and
@@ -480,13 +481,14 @@ pub fn warnings(config: &Config, scoring: &Scoring, bars: &Bars) -> Vec<String> 
     let cash = scoring.engine.initial_cash;
     if outside(cash) {
         out.push(format!(
-            "backtest.initial_cash = {} is outside {range}: equity and trade sizes may overflow to infinity; use a cash amount within it",
+            "{} = {} is outside {range}: equity and trade sizes may overflow to infinity; use a cash amount within it",
+            key::BACKTEST_INITIAL_CASH,
             short(cash)
         ));
     }
     for (key, v) in [
-        ("backtest.fee", config.scoring.engine.fee),
-        ("backtest.slippage", config.scoring.engine.slippage),
+        (key::BACKTEST_FEE, config.scoring.engine.fee),
+        (key::BACKTEST_SLIPPAGE, config.scoring.engine.slippage),
     ] {
         if v >= 0.05 {
             out.push(format!(

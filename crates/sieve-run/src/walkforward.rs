@@ -90,7 +90,7 @@ pub fn folds(bars: &Bars, wf: &WalkForward, limit: usize) -> Result<Vec<Fold>> {
     let start_bar = wf.start.map_or(0, |t| bars.index_at_or_after(t));
     if start_bar >= limit {
         return Err(Error::config(
-            "walkforward.start",
+            sieve_core::key::WALKFORWARD_START,
             "is at or after the end of the data (or the holdout)",
         ));
     }

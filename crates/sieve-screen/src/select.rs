@@ -12,7 +12,7 @@ pub fn backend_by_name(name: &str) -> Result<Box<dyn ScreenBackend>> {
         "cpu" => Ok(Box::new(CpuBackend)),
         "gpu" => Ok(Box::new(GpuBackend::new()?)),
         other => Err(Error::config(
-            "sweep.backend",
+            sieve_core::key::SWEEP_BACKEND,
             format!("unknown backend '{other}'; expected cpu or gpu"),
         )),
     }

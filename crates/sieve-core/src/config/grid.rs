@@ -3,6 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::grid::{range_values, round_sig, Axis, AxisValues, ParamSpace};
+use crate::key;
 use crate::rules::RuleAxis;
 use crate::strategy::{param_index, Strategy};
 
@@ -21,7 +22,7 @@ pub fn space(
                 .map(|(name, spec)| {
                     // Each entry whole (name, values, their checks) before
                     // the next: the first entry with a mistake is named.
-                    let key = format!("strategy.params.{name}");
+                    let key = key::param(name);
                     param_index(strategy, name).map_err(|e| Error::config(&key, e.to_string()))?;
                     let values = axis_values(&key, name, spec)?;
                     Axis::checked(strategy.name(), strategy.params(), name, values)
@@ -45,7 +46,7 @@ pub fn rule_axes(table: &toml::Table) -> Vec<(String, RuleAxis)> {
     table
         .iter()
         .map(|(name, spec)| {
-            let key = format!("strategy.params.{name}");
+            let key = key::param(name);
             let values = axis_values(&key, name, spec).map_err(|e| match e {
                 Error::Config { message, .. } => message,
                 other => other.to_string(),

@@ -15,6 +15,7 @@ use crate::engine::{EngineConfig, Fill};
 use crate::error::{Error, Result};
 use crate::evaluate::{ScoringSpec, Shares};
 use crate::grid::ParamSpace;
+use crate::key;
 use crate::metrics::{Aggregate, Aggregation, Boundary, Objective};
 use crate::rules::{
     ExternalFunctions, KeyValue, ManagedBuiltin, Management, RuleSource, RuleStrategy, KEYS,
@@ -148,7 +149,7 @@ fn management(strategy: Option<&toml::Table>) -> Result<Management> {
         let Some(v) = strategy.and_then(|t| t.get(spec.name)) else {
             continue;
         };
-        let key = format!("strategy.{}", spec.name);
+        let key = key::strategy(spec.name);
         let value = match v {
             toml::Value::String(s) => KeyValue::Expr(s.clone()),
             toml::Value::Integer(i) => KeyValue::Number(*i as f64),
@@ -195,14 +196,14 @@ impl RawStrategy {
         }
         if self.entry.is_none() && self.exit.is_none() && self.trailing_stop.is_some() {
             return Err(Error::config(
-                "strategy.trailing_stop",
+                key::STRATEGY_TRAILING_STOP,
                 "a trailing stop is a rule strategy's (with entry and exit); a built-in takes stop_loss or stop_distance, a stop fixed at the entry",
             ));
         }
         let required = |key: &str, v: &Option<String>| {
             v.clone().ok_or_else(|| {
                 Error::config(
-                    format!("strategy.{key}"),
+                    key::strategy(key),
                     "missing: a rule strategy needs both entry and exit (exit = \"false\" exits only by the trailing stop)",
                 )
             })
@@ -214,7 +215,7 @@ impl RawStrategy {
             .map(|(name, v)| match v {
                 toml::Value::String(text) => Ok((name.clone(), text.clone())),
                 other => Err(Error::config(
-                    format!("strategy.define.{name}"),
+                    key::define(name),
                     format!("must be an expression in quotes, got {other}"),
                 )),
             })
@@ -658,7 +659,7 @@ fn apply_override(table: &mut toml::Table, item: &str) -> Result<()> {
             cur.remove("paths");
             cur.remove("names");
         }
-        "data.paths" => {
+        key::DATA_PATHS => {
             cur.remove("path");
         }
         _ => {}
@@ -702,18 +703,18 @@ fn backtest_costs(b: &RawBacktest) -> Result<BacktestCosts> {
         }
         Ok(v)
     };
-    let fee = non_negative("backtest.fee", b.fee, 0.0)?;
-    let slippage = non_negative("backtest.slippage", b.slippage, 0.0)?;
+    let fee = non_negative(key::BACKTEST_FEE, b.fee, 0.0)?;
+    let slippage = non_negative(key::BACKTEST_SLIPPAGE, b.slippage, 0.0)?;
     if slippage >= 1.0 {
         return Err(Error::config(
-            "backtest.slippage",
+            key::BACKTEST_SLIPPAGE,
             format!("must be below 1, got {slippage}"),
         ));
     }
     let lot_size = non_negative("backtest.lot_size", b.lot_size, 0.0)?;
-    let initial_cash = non_negative("backtest.initial_cash", b.initial_cash, 10_000.0)?;
+    let initial_cash = non_negative(key::BACKTEST_INITIAL_CASH, b.initial_cash, 10_000.0)?;
     if initial_cash == 0.0 {
-        return Err(Error::config("backtest.initial_cash", "must be above 0"));
+        return Err(Error::config(key::BACKTEST_INITIAL_CASH, "must be above 0"));
     }
     let annualization = match &b.annualization {
         None => Annualization::Auto,
@@ -750,8 +751,8 @@ fn score_section(s: &RawScore) -> Result<ScoreSection> {
         Some(o) => o.parse().map_err(|m| Error::config("score.objective", m))?,
         None => Objective::default(),
     };
-    let score_start = boundary_key("score.score_start", s.score_start.clone())?;
-    let holdout_start = boundary_key("score.holdout_start", s.holdout_start.clone())?;
+    let score_start = boundary_key(key::SCORE_START, s.score_start.clone())?;
+    let holdout_start = boundary_key(key::HOLDOUT_START, s.holdout_start.clone())?;
     let ordered = match (score_start, holdout_start) {
         (Some(Boundary::Time(a)), Some(Boundary::Time(h))) => a < h,
         (Some(Boundary::Share(a)), Some(Boundary::Share(h))) => a < h,
@@ -759,13 +760,15 @@ fn score_section(s: &RawScore) -> Result<ScoreSection> {
     };
     if !ordered {
         return Err(Error::config(
-            "score.score_start",
+            key::SCORE_START,
             "must be before score.holdout_start",
         ));
     }
     let aggregation = Aggregation {
         how: match &s.aggregate {
-            Some(a) => a.parse().map_err(|m| Error::config("score.aggregate", m))?,
+            Some(a) => a
+                .parse()
+                .map_err(|m| Error::config(key::SCORE_AGGREGATE, m))?,
             None => Aggregate::default(),
         },
         skip_undefined: s.aggregate_skip_undefined.unwrap_or(false),
@@ -789,26 +792,26 @@ fn data_paths(data: &RawData, resolve: &dyn Fn(PathBuf) -> PathBuf) -> Result<Ve
     };
     if data.path.is_some() && !paths.is_empty() {
         return Err(Error::config(
-            "data.paths",
+            key::DATA_PATHS,
             "data.path and data.paths are both set; use data.path for one file, data.paths for several",
         ));
     }
     if paths_given && paths.is_empty() {
         return Err(Error::config(
-            "data.paths",
+            key::DATA_PATHS,
             "is empty; list at least one file",
         ));
     }
     if let Some(names) = &data.names {
         if paths.is_empty() {
             return Err(Error::config(
-                "data.names",
+                key::DATA_NAMES,
                 "names the files of data.paths, which is not set",
             ));
         }
         if let Some(bad) = names.iter().find(|n| !crate::market::is_instrument_name(n)) {
             return Err(Error::config(
-                "data.names",
+                key::DATA_NAMES,
                 format!("\"{bad}\" is not a usable name: use letters, digits, '_', '-' or '.', starting with a letter or digit"),
             ));
         }

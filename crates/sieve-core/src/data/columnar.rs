@@ -15,6 +15,7 @@ use crate::data::columns::{find_columns, Columns};
 use crate::data::time::MS_PER_DAY;
 use crate::data::validate::{Cell, Row, TimeCell, Validator};
 use crate::data::{Bars, LoadOptions, Loaded};
+use crate::key::DATA_COLUMNS;
 
 /// The columns chosen from a file's schema, and what to tell the user.
 pub(crate) struct Plan {
@@ -30,7 +31,7 @@ impl Plan {
     pub fn new(schema: &Schema, options: &LoadOptions, kind: &str) -> Result<Plan, String> {
         if options.columns.is_some() {
             return Err(format!(
-                "data.columns names the columns of a CSV file without a header; this {kind} file names its own columns (remove data.columns)"
+                "{DATA_COLUMNS} names the columns of a CSV file without a header; this {kind} file names its own columns (remove {DATA_COLUMNS})"
             ));
         }
         let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();

@@ -87,7 +87,8 @@ impl Columns {
     pub fn notices(&self, names: &[&str], options: &LoadOptions) -> Result<Vec<String>, String> {
         if options.adjust && self.adj_close.is_none() {
             return Err(format!(
-                "data.adjust = true needs an adjusted-close column (Adj Close, adj_close, adjclose or adjusted_close); found: {}",
+                "{} = true needs an adjusted-close column (Adj Close, adj_close, adjclose or adjusted_close); found: {}",
+                crate::key::DATA_ADJUST,
                 names.join(", ")
             ));
         }

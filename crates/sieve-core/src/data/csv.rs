@@ -97,7 +97,7 @@ pub fn read_csv(input: impl Read, options: &LoadOptions) -> Result<Loaded, Strin
     }
     let names: Vec<&str> = header.iter().collect();
     let cols = find_columns(&names).map_err(|e| match options.columns {
-        Some(_) => format!("data.columns: {e}"),
+        Some(_) => format!("{}: {e}", crate::key::DATA_COLUMNS),
         None if names.len() == 1 && (names[0].contains(';') || names[0].contains('\t')) => {
             format!("line 1: {e} (the file does not look comma-separated)")
         }

@@ -8,6 +8,7 @@ use super::{Drawdown, Metrics, ReturnMoments, TradeStats};
 use crate::data::{Bars, MS_PER_DAY};
 use crate::engine::Trade;
 use crate::error::{Error, Result};
+use crate::key::{HOLDOUT_START, SCORE_START};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WindowKind {
@@ -92,23 +93,23 @@ impl Windows {
         let mut other: Vec<String> = Vec::new();
         if let Some(s) = score_start {
             if score_from == n {
-                after.push(format!("score.score_start {s}"));
+                after.push(format!("{SCORE_START} {s}"));
             }
         }
         if let Some(h) = holdout_start {
             if split == 0 {
                 other.push(format!(
-                    "score.holdout_start {h} is at or before the first bar: no data is left to select on"
+                    "{HOLDOUT_START} {h} is at or before the first bar: no data is left to select on"
                 ));
             } else if split == n {
-                after.push(format!("score.holdout_start {h}"));
+                after.push(format!("{HOLDOUT_START} {h}"));
             }
         }
         if let Some(s) = score_start {
             if score_from < n && score_from >= split && split > 0 {
                 let h = holdout_start.map_or(String::new(), |h| h.to_string());
                 other.push(format!(
-                    "score.score_start {s} is at or after score.holdout_start {h}: the score window would be empty"
+                    "{SCORE_START} {s} is at or after {HOLDOUT_START} {h}: the score window would be empty"
                 ));
             }
         }

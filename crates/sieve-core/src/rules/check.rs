@@ -251,7 +251,7 @@ impl Checker {
             self.params[i].used = true;
             return Ok(self.graph.add(Op::Param(i), Ty::Num, false, 1 << i));
         }
-        if self.key.strip_prefix("strategy.define.") == Some(name) {
+        if self.key == crate::key::define(name) {
             return Err(err(e.span.start, format!("'{name}' refers to itself")));
         }
         if self.pending.contains(name) {

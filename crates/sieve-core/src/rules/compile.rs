@@ -13,6 +13,7 @@ use super::parse;
 use super::plan::Plan;
 use super::source::{check_name, RuleAxis, RuleSource, MAX_DEFINES};
 use crate::error::{Error, Result};
+use crate::key;
 use crate::strategy::{ParamKind, ParamSpec};
 
 impl RuleStrategy {
@@ -152,7 +153,7 @@ fn check_limits(source: &RuleSource) -> Result<()> {
         .any(|s| s.name() == source.name)
     {
         return Err(Error::config(
-            "strategy.name",
+            key::STRATEGY_NAME,
             format!(
                 "'{}' is a built-in strategy; give your rule strategy another name",
                 source.name
@@ -161,13 +162,13 @@ fn check_limits(source: &RuleSource) -> Result<()> {
     }
     if source.params.len() > 64 {
         return Err(Error::config(
-            "strategy.params",
+            key::STRATEGY_PARAMS,
             "a rule strategy takes at most 64 parameters",
         ));
     }
     if source.define.len() > MAX_DEFINES {
         return Err(Error::config(
-            "strategy.define",
+            key::STRATEGY_DEFINE,
             format!(
                 "{} definitions; a rule strategy takes at most {MAX_DEFINES}",
                 source.define.len()
@@ -175,7 +176,7 @@ fn check_limits(source: &RuleSource) -> Result<()> {
         ));
     }
     for (name, _) in &source.params {
-        check_name(&format!("strategy.params.{name}"), name)?;
+        check_name(&key::param(name), name)?;
     }
     Ok(())
 }
@@ -183,7 +184,7 @@ fn check_limits(source: &RuleSource) -> Result<()> {
 /// `[strategy.define]`, in order: each usable by the ones below it.
 fn compile_defines(checker: &mut Checker, source: &RuleSource, params: &[String]) -> Result<()> {
     for (name, text) in &source.define {
-        let key = format!("strategy.define.{name}");
+        let key = key::define(name);
         check_name(&key, name)?;
         if params.contains(name) {
             return Err(Error::config(
@@ -201,7 +202,7 @@ fn compile_defines(checker: &mut Checker, source: &RuleSource, params: &[String]
 /// root of the graph.
 fn compile_roots(checker: &mut Checker, source: &RuleSource) -> Result<Roots> {
     let rule = |c: &mut Checker, key: &str, text: &str| {
-        compile_text(c, &format!("strategy.{key}"), text, Some(Ty::Bool))
+        compile_text(c, &key::strategy(key), text, Some(Ty::Bool))
     };
     let entry = rule(checker, "entry", &source.entry)?;
     let exit = rule(checker, "exit", &source.exit)?;
@@ -213,13 +214,13 @@ fn compile_roots(checker: &mut Checker, source: &RuleSource) -> Result<Roots> {
         (None, None) => None,
         (Some(_), None) => {
             return Err(Error::config(
-                "strategy.short_exit",
+                key::STRATEGY_SHORT_EXIT,
                 "missing: short_entry and short_exit come together",
             ))
         }
         (None, Some(_)) => {
             return Err(Error::config(
-                "strategy.short_entry",
+                key::STRATEGY_SHORT_ENTRY,
                 "missing: short_entry and short_exit come together",
             ))
         }
@@ -227,7 +228,7 @@ fn compile_roots(checker: &mut Checker, source: &RuleSource) -> Result<Roots> {
     let stop = match &source.trailing_stop {
         Some(t) => Some(compile_text(
             checker,
-            "strategy.trailing_stop",
+            key::STRATEGY_TRAILING_STOP,
             t,
             Some(Ty::Num),
         )?),
@@ -239,12 +240,12 @@ fn compile_roots(checker: &mut Checker, source: &RuleSource) -> Result<Roots> {
         let id = match value {
             KeyValue::Number(v) => checker.number(*v),
             KeyValue::Expr(text) => {
-                compile_text(checker, &format!("strategy.{key}"), text, Some(Ty::Num))?
+                compile_text(checker, &key::strategy(key), text, Some(Ty::Num))?
             }
         };
         if checker.graph.nodes[id].state {
             return Err(Error::config(
-                format!("strategy.{key}"),
+                key::strategy(key),
                 "is read on the close that decides the entry, before the trade exists, so it cannot read position, entry_price or bars_held (a stop or target is measured from the entry price already)",
             ));
         }
@@ -275,7 +276,7 @@ fn mark_reached(checker: &mut Checker, roots: &[Id]) -> Result<()> {
     }
     if let Some((name, _)) = checker.defines.iter().find(|(_, id)| !reached[*id]) {
         return Err(Error::config(
-            format!("strategy.define.{name}"),
+            key::define(name),
             "is not used by any rule (remove it, or use it)",
         ));
     }
@@ -296,7 +297,7 @@ fn mark_reached(checker: &mut Checker, roots: &[Id]) -> Result<()> {
         if let Some(c) = typo {
             let column = c.text[..c.at.min(c.text.len())].chars().count() + 1;
             return Err(Error::config(
-                format!("strategy.params.{}", u.name),
+                key::param(&u.name),
                 format!(
                     "is not used by any rule or definition, but the rules read '{}' ({}, column {column}), which is no parameter and so reads a column of the data: is it a typo of '{}'?",
                     c.name, c.key, u.name
@@ -328,7 +329,7 @@ pub(super) fn param_specs(
 ) -> Result<Vec<(String, ParamSpec)>> {
     let mut specs = Vec::new();
     for (u, (name, axis)) in checker.params.iter().zip(axes) {
-        let key = format!("strategy.params.{name}");
+        let key = key::param(name);
         if !u.used {
             return Err(Error::config(
                 key,

@@ -13,6 +13,7 @@ mod crossing;
 mod donchian_breakout;
 mod ema_cross;
 mod gpu;
+mod registry;
 mod rsi_reversion;
 mod sma_cross;
 mod space;
@@ -22,7 +23,7 @@ use std::sync::Arc;
 
 use crate::data::Bars;
 use crate::engine::{self, EngineConfig, Sink};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::grid::ParamSpace;
 use crate::indicators::{Builtin, Indicator, IndicatorSet, SeriesSource};
 use crate::simd::Level;
@@ -35,9 +36,9 @@ pub(crate) use crossing::CrossJob;
 pub use donchian_breakout::DonchianBreakout;
 pub use ema_cross::EMA_CROSS;
 pub use gpu::{GeneratedKernel, GpuKernel};
+pub use registry::{lookup, registry};
 pub use rsi_reversion::RsiReversion;
 pub use sma_cross::SMA_CROSS;
-pub use space::{indicators_for_sets, indicators_for_space};
 
 pub use crate::param::{ParamKind, ParamSpec};
 
@@ -250,33 +251,6 @@ pub trait Strategy: Send + Sync {
     );
 }
 
-/// Every built-in strategy, in the order `sieve strategies` lists them.
-pub fn registry() -> &'static [&'static dyn Strategy] {
-    static REGISTRY: [&dyn Strategy; 5] = [
-        &SMA_CROSS,
-        &EMA_CROSS,
-        &RsiReversion,
-        &DonchianBreakout,
-        &Activation,
-    ];
-    &REGISTRY
-}
-
-/// The strategy called `name`, or an error listing the known ones.
-pub fn lookup(name: &str) -> Result<&'static dyn Strategy> {
-    registry()
-        .iter()
-        .copied()
-        .find(|s| s.name() == name)
-        .ok_or_else(|| {
-            let known: Vec<_> = registry().iter().map(|s| s.name()).collect();
-            Error::config(
-                "strategy.name",
-                format!("unknown strategy '{name}'; known: {}", known.join(", ")),
-            )
-        })
-}
-
 /// A strategy a run holds: a built-in (static) or one compiled from the
 /// config (shared, and dropped when the last run holding it ends).
 #[derive(Clone)]
@@ -322,6 +296,39 @@ pub fn indicators_for(strategy: &(impl Strategy + ?Sized), params: &[f64]) -> Ve
     let mut v = Vec::new();
     strategy.indicators(params, &mut v);
     v
+}
+
+/// Every indicator setting any combination of `space` needs.
+///
+/// Strategies derive indicators from their whole-number (length) parameters
+/// only, so this walks the product of the int axes, not the whole grid.
+pub fn indicators_for_space(
+    strategy: &(impl Strategy + ?Sized),
+    space: &ParamSpace,
+) -> Vec<Indicator> {
+    let int_params: Vec<usize> = space
+        .axes
+        .iter()
+        .map(|a| a.param)
+        .filter(|&p| strategy.params()[p].kind == ParamKind::Int)
+        .collect();
+    let mut keys = space::Keys::default();
+    space.for_each_setting(&int_params, |params| {
+        keys.add(|out| strategy.indicators(params, out))
+    });
+    keys.finish()
+}
+
+/// The indicator settings needed by every parameter set in `sets`.
+pub fn indicators_for_sets<'p>(
+    strategy: &(impl Strategy + ?Sized),
+    sets: impl IntoIterator<Item = &'p [f64]>,
+) -> Vec<Indicator> {
+    let mut keys = space::Keys::default();
+    for params in sets {
+        keys.add(|out| strategy.indicators(params, out));
+    }
+    keys.finish()
 }
 
 /// First bar at which every listed indicator is defined.

@@ -11,49 +11,13 @@
 //! must propose from the history alone (no hidden state), so that the same
 //! history gives the same proposal.
 
+mod propose;
 mod zoom;
 
+pub use propose::{History, Next, Proposal, Search};
 pub use zoom::Zoom;
 
-use sieve_core::grid::Axis;
-use sieve_core::Result;
-
-use crate::rundir::{IterationRecord, RunDir};
 use crate::Study;
-
-/// What a search proposes from.
-pub struct History<'a> {
-    pub study: &'a Study,
-    /// The run's first grid: what every proposal lies within.
-    pub original: &'a [Axis],
-    /// Every iteration so far, oldest first.
-    pub iterations: &'a [IterationRecord],
-    /// The run folder: each iteration's `sweep.csv` (its screened top K)
-    /// and `verified.csv`.
-    pub dir: &'a RunDir,
-}
-
-/// One iteration's combinations: a grid, and the indices of it to screen.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Proposal {
-    pub axes: Vec<Axis>,
-    /// Grid indices of `axes` to screen; `None`: every one.
-    pub indices: Option<Vec<u64>>,
-}
-
-/// What a search says next.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Next {
-    Try(Proposal),
-    /// Nothing left worth trying: the loop ends.
-    Exhausted,
-}
-
-/// Proposes each iteration's combinations.
-pub trait Search {
-    /// The next proposal, from the history alone.
-    fn propose(&self, history: &History<'_>) -> Result<Next>;
-}
 
 /// The search a study asks for: the zoom-in (a `[search] method` key will
 /// choose among several).
