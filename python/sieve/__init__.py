@@ -261,10 +261,12 @@ def backtest_signals(
             for name, value in given.items()
             if value is not None
         ]
-        text, traded, curves, robustness = _native.backtest_signals(
+        text, traded, curves, robustness, notes = _native.backtest_signals(
             d.arg, _config(config, None), [], [str(c) for c in labels], arrays["entries"][0], arrays["exits"][0], short,
             keys, _threads(threads), bool(trades), bool(equity), bool(robust),
         )
+        for note in notes:
+            _warn(note)
         tz = d.tz
     # The rows keep the columns' own labels (not re-read from text).
     result = _csv(text).drop(columns="column")
@@ -302,6 +304,31 @@ def _signal_labels(signals):
     return list(first.columns)
 
 
+def _utc(index):
+    """A DatetimeIndex as UTC instants (naive times are UTC, as the data's)."""
+    return index.tz_localize("UTC") if index.tz is None else index.tz_convert("UTC")
+
+
+def _same_index(a, b):
+    """Whether two indexes name the same bars: equal, or the same instants
+    in order whatever their time zones (naive = UTC)."""
+    if a.equals(b):
+        return True
+    times = (pd.DatetimeIndex,)
+    return isinstance(a, times) and isinstance(b, times) and len(a) == len(b) and _utc(a).equals(_utc(b))
+
+
+def _index_difference(given, data):
+    """What differs between a signal's index and the data's, for a message."""
+    zone = lambda i: str(i.tz) if i.tz is not None else "naive (UTC)"  # noqa: E731
+    if isinstance(given, pd.DatetimeIndex) and isinstance(data, pd.DatetimeIndex) and str(given.tz) != str(data.tz):
+        return "its times are in %s, the data's in %s, and the instants differ; align it with the DataFrame" % (
+            zone(given),
+            zone(data),
+        )
+    return "align it with the DataFrame: same times, same order"
+
+
 def _signal_width(v):
     """Columns in a set of signals: a DataFrame's or 2-D array's, else 1."""
     shape = getattr(v, "shape", None)
@@ -316,8 +343,8 @@ def _signal_array(what, v, index, width):
         raise TypeError("%s: expected booleans (a Series, DataFrame or array), got None" % what)
     try:
         if isinstance(v, (pd.Series, pd.DataFrame)):
-            if index is not None and not v.index.equals(index):
-                raise DataError("%s: its index is not the data's (align it with the DataFrame: same times, same order)" % what)
+            if index is not None and not _same_index(v.index, index):
+                raise DataError("%s: its index is not the data's (%s)" % (what, _index_difference(v.index, index)))
             plain = v.to_numpy()
             # Plain booleans (the usual case) go straight through; anything
             # else (nullable, numbers, objects) goes through pandas' rules.
@@ -353,18 +380,19 @@ def _signal_values(what, v, index, labels, named, bars):
     if isinstance(v, bool) or isinstance(v, (str, bytes)):
         raise TypeError("%s: expected numbers, got %s" % (what, type(v).__name__))
     try:
-        if isinstance(v, numbers.Real):
+        if isinstance(v, numbers.Real) or (np.ndim(v) == 0 and not isinstance(v, Mapping)):
+            # A number of any type (int, float, Decimal, a NumPy scalar).
             out = np.full((bars, width), float(v))
         elif isinstance(v, pd.DataFrame):
-            if index is not None and not v.index.equals(index):
-                raise DataError("%s: its index is not the data's (align it with the DataFrame)" % what)
+            if index is not None and not _same_index(v.index, index):
+                raise DataError("%s: its index is not the data's (%s)" % (what, _index_difference(v.index, index)))
             if named:
                 missing = [c for c in labels if c not in v.columns]
                 if missing:
                     raise DataError("%s: no column %r; its columns pair with the signals' by label" % (what, missing[0]))
                 v = v[labels]
             out = v.to_numpy(dtype=float)
-        elif isinstance(v, pd.Series) and index is not None and len(v) == bars and v.index.equals(index):
+        elif isinstance(v, pd.Series) and index is not None and len(v) == bars and _same_index(v.index, index):
             out = np.repeat(v.to_numpy(dtype=float)[:, None], width, axis=1)
         elif isinstance(v, pd.Series) and not set(labels) <= set(v.index):
             raise DataError(
@@ -373,6 +401,12 @@ def _signal_values(what, v, index, labels, named, bars):
             )
         elif isinstance(v, (pd.Series, Mapping)):
             by_label = v if isinstance(v, Mapping) else v.to_dict()
+            unknown = [k for k in by_label if k not in labels]
+            if unknown:
+                raise DataError(
+                    "%s: %r is not a signal column (a Series or dict gives one value per signal column, by label; "
+                    "the columns are %s)" % (what, unknown[0], ", ".join(map(repr, labels[:10])))
+                )
             missing = [c for c in labels if c not in by_label]
             if missing:
                 raise DataError(
@@ -745,9 +779,17 @@ def _indicator_values(result, index, what):
     bars = len(index)
     if isinstance(result, pd.DataFrame):
         raise DataError("indicator %s returned a DataFrame; return one Series or array (one value per bar)" % what)
-    if isinstance(result, pd.Series) and not isinstance(result.index, pd.RangeIndex) and not result.index.equals(index):
+    # A Series is read by position only where its index says so: the bars'
+    # own index, or exactly 0..n-1 in order (reversed, shifted or strided
+    # row numbers would pair values with the wrong bars: look-ahead).
+    if (
+        isinstance(result, pd.Series)
+        and not result.index.equals(index)
+        and not result.index.equals(pd.RangeIndex(len(result)))
+    ):
         raise DataError(
-            "indicator %s returned a Series whose index is not the bars' (keep df's index, or return an array)" % what
+            "indicator %s returned a Series whose index is neither the bars' nor 0..n-1 in order (keep df's "
+            "index, or return an array)" % what
         )
     if np.iscomplexobj(result):
         raise DataError("indicator %s returned complex numbers; return real ones (floats)" % what)

@@ -1159,3 +1159,82 @@ def test_too_many_threads_name_the_keyword_and_the_limit(frame):
     number)."""
     with pytest.raises(ValueError, match=r"threads=1000000000000: at most 4096 \(0 = one per core\)"):
         sieve.sweep(frame, CONFIG, threads=10**12)
+
+
+def test_signal_trade_keys_follow_the_configs_rule(frame):
+    """Trade-management values given to backtest_signals are checked by the
+    rule the config's constants follow (issue 47, item 9): a size above the
+    leverage, a size of 0 or below, fractional bars, a stop in percent or
+    below 0 are refused, naming the key and column; a target in percent is
+    warned about; a per-column dict naming no column is refused."""
+    up = frame["close"] > frame["close"].rolling(10).mean()
+    down = ~up
+    refused = [
+        ({"size": 2}, r"size: column 'close', bar \d+ \(.*\): 2 is above backtest.max_leverage = 1"),
+        ({"size": 0}, r"size: .*must be above 0"),
+        ({"size": -1}, r"size: .*must be above 0"),
+        ({"max_bars": 2.5}, r"max_bars: .*must be a whole number of bars, got 2.5"),
+        ({"stop_loss": 5}, r"stop_loss: .*must be below 1 \(a fraction of the entry price: 0.05 is 5 %\)"),
+        ({"stop_loss": -0.05}, r"stop_loss: .*must be above 0"),
+        ({"stop_distance": 0}, r"stop_distance: .*must be above 0"),
+    ]
+    for keys, message in refused:
+        with pytest.raises(sieve.SieveError, match=message):
+            sieve.backtest_signals(frame, up, down, **keys)
+    # The CLI refuses the same number with the same words.
+    with pytest.raises(sieve.SieveError, match=r"strategy.stop_loss.*must be below 1"):
+        sieve.backtest(frame, "sma_cross", {}, config={"strategy": {"stop_loss": 5}})
+    with pytest.warns(UserWarning, match=r"take_profit = 10 puts the target 1000 % from the entry price"):
+        sieve.backtest_signals(frame, up, down, take_profit=10)
+    wide = pd.DataFrame({"a": up, "b": up})
+    with pytest.raises(sieve.DataError, match=r"stop_loss: 'typo' is not a signal column"):
+        sieve.backtest_signals(frame, wide, ~wide, stop_loss={"a": 0.05, "b": 0.05, "typo": 0.5})
+    # NaN leaves a bar unset, as before; a Decimal is a number.
+    nan_stops = pd.Series(np.nan, index=frame.index)
+    plain = sieve.backtest_signals(frame, up, down)
+    pdt.assert_frame_equal(sieve.backtest_signals(frame, up, down, stop_loss=nan_stops), plain)
+    from decimal import Decimal
+
+    pdt.assert_frame_equal(
+        sieve.backtest_signals(frame, up, down, stop_loss=Decimal("0.03")),
+        sieve.backtest_signals(frame, up, down, stop_loss=0.03),
+    )
+
+
+def test_an_indicator_series_is_read_by_its_index_not_its_position(frame):
+    """A returned Series with row numbers is accepted only as 0..n-1 in
+    order: reversed, shifted or strided numbers would pair each value with
+    another bar (look-ahead; issue 47, item 5)."""
+    config = {"strategy": {"name": "s", "entry": "f(3) > 0", "exit": "f(3) < 0", "params": {}}}
+
+    def frame_of(change):
+        return {"f": (lambda df, n: change(df["close"].diff(n)), [("n", int)])}
+
+    for bad in [
+        lambda s: s.reset_index(drop=True)[::-1],
+        lambda s: s.set_axis(pd.RangeIndex(1, len(s) + 1)),
+        lambda s: s.set_axis(pd.RangeIndex(0, 2 * len(s), 2)),
+    ]:
+        with pytest.raises(sieve.DataError, match=r"neither the bars' nor 0..n-1 in order"):
+            sieve.sweep(frame, config, indicators=frame_of(bad))
+    by_position = sieve.sweep(frame, config, indicators=frame_of(lambda s: s.reset_index(drop=True)))
+    by_time = sieve.sweep(frame, config, indicators=frame_of(lambda s: s))
+    pdt.assert_frame_equal(by_position, by_time)
+
+
+def test_signals_in_another_time_zone_pair_by_instant(frame):
+    """Signals indexed by the same instants in another time zone pair with
+    the data (naive data is UTC); where the instants truly differ the
+    message names both zones (issue 47, item 13)."""
+    up = frame["close"] > frame["close"].rolling(10).mean()
+    want = sieve.backtest_signals(frame, up, ~up)
+    utc = frame.index.tz_localize("UTC") if frame.index.tz is None else frame.index.tz_convert("UTC")
+    in_utc = up.set_axis(utc)
+    pdt.assert_frame_equal(sieve.backtest_signals(frame, in_utc, ~in_utc), want)
+    new_york = frame.set_axis(utc.tz_convert("America/New_York"))
+    pdt.assert_frame_equal(sieve.backtest_signals(new_york, in_utc, ~in_utc), want)
+    shifted = in_utc.set_axis(utc + pd.Timedelta(hours=1))
+    with pytest.raises(
+        sieve.DataError, match=r"its times are in UTC, the data's in America/New_York, and the instants differ"
+    ):
+        sieve.backtest_signals(new_york, shifted, ~shifted)

@@ -165,3 +165,90 @@ fn column_mistakes_name_the_rule_and_list_the_columns() {
         "{e}"
     );
 }
+
+/// Close-only data (one price column, as many downloads are) is read as
+/// open = high = low = close, with a note saying what that means, and
+/// backtests exactly as the same file with the four columns written out
+/// (issue 47, item 16).
+#[test]
+fn close_only_data_reads_as_four_equal_prices_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let bars = synth(300, 7);
+    let mut text = String::from("date,Close\n");
+    let mut four = String::from("date,open,high,low,close\n");
+    for (t, c) in bars.time.iter().zip(&bars.close) {
+        let day = sieve_core::format::time(*t);
+        text.push_str(&format!("{day},{c}\n"));
+        four.push_str(&format!("{day},{c},{c},{c},{c}\n"));
+    }
+    let (close_only, written_out) = (dir.path().join("close.csv"), dir.path().join("four.csv"));
+    std::fs::write(&close_only, text).unwrap();
+    std::fs::write(&written_out, four).unwrap();
+    let run = |path: &Path| {
+        let out = crate::sieve()
+            .args(["backtest", "--strategy", "sma_cross", "--data"])
+            .arg(path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        out
+    };
+    let (a, b) = (run(&close_only), run(&written_out));
+    // The same figures (the first line names the file).
+    let figures = |o: &std::process::Output| {
+        let text = String::from_utf8_lossy(&o.stdout).to_string();
+        text.split_once('\n')
+            .map(|(_, rest)| rest.to_string())
+            .unwrap_or_default()
+    };
+    assert!(figures(&a).contains("total_return"), "{}", figures(&a));
+    assert_eq!(figures(&a), figures(&b));
+    let err = stderr(&a);
+    assert!(
+        err.contains("only one price column ('Close'): open, high and low are taken to equal it"),
+        "{err}"
+    );
+    assert!(!stderr(&b).contains("only one price column"));
+}
+
+/// A column the rules read that holds one value on every bar (an index's
+/// volume of 0) is warned about: every rule on it is constant (item 15).
+#[test]
+fn a_constant_column_the_rules_read_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bars = synth(300, 7);
+    bars.volume = Some(vec![0.0; bars.len()]);
+    let data = dir.path().join("flat_volume.csv");
+    write_bars(&bars, &data).unwrap();
+    let cfg = dir.path().join("vwap.toml");
+    std::fs::write(
+        &cfg,
+        "[strategy]\nname = \"vol\"\nentry = \"volume > sma(volume, n)\"\nexit = \"volume < sma(volume, n)\"\n\
+         [strategy.params]\nn = 5\n",
+    )
+    .unwrap();
+    let out = crate::sieve()
+        .args(["backtest", "-c"])
+        .arg(&cfg)
+        .arg("--data")
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("volume is 0 on every bar and the rules read it"),
+        "{}",
+        stderr(&out)
+    );
+    // The same rules on a volume that moves: no such warning.
+    let moving = dir.path().join("volume.csv");
+    write_bars(&synth(300, 7), &moving).unwrap();
+    let out = crate::sieve()
+        .args(["backtest", "-c"])
+        .arg(&cfg)
+        .arg("--data")
+        .arg(&moving)
+        .output()
+        .unwrap();
+    assert!(!stderr(&out).contains("on every bar"), "{}", stderr(&out));
+}

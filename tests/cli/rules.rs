@@ -260,6 +260,14 @@ fn every_mistake_is_one_clear_error_with_key_and_column() {
             None,
             "'sum' is already a column, function or keyword",
         ),
+        // A name a newer sieve made a function: the error says to rename.
+        (
+            &format!("entry = \"close > adx\"\n{exit}\n[strategy.define]\nadx = \"sma(close, 3)\""),
+            "",
+            "strategy.define.adx",
+            None,
+            "rename it, e.g. 'my_adx'",
+        ),
         (
             &format!("entry = \"close > 1\"\n{exit}\nstop_loss = 0.05\nstop_distance = 2"),
             "",
@@ -294,6 +302,56 @@ fn every_mistake_is_one_clear_error_with_key_and_column() {
             "strategy.params.k",
             None,
             "not used",
+        ),
+        // Trade-management numbers: the rule Python's arrays follow too.
+        (
+            &format!("entry = \"close > 1\"\n{exit}\nstop_loss = 5"),
+            "",
+            "strategy.stop_loss",
+            None,
+            "must be below 1 (a fraction of the entry price: 0.05 is 5 %)",
+        ),
+        (
+            &format!("entry = \"close > 1\"\n{exit}\nstop_loss = -0.05"),
+            "",
+            "strategy.stop_loss",
+            None,
+            "must be above 0",
+        ),
+        (
+            &format!("entry = \"close > 1\"\n{exit}\ntake_profit = \"0\""),
+            "",
+            "strategy.take_profit",
+            None,
+            "must be above 0",
+        ),
+        (
+            &format!("entry = \"close > 1\"\n{exit}\nstop_distance = -2"),
+            "",
+            "strategy.stop_distance",
+            None,
+            "must be above 0 (a distance in price units)",
+        ),
+        (
+            &format!("entry = \"close > 1\"\n{exit}\nsize = 0"),
+            "",
+            "strategy.size",
+            None,
+            "must be above 0 (a fraction of equity",
+        ),
+        (
+            &format!("entry = \"close > 1\"\n{exit}\nsize = 2"),
+            "",
+            "strategy.size",
+            None,
+            "2 is above backtest.max_leverage = 1",
+        ),
+        (
+            &format!("entry = \"close > 1\"\n{exit}\nmax_bars = -3"),
+            "",
+            "strategy.max_bars",
+            None,
+            "must be a whole number of bars, got -3",
         ),
     ];
     for (keys, params, key, column, words) in cases {

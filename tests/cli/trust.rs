@@ -160,6 +160,25 @@ fn backtest_checks_constraints_and_warns_about_unreliable_settings() {
         "{err}"
     );
     assert!(err.contains("the score window has only 13 bar(s)"), "{err}");
+    // A target written in percent is noted (accepted: a 1000 % target is
+    // rare, not impossible).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("target.toml");
+    std::fs::write(
+        &path,
+        "[strategy]\nname = \"sma_cross\"\ntake_profit = 10\n",
+    )
+    .unwrap();
+    let o = sieve()
+        .args(["backtest", "-c", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("strategy.take_profit = 10 puts the target 1000 % from the entry price; it is a fraction (0.10 is 10 %)"),
+        "{err}"
+    );
     // A normal backtest warns about nothing.
     let o = sieve()
         .args([

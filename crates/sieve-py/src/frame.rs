@@ -69,7 +69,9 @@ impl Frame {
     }
 
     /// Validated bars, by the rules of every file format.
-    pub(crate) fn bars(&self, options: &LoadOptions) -> Result<Bars, Error> {
+    /// The bars, and what the loader noticed (an unused adjusted close,
+    /// a single price column), one line each.
+    pub(crate) fn bars(&self, options: &LoadOptions) -> Result<(Bars, Vec<String>), Error> {
         let fields: Vec<Field> = self
             .names
             .iter()
@@ -87,7 +89,7 @@ impl Frame {
         let batch =
             RecordBatch::try_new(schema, self.columns.clone()).map_err(|e| data(e.to_string()))?;
         let loaded = sieve_core::data::parse_batch(batch, options, KIND).map_err(data)?;
-        Ok(loaded.bars)
+        Ok((loaded.bars, loaded.notices))
     }
 }
 

@@ -40,7 +40,7 @@ pub fn indicator(
     // The bars with every column (a study keeps only what its strategy
     // reads), on the config's clock.
     let done = interruptible(py, spec.stop(), |_| {
-        let (instruments, _) = data.instruments(&mut config, true)?;
+        let instruments = data.instruments(&mut config, true)?.data;
         instruments
             .into_iter()
             .map(|(name, bars)| {
@@ -276,7 +276,16 @@ pub fn backtest_signals(
     trades: bool,
     equity: bool,
     robust: bool,
-) -> Result<(String, Vec<TradesOf>, Vec<Column>, Option<String>), Failure> {
+) -> Result<
+    (
+        String,
+        Vec<TradesOf>,
+        Vec<Column>,
+        Option<String>,
+        Vec<String>,
+    ),
+    Failure,
+> {
     crate::functions::not_in_a_callback("backtest_signals")?;
     let spec = ConfigSpec::from_py(&config)?;
     let (_, study) = study(py, data, &spec, overrides)?;
@@ -340,7 +349,7 @@ pub fn backtest_signals(
                 .robustness
                 .map(|r| serde_json::to_string(&r).map_err(|e| Error::Invalid(e.to_string())))
                 .transpose()?;
-            Ok((done.table, traded, curves, robustness))
+            Ok((done.table, traded, curves, robustness, done.notes))
         })
     })?;
     Ok(outcome?)

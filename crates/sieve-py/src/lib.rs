@@ -238,6 +238,14 @@ fn to_toml(value: &Bound<'_, PyAny>, key: &str) -> PyResult<toml::Value> {
 }
 
 /// Where the bars come from: a file (the CLI's `--data`), the config's own
+/// The bars of each instrument, where they came from (for messages) and
+/// what the loader noticed in them.
+pub(crate) struct Instruments {
+    pub data: Vec<(String, Bars)>,
+    pub label: String,
+    pub notices: Vec<String>,
+}
+
 /// `data.path` / `data.paths` (`None`), or a DataFrame's columns.
 pub(crate) enum DataSpec {
     Path(Option<PathBuf>),
@@ -289,24 +297,28 @@ impl DataSpec {
     /// The checked study of `config` on these bars; warnings about the
     /// settings become `SieveWarning`s.
     pub(crate) fn study(&self, py: Python<'_>, config: Checked) -> Result<Study, Failure> {
-        let study = self.study_unwarned(py, config)?;
-        for w in sieve_run::study::study_warnings(&study) {
+        let (study, notices) = self.study_noticed(py, config)?;
+        // What the loader noticed, as the CLI prints it (less its "note: ").
+        let notices = notices
+            .into_iter()
+            .map(|n| n.strip_prefix("note: ").map(str::to_string).unwrap_or(n));
+        for w in notices.chain(sieve_run::study::study_warnings(&study)) {
             let text = std::ffi::CString::new(w).unwrap_or_default();
             PyErr::warn(py, &py.get_type::<SieveWarning>(), &text, 2)?;
         }
         Ok(study)
     }
 
-    /// The study without its warnings (for what scores nothing).
-    pub(crate) fn study_unwarned(
+    /// The study, and what the loader noticed in the data.
+    fn study_noticed(
         &self,
         py: Python<'_>,
         mut config: Checked,
-    ) -> Result<Study, Failure> {
+    ) -> Result<(Study, Vec<String>), Failure> {
         // Reading and checking the data runs without the GIL.
-        py.detach(|| -> Result<Study, Error> {
-            let (data, label) = self.instruments(&mut config.config, false)?;
-            Study::of_checked(config, data, label)
+        py.detach(|| -> Result<_, Error> {
+            let i = self.instruments(&mut config.config, false)?;
+            Ok((Study::of_checked(config, i.data, i.label)?, i.notices))
         })
         .map_err(Failure::from)
     }
@@ -318,7 +330,7 @@ impl DataSpec {
         &self,
         config: &mut Config,
         all_columns: bool,
-    ) -> Result<(Vec<(String, Bars)>, String), Error> {
+    ) -> Result<Instruments, Error> {
         let options = sieve_core::data::LoadOptions {
             extra: (!all_columns)
                 .then(|| config.load_options().extra)
@@ -329,7 +341,11 @@ impl DataSpec {
             DataSpec::Path(_) | DataSpec::Paths(_) => {
                 let label = config.data.clone();
                 let data = sieve_run::inputs::load_data_with(config, label.as_deref(), &options)?;
-                (data.instruments, data.label)
+                Instruments {
+                    data: data.instruments,
+                    label: data.label,
+                    notices: data.notices,
+                }
             }
             DataSpec::Frame(f) => {
                 // A DataFrame names its own columns.
@@ -337,11 +353,15 @@ impl DataSpec {
                     columns: None,
                     ..options.clone()
                 };
-                let bars = f.bars(&options)?;
+                let (bars, notices) = f.bars(&options)?;
                 // The DataFrame is the data, whatever the config names.
                 config.data = None;
                 config.paths.clear();
-                (vec![(String::new(), bars)], "a DataFrame".to_string())
+                Instruments {
+                    data: vec![(String::new(), bars)],
+                    label: "a DataFrame".to_string(),
+                    notices,
+                }
             }
             DataSpec::Frames(frames) => {
                 // A DataFrame names its own columns.
@@ -349,20 +369,21 @@ impl DataSpec {
                     columns: None,
                     ..options.clone()
                 };
-                let mut data = Vec::new();
+                let (mut data, mut notices) = (Vec::new(), Vec::new());
                 for (name, f) in frames {
                     if !sieve_core::market::is_instrument_name(name) {
                         return Err(Error::Invalid(format!(
                             "data: '{name}' cannot name an instrument: letters, digits, _ - and ., starting with a letter or digit"
                         )));
                     }
-                    let bars = f.bars(&options).map_err(|e| match e {
+                    let (bars, noticed) = f.bars(&options).map_err(|e| match e {
                         Error::Data { message, .. } | Error::Invalid(message) => {
                             Error::Invalid(format!("data['{name}']: {message}"))
                         }
                         e => e,
                     })?;
                     data.push((name.clone(), bars));
+                    notices.extend(noticed.into_iter().map(|n| format!("data['{name}']: {n}")));
                 }
                 config.data = None;
                 config.paths.clear();
@@ -375,7 +396,11 @@ impl DataSpec {
                         .collect::<Vec<_>>()
                         .join(", ")
                 );
-                (data, label)
+                Instruments {
+                    data,
+                    label,
+                    notices,
+                }
             }
         })
     }

@@ -41,6 +41,9 @@ pub struct SignalResults {
     pub records: Vec<Backtest>,
     /// With `robust`: the set's robustness.
     pub robustness: Option<SetRobustness>,
+    /// Likely slips in the trade-management values (a target in percent),
+    /// one line per key.
+    pub notes: Vec<String>,
 }
 
 /// The robustness of a set of signals: the Deflated Sharpe of its best
@@ -67,7 +70,7 @@ pub fn backtest_signals(
     robust: bool,
     stop: Option<&AtomicBool>,
 ) -> Result<SignalResults> {
-    check_signals(study, columns)?;
+    let notes = check_signals(study, columns)?;
     let scoring = study.scoring();
     let windows = scoring.windows;
     // Score first (its metrics are the row's), then full, then holdout.
@@ -132,6 +135,7 @@ pub fn backtest_signals(
         kept.extend(d.record);
     }
     Ok(SignalResults {
+        notes,
         table: out,
         records: kept,
         robustness,
@@ -260,7 +264,7 @@ fn simulate(
 
 /// Refuses signals this study cannot run: several instruments, short
 /// signals without shorts, a length that is not the data's.
-fn check_signals(study: &Study, columns: &[SignalColumn<'_>]) -> Result<()> {
+fn check_signals(study: &Study, columns: &[SignalColumn<'_>]) -> Result<Vec<String>> {
     if study.market().is_several() {
         return Err(Error::Invalid(
             "signals are backtested on one instrument; give one DataFrame or file".into(),
@@ -292,7 +296,42 @@ fn check_signals(study: &Study, columns: &[SignalColumn<'_>]) -> Result<()> {
             }
         }
     }
-    Ok(())
+    check_keys(study, columns)
+}
+
+/// Each trade-management value given (NaN: unset on that bar) by the rule
+/// the config's constants follow ([`sieve_core::rules::KeySpec::check`]);
+/// the first refused value is an error naming the key, column and bar.
+/// Returns a note per key holding a likely slip.
+fn check_keys(study: &Study, columns: &[SignalColumn<'_>]) -> Result<Vec<String>> {
+    let max_leverage = study.scoring().engine.max_leverage;
+    let time = &study.bars().time;
+    let mut notes = Vec::new();
+    for spec in sieve_core::rules::KEYS {
+        let mut noted = false;
+        for c in columns {
+            let Some((_, values)) = c.keys.entries().find(|(s, _)| s.name == spec.name) else {
+                continue;
+            };
+            for (t, &v) in values.iter().enumerate().filter(|(_, v)| !v.is_nan()) {
+                spec.check(v, max_leverage).map_err(|m| {
+                    Error::Invalid(format!(
+                        "{}: column '{}', bar {t} ({}): {m}",
+                        spec.name,
+                        c.name,
+                        sieve_core::format::time(time[t])
+                    ))
+                })?;
+                if !noted {
+                    if let Some(typo) = spec.typo(v) {
+                        notes.push(format!("{typo} (column '{}')", c.name));
+                        noted = true;
+                    }
+                }
+            }
+        }
+    }
+    Ok(notes)
 }
 
 /// A CSV field: quoted when it holds a comma, a quote or a line break.

@@ -446,6 +446,42 @@ pub const ANNUALIZED_MIN_DAYS: f64 = 180.0;
 /// engine's arithmetic (sums of squares over an indicator's window).
 pub const PRICE_RANGE: (f64, f64) = (1e-150, 1e150);
 
+/// The columns a rule strategy reads (its volume, its own columns) that
+/// hold one value on every bar: each rule on them is constant, and trades
+/// always or never (a session VWAP on an index's volume of 0).
+fn constant_columns(config: &Config, bars: &Bars) -> Vec<String> {
+    let Some(rules) = &config.rules else {
+        return Vec::new();
+    };
+    let one_value = |values: &[f64]| {
+        let mut finite = values.iter().filter(|v| v.is_finite());
+        let first = finite.next().copied()?;
+        let mut rest = finite.peekable();
+        (rest.peek().is_some() && rest.all(|&v| v == first)).then_some(first)
+    };
+    let volume = bars
+        .volume
+        .as_deref()
+        .filter(|_| rules.reads_volume())
+        .map(|v| ("volume".to_string(), v));
+    let user = rules.data_columns().into_iter().filter_map(|name| {
+        bars.extra(&name)
+            .map(|c| (format!("column '{name}'"), &c.values[..]))
+    });
+    volume
+        .into_iter()
+        .chain(user)
+        .filter_map(|(what, values)| {
+            one_value(values).map(|v| {
+                format!(
+                    "{what} is {} on every bar and the rules read it: every rule on it is the same on each bar (is it missing from the data?)",
+                    float(v)
+                )
+            })
+        })
+        .collect()
+}
+
 /// Settings (and data) that make a backtest's numbers unreliable, one line
 /// each.
 pub fn warnings(config: &Config, scoring: &Scoring, bars: &Bars) -> Vec<String> {
@@ -485,6 +521,12 @@ pub fn warnings(config: &Config, scoring: &Scoring, bars: &Bars) -> Vec<String> 
             key::BACKTEST_INITIAL_CASH,
             short(cash)
         ));
+    }
+    out.extend(constant_columns(config, bars));
+    for (spec, value) in config.management().into_iter().flat_map(|m| m.entries()) {
+        if let Some(typo) = value.number().and_then(|v| spec.typo(v)) {
+            out.push(format!("strategy.{typo}"));
+        }
     }
     for (key, v) in [
         (key::BACKTEST_FEE, config.scoring.engine.fee),

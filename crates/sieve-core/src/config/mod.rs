@@ -453,6 +453,15 @@ impl Config {
         }
     }
 
+    /// The trade-management keys as written (none for a plain built-in).
+    pub fn management(&self) -> Option<&Management> {
+        match (&self.rules, &self.managed_builtin) {
+            (Some(r), _) => Some(r.management()),
+            (None, Some(m)) => Some(m.management()),
+            (None, None) => None,
+        }
+    }
+
     /// How the data files are read: `data.adjust`, `data.columns`, and
     /// the other columns the strategy's rules read.
     pub fn load_options(&self) -> crate::data::LoadOptions {
@@ -854,26 +863,16 @@ fn strategy_section(
         ));
     }
     // Constants the config can check now (expressions are read per
-    // trade: a size above the cap is capped, documented).
-    let constant = |value: &Option<KeyValue>| match value {
-        Some(KeyValue::Number(v)) => Some(*v),
-        Some(KeyValue::Expr(t)) => t.trim().parse::<f64>().ok(),
-        None => None,
-    };
-    if let Some(size) = constant(&management.size) {
-        if size > max_leverage {
-            return Err(Error::config(
-                "strategy.size",
-                format!("{size} is above backtest.max_leverage = {max_leverage}; raise max_leverage to allow it"),
-            ));
-        }
-    }
-    if let Some(bars) = constant(&management.max_bars) {
-        if bars.fract() != 0.0 {
-            return Err(Error::config(
-                "strategy.max_bars",
-                format!("must be a whole number of bars, got {bars}"),
-            ));
+    // trade: a size above the cap is capped, documented), by the rule
+    // Python's signal arrays are checked by.
+    for (spec, value) in management.entries() {
+        let constant = match value {
+            KeyValue::Number(v) => Some(*v),
+            KeyValue::Expr(t) => t.trim().parse::<f64>().ok(),
+        };
+        if let Some(v) = constant {
+            spec.check(v, max_leverage)
+                .map_err(|m| Error::config(key::strategy(spec.name), m))?;
         }
     }
     // A built-in with trade-management keys: the keys read the
@@ -938,9 +937,14 @@ mod tests {
     #[test]
     fn every_trade_management_key_is_read_from_the_table() {
         for key in KEYS {
+            // A value every key accepts (a stop is below 1, bars whole).
+            let (number, text) = match key.kind {
+                crate::rules::Kind::Bars => (1.0, "1"),
+                _ => (0.5, "0.5"),
+            };
             for (value, want) in [
-                ("1", KeyValue::Number(1.0)),
-                ("\"1 + 0\"", KeyValue::Expr("1 + 0".into())),
+                (text.to_string(), KeyValue::Number(number)),
+                (format!("\"{text} + 0\""), KeyValue::Expr(format!("{text} + 0"))),
             ] {
                 for strategy in [
                     "name = \"sma_cross\"",

@@ -59,6 +59,8 @@ pub(crate) struct Columns {
     /// A separate clock-time column joined to a `date` column (MetaTrader).
     pub clock: Option<usize>,
     pub price: [usize; 4],
+    /// Only a close (or price) column: open, high and low read it too.
+    pub close_only: bool,
     pub volume: Option<usize>,
     pub adj_close: Option<usize>,
     /// Every other named column, in file order: values rules may read
@@ -92,13 +94,20 @@ impl Columns {
                 names.join(", ")
             ));
         }
-        Ok(match (self.adj_close, options.adjust) {
-            (Some(col), false) => vec![format!(
+        let mut notes = Vec::new();
+        if self.close_only {
+            notes.push(format!(
+                "note: only one price column ('{}'): open, high and low are taken to equal it, so a fill at the next open fills at the next bar's close, and stops and targets trigger on closes only",
+                names[self.price[3]].trim()
+            ));
+        }
+        if let (Some(col), false) = (self.adj_close, options.adjust) {
+            notes.push(format!(
                 "note: column '{}' (adjusted close) is ignored: prices are used as written; set data.adjust = true to scale open/high/low/close by adj_close/close",
                 names[col].trim()
-            )],
-            _ => Vec::new(),
-        })
+            ));
+        }
+        Ok(notes)
     }
 
     /// Keeps in [`Columns::extra`] the other columns the options ask for
@@ -161,10 +170,26 @@ pub(crate) fn find_columns<S: AsRef<str>>(header: &[S]) -> Result<Columns, Strin
         missing.push("a time column (date, datetime, time, timestamp or open_time)");
     }
     let mut price = [0; 4];
-    for (slot, name) in price.iter_mut().zip(PRICE_NAMES) {
-        match find(name) {
-            Some(i) => *slot = i,
-            None => missing.push(name),
+    let [open, high, low, close] = PRICE_NAMES.map(find);
+    // Close-only data (many downloads): one price column is all four.
+    let single = match (open, high, low, close) {
+        (None, None, None, Some(c)) => Some(c),
+        (None, None, None, None) => find("price"),
+        _ => None,
+    };
+    match single {
+        Some(c) => price = [c; 4],
+        None => {
+            for ((slot, name), found) in price
+                .iter_mut()
+                .zip(PRICE_NAMES)
+                .zip([open, high, low, close])
+            {
+                match found {
+                    Some(i) => *slot = i,
+                    None => missing.push(name),
+                }
+            }
         }
     }
     if !missing.is_empty() {
@@ -181,6 +206,7 @@ pub(crate) fn find_columns<S: AsRef<str>>(header: &[S]) -> Result<Columns, Strin
         time,
         clock,
         price,
+        close_only: single.is_some(),
         volume: VOLUME_NAMES.iter().find_map(|n| find(n)),
         adj_close,
         extra: Vec::new(),

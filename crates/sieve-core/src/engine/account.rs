@@ -107,10 +107,12 @@ pub fn enter(costs: &Costs, side: i8, p: f64, t: usize, size: f64, base: f64) ->
     if costs.lot_size > 0.0 {
         units = (units / costs.lot_size).floor() * costs.lot_size;
     }
-    if units <= 0.0 {
+    let notional = units * price;
+    // No units, or so many that their cost overflows (a size of 1e308):
+    // no trade, rather than a holding of ∞ or NaN units.
+    if !(units > 0.0 && notional.is_finite()) {
         return None;
     }
-    let notional = units * price;
     let fee = notional * costs.fee;
     Some(Entered {
         holding: Holding {
@@ -321,6 +323,22 @@ mod tests {
         assert_eq!((trade.entry_bar, trade.exit_bar), (3, Some(7)));
         // Cash out minus cash in.
         assert!((trade.pnl - (582.12 - 515.1)).abs() < 1e-9, "{}", trade.pnl);
+    }
+
+    /// A size whose units' cost overflows (1e308 × 10,000 / 100 = 1e310)
+    /// takes no trade, where it used to hold ∞ units and make equity NaN;
+    /// the largest size that fits still trades.
+    #[test]
+    fn a_size_whose_cost_overflows_takes_no_trade() {
+        let plain = Costs {
+            fee: 0.0,
+            slippage: 0.0,
+            lot_size: 0.0,
+        };
+        assert!(enter(&plain, 1, 100.0, 0, 1e308, 10_000.0).is_none());
+        assert!(enter(&plain, -1, 100.0, 0, 1e308, 10_000.0).is_none());
+        let e = enter(&plain, 1, 100.0, 0, 1e300, 10_000.0).unwrap();
+        assert_eq!(e.holding.units, 1e302);
     }
 
     /// A short: its entry brings in its proceeds less the fee (a negative

@@ -32,6 +32,24 @@ impl Metrics {
         "exposure",
     ];
 
+    /// Every figure undefined (NaN) but the count of trades.
+    pub fn undefined(trades: u64) -> Metrics {
+        let nan = f64::NAN;
+        Metrics {
+            total_return: nan,
+            cagr: nan,
+            max_drawdown: nan,
+            calmar: nan,
+            sharpe: nan,
+            sortino: nan,
+            trades,
+            win_rate: nan,
+            profit_factor: nan,
+            avg_trade: nan,
+            exposure: nan,
+        }
+    }
+
     pub fn values(&self) -> [f64; 11] {
         [
             self.total_return,

@@ -286,6 +286,12 @@ impl WindowStats {
         } else {
             0.0
         };
+        // Equity that overflowed (∞, then NaN) leaves every figure but the
+        // count of trades undefined; a drawdown or win rate of 0 would be
+        // a number made up.
+        if !end_equity.is_finite() {
+            return Metrics::undefined(self.trades.count());
+        }
         let cagr = super::cagr(self.start_equity, end_equity, years);
         let max_drawdown = self.drawdown.max_drawdown();
         Metrics {

@@ -19,6 +19,16 @@ impl RuleStrategy {
         &self.rules.source.management
     }
 
+    /// Whether a rule, definition or key reads the bars' volume.
+    pub fn reads_volume(&self) -> bool {
+        use super::ir::{Col, Op};
+        self.rules
+            .graph
+            .nodes
+            .iter()
+            .any(|n| matches!(n.op, Op::Col(Col::Volume)))
+    }
+
     /// The rules as written, the definitions and the parameters, for
     /// `sieve strategies --config`.
     pub(super) fn describe_rules(&self, space: &ParamSpace) -> String {
@@ -133,7 +143,7 @@ impl RuleStrategy {
                 match (u.quoted, u.name.contains('"')) {
                     (false, _) => u.name.clone(),
                     (true, false) => format!("col(\"{}\")", u.name),
-                    (true, true) => format!("col('{}')", u.name),
+                    (true, true) => format!("col(\"{}\")", u.name.replace('"', "\"\"")),
                 }
             }
             Op::Neg(a) => format!("-{}", show(*a)),

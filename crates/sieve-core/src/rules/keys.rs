@@ -94,6 +94,51 @@ impl KeySpec {
             .expect("every role has a key")
     }
 
+    /// Why a number given for this key is refused, if it is: a constant
+    /// in the config, or one value of the arrays Python's
+    /// `backtest_signals` takes (where NaN means unset). One rule for
+    /// both front ends. `max_leverage` caps `size`.
+    pub fn check(&self, v: f64, max_leverage: f64) -> Result<(), String> {
+        let fraction = "a fraction of the entry price: 0.05 is 5 %";
+        if !v.is_finite() {
+            return Err(format!("must be a finite number, got {v}"));
+        }
+        match self.kind {
+            Kind::FractionOfPrice if v <= 0.0 => Err(format!(
+                "must be above 0 ({fraction}), got {v}; leave the key out for none"
+            )),
+            Kind::FractionOfPrice if self.role == Role::Stop && v >= 1.0 => Err(format!(
+                "must be below 1 ({fraction}), got {v}: a long's stop would be at a price of 0 or below and never hit"
+            )),
+            Kind::PriceDistance if v <= 0.0 => Err(format!(
+                "must be above 0 (a distance in price units), got {v}; leave the key out for none"
+            )),
+            Kind::Bars if v < 0.0 || v.fract() != 0.0 => {
+                Err(format!("must be a whole number of bars, got {v}"))
+            }
+            Kind::FractionOfEquity if v <= 0.0 => Err(format!(
+                "must be above 0 (a fraction of equity: 0.5 commits half), got {v}; leave the key out to commit all equity"
+            )),
+            Kind::FractionOfEquity if v > max_leverage => Err(format!(
+                "{v} is above backtest.max_leverage = {max_leverage}; raise max_leverage to allow it"
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// A likely slip in a number accepted for this key: a target given in
+    /// percent (`take_profit = 10` is 1000 % away, not 10 %).
+    pub fn typo(&self, v: f64) -> Option<String> {
+        (self.kind == Kind::FractionOfPrice && self.role == Role::Target && v >= 1.0).then(|| {
+            format!(
+                "{} = {} puts the target {} % from the entry price; it is a fraction (0.10 is 10 %)",
+                self.name,
+                crate::format::float(v),
+                crate::format::float(v * 100.0)
+            )
+        })
+    }
+
     /// Every key's name, `a, b, …` (for messages).
     pub fn names() -> String {
         KEYS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")

@@ -160,12 +160,26 @@ fn lex(text: &str) -> Result<Vec<Token>, RuleError> {
                 continue;
             }
             b'"' | b'\'' => {
-                let Some(len) = text[start + 1..].find(c as char) else {
-                    return Err(err(start, "unclosed quote"));
-                };
-                i = start + 1 + len + 1;
+                // The quote doubled stands for itself (`col("say ""hi""")`),
+                // so a name holding both kinds of quote can be written.
+                let quote = c as char;
+                let mut name = String::new();
+                let mut from = start + 1;
+                loop {
+                    let Some(len) = text[from..].find(quote) else {
+                        return Err(err(start, "unclosed quote"));
+                    };
+                    name.push_str(&text[from..from + len]);
+                    i = from + len + 1;
+                    if text[i..].starts_with(quote) {
+                        name.push(quote);
+                        from = i + 1;
+                        continue;
+                    }
+                    break;
+                }
                 out.push(Token {
-                    tok: Tok::Str(text[start + 1..i - 1].to_string()),
+                    tok: Tok::Str(name),
                     span: Span { start, end: i },
                 });
                 continue;
@@ -597,6 +611,19 @@ mod tests {
         let e = parse("col(\"My Signal\") > col('x') + close").unwrap();
         assert_eq!(show(&e), "(col[My Signal] > (col[x] + close))");
         assert_eq!(show(&parse("col(\" padded \")").unwrap()), "col[padded]");
+        // A doubled quote stands for itself: a name with both kinds.
+        assert_eq!(
+            show(&parse(r#"col("it's ""q""") > 1"#).unwrap()),
+            r#"(col[it's "q"] > 1)"#
+        );
+        assert_eq!(
+            show(&parse(r#"col('it''s "q"')"#).unwrap()),
+            r#"col[it's "q"]"#
+        );
+        assert!(parse(r#"col("a"" > 1"#)
+            .unwrap_err()
+            .message
+            .contains("unclosed quote"));
         let at = |t: &str| parse(t).unwrap_err().at;
         assert_eq!(at("close > \"x\""), 8);
         assert_eq!(at("col(x) > 1"), 4);

@@ -53,7 +53,7 @@ pub(super) fn check_name(key: &str, name: &str) -> Result<()> {
     if reserved(name) {
         return Err(Error::config(
             key,
-            format!("'{name}' is already a column, function or keyword"),
+            format!("'{name}' is already a column, function or keyword (a newer sieve may have added it); rename it, e.g. 'my_{name}'"),
         ));
     }
     Ok(())

@@ -210,3 +210,29 @@ mod windows {
         );
     }
 }
+
+/// Equity that overflows (∞, then NaN: units that cost more than an f64
+/// holds) leaves every metric but the trade count undefined: the drawdown
+/// and win rate used to print 0.
+#[test]
+fn equity_that_overflows_leaves_the_metrics_undefined() {
+    let (bars, mut bt) = sample();
+    bt.equity[2] = f64::INFINITY;
+    bt.equity[3] = f64::NAN;
+    let full = Window {
+        kind: WindowKind::Full,
+        start: 0,
+        end: 4,
+    };
+    let m = evaluate(&bars, &bt, &full, 100.0, 365.0);
+    assert_eq!(m.trades, 3);
+    for (name, v) in sieve_core::metrics::Metrics::NAMES.iter().zip(m.values()) {
+        if *name != "trades" {
+            assert!(v.is_nan(), "{name} = {v}");
+        }
+    }
+    // A window that ends before the overflow keeps its figures.
+    let early = Window { end: 2, ..full };
+    let m = evaluate(&bars, &bt, &early, 100.0, 365.0);
+    assert_close!(m.total_return, -0.01);
+}

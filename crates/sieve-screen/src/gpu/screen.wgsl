@@ -152,8 +152,10 @@ fn rebalance_sized(s: ptr<function, Sim>, want: i32, p: f32, t: u32, size: f32) 
     let price = p * (1.0 + f32(want) * u.slippage);
     var units = size * equity / (price * (1.0 + u.fee));
     if (u.lot_size > 0.0) { units = floor(units / u.lot_size) * u.lot_size; }
-    if (units <= 0.0) { return; }
     let notional = units * price;
+    // As the exact engine: no units, or a cost beyond what the float holds
+    // (∞ or NaN compare false), is no trade.
+    if (!(units > 0.0 && notional < 3.4e38)) { return; }
     let fee = notional * u.fee;
     (*s).cash -= f32(want) * notional + fee;
     (*s).pos = want;
