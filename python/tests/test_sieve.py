@@ -913,7 +913,7 @@ def test_indicators_of_your_own_sweep_as_the_rules_own(files, frame, tmp_path):
         sieve.sweep(frame, grid, indicators={"f": (broken, ["n", "m"])})
     with pytest.raises(sieve.ConfigError, match="'sma' is a word or function of the rule language"):
         sieve.sweep(frame, grid, indicators={"sma": (broken, ["n"])})
-    with pytest.raises(sieve.DataError, match=r"f\(n=3\) returned a Series whose index is not the bars'"):
+    with pytest.raises(sieve.DataError, match=r"f\(n=3\) returned a Series whose index is neither the bars' nor 0..n-1 in order"):
         sieve.sweep(frame, grid, indicators={"f": (lambda df, n: df["close"][::-1], ["n"])})
     # A RangeIndex (pd.Series(talib_output)) is read by position.
     positional = {"f": (lambda df, n: pd.Series(df["close"].rolling(int(n)).mean().to_numpy()), ["n"])}

@@ -369,7 +369,22 @@ fn every_mistake_is_one_clear_error_with_key_and_column() {
     let err = stderr(&out);
     assert!(
         err.contains("strategy.stop_distance")
-            && err.contains("their own [strategy.params] entries"),
+            && err.contains("'slow' is sma_cross's own parameter"),
+        "{err}"
+    );
+    // A key naming the built-in's own parameter (which is in
+    // [strategy.params]) says so, not "not a parameter".
+    let path = dir.path().join("builtin_own.toml");
+    std::fs::write(
+        &path,
+        "[strategy]\nname = \"sma_cross\"\nstop_loss = \"fast\"\n[strategy.params]\nfast = 10\nslow = 30\n",
+    )
+    .unwrap();
+    let err = stderr(&run_err(&["strategies", "-c", path.to_str().unwrap()]));
+    assert!(
+        err.contains("strategy.stop_loss")
+            && err.contains("'fast' is sma_cross's own parameter, which a trade-management key cannot read")
+            && !err.contains("not a parameter"),
         "{err}"
     );
     let path = dir.path().join("leverage.toml");

@@ -6,7 +6,7 @@
 
 use super::compiled::RuleStrategy;
 use super::decide::TargetEvents;
-use super::keys::Management;
+use super::keys::{KeyValue, Management};
 use super::source::{RuleAxis, RuleSource};
 use crate::data::Bars;
 use crate::engine::{EngineConfig, Sink};
@@ -39,6 +39,26 @@ impl ManagedBuiltin {
         management: Management,
         extra: Vec<(String, RuleAxis)>,
     ) -> Result<ManagedBuiltin> {
+        // A key naming one of the built-in's own parameters: say that, not
+        // "unknown name" (the name is in [strategy.params]).
+        for (spec, value) in management.entries() {
+            let KeyValue::Expr(text) = value else {
+                continue;
+            };
+            let own = text
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .find(|w| builtin.params().iter().any(|p| p.name == *w));
+            if let Some(name) = own {
+                return Err(Error::config(
+                    crate::key::strategy(spec.name),
+                    format!(
+                        "'{name}' is {}'s own parameter, which a trade-management key cannot read; give the key a parameter of its own in [strategy.params], e.g. k = 0.05 and {} = \"k\"",
+                        builtin.name(),
+                        spec.name
+                    ),
+                ));
+            }
+        }
         let keys = RuleStrategy::compile(RuleSource {
             // Not a built-in's name (rule strategies may not take one).
             name: format!("{} trade management", builtin.name()),
