@@ -240,6 +240,8 @@ def backtest_signals(
         if short_entries is not None:
             signals.update(short_entries=short_entries, short_exits=short_exits)
         labels = _signal_labels(signals)
+        # The signals' own column index (a MultiIndex keeps its levels).
+        columns = next((v.columns for v in signals.values() if isinstance(v, pd.DataFrame)), None)
         if labels is not None:
             # DataFrames pair up by column name, as vectorbt aligns them.
             signals = {k: (v[labels] if isinstance(v, pd.DataFrame) else v) for k, v in signals.items()}
@@ -261,8 +263,13 @@ def backtest_signals(
             for name, value in given.items()
             if value is not None
         ]
+        # Names for the native side, one per column and distinct (1 and '1'
+        # are told apart by repr), so that its best maps back by position.
+        names = [str(c) for c in labels]
+        if len(set(names)) < len(names):
+            names = [repr(c) for c in labels]
         text, traded, curves, robustness, notes = _native.backtest_signals(
-            d.arg, _config(config, None), [], [str(c) for c in labels], arrays["entries"][0], arrays["exits"][0], short,
+            d.arg, _config(config, None), [], names, arrays["entries"][0], arrays["exits"][0], short,
             keys, _threads(threads), bool(trades), bool(equity), bool(robust),
         )
         for note in notes:
@@ -270,20 +277,24 @@ def backtest_signals(
         tz = d.tz
     # The rows keep the columns' own labels (not re-read from text).
     result = _csv(text).drop(columns="column")
-    result.index = pd.Index(list(labels), name="column", tupleize_cols=False)
+    if isinstance(columns, pd.MultiIndex):
+        index = pd.MultiIndex.from_tuples(list(labels), names=columns.names)
+    else:
+        index = pd.Index(list(labels), name="column", tupleize_cols=False)
+    result.index = index
     if not records and not robust:
         return result
     out = {"metrics": result}
     if robust:
         out["robustness"] = _numbers(json.loads(robustness))
         # The best by its own label, as the metrics table's index has it.
-        out["robustness"]["best"] = labels[[str(c) for c in labels].index(out["robustness"]["best"])]
+        out["robustness"]["best"] = labels[names.index(out["robustness"]["best"])]
     if trades:
         out["trades"] = dict(zip(labels, _trades_of_columns(traded, tz)))
     if equity:
         curves = [_equity(times, values, tz) for _, times, values in curves]
-        out["equity"] = pd.DataFrame({label: c for label, c in zip(labels, curves)})
-        out["equity"].columns.name = "column"
+        out["equity"] = pd.DataFrame(dict(enumerate(curves)))
+        out["equity"].columns = index
     return out
 
 
@@ -503,7 +514,8 @@ def verify(data, config, candidates, top=None, threads=0, indicators=None):
 def optimize(data, config, out, threads=0, progress=False, restart=False, indicators=None):
     """Runs (or resumes) the optimize loop in the run folder ``out`` — the
     same files as ``sieve optimize --out``, report.html included — and
-    returns ``best.json``'s content. Ctrl-C stops at a checkpoint; calling
+    returns ``best.json``'s content, with the robustness ``verdict`` sentence
+    the CLI prints (also printed with ``progress``). Ctrl-C stops at a checkpoint; calling
     again with the same arguments resumes. A folder holding a run of another
     config or data is refused unless ``restart=True``. A DataFrame's bars are
     kept in the folder as ``data.parquet`` (a dict of them as
@@ -514,10 +526,16 @@ def optimize(data, config, out, threads=0, progress=False, restart=False, indica
     assumes the same indicator functions (their code is not part of the
     run's identity)."""
     with _Data(data) as d:
-        text = _native.optimize(
+        text, verdict = _native.optimize(
             d.arg, _config(config, indicators), [], os.fspath(out), _threads(threads), _progress(progress), bool(restart)
         )
-    return _numbers(json.loads(text))
+    best = _numbers(json.loads(text))
+    if verdict is not None:
+        # As `sieve optimize` prints it, and as backtest_signals(robust=True) has it.
+        best["verdict"] = verdict
+        if progress:
+            print("verdict: %s" % verdict, file=sys.stderr)
+    return best
 
 
 def walkforward(data, config, out, threads=0, progress=False, restart=False, indicators=None):

@@ -249,17 +249,20 @@ def test_verify_equals_the_cli(files, frame):
 
 
 def test_optimize_equals_the_cli(files, frame, tmp_path):
-    cli("optimize", "-c", files["config"], "--data", files["prices"], "--out", tmp_path / "cli")
+    printed = cli("optimize", "-c", files["config"], "--data", files["prices"], "--out", tmp_path / "cli")
     with open(tmp_path / "cli" / "best.json") as f:
         want = json.load(f)
     got = sieve.optimize(frame, CONFIG, out=tmp_path / "py")
+    # best.json's content, and the verdict the CLI prints (issue 47, item 11).
+    verdict = got.pop("verdict")
+    assert "verdict: %s" % verdict in printed, printed
     assert got == want
     assert (tmp_path / "py" / "report.html").is_file()
     # The run folder keeps the DataFrame's bars; `sieve report` reads them.
     assert (tmp_path / "py" / "data.parquet").is_file()
     cli("report", tmp_path / "py")
     # A second call resumes the finished run: the same best.
-    assert sieve.optimize(frame, CONFIG, out=tmp_path / "py") == got
+    assert sieve.optimize(frame, CONFIG, out=tmp_path / "py") == dict(got, verdict=verdict)
     # A folder of the user's that holds a data.parquet is theirs: refused,
     # the file untouched, nothing added.
     mine = tmp_path / "mine"
@@ -1238,3 +1241,33 @@ def test_signals_in_another_time_zone_pair_by_instant(frame):
         sieve.DataError, match=r"its times are in UTC, the data's in America/New_York, and the instants differ"
     ):
         sieve.backtest_signals(new_york, shifted, ~shifted)
+
+
+def test_signal_labels_keep_their_levels_and_types(frame):
+    """A MultiIndex of signal columns stays one (unstack and tuple lookups
+    work, as with vectorbt); the best of a robust run is the label as given,
+    1 and '1' told apart (issue 47, item 10)."""
+    close = frame["close"]
+    grid = [(f, s) for f in (5, 10) for s in (30, 50)]
+    columns = pd.MultiIndex.from_tuples(grid, names=["fast", "slow"])
+    fast_above = pd.DataFrame(
+        {(f, s): close.rolling(f).mean() > close.rolling(s).mean() for f, s in grid}, index=frame.index
+    )
+    fast_above.columns = columns
+    got = sieve.backtest_signals(frame, fast_above, ~fast_above, equity=True)
+    assert isinstance(got["metrics"].index, pd.MultiIndex)
+    assert list(got["metrics"].index.names) == ["fast", "slow"]
+    table = got["metrics"]["sharpe"].unstack()
+    assert list(table.index) == [5, 10] and list(table.columns) == [30, 50]
+    one = sieve.backtest_signals(frame, fast_above[(5, 50)], ~fast_above[(5, 50)])
+    assert got["metrics"].loc[(5, 50), "sharpe"] == one["sharpe"].iloc[0]
+    assert got["equity"].columns.equals(got["metrics"].index)
+    # 1 and '1' are two columns; the better one is named as given.
+    good = close.rolling(5).mean() > close.rolling(50).mean()
+    never = pd.Series(False, index=frame.index)
+    for labels, best in [((1, "1"), "1"), (("1", 1), "1")]:
+        entries = pd.DataFrame({labels[0]: never, labels[1]: never})
+        entries["1"] = good
+        out = sieve.backtest_signals(frame, entries, ~entries, robust=True)
+        assert out["robustness"]["best"] == best and isinstance(out["robustness"]["best"], str)
+        assert list(out["metrics"].index) == list(labels)

@@ -181,16 +181,9 @@ fn print_best(out: &mut impl Write, study: &sieve_run::Study, best: &Best) -> Re
         if let Some(why) = &r.pbo_skipped {
             writeln!(out, "overfitting: no PBO: {why}")?;
         }
-        let score = best
-            .windows
-            .get("score")
-            .map_or(f64::NAN, |w| w.get("objective"));
-        let holdout = best.windows.get("holdout").map(|w| w.get("objective"));
-        writeln!(
-            out,
-            "verdict: {}",
-            sieve_run::robust::verdict(r, &best.objective, score, holdout)
-        )?;
+    }
+    if let Some(verdict) = best.verdict() {
+        writeln!(out, "verdict: {verdict}")?;
     }
     Ok(())
 }

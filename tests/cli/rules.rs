@@ -383,7 +383,9 @@ fn every_mistake_is_one_clear_error_with_key_and_column() {
     let err = stderr(&run_err(&["strategies", "-c", path.to_str().unwrap()]));
     assert!(
         err.contains("strategy.stop_loss")
-            && err.contains("'fast' is sma_cross's own parameter, which a trade-management key cannot read")
+            && err.contains(
+                "'fast' is sma_cross's own parameter, which a trade-management key cannot read"
+            )
             && !err.contains("not a parameter"),
         "{err}"
     );

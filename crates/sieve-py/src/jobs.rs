@@ -457,7 +457,8 @@ pub fn verify(
 }
 
 /// Runs (or resumes) the optimize loop in the run folder `out`; returns
-/// `best.json`'s text. Ctrl-C stops it at a checkpoint, resumable.
+/// `best.json`'s text and the robustness verdict. Ctrl-C stops it at a
+/// checkpoint, resumable.
 #[pyfunction]
 #[pyo3(signature = (data, config, overrides, out, threads, progress, restart))]
 #[allow(clippy::too_many_arguments)]
@@ -470,7 +471,7 @@ pub fn optimize(
     threads: usize,
     progress: &Bound<'_, PyAny>,
     restart: bool,
-) -> Result<String, Failure> {
+) -> Result<(String, Option<String>), Failure> {
     crate::functions::not_in_a_callback("optimize")?;
     let shown = Shown::from_py(progress)?;
     let spec = ConfigSpec::from_py(&config)?;
@@ -496,12 +497,13 @@ pub fn optimize(
         jobs::optimize(&study, &out, run.backend.as_ref(), &control, &mut observer)
     });
     let outcome = spec.checked(outcome)??;
-    if outcome.best.is_none() {
+    let Some(found) = &outcome.best else {
         let message = sieve_run::optimize::no_best(&study, &outcome.stop);
         return Err(crate::SieveError::new_err(message).into());
-    }
+    };
     let best = out.join("best.json");
-    std::fs::read_to_string(&best).map_err(|e| Error::io(&best, e).into())
+    let text = std::fs::read_to_string(&best).map_err(|e| Error::io(&best, e))?;
+    Ok((text, found.verdict()))
 }
 
 /// The built-in strategies and their parameters, as JSON text.

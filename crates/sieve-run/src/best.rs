@@ -140,6 +140,18 @@ impl Best {
     pub fn param_values(&self) -> Vec<f64> {
         self.params.values().copied().collect()
     }
+
+    /// The robustness verdict the CLI prints and Python returns (none when
+    /// the run computed no robustness).
+    pub fn verdict(&self) -> Option<String> {
+        let r = self.robustness.as_ref()?;
+        let score = self
+            .windows
+            .get("score")
+            .map_or(f64::NAN, |w| w.get("objective"));
+        let holdout = self.windows.get("holdout").map(|w| w.get("objective"));
+        Some(crate::robust::verdict(r, &self.objective, score, holdout))
+    }
 }
 
 /// One window of one instrument: its first and last bar times, metrics

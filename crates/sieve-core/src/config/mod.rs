@@ -944,7 +944,10 @@ mod tests {
             };
             for (value, want) in [
                 (text.to_string(), KeyValue::Number(number)),
-                (format!("\"{text} + 0\""), KeyValue::Expr(format!("{text} + 0"))),
+                (
+                    format!("\"{text} + 0\""),
+                    KeyValue::Expr(format!("{text} + 0")),
+                ),
             ] {
                 for strategy in [
                     "name = \"sma_cross\"",

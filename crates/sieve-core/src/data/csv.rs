@@ -76,6 +76,9 @@ pub fn read_csv(input: impl Read, options: &LoadOptions) -> Result<Loaded, Strin
     let kinds = separator_counts(&head[first..]);
     let delimiter = separator(kinds);
     let mixed = kinds.iter().filter(|&&c| c > 0).count() > 1;
+    // The csv reader counts a record after a CRLF line ending one line
+    // early (it takes the `\n` as the next record's start); see `line_of`.
+    let crlf = head.ends_with(b"\r\n");
     let head = match head.strip_prefix(b"\xEF\xBB\xBF") {
         Some(rest) => rest.to_vec(),
         None => head,
@@ -87,7 +90,7 @@ pub fn read_csv(input: impl Read, options: &LoadOptions) -> Result<Loaded, Strin
         .from_reader(std::io::Cursor::new(head).chain(input));
     let header = match &options.columns {
         Some(names) => csv::StringRecord::from(names.clone()),
-        None => reader.headers().map_err(csv_error)?.clone(),
+        None => reader.headers().map_err(|e| csv_error(e, crlf))?.clone(),
     };
     if header.len() > MAX_COLUMNS {
         return Err(format!(
@@ -118,9 +121,9 @@ pub fn read_csv(input: impl Read, options: &LoadOptions) -> Result<Loaded, Strin
         match reader.read_record(&mut record) {
             Ok(true) => {}
             Ok(false) => break,
-            Err(e) => return Err(csv_error(e)),
+            Err(e) => return Err(csv_error(e, crlf)),
         }
-        let line = record.position().map_or(0, |p| p.line());
+        let line = record.position().map_or(0, |p| line_of(p, crlf));
         if record.iter().all(str::is_empty) {
             // The csv reader skips truly blank lines; a row of empty fields
             // is a bar with no values, refused like any other bad row.
@@ -165,12 +168,19 @@ pub fn read_csv(input: impl Read, options: &LoadOptions) -> Result<Loaded, Strin
     Ok(Loaded { bars, notices })
 }
 
-fn csv_error(e: csv::Error) -> String {
+/// The file line of a record's position: the csv reader's own count, which
+/// is one short for every record but the first in a file whose lines end
+/// in CRLF.
+fn line_of(p: &csv::Position, crlf: bool) -> u64 {
+    p.line() + u64::from(crlf && p.record() > 0)
+}
+
+fn csv_error(e: csv::Error, crlf: bool) -> String {
     // The guard's errors name their line themselves.
     if let csv::ErrorKind::Io(io) = e.kind() {
         return io.to_string();
     }
-    let line = e.position().map(|p| p.line());
+    let line = e.position().map(|p| line_of(p, crlf));
     let what = match e.kind() {
         csv::ErrorKind::UnequalLengths {
             expected_len, len, ..

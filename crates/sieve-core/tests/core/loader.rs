@@ -101,6 +101,58 @@ fn bom_and_crlf_are_accepted() {
     assert_eq!(parse_csv(text.as_bytes()).unwrap().len(), 2);
 }
 
+/// A bad cell is reported at its file line whether lines end in LF or
+/// CRLF, in a price column or a column of the user's, with a header or
+/// with `data.columns` (CRLF lines were reported one line early).
+#[test]
+fn bad_cells_name_their_file_line_with_crlf_too() {
+    let rows = |bad_price: bool| {
+        (0..6)
+            .map(|i| {
+                let price = if bad_price && i == 3 { "abc" } else { "1.5" };
+                let mine = if !bad_price && i == 3 { "abc" } else { "0.3" };
+                format!("2020-01-0{},1,2,0.5,{price},{mine}", i + 1)
+            })
+            .collect::<Vec<_>>()
+    };
+    for ending in ["\n", "\r\n"] {
+        for bad_price in [true, false] {
+            // Row 3 is file line 5 below a header, line 4 without one.
+            let with_header = std::iter::once("date,open,high,low,close,mine".to_string())
+                .chain(rows(bad_price))
+                .collect::<Vec<_>>()
+                .join(ending)
+                + ending;
+            let without = rows(bad_price).join(ending) + ending;
+            let columns = LoadOptions {
+                columns: Some(
+                    ["date", "open", "high", "low", "close", "mine"]
+                        .map(String::from)
+                        .to_vec(),
+                ),
+                ..LoadOptions::default()
+            };
+            for (text, options, line) in [
+                (with_header, LoadOptions::default(), 5),
+                (without, columns, 4),
+            ] {
+                let what = format!("{ending:?}, bad price {bad_price}, {line}");
+                let message = match parse_csv_with(text.as_bytes(), &options) {
+                    Err(e) => e,
+                    Ok(loaded) => loaded.bars.extra[0]
+                        .problem
+                        .clone()
+                        .unwrap_or_else(|| panic!("{what}: no problem noted")),
+                };
+                assert!(
+                    message.contains(&format!("line {line}:")),
+                    "{what}: {message}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn empty_file() {
     assert!(err("").contains("empty file"));
