@@ -420,6 +420,25 @@ def test_keyboard_interrupt_stops_signals_and_indicator_callbacks(frame):
     took = time.perf_counter() - start
     assert took > 0.3, "the call was too short to interrupt (%.2f s)" % took
     assert _interrupted(run, took / 3) < took * 0.9
+    # The robustness of many columns (the PBO: thousands of splits) looks
+    # at Ctrl-C too (issue 47, item 2: it ran to its end, 29-42 s on 100k
+    # columns): pressed a third into it, out well before its end.
+    n, cols = 2000, 8000
+    close = 100 * np.cumprod(1 + rng.normal(0, 0.01, n))
+    daily = pd.DataFrame(
+        {"open": close, "high": close * 1.01, "low": close * 0.99, "close": close},
+        index=pd.date_range("2000-01-01", periods=n, freq="D"),
+    )
+    entries, exits = rng.random((n, cols)) < 0.05, rng.random((n, cols)) < 0.05
+    start = time.perf_counter()
+    sieve.backtest_signals(daily, entries, exits)
+    plain = time.perf_counter() - start
+    start = time.perf_counter()
+    sieve.backtest_signals(daily, entries, exits, robust=True)
+    pbo = time.perf_counter() - start - plain
+    assert pbo > 0.3, "the PBO was too short to interrupt (%.2f s)" % pbo
+    robust = lambda: sieve.backtest_signals(daily, entries, exits, robust=True)
+    assert _interrupted(robust, plain + pbo / 3) < plain + pbo * 0.7
     # An indicator that takes 0.2 s per setting, 30 settings: stopped after
     # the setting in progress, not after all 30.
     calls = []

@@ -38,6 +38,8 @@ pub fn run(a: BacktestArgs) -> Result<()> {
         )?;
     }
     let done = sieve_run::backtest::backtest(&study, &a.set)?;
+    // A stop asked for while the engine ran: no output, exit 130.
+    sieve_core::cancel::check()?;
     for w in sieve_run::backtest::warnings(&study, &done) {
         eprintln!("warning: {w}");
     }

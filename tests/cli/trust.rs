@@ -1069,3 +1069,56 @@ fn sigterm_stops_a_data_load() {
         "stopped {stopped:?} after SIGTERM; the whole backtest takes {whole:?}"
     );
 }
+
+/// A sweep with trade management (one combination at a time) on long data
+/// stops inside its batch, not at its end (issue 47, item 2: it waited
+/// 12 s): exit 130 in a fraction of the whole sweep, which here is one
+/// batch. `sieve backtest` stopped by a signal exits 130 too, not 0.
+#[test]
+fn sigterm_stops_a_managed_sweep_inside_its_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let (bars, swept, config) = (p("bars.csv"), p("s.csv"), p("managed.toml"));
+    run_ok(&[
+        "synth",
+        "--bars",
+        "60000",
+        "--bar-seconds",
+        "3600",
+        "--out",
+        &bars,
+    ]);
+    std::fs::write(
+        &config,
+        "[strategy]\nname = \"managed\"\nentry = \"cross_above(close, sma(close, n))\"\n\
+         exit = \"cross_below(close, sma(close, n))\"\nstop_loss = \"sl\"\n\
+         [strategy.params]\nn = { start = 5, stop = 124, step = 1 }\n\
+         sl = { start = 0.01, stop = 0.2, step = 0.01 }\n",
+    )
+    .unwrap();
+    let args = [
+        "sweep",
+        "-c",
+        &config,
+        "--data",
+        &bars,
+        "--out",
+        &swept,
+        "--threads",
+        "1",
+    ];
+    let started = Instant::now();
+    run_ok(&args);
+    let whole = started.elapsed();
+    std::fs::remove_file(&swept).unwrap();
+    let (out, stopped) = sigterm_after(&args, whole / 4);
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(
+        !Path::new(&swept).exists(),
+        "a stopped sweep wrote its file"
+    );
+    assert!(
+        stopped < whole / 3,
+        "stopped {stopped:?} after SIGTERM; the whole sweep (one batch) takes {whole:?}"
+    );
+}

@@ -91,6 +91,7 @@ pub fn sweep(
         top,
         threads,
         resume: None,
+        stop: cancel,
     };
     if let Some(why) = crate::sweep::fallback(study, &plan) {
         note(&format!("note: {why}"));

@@ -170,7 +170,7 @@ pub fn overfitting(
         _ => None,
     };
     let Some((how, space)) = plateau else {
-        return pbo_record(measured, blocks, None);
+        return pbo_record(measured, blocks, None, &|| false);
     };
     // The neighbours of every candidate, measured too (once each).
     let key = |p: &[f64]| p.iter().map(|v| v.to_bits()).collect::<Vec<u64>>();
@@ -194,7 +194,7 @@ pub fn overfitting(
         .collect();
     let mut all = measured;
     all.extend(measure(&extra));
-    pbo_record(all, blocks, Some((&near, how)))
+    pbo_record(all, blocks, Some((&near, how)), &|| false)
 }
 
 /// A candidate's score-window returns as the PBO reads them: their hash
@@ -221,6 +221,7 @@ pub fn pbo_record(
     measured: Vec<(u64, Vec<pbo::BlockSums>)>,
     blocks: usize,
     plateau: Option<(&[Vec<usize>], crate::settings::NeighbourAggregate)>,
+    stopped: &(dyn Fn() -> bool + Sync),
 ) -> std::result::Result<PboRecord, String> {
     let total = plateau.map_or(measured.len(), |(near, _)| near.len());
     // Candidates with the same trades have the same returns: one candidate
@@ -264,7 +265,8 @@ pub fn pbo_record(
         },
         None => pbo::Pick::Argmax,
     };
-    let r = pbo::pbo_picking(&sums, kept.len(), blocks, pick);
+    let r = pbo::pbo_picking_until(&sums, kept.len(), blocks, pick, stopped)
+        .ok_or_else(|| "stopped before it was computed".to_string())?;
     let pick = plateau.map(|(_, how)| crate::settings::Selection::Plateau(how).name().to_string());
     let step = r.picks.len().div_ceil(2000).max(1);
     Ok(PboRecord {

@@ -128,7 +128,11 @@ pub fn backtest_signals(
         let _ = write!(out, ",{name}");
     }
     out.push('\n');
-    let robustness = robust.then(|| set_robustness(study, columns, &done));
+    let robustness = robust.then(|| set_robustness(study, columns, &done, &stopped));
+    // The PBO over many columns takes seconds, and looks at the stop.
+    if stopped() {
+        return Err(Error::Interrupted("KeyboardInterrupt".into()));
+    }
     let mut kept = Vec::new();
     for d in done {
         out.push_str(&d.line);
@@ -154,7 +158,12 @@ struct Done {
 
 /// The DSR of the best set among all as trials (V: the variance of their
 /// per-period Sharpes over the score window) and the PBO over all sets.
-fn set_robustness(study: &Study, columns: &[SignalColumn<'_>], done: &[Done]) -> SetRobustness {
+fn set_robustness(
+    study: &Study,
+    columns: &[SignalColumn<'_>],
+    done: &[Done],
+    stopped: &(dyn Fn() -> bool + Sync),
+) -> SetRobustness {
     let rank = |d: &Done| match d.score.is_nan() {
         true => f64::NEG_INFINITY,
         false => d.score,
@@ -186,7 +195,7 @@ fn set_robustness(study: &Study, columns: &[SignalColumn<'_>], done: &[Done]) ->
             .collect()
     };
     let pbo = robust::pbo_fits(w.end - w.start, blocks)
-        .and_then(|_| robust::pbo_record(measured(), blocks, None));
+        .and_then(|_| robust::pbo_record(measured(), blocks, None, stopped));
     let (pbo, pbo_skipped) = match pbo {
         Ok(p) => (Some(p), None),
         Err(why) => (None, Some(why)),

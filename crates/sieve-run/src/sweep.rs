@@ -2,6 +2,7 @@
 //! `sweep.meta.json`.
 
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -25,6 +26,8 @@ pub struct SweepPlan<'a> {
     pub top: usize,
     pub threads: usize,
     pub resume: Option<Checkpoint>,
+    /// Once set, the screen stops within its batch ([`ScreenJob::stop`]).
+    pub stop: Option<&'a AtomicBool>,
 }
 
 /// `sweep.meta.json`.
@@ -81,7 +84,7 @@ pub struct Timings {
 
 /// The screening job of `plan` (its shard of its batch), and the
 /// positions it covers.
-fn job_of<'a>(study: &'a Study, plan: &SweepPlan<'_>) -> (ScreenJob<'a>, std::ops::Range<u64>) {
+fn job_of<'a>(study: &'a Study, plan: &SweepPlan<'a>) -> (ScreenJob<'a>, std::ops::Range<u64>) {
     let positions = plan.batch.positions();
     let part = plan.shard.range(plan.batch.len());
     let range = positions.start + part.start..positions.start + part.end;
@@ -94,6 +97,7 @@ fn job_of<'a>(study: &'a Study, plan: &SweepPlan<'_>) -> (ScreenJob<'a>, std::op
         threads: plan.threads,
         resume: plan.resume.clone(),
         series_budget: study.settings().series_budget,
+        stop: plan.stop,
     };
     (job, range)
 }

@@ -31,6 +31,7 @@ fn screen(study: &Study, backend: &dyn ScreenBackend, top: usize) -> Screen {
         top,
         threads: 0,
         resume: None,
+        stop: None,
     };
     match sweep::run(study, &plan, &mut |_| {
         Ok(std::ops::ControlFlow::Continue(()))

@@ -3,6 +3,7 @@
 //! [`ScreenBackend`] trait and the [`Screen`] it returns.
 
 use std::ops::{ControlFlow, Range};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use sieve_core::grid::{GridIndex, ParamSpace};
@@ -111,6 +112,19 @@ pub struct ScreenJob<'a> {
     /// Bytes the shared indicator series of the whole grid may take; past
     /// it they are computed per batch of combinations instead.
     pub series_budget: u64,
+    /// Once set, the screen stops inside the batch it is in: that batch is
+    /// dropped, and the state after the last whole batch is shown to
+    /// `on_batch` once more (whose stop it should see) before the screen
+    /// ends [`Screened::Stopped`]. A batch of a long screen can take
+    /// seconds; this keeps a stop within a fraction of one.
+    pub stop: Option<&'a AtomicBool>,
+}
+
+impl ScreenJob<'_> {
+    /// Whether [`ScreenJob::stop`] is set.
+    pub fn stopping(&self) -> bool {
+        self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
+    }
 }
 
 /// The default of [`ScreenJob::series_budget`]: the memory for the shared

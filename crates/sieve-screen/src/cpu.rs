@@ -12,6 +12,7 @@ use sieve_core::evaluate::{Evaluator, ScreenScore};
 use sieve_core::grid::ParamSpace;
 use sieve_core::indicators::IndicatorSet;
 use sieve_core::lanes::{screen_all_lanes, LaneScratch, TargetMemo};
+use sieve_core::strategy::TradeManagement;
 use sieve_core::Result;
 use std::sync::Arc;
 
@@ -63,6 +64,12 @@ fn screen_in_pool(
         // The batch's stages run in the pool in one go: each `install`
         // costs the calling thread a sleep and a wake-up.
         let results = pool.install(|| screen_batch(job, whole.as_deref(), &memo, &chunks));
+        if job.stopping() {
+            // The batch may be cut short: dropped. The state before it is
+            // shown again, where the stop is seen.
+            run.report(on_batch)?;
+            return Ok(Screened::Stopped);
+        }
         for chunk in results {
             run.stats.combine(&chunk.stats);
             run.sharpe.combine(&chunk.sharpe);
@@ -141,6 +148,7 @@ fn screen_batch(
         })
         .collect();
     let aggregation = &job.market.aggregation;
+    let one_at_a_time = job.strategy.trade_management() == TradeManagement::Full;
     let allowed: Vec<Vec<u64>> = chunks
         .par_iter()
         .map_init(
@@ -165,6 +173,10 @@ fn screen_batch(
         .map_init(
             || (Vec::new(), LaneScratch::sharing(memo.clone())),
             |(params, scratch), positions| {
+                let mut scores = vec![ScreenScore::default(); positions.len()];
+                if job.stopping() {
+                    return scores; // dropped by the caller
+                }
                 let k = n_params;
                 params.clear();
                 params.resize(positions.len() * k, 0.0);
@@ -175,8 +187,18 @@ fn screen_batch(
                 let sets: Vec<&[f64]> = (0..positions.len())
                     .map(|i| &params[i * k..(i + 1) * k])
                     .collect();
-                let mut scores = vec![ScreenScore::default(); sets.len()];
-                screen_all_lanes(&evals, aggregation, &sets, scratch, &mut scores);
+                if one_at_a_time {
+                    // Seconds a chunk on long data: the stop is checked
+                    // every few combinations.
+                    for (group, out) in sets.chunks(STOP_EVERY).zip(scores.chunks_mut(STOP_EVERY)) {
+                        if job.stopping() {
+                            break;
+                        }
+                        screen_all_lanes(&evals, aggregation, group, scratch, out);
+                    }
+                } else {
+                    screen_all_lanes(&evals, aggregation, &sets, scratch, &mut scores);
+                }
                 scores
             },
         )
@@ -235,6 +257,10 @@ impl ChunkResult {
         }
     }
 }
+
+/// Combinations screened one at a time (trade management) between two
+/// looks at [`ScreenJob::stop`].
+const STOP_EVERY: usize = 4;
 
 /// Combinations of the grid's last axis per tile: 16 series of 4,000 bars
 /// are 512 KB, what a core's L2 cache holds next to the rest.

@@ -303,6 +303,7 @@ fn screen(
         threads,
         resume: None,
         series_budget: c.series_budget,
+        stop: None,
     };
     backend
         .screen(&job, &mut |_| Ok(ControlFlow::Continue(())))
@@ -531,6 +532,7 @@ fn resume_matches_on(backend: &dyn ScreenBackend, c: &Case, batch: Batch) {
         threads: 1,
         resume: None,
         series_budget: c.series_budget,
+        stop: None,
     };
     let mut checkpoints: Vec<Checkpoint> = Vec::new();
     let whole = backend
@@ -576,6 +578,37 @@ fn resume_matches_on(backend: &dyn ScreenBackend, c: &Case, batch: Batch) {
         )
         .unwrap();
     assert_eq!(resumed, whole);
+    // Stopped by `ScreenJob::stop`, set once the first batch is shown but
+    // not acted on by `on_batch`: the next batch is dropped, the first
+    // checkpoint shown again, and resuming from it gives the whole screen.
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut shown: Vec<Checkpoint> = Vec::new();
+    let stopped = backend
+        .screen(
+            &ScreenJob {
+                stop: Some(&stop),
+                ..job_clone(&job)
+            },
+            &mut |cp| {
+                shown.push(cp.clone());
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                Ok(ControlFlow::Continue(()))
+            },
+        )
+        .unwrap();
+    assert_eq!(stopped, Screened::Stopped);
+    assert_eq!(shown.len(), 2, "the first batch, then the same state again");
+    assert_eq!(shown[0], shown[1]);
+    let resumed = backend
+        .screen(
+            &ScreenJob {
+                resume: shown.pop(),
+                ..job_clone(&job)
+            },
+            &mut |_| Ok(ControlFlow::Continue(())),
+        )
+        .unwrap();
+    assert_eq!(resumed, whole);
 }
 
 fn job_clone<'a>(j: &ScreenJob<'a>) -> ScreenJob<'a> {
@@ -588,6 +621,7 @@ fn job_clone<'a>(j: &ScreenJob<'a>) -> ScreenJob<'a> {
         threads: j.threads,
         resume: j.resume.clone(),
         series_budget: j.series_budget,
+        stop: None,
     }
 }
 
@@ -754,6 +788,7 @@ mod gpu {
                 threads: 2,
                 resume: None,
                 series_budget: c.series_budget,
+                stop: None,
             };
             let why = b.fallback(&job).expect("several instruments fall back");
             assert!(why.contains("instruments"), "{why}");

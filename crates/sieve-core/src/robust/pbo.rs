@@ -125,6 +125,21 @@ pub fn pbo_picking(
     blocks: usize,
     pick: Pick<'_>,
 ) -> Pbo {
+    match pbo_picking_until(sums, candidates, blocks, pick, &|| false) {
+        Some(pbo) => pbo,
+        None => unreachable!("never stopped"),
+    }
+}
+
+/// [`pbo_picking`], looking at `stopped` before each split (thousands of
+/// them over many candidates take seconds): `None` once it says stop.
+pub fn pbo_picking_until(
+    sums: &[Vec<BlockSums>],
+    candidates: usize,
+    blocks: usize,
+    pick: Pick<'_>,
+    stopped: &(dyn Fn() -> bool + Sync),
+) -> Option<Pbo> {
     let series = sums.len();
     let n = candidates.min(series);
     let totals: Vec<BlockSums> = sums
@@ -151,6 +166,9 @@ pub fn pbo_picking(
         .map_init(
             || (vec![0.0; series], vec![0.0; series], vec![0.0; n]),
             |(ins, oos, rank), &mask| {
+                if stopped() {
+                    return (f64::NAN, f64::NAN, f64::NAN); // dropped below
+                }
                 let chosen: Vec<usize> = (0..blocks).filter(|b| mask >> b & 1 == 1).collect();
                 let is_n: f64 = chosen.iter().map(|&b| counts[b]).sum();
                 for i in 0..series {
@@ -214,6 +232,9 @@ pub fn pbo_picking(
             },
         )
         .collect();
+    if stopped() {
+        return None;
+    }
     let splits = per_split.len();
     let share = |f: &dyn Fn(&(f64, f64, f64)) -> bool| {
         per_split.iter().filter(|s| f(s)).count() as f64 / splits as f64
@@ -222,7 +243,7 @@ pub fn pbo_picking(
     let prob_oos_loss = share(&|s| s.2 < 0.0);
     let picks: Vec<(f64, f64)> = per_split.iter().map(|s| (s.1, s.2)).collect();
     let (slope, intercept) = least_squares(&picks);
-    Pbo {
+    Some(Pbo {
         blocks,
         candidates: n,
         splits,
@@ -232,7 +253,7 @@ pub fn pbo_picking(
         degradation_intercept: intercept,
         logits: per_split.iter().map(|s| s.0).collect(),
         picks,
-    }
+    })
 }
 
 /// y = slope·x + intercept over the finite pairs; NaN when x does not vary.

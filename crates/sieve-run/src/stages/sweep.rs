@@ -75,6 +75,7 @@ fn run(
         top: study.settings().sweep_top,
         threads: opts.threads,
         resume,
+        stop: opts.interrupt,
     };
     if let Some(why) = sweep::fallback(study, &plan) {
         obs.note(&format!("note: {why}"));

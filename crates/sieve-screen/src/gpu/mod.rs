@@ -368,6 +368,12 @@ impl ScreenBackend for GpuBackend {
         let last = job.batch.positions().end;
         while run.next < last {
             let end = last.min(run.next + chunk);
+            if job.stopping() {
+                // Between dispatches: the state so far is shown again,
+                // where the stop is seen (as the CPU backend does).
+                run.report(on_batch)?;
+                return Ok(Screened::Stopped);
+            }
             let decoded = decode(job, &kernel, &offset, run.next..end);
             if !decoded.index.is_empty() {
                 let scores = self.dispatch(pipeline, &base, &inputs.0, &inputs.1, &decoded)?;
