@@ -81,7 +81,11 @@ def backtest(data, strategy, params, config=None, equity=False, trades=False, in
     of the equity curve indexed by time (UTC); with several instruments a dict
     of them by instrument name. With ``trades=True`` also ``"trades"``: a
     DataFrame of ``trades.csv``'s columns (times as datetimes, ``exit_reason``
-    saying why each trade ended), or a dict of them by instrument.
+    saying why each trade ended) and each trade's ``duration``, ``mae`` and
+    ``mfe`` (its maximum adverse and favourable excursions: the lowest low
+    and highest high from its entry bar to its exit bar, both included, as
+    fractions of the entry price, ≤ 0 and ≥ 0, mirrored for a short), or a
+    dict of them by instrument.
     """
     overrides = []
     if strategy is not None:
@@ -103,7 +107,13 @@ def backtest(data, strategy, params, config=None, equity=False, trades=False, in
         series = {name: _equity(times, values, tzs.get(name, tz)) for name, times, values in curves}
         result["equity"] = series[""] if "" in series else series
     if trades:
-        tables = {name: _trades(csv, entries, exits, tzs.get(name, tz)) for name, csv, entries, exits in traded}
+        names, records = traded
+        # One table per instrument, its times in its own time zone.
+        ends = np.cumsum(records[0])
+        tables = {}
+        for name, start, end in zip(names, np.r_[0, ends[:-1]], ends):
+            table, _ = _trades(records, tzs.get(name, tz))
+            tables[name] = table.iloc[start:end].reset_index(drop=True)
         result["trades"] = tables[""] if "" in tables else tables
     return result
 
@@ -129,37 +139,48 @@ def indicator(data, expression, config=None, indicators=None):
     return series[""] if "" in series else series
 
 
-def _trades(csv, entries, exits, tz):
-    """trades.csv as a DataFrame, its times as datetimes like the equity's
-    index (an open trade's exit time NaT)."""
-    table = _csv(csv)
-
-    def times(ms):
-        ms = np.asarray(ms, dtype=np.int64)
-        index = pd.to_datetime(np.where(ms < 0, 0, ms), unit="ms", utc=True)
-        index = index.tz_convert(tz) if tz is not None else index.tz_localize(None)
-        return pd.Series(index).where(ms >= 0)
-
-    table["entry_time"] = times(entries)
-    table["exit_time"] = times(exits)
-    return table
+def _time_index(times, tz):
+    """Bar times (ms) as a DatetimeIndex like the input's: naive UTC times
+    for naive input (and files), the input's time zone for tz-aware input."""
+    index = pd.to_datetime(np.asarray(times, dtype=np.int64), unit="ms", utc=True)
+    return index.tz_convert(tz) if tz is not None else index.tz_localize(None)
 
 
-def _trades_of_columns(traded, tz):
-    """Each signal column's trades.csv as a DataFrame: all parsed as one
-    table (one parse, not one per column), then cut by column."""
-    if not traded:
-        return []
-    header = traded[0][1].split("\n", 1)[0]
-    bodies = [csv.split("\n", 1)[1] if "\n" in csv else "" for _, csv, _, _ in traded]
-    table = _trades(
-        header + "\n" + "".join(bodies),
-        np.concatenate([np.asarray(ins, dtype=np.int64) for _, _, ins, _ in traded]),
-        np.concatenate([np.asarray(outs, dtype=np.int64) for _, _, _, outs in traded]),
-        tz,
+def _trades(records, tz):
+    """The trades of one or many backtests as one DataFrame, from the
+    native side's buffers: ``trades.csv``'s columns (times as datetimes
+    like the equity's index, an open trade's exit time NaT), then each
+    trade's ``duration`` (NaT while open), ``mae`` and ``mfe``. Also the
+    count of trades of each backtest, in order."""
+    counts, times, numbers, codes, reasons = records
+    n = int(sum(counts))
+    times = np.frombuffer(times, dtype="<i8").reshape(2, n)
+    numbers = np.frombuffer(numbers, dtype="<f8").reshape(8, n)
+    short, still_open, reason = np.frombuffer(codes, dtype=np.uint8).reshape(3, n)
+
+    def at(ms):
+        return pd.Series(_time_index(np.where(ms < 0, 0, ms), tz)).where(ms >= 0)
+
+    entry_time, exit_time = at(times[0]), at(times[1])
+    table = pd.DataFrame(
+        {
+            "side": np.array(["long", "short"], dtype=object)[short],
+            "status": np.array(["closed", "open"], dtype=object)[still_open],
+            "entry_time": entry_time,
+            "entry_price": numbers[0],
+            "exit_time": exit_time,
+            "exit_price": numbers[1],
+            "units": numbers[2],
+            "fees": numbers[3],
+            "pnl": numbers[4],
+            "return": numbers[5],
+            "exit_reason": np.asarray(reasons, dtype=object)[reason],
+            "duration": exit_time - entry_time,
+            "mae": numbers[6],
+            "mfe": numbers[7],
+        }
     )
-    ends = np.cumsum([len(ins) for _, _, ins, _ in traded])
-    return [table.iloc[a:b].reset_index(drop=True) for a, b in zip(np.r_[0, ends[:-1]], ends)]
+    return table, [int(c) for c in counts]
 
 
 # backtest_signals' trade-management keywords: the [strategy] keys, from
@@ -212,15 +233,20 @@ def backtest_signals(
     data's index, or a 1-D array as long as the data); or bars × columns
     (a DataFrame paired by index and column label, or a 2-D array). A
     trade reads the value of the bar whose close decided its entry; NaN or
-    a value ≤ 0 switches the key off for that trade. After a stop or a
-    target, an entry signal on that very close enters again.
+    NaN switches the key off for that trade. Every other value is checked
+    as the config checks a number for that key (``stop_loss`` above 0 and
+    below 1, ``size`` above 0 and at most ``backtest.max_leverage``,
+    ``max_bars`` whole, …): an error names the key, the column and the bar.
+    After a stop or a target, an entry signal on that very close enters
+    again.
 
     Returns a DataFrame indexed by column name with ``verified.csv``'s
     numbers: ``score`` (the objective over the score window),
     ``full_score``, ``holdout_score`` and the score window's metrics. With
     ``trades=True`` and/or ``equity=True``, a dict instead: ``"metrics"``
-    (that DataFrame), ``"trades"`` (a DataFrame of ``trades.csv``'s columns
-    per signal column, by its label) and ``"equity"`` (a DataFrame of the
+    (that DataFrame), ``"trades"`` (every column's trades in one records
+    table: ``column``, the signal column's label, then the columns
+    ``backtest(trades=True)`` gives) and ``"equity"`` (a DataFrame of the
     equity curves, a column per signal column, indexed by time).
 
     ``robust=True`` adds ``"robustness"`` to that dict: the set judged as an
@@ -290,11 +316,18 @@ def backtest_signals(
         # The best by its own label, as the metrics table's index has it.
         out["robustness"]["best"] = labels[names.index(out["robustness"]["best"])]
     if trades:
-        out["trades"] = dict(zip(labels, _trades_of_columns(traded, tz)))
+        table, counts = _trades(traded, tz)
+        # The records table: each trade's column label first.
+        each = np.empty(len(labels), dtype=object)
+        for i, label in enumerate(labels):
+            each[i] = label  # one by one: a tuple label stays one value
+        table.insert(0, "column", np.repeat(each, counts))
+        out["trades"] = table
     if equity:
-        curves = [_equity(times, values, tz) for _, times, values in curves]
-        out["equity"] = pd.DataFrame(dict(enumerate(curves)))
-        out["equity"].columns = index
+        times, values = curves
+        values = np.frombuffer(values, dtype="<f8").reshape(len(labels), len(times))
+        # Over the native (writable) buffer, not copied again.
+        out["equity"] = pd.DataFrame(values.T, index=_time_index(times, tz), columns=index, copy=False)
     return out
 
 
@@ -629,11 +662,8 @@ def _warn(message):
 
 
 def _equity(times, values, tz):
-    """The equity curve indexed like the input: naive UTC times for naive
-    input (and files), the input's time zone for tz-aware input."""
-    index = pd.to_datetime(np.asarray(times, dtype=np.int64), unit="ms", utc=True)
-    index = index.tz_convert(tz) if tz is not None else index.tz_localize(None)
-    return pd.Series(values, index=index, name="equity")
+    """The equity curve indexed like the input (see ``_time_index``)."""
+    return pd.Series(values, index=_time_index(times, tz), name="equity")
 
 
 def _toml_string(s):

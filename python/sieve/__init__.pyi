@@ -72,8 +72,9 @@ def backtest_signals(
     robust: bool = False,
 ) -> Union[pd.DataFrame, Dict[str, Any]]:
     """verified.csv's numbers for each column of your own signals, indexed
-    by column; with trades/equity, a dict of "metrics", "trades" (per
-    column) and "equity" (a column per signal column). The trade-management
+    by column; with trades/equity, a dict of "metrics", "trades" (one
+    records table, a "column" label per trade, with duration, mae and mfe)
+    and "equity" (a column per signal column). The trade-management
     keys are a number, one value per column (dict/Series by label, 1-D array),
     one per bar (Series on the data's index, 1-D array as long as the data)
     or bars × columns (DataFrame by label, 2-D array). robust=True adds

@@ -176,12 +176,27 @@ def test_trades_with_exit_reasons_equal_the_cli(files, frame):
     )
     cli("backtest", "-c", toml, "--data", files["prices"], "--trades", files["dir"] / "trades.csv")
     want = read_csv(files["dir"] / "trades.csv", **EXACT)
-    assert list(got.columns) == list(want.columns)
+    assert list(got.columns) == list(want.columns) + ["duration", "mae", "mfe"]
     assert {"stop_loss", "take_profit"} <= set(got.exit_reason), set(got.exit_reason)
+    # Duration, MAE and MFE by hand from the bars each trade spans.
+    for t in got.itertuples():
+        bars = frame.loc[t.entry_time : t.exit_time if t.status == "closed" else frame.index[-1]]
+        low, high = (bars["low"].min() - t.entry_price) / t.entry_price, (bars["high"].max() - t.entry_price) / t.entry_price
+        adverse, favourable = (low, high) if t.side == "long" else (-high, -low)
+        assert t.mae == pytest.approx(min(0.0, adverse), rel=1e-12, abs=1e-15)
+        assert t.mfe == pytest.approx(max(0.0, favourable), rel=1e-12, abs=1e-15)
+        if t.status == "closed":
+            assert t.duration == t.exit_time - t.entry_time
+    assert (got.mae <= 0).all() and (got.mfe >= 0).all() and (got.mae < 0).any() and (got.mfe > 0).any()
     for col in ["side", "status", "entry_price", "exit_price", "units", "pnl", "exit_reason"]:
         assert got[col].tolist() == want[col].tolist(), col
     assert list(got.entry_time) == list(pd.to_datetime(want.entry_time))
     assert got.entry_time.isin(frame.index).all()
+
+
+def _column_trades(records, label):
+    """One signal column's trades of backtest_signals' records table."""
+    return records[records["column"] == label].drop(columns="column").reset_index(drop=True)
 
 
 def test_every_dataframe_form_equals_the_path(files, frame):
@@ -655,9 +670,10 @@ def test_error_kinds(frame, tmp_path):
 
 def test_optimize_without_a_config_runs_the_cli_example(tmp_path):
     # The built-in example, as `sieve optimize` runs it with no --config.
-    cli("optimize", "--out", tmp_path / "cli")
+    printed = cli("optimize", "--out", tmp_path / "cli")
     got = sieve.optimize(None, None, out=tmp_path / "py")
     want = json.loads((tmp_path / "cli" / "best.json").read_text())
+    assert "verdict: %s" % got.pop("verdict") in printed
 
     def untimed(v):
         if isinstance(v, dict):
@@ -746,7 +762,7 @@ def test_signals_of_your_own_equal_the_same_rules(frame):
     recorded = sieve.backtest_signals(frame, pd.DataFrame({"x": up, "y": up}), down, config=config, trades=True, equity=True)
     pdt.assert_frame_equal(recorded["metrics"].loc[["x"]], got.set_axis(["x"]).rename_axis("column"))
     for label in ["x", "y"]:
-        pdt.assert_frame_equal(recorded["trades"][label], ruled["trades"])
+        pdt.assert_frame_equal(_column_trades(recorded["trades"], label), ruled["trades"])
         pdt.assert_series_equal(recorded["equity"][label], ruled["equity"], check_names=False)
     assert set(sieve.backtest_signals(frame, up, down, config=config, equity=True)) == {"metrics", "equity"}
     # An entry and an exit on the same bar cancel: no trade at all.
@@ -783,7 +799,7 @@ def test_signals_with_trade_management_equal_the_same_rules(frame):
         strategy = dict(entry=entry, exit=exit_, **rule_keys)
         want = sieve.backtest(frame, None, {}, config=dict(config, strategy=strategy), trades=True, equity=True)
         got = sieve.backtest_signals(frame, up, down, config=config, trades=True, equity=True, **signal_keys)
-        pdt.assert_frame_equal(got["trades"]["x"], want["trades"])
+        pdt.assert_frame_equal(_column_trades(got["trades"], "x"), want["trades"])
         pdt.assert_series_equal(got["equity"]["x"], want["equity"], check_names=False)
         assert got["metrics"]["score"].iloc[0] == want["windows"]["score"]["objective"]
         reasons |= set(want["trades"]["exit_reason"])
@@ -1281,6 +1297,12 @@ def test_signal_labels_keep_their_levels_and_types(frame):
     one = sieve.backtest_signals(frame, fast_above[(5, 50)], ~fast_above[(5, 50)])
     assert got["metrics"].loc[(5, 50), "sharpe"] == one["sharpe"].iloc[0]
     assert got["equity"].columns.equals(got["metrics"].index)
+    # Trades as one records table: each trade's column label, as given.
+    traded = sieve.backtest_signals(frame, fast_above, ~fast_above, trades=True)["trades"]
+    assert list(traded.columns[:3]) == ["column", "side", "status"]
+    assert set(traded["column"]) == set(grid)
+    single = sieve.backtest_signals(frame, fast_above[(5, 50)], ~fast_above[(5, 50)], trades=True)["trades"]
+    pdt.assert_frame_equal(_column_trades(traded, (5, 50)), single.drop(columns="column"))
     # 1 and '1' are two columns; the better one is named as given.
     good = close.rolling(5).mean() > close.rolling(50).mean()
     never = pd.Series(False, index=frame.index)

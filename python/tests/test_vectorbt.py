@@ -124,7 +124,7 @@ def test_signals_trade_as_vectorbt(direction, vbt_direction, short):
     final = pf.final_value()
     trade_count = 0
     for column in range(COLUMNS):
-        a = sieve_trades(ours["trades"][column], data.index)
+        a = sieve_trades(ours["trades"][ours["trades"]["column"] == column], data.index)
         b = vbt_trades(records, column)
         assert len(a) == len(b), "column %d: %d trades, vectorbt %d" % (column, len(a), len(b))
         for key in ("entry_idx", "exit_idx", "short", "open"):

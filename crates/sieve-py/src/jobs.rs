@@ -12,12 +12,9 @@ use sieve_core::Error;
 use sieve_run::shard::Shard;
 use sieve_run::{candidates, files, jobs};
 
+use crate::records::{RecordsOut, TradeRecords};
 use crate::{interruptible, ConfigArg, ConfigSource, ConfigSpec, DataSpec, Failure};
 use sieve_run::settings::Checked;
-
-/// One instrument's trades: its name, the text of `trades.csv` and each
-/// trade's entry and exit time in ms (−1: still open).
-pub type TradesOf = (String, String, Vec<i64>, Vec<i64>);
 
 /// One instrument's name, bar times in ms and values.
 pub type Column = (String, Vec<i64>, Vec<f64>);
@@ -57,13 +54,14 @@ pub fn indicator(
 }
 
 /// `sieve backtest --json`'s document (as JSON text), with `equity` each
-/// instrument's `(name, times in ms, equity)`, with `trades` each
-/// instrument's trades, and the CLI's warnings.
+/// instrument's `(name, times in ms, equity)`, with `trades` every
+/// instrument's trades (in the instruments' order, with their names), and
+/// the CLI's warnings.
 #[pyfunction]
 #[pyo3(signature = (data, config, overrides, sets, equity, trades))]
 #[allow(clippy::type_complexity)]
-pub fn backtest(
-    py: Python<'_>,
+pub fn backtest<'py>(
+    py: Python<'py>,
     data: &Bound<'_, PyAny>,
     config: ConfigArg<'_>,
     overrides: Vec<String>,
@@ -74,7 +72,7 @@ pub fn backtest(
     (
         String,
         Vec<(String, Vec<i64>, Vec<f64>)>,
-        Vec<TradesOf>,
+        Option<(Vec<String>, RecordsOut<'py>)>,
         Vec<String>,
     ),
     Failure,
@@ -94,16 +92,21 @@ pub fn backtest(
     let warnings = sieve_run::backtest::warnings(&study, &done);
     let json = serde_json::to_string(&done.json(&study))
         .map_err(|e| crate::SieveError::new_err(e.to_string()))?;
-    let (mut curves, mut traded) = (Vec::new(), Vec::new());
+    let (mut curves, mut traded, mut names) = (Vec::new(), TradeRecords::default(), Vec::new());
     for (i, run) in study.market().instruments.iter().zip(&done.runs) {
         let (time, bt) = (&i.bars.time, &run.bt);
         if equity {
             curves.push((i.name.clone(), time.clone(), bt.equity.clone()));
         }
         if trades {
-            traded.push(trades_of(i.name.clone(), time, bt));
+            traded.push(&i.bars, bt);
+            names.push(i.name.clone());
         }
     }
+    let traded = match trades {
+        true => Some((names, traded.into_py(py)?)),
+        false => None,
+    };
     Ok((json, curves, traded, warnings))
 }
 
@@ -262,8 +265,8 @@ pub fn walkforward(
 #[pyfunction]
 #[pyo3(signature = (data, config, overrides, names, entries, exits, short, keys, threads, trades, equity, robust))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-pub fn backtest_signals(
-    py: Python<'_>,
+pub fn backtest_signals<'py>(
+    py: Python<'py>,
     data: &Bound<'_, PyAny>,
     config: ConfigArg<'_>,
     overrides: Vec<String>,
@@ -276,16 +279,7 @@ pub fn backtest_signals(
     trades: bool,
     equity: bool,
     robust: bool,
-) -> Result<
-    (
-        String,
-        Vec<TradesOf>,
-        Vec<Column>,
-        Option<String>,
-        Vec<String>,
-    ),
-    Failure,
-> {
+) -> Result<SignalsOut<'py>, Failure> {
     crate::functions::not_in_a_callback("backtest_signals")?;
     let spec = ConfigSpec::from_py(&config)?;
     let (_, study) = study(py, data, &spec, overrides)?;
@@ -335,14 +329,14 @@ pub fn backtest_signals(
                 robust,
                 Some(stop),
             )?;
-            let (mut traded, mut curves) = (Vec::new(), Vec::new());
-            let time = &study.bars().time;
-            for (c, bt) in columns.iter().zip(done.records) {
+            let mut traded = TradeRecords::default();
+            let mut curves = Vec::new();
+            for bt in done.records {
                 if trades {
-                    traded.push(trades_of(c.name.clone(), time, &bt));
+                    traded.push(study.bars(), &bt);
                 }
                 if equity {
-                    curves.push((c.name.clone(), time.clone(), bt.equity));
+                    curves.push(bt.equity);
                 }
             }
             let robustness = done
@@ -352,7 +346,27 @@ pub fn backtest_signals(
             Ok((done.table, traded, curves, robustness, done.notes))
         })
     })?;
-    Ok(outcome?)
+    let (table, traded, curves, robustness, notes) = outcome?;
+    let traded = match trades {
+        true => Some(traded.into_py(py)?),
+        false => None,
+    };
+    let curves = match equity {
+        true => {
+            // Every column's equity in one buffer, column after column: one
+            // array for Python, not a list per column.
+            let values = curves.iter().flatten();
+            let bytes = pyo3::types::PyByteArray::new_with(py, n_cols * n_bars * 8, |b| {
+                for (out, v) in b.chunks_exact_mut(8).zip(values) {
+                    out.copy_from_slice(&v.to_le_bytes());
+                }
+                Ok(())
+            })?;
+            Some((study.bars().time.clone(), bytes))
+        }
+        false => None,
+    };
+    Ok((table, traded, curves, robustness, notes))
 }
 
 /// `backtest_signals`' trade-management columns, by key (`rules::KEYS`).
@@ -403,22 +417,16 @@ impl ManagedColumns {
     }
 }
 
-/// A backtest's trades as Python takes them: `trades.csv`'s text and each
-/// trade's entry and exit time (ms; −1 while open).
-fn trades_of(name: String, time: &[i64], bt: &sieve_core::engine::Backtest) -> TradesOf {
-    let entries = bt.trades.iter().map(|t| time[t.entry_bar]).collect();
-    let exits = bt
-        .trades
-        .iter()
-        .map(|t| t.exit_bar.map_or(-1, |b| time[b]))
-        .collect();
-    (
-        name,
-        sieve_run::backtest::trades_csv(time, bt),
-        entries,
-        exits,
-    )
-}
+/// What `backtest_signals` hands Python: the metrics table's text, every
+/// column's trades (in the columns' order), the bar times and every column's equity (columns one
+/// after another) when asked, the robustness JSON and notes.
+type SignalsOut<'py> = (
+    String,
+    Option<RecordsOut<'py>>,
+    Option<(Vec<i64>, Bound<'py, pyo3::types::PyByteArray>)>,
+    Option<String>,
+    Vec<String>,
+);
 
 /// The text of `verified.csv` for the candidates (CSV text with the
 /// parameter columns, e.g. a sweep's).

@@ -25,6 +25,7 @@ mod frame;
 mod functions;
 mod jobs;
 mod progress;
+mod records;
 
 // Named as `sieve.X`, where users import them (and pickle finds them).
 create_exception!(

@@ -39,6 +39,19 @@ pub enum ExitReason {
 }
 
 impl ExitReason {
+    /// Every reason, in the order of their discriminants (`reason as u8`
+    /// indexes it).
+    pub const ALL: [ExitReason; 8] = [
+        ExitReason::Rule,
+        ExitReason::Reversal,
+        ExitReason::TrailingStop,
+        ExitReason::MaxBars,
+        ExitReason::StopLoss,
+        ExitReason::TakeProfit,
+        ExitReason::Liquidated,
+        ExitReason::End,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ExitReason::Rule => "rule",
@@ -74,6 +87,28 @@ pub struct Trade {
 }
 
 impl Trade {
+    /// The trade's maximum adverse and favourable excursions (MAE ≤ 0 ≤
+    /// MFE): how far the price went against it and for it, as fractions
+    /// of its entry price, by the lows and highs of the bars from its
+    /// entry bar to its exit bar (the last bar while open), both included.
+    pub fn excursions(&self, bars: &crate::data::Bars) -> (f64, f64) {
+        let last = bars.len().saturating_sub(1);
+        let end = self.exit_bar.unwrap_or(last).min(last);
+        let range = self.entry_bar.min(end)..=end;
+        let low = bars.low[range.clone()]
+            .iter()
+            .fold(f64::INFINITY, |a, &b| a.min(b));
+        let high = bars.high[range]
+            .iter()
+            .fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+        let e = self.entry_price;
+        let (adverse, favourable) = match self.side {
+            Side::Long => ((low - e) / e, (high - e) / e),
+            Side::Short => ((e - high) / e, (e - low) / e),
+        };
+        (adverse.min(0.0), favourable.max(0.0))
+    }
+
     pub(crate) fn open(direction: i8, bar: usize, price: f64, units: f64, fee: f64) -> Self {
         Trade {
             side: if direction > 0 {
