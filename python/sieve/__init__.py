@@ -800,8 +800,83 @@ def _indicators(indicators):
             whole.append(kind is int)
         if len(set(names)) != len(names):
             raise ConfigError("%s: an argument name repeats" % where)
-        out.append((name, names, whole, fn))
+        out.append((name, names, whole, _Watched(name, fn)))
     return (out, _indicator_frame, _indicator_values)
+
+
+# Where a Python indicator's first call in a job is recomputed on the data
+# cut short: a value before the cut that changes reads bars after it.
+_LOOKAHEAD_CUTS = (0.5, 0.75, 0.9)
+
+
+class _Watched:
+    """An indicator of yours, checked on its first call in each job:
+    recomputed on the same bars cut at 50 %, 75 % and 90 % (as freqtrade's
+    lookahead-analysis does), any value before a cut that differs from the
+    whole run's is look-ahead; and called twice on the first cut, values
+    that differ mean it is not a function of the bars (random or stateful),
+    so runs using it cannot be reproduced or resumed. Each finding is a
+    SieveWarning naming the setting and the bar; the check's own calls see
+    shorter frames than the run's."""
+
+    def __init__(self, name, fn):
+        self.name, self.fn, self.checked = name, fn, False
+        # The job's stop (Ctrl-C), set by the native side: asked between
+        # the check's own calls.
+        self.stopping = lambda: False
+
+    def __call__(self, df, **kwargs):
+        result = self.fn(df, **kwargs)
+        if not self.checked:
+            self.checked = True
+            self._check(df, kwargs, result)
+        return result
+
+    def _check(self, df, kwargs, result):
+        what = "%s(%s)" % (self.name, ", ".join("%s=%s" % kv for kv in kwargs.items()))
+        n = len(df)
+        if n < 20:
+            return
+        try:
+            whole = _indicator_values(result, df.index, what)
+            cuts = sorted({int(n * c) for c in _LOOKAHEAD_CUTS})
+            for i, k in enumerate(cuts):
+                if self.stopping():
+                    return
+                part = _indicator_values(self.fn(df.iloc[:k].copy(), **kwargs), df.index[:k], what)
+                if i == 0 and not self.stopping():
+                    again = _indicator_values(self.fn(df.iloc[:k].copy(), **kwargs), df.index[:k], what)
+                    t = _first_difference(part, again)
+                    if t is not None:
+                        _warn(
+                            "indicator %s returned different values for the same bars on two calls (first at %s): "
+                            "it is not a function of the bars alone (random, or keeping state between calls), so "
+                            "runs that use it can neither be reproduced nor resumed" % (what, _bar(df, t))
+                        )
+                        return
+                t = _first_difference(whole[:k], part)
+                if t is not None:
+                    _warn(
+                        "indicator %s looks ahead: its value at %s is %s on all %d bars but %s on the first %d "
+                        "(up to %s); a value that changes when later bars are added reads the future, and "
+                        "results from it are not real" % (what, _bar(df, t), whole[t], n, part[t], k, df.index[k - 1])
+                    )
+                    return
+        except KeyboardInterrupt:
+            raise
+        except Exception:  # noqa: BLE001 - a function that fails on fewer bars is not judged
+            return
+
+
+def _first_difference(a, b):
+    """The first position where two value arrays differ beyond rounding
+    (NaN equal to NaN), or None."""
+    same = np.isclose(a, b, rtol=1e-9, atol=1e-12, equal_nan=True)
+    return None if same.all() else int(np.argmin(same))
+
+
+def _bar(df, t):
+    return "bar %d (%s)" % (t, df.index[t])
 
 
 def _indicator_frame(times, open_, high, low, close, volume, extras, tz):

@@ -7,6 +7,7 @@ with `cargo build --release`): the tests fail, not skip, without it.
 
 import _thread
 import json
+import re
 import math
 import os
 import signal
@@ -888,7 +889,8 @@ def test_indicators_of_your_own_sweep_as_the_rules_own(files, frame, tmp_path):
     calls = []
 
     def st(df, n, mult):
-        calls.append((n, mult))
+        if len(df) == len(frame):  # not the look-ahead check's shorter frames
+            calls.append((n, mult))
         assert isinstance(n, int) and isinstance(mult, float) and list(df.columns)[:4] == ["open", "high", "low", "close"]
         line, _ = supertrend(df["high"].to_numpy(), df["low"].to_numpy(), df["close"].to_numpy(), n, mult)
         return pd.Series(line, index=df.index)
@@ -1312,3 +1314,30 @@ def test_signal_labels_keep_their_levels_and_types(frame):
         out = sieve.backtest_signals(frame, entries, ~entries, robust=True)
         assert out["robustness"]["best"] == best and isinstance(out["robustness"]["best"], str)
         assert list(out["metrics"].index) == list(labels)
+
+
+def test_an_indicator_that_looks_ahead_or_is_random_is_warned_about(frame):
+    """A Python indicator is recomputed on the bars cut short on its first
+    call: a value that changes when later bars are added reads the future;
+    two calls on the same bars that differ make a run irreproducible (issue
+    47, item 8). An honest indicator is not warned about."""
+    import warnings
+
+    config = {"strategy": {"name": "s", "entry": "close > f(n)", "exit": "close < f(n)", "params": {"n": {"values": [5, 10]}}}}
+    rng = np.random.default_rng(3)
+    cases = {
+        "the next close": lambda df, n: df["close"].shift(-1).rolling(n).mean(),
+        "the whole sample's mean": lambda df, n: df["close"].rolling(n).mean() - df["close"].mean() + df["close"].iloc[0],
+        "noise": lambda df, n: df["close"].rolling(n).mean() + rng.normal(0, 1e-3, len(df)),
+        "honest": lambda df, n: df["close"].rolling(n).mean(),
+    }
+    said = {}
+    for case, fn in cases.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            sieve.sweep(frame, config, indicators={"f": (fn, [("n", int)])})
+        said[case] = [str(w.message) for w in caught if issubclass(w.category, sieve.SieveWarning)]
+    assert any(re.match(r"indicator f\(n=\d+\) looks ahead: its value at bar \d+ \(", m) for m in said["the next close"]), said
+    assert any("looks ahead" in m for m in said["the whole sample's mean"]), said
+    assert any("returned different values for the same bars on two calls" in m for m in said["noise"]), said
+    assert not any("looks ahead" in m or "different values" in m for m in said["honest"]), said

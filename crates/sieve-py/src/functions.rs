@@ -72,6 +72,16 @@ impl Functions {
                     "indicators: '{name}' is a word or function of the rule language; give yours another name"
                 )));
             }
+            // The look-ahead check around the function (`_Watched`) makes
+            // calls of its own: it asks this job's stop between them.
+            if func.bind(spec.py()).hasattr("stopping")? {
+                func.bind(spec.py()).setattr(
+                    "stopping",
+                    Stopping {
+                        state: state.clone(),
+                    },
+                )?;
+            }
             let f: Arc<dyn ExternalFunction> = Arc::new(PyIndicator {
                 name,
                 args,
@@ -88,6 +98,20 @@ impl Functions {
             list: ExternalFunctions(out),
             state,
         })
+    }
+}
+
+/// Whether a job is stopping (Ctrl-C, or a function failed), as Python
+/// asks it: `stopping()`.
+#[pyclass(frozen)]
+struct Stopping {
+    state: Arc<CallState>,
+}
+
+#[pymethods]
+impl Stopping {
+    fn __call__(&self) -> bool {
+        self.state.stop.load(Ordering::Relaxed)
     }
 }
 
