@@ -878,6 +878,11 @@ def test_robustness_of_a_signal_set(frame):
     seen = sieve.backtest_signals(frame, noise_in, noise_out, config=config, robust=True)["robustness"]
     assert seen["best"] == "seer" and seen["pbo"]["pbo"] == 0.0 and seen["dsr"]["dsr"] > 0.99
     assert seen["verdict"].startswith("plausibly real")
+    # ... and its figures are beyond what markets give: the verdict says
+    # so, and names look-ahead (issue 47, item 8).
+    assert "implausible: the score window shows an annualised Sharpe of" in seen["verdict"], seen["verdict"]
+    assert "look-ahead" in seen["verdict"]
+    assert "implausible" not in r["verdict"]
 
 
 def test_indicators_of_your_own_sweep_as_the_rules_own(files, frame, tmp_path):

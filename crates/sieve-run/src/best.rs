@@ -150,7 +150,17 @@ impl Best {
             .get("score")
             .map_or(f64::NAN, |w| w.get("objective"));
         let holdout = self.windows.get("holdout").map(|w| w.get("objective"));
-        Some(crate::robust::verdict(r, &self.objective, score, holdout))
+        let verdict = crate::robust::verdict(r, &self.objective, score, holdout);
+        Some(crate::robust::verdict_checked(verdict, self.implausible()))
+    }
+
+    /// The score window's figures, when beyond what markets give
+    /// ([`crate::robust::implausible`]).
+    fn implausible(&self) -> Option<String> {
+        let w = self.windows.get("score")?;
+        let at = |t: &str| sieve_core::data::parse_time(t).ok();
+        let days = (at(&w.end)? - at(&w.start)?) as f64 / sieve_core::data::MS_PER_DAY as f64;
+        crate::robust::implausible(w.get("sharpe"), w.get("cagr"), days)
     }
 }
 

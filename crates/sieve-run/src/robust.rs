@@ -410,6 +410,48 @@ pub fn verdict(r: &Robustness, objective: &str, score: f64, holdout: Option<f64>
     format!("{word}: {}", numbers.join(", "))
 }
 
+/// The highest annualised Sharpe ratio a score window may show before the
+/// verdict doubts it. The best long-run funds show 1 to 3; a sustained 5
+/// is high-frequency market making's, not a bar strategy's.
+pub const PLAUSIBLE_SHARPE: f64 = 5.0;
+
+/// The highest compounded yearly growth (CAGR, 3.0 = 300 %) a score window
+/// may show before the verdict doubts it: a few traders ever sustain it.
+pub const PLAUSIBLE_CAGR: f64 = 3.0;
+
+/// What the verdict adds when the score window's figures are beyond what
+/// markets give (over at least
+/// [`ANNUALIZED_MIN_DAYS`](crate::study::ANNUALIZED_MIN_DAYS) days, where
+/// annualised figures are not a short window's extrapolation): the usual
+/// cause is look-ahead in user signals, columns or indicators.
+pub fn implausible(sharpe: f64, cagr: f64, days: f64) -> Option<String> {
+    if !(days >= crate::study::ANNUALIZED_MIN_DAYS) {
+        return None;
+    }
+    let mut beyond = Vec::new();
+    if sharpe > PLAUSIBLE_SHARPE {
+        beyond.push(format!("an annualised Sharpe of {}", short(sharpe)));
+    }
+    if cagr > PLAUSIBLE_CAGR {
+        beyond.push(format!("a CAGR of {} %", short(cagr * 100.0)));
+    }
+    (!beyond.is_empty()).then(|| {
+        format!(
+            "implausible: the score window shows {} over {days:.0} days, beyond what markets give (a Sharpe above {PLAUSIBLE_SHARPE}, a CAGR above {} %); look-ahead in your signals, data columns or indicators (a value that knows a later bar) is the usual cause",
+            beyond.join(" and "),
+            PLAUSIBLE_CAGR * 100.0
+        )
+    })
+}
+
+/// `verdict`, then the [`implausible`] warning when there is one.
+pub fn verdict_checked(verdict: String, implausible: Option<String>) -> String {
+    match implausible {
+        Some(why) => format!("{verdict}. {why}"),
+        None => verdict,
+    }
+}
+
 /// Two decimals for everyday values; beyond a million, NaN and ±∞ as
 /// [`human`](crate::text::human) writes them.
 fn short(v: f64) -> String {
@@ -444,6 +486,22 @@ mod tests {
             .map(|(_, c)| c)
             .sum();
         assert_eq!(overfit, 3, "the λ ≤ 0 values, exactly");
+    }
+
+    /// The plausibility check's thresholds, by hand: above a Sharpe of 5
+    /// or a CAGR of 300 % over at least 180 days; a shorter window is an
+    /// extrapolation, warned about elsewhere.
+    #[test]
+    fn figures_beyond_markets_are_implausible_over_half_a_year() {
+        let said = implausible(6.0, 0.5, 365.0).unwrap();
+        assert!(said.contains("an annualised Sharpe of 6.00 over 365 days"), "{said}");
+        assert!(said.contains("look-ahead"), "{said}");
+        let said = implausible(1.0, 4.0, 200.0).unwrap();
+        assert!(said.contains("a CAGR of 400.00 %") && !said.contains("Sharpe of"), "{said}");
+        assert_eq!(implausible(5.0, 3.0, 365.0), None, "at the limits");
+        assert_eq!(implausible(40.0, 1e8, 179.0), None, "a short window");
+        assert_eq!(implausible(f64::NAN, f64::NAN, 365.0), None);
+        assert_eq!(verdict_checked("plausibly real: PBO 0.1".into(), None), "plausibly real: PBO 0.1");
     }
 
     #[test]

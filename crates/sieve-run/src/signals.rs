@@ -117,6 +117,7 @@ pub fn backtest_signals(
                 returns,
                 score: objectives[0],
                 holdout: windows.holdout.map(|_| objectives[2]),
+                figures: (metrics[0].sharpe, metrics[0].cagr),
             })
         })
         .collect();
@@ -154,6 +155,9 @@ struct Done {
     returns: Option<(dsr::ReturnShape, (u64, Vec<pbo::BlockSums>))>,
     score: f64,
     holdout: Option<f64>,
+    /// The score window's annualised Sharpe and CAGR (the verdict's
+    /// plausibility check).
+    figures: (f64, f64),
 }
 
 /// The DSR of the best set among all as trials (V: the variance of their
@@ -214,11 +218,19 @@ fn set_robustness(
             .map_or_else(String::new, |c| c.name.clone()),
         score,
         holdout,
-        verdict: robust::verdict(
-            &robustness,
-            study.scoring().objective.name(),
-            score,
-            holdout,
+        verdict: robust::verdict_checked(
+            robust::verdict(
+                &robustness,
+                study.scoring().objective.name(),
+                score,
+                holdout,
+            ),
+            done.get(best).filter(|_| w.end > w.start).and_then(|d| {
+                let time = &study.bars().time;
+                let from = time[w.start.saturating_sub(1)];
+                let days = (time[w.end - 1] - from) as f64 / sieve_core::data::MS_PER_DAY as f64;
+                robust::implausible(d.figures.0, d.figures.1, days)
+            }),
         ),
         robustness,
     }

@@ -11,7 +11,7 @@ use super::charts::scatter::xy_scatter;
 use super::charts::{chart_error, drawable, not_drawn, Chart, LABEL_FONT};
 use super::html::esc;
 use crate::best::Best;
-use crate::robust::{verdict, DsrRecord, PboRecord};
+use crate::robust::{DsrRecord, PboRecord};
 use crate::text::axis_label;
 
 /// The robustness section; `score_vs_holdout` are the verified candidates'
@@ -34,7 +34,7 @@ pub(super) fn push_robustness(
     let _ = writeln!(
         html,
         "<p class=\"verdict\"><b>{}</b></p>",
-        esc(&verdict(r, &best.objective, score, holdout))
+        esc(&best.verdict().unwrap_or_default())
     );
     if let Some(h) = holdout {
         let _ = writeln!(
