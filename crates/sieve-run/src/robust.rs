@@ -425,7 +425,7 @@ pub const PLAUSIBLE_CAGR: f64 = 3.0;
 /// annualised figures are not a short window's extrapolation): the usual
 /// cause is look-ahead in user signals, columns or indicators.
 pub fn implausible(sharpe: f64, cagr: f64, days: f64) -> Option<String> {
-    if !(days >= crate::study::ANNUALIZED_MIN_DAYS) {
+    if days.is_nan() || days < crate::study::ANNUALIZED_MIN_DAYS {
         return None;
     }
     let mut beyond = Vec::new();
