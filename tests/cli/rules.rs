@@ -499,7 +499,7 @@ fn over_the_series_budget_the_sweep_is_grouped_and_identical() {
     assert!(note.contains("computed once for the whole grid"), "{note}");
     let (grouped, note) = sweep(&["-O", "sweep.series_memory_mb=1"], "grouped.csv");
     assert!(
-        note.contains("computed per batch of combinations"),
+        note.contains("computed for groups of combinations in grid order, at most"),
         "{note}"
     );
     assert!(whole == grouped, "grouped shared series change the sweep");

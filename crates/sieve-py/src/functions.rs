@@ -25,9 +25,61 @@ pub(crate) struct CallState {
     /// Each instrument's bars as the DataFrame handed to the functions,
     /// by the bars' fingerprint.
     frames: Mutex<HashMap<u64, Py<PyAny>>>,
+    /// Every function's results, within the job's series budget.
+    results: Mutex<Results>,
+}
+
+/// The functions' results kept for the job (a setting asked for again —
+/// by a later batch, the verification, the next iteration — is not
+/// computed again while it is kept), oldest dropped first past `capacity`
+/// bytes: `sweep.series_memory_mb`, as the screen's own series.
+struct Results {
+    values: HashMap<(usize, CacheKey), Vec<f64>>,
+    order: std::collections::VecDeque<(usize, CacheKey)>,
+    bytes: u64,
+    capacity: u64,
+}
+
+impl Default for Results {
+    fn default() -> Self {
+        Results {
+            values: HashMap::new(),
+            order: Default::default(),
+            bytes: 0,
+            capacity: sieve_screen::SERIES_BUDGET,
+        }
+    }
+}
+
+impl Results {
+    fn insert(&mut self, key: (usize, CacheKey), values: Vec<f64>) {
+        let size = values.len() as u64 * 8;
+        if size > self.capacity {
+            return;
+        }
+        while self.bytes + size > self.capacity {
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(v) = self.values.remove(&old) {
+                self.bytes -= v.len() as u64 * 8;
+            }
+        }
+        self.bytes += size;
+        self.order.push_back(key.clone());
+        self.values.insert(key, values);
+    }
 }
 
 impl CallState {
+    /// Keeps the functions' results within `bytes` (the study's
+    /// `sweep.series_memory_mb`).
+    pub(crate) fn limit_results(&self, bytes: u64) {
+        if let Ok(mut r) = self.results.lock() {
+            r.capacity = bytes;
+        }
+    }
+
     /// The first failure of a function, once (then it is gone).
     pub(crate) fn take_failure(&self) -> Option<PyErr> {
         self.failure.lock().ok().and_then(|mut f| f.take())
@@ -89,7 +141,7 @@ impl Functions {
                 func,
                 helpers: helpers.clone(),
                 state: state.clone(),
-                cache: Mutex::new(HashMap::new()),
+                id: out.len(),
                 calling: Mutex::new(()),
             });
             out.push(f);
@@ -125,6 +177,7 @@ struct Helpers {
 }
 
 /// A result's key: the bars' fingerprint and the settings' bits.
+/// (The bars' fingerprint, the settings' bits.)
 type CacheKey = (u64, Vec<u64>);
 
 struct PyIndicator {
@@ -135,8 +188,8 @@ struct PyIndicator {
     func: Py<PyAny>,
     helpers: Arc<Helpers>,
     state: Arc<CallState>,
-    /// Results by (bars' fingerprint, settings' bits).
-    cache: Mutex<HashMap<CacheKey, Vec<f64>>>,
+    /// Its place among the functions (the key of its results).
+    id: usize,
     /// Held across a call, so that two threads asking for the same
     /// setting call the function once (taken before the GIL, always).
     calling: Mutex<()>,
@@ -277,7 +330,9 @@ impl ExternalFunction for PyIndicator {
             settings.iter().map(|s| s.to_bits()).collect::<Vec<_>>(),
         );
         let _calling = self.calling.lock();
-        if let Some(v) = self.cache.lock().ok().and_then(|c| c.get(&cached).cloned()) {
+        let cached = (self.id, cached);
+        let kept = self.state.results.lock().ok();
+        if let Some(v) = kept.and_then(|r| r.values.get(&cached).cloned()) {
             return v;
         }
         if self.state.stop.load(Ordering::Relaxed) {
@@ -285,8 +340,8 @@ impl ExternalFunction for PyIndicator {
         }
         match Python::attach(|py| self.call(py, bars, key, settings)) {
             Ok(values) => {
-                if let Ok(mut c) = self.cache.lock() {
-                    c.insert(cached, values.clone());
+                if let Ok(mut r) = self.state.results.lock() {
+                    r.insert(cached, values.clone());
                 }
                 values
             }

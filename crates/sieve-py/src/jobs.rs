@@ -86,6 +86,7 @@ pub fn backtest<'py>(
         spec.load(&[&overrides[..], extra].concat())
     })?;
     let study = data.study(py, checked)?;
+    spec.fit(&study);
     let done = spec.checked(interruptible(py, spec.stop(), |_| {
         sieve_run::backtest::backtest(&study, &sets)
     }))??;
@@ -496,6 +497,7 @@ pub fn optimize(
         }
         _ => study(py, data, &spec, overrides)?,
     };
+    spec.fit(&study);
     // Held to the end: the run folder's lock.
     let run = jobs::prepare_run(&study, &out, sieve_run::rundir::RunKind::Optimize)?;
     let study = keep_frames(py, &data, study, &out, "run.json", restart)?;
@@ -561,7 +563,8 @@ fn study(
 ) -> Result<(DataSpec, sieve_run::Study), Failure> {
     let data = DataSpec::from_py(data)?;
     overrides.extend(data.overrides());
-    let config = config.load(&overrides)?;
-    let study = data.study(py, config)?;
+    let checked = config.load(&overrides)?;
+    let study = data.study(py, checked)?;
+    config.fit(&study);
     Ok((data, study))
 }

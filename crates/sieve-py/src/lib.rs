@@ -172,6 +172,14 @@ impl ConfigSpec {
         Checked::new(config)
     }
 
+    /// Keeps the indicators' results of the job within the study's
+    /// series budget.
+    pub(crate) fn fit(&self, study: &Study) {
+        self.functions
+            .state
+            .limit_results(study.settings().series_budget);
+    }
+
     /// The job's stop flag: Ctrl-C sets it, and so does an indicator that
     /// fails.
     pub(crate) fn stop(&self) -> &AtomicBool {

@@ -494,14 +494,23 @@ mod tests {
     #[test]
     fn figures_beyond_markets_are_implausible_over_half_a_year() {
         let said = implausible(6.0, 0.5, 365.0).unwrap();
-        assert!(said.contains("an annualised Sharpe of 6.00 over 365 days"), "{said}");
+        assert!(
+            said.contains("an annualised Sharpe of 6.00 over 365 days"),
+            "{said}"
+        );
         assert!(said.contains("look-ahead"), "{said}");
         let said = implausible(1.0, 4.0, 200.0).unwrap();
-        assert!(said.contains("a CAGR of 400.00 %") && !said.contains("Sharpe of"), "{said}");
+        assert!(
+            said.contains("a CAGR of 400.00 %") && !said.contains("Sharpe of"),
+            "{said}"
+        );
         assert_eq!(implausible(5.0, 3.0, 365.0), None, "at the limits");
         assert_eq!(implausible(40.0, 1e8, 179.0), None, "a short window");
         assert_eq!(implausible(f64::NAN, f64::NAN, 365.0), None);
-        assert_eq!(verdict_checked("plausibly real: PBO 0.1".into(), None), "plausibly real: PBO 0.1");
+        assert_eq!(
+            verdict_checked("plausibly real: PBO 0.1".into(), None),
+            "plausibly real: PBO 0.1"
+        );
     }
 
     #[test]

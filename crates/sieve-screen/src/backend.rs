@@ -158,15 +158,28 @@ impl SeriesPlan {
         }
     }
 
+    /// How many distinct series fit in `budget` (at least 1: a
+    /// combination's own series are computed whatever the budget).
+    pub fn fitting(&self, budget: u64) -> usize {
+        match self.series {
+            0 => usize::MAX,
+            n => {
+                let each = (self.bytes / n as u64).max(1);
+                usize::try_from(budget / each).unwrap_or(usize::MAX).max(1)
+            }
+        }
+    }
+
     /// One line for `-v`.
     pub fn describe(&self, budget: u64) -> String {
         let mb = |b: u64| b as f64 / (1u64 << 20) as f64;
         if self.grouped {
             format!(
-                "shared series: {} ({:.0} MiB) exceed sweep.series_memory_mb = {:.0}: computed per batch of combinations, in grid order",
+                "shared series: {} ({:.0} MiB) exceed sweep.series_memory_mb = {:.0}: computed for groups of combinations in grid order, at most {} series at a time",
                 self.series,
                 mb(self.bytes),
-                mb(budget)
+                mb(budget),
+                self.fitting(budget)
             )
         } else {
             format!(

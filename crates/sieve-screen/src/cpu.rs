@@ -10,7 +10,7 @@
 use rayon::prelude::*;
 use sieve_core::evaluate::{Evaluator, ScreenScore};
 use sieve_core::grid::ParamSpace;
-use sieve_core::indicators::IndicatorSet;
+use sieve_core::indicators::{Indicator, IndicatorSet};
 use sieve_core::lanes::{screen_all_lanes, LaneScratch, TargetMemo};
 use sieve_core::strategy::TradeManagement;
 use sieve_core::Result;
@@ -51,7 +51,9 @@ fn screen_in_pool(
     job: &ScreenJob<'_>,
     on_batch: &mut dyn FnMut(&Checkpoint) -> Result<ControlFlow<()>>,
 ) -> Result<Screened> {
-    let whole = whole_series(pool, job);
+    let plan = SeriesPlan::of(job.strategy, job.space, job.market, job.series_budget);
+    let whole = whole_series(pool, job, &plan);
+    let fitting = plan.fitting(job.series_budget);
     let mut run = job.start();
     // Scores by targets, for the whole screen: the same instruments and
     // scoring throughout.
@@ -63,7 +65,10 @@ fn screen_in_pool(
         let chunks = chunks_of(run.next..batch_end);
         // The batch's stages run in the pool in one go: each `install`
         // costs the calling thread a sleep and a wake-up.
-        let results = pool.install(|| screen_batch(job, whole.as_deref(), &memo, &chunks));
+        let results = pool.install(|| match whole.as_deref() {
+            Some(sets) => screen_batch(job, sets, &memo, &chunks),
+            None => screen_batch_grouped(job, &memo, &chunks, fitting),
+        });
         if job.stopping() {
             // The batch may be cut short: dropped. The state before it is
             // shown again, where the stop is seen.
@@ -85,9 +90,12 @@ fn screen_in_pool(
 
 /// Each instrument's shared series of the whole grid, when they fit the
 /// job's budget (`None`: computed per batch instead).
-fn whole_series(pool: &rayon::ThreadPool, job: &ScreenJob<'_>) -> Option<Vec<IndicatorSet>> {
-    let grouped = SeriesPlan::of(job.strategy, job.space, job.market, job.series_budget).grouped;
-    (!grouped).then(|| {
+fn whole_series(
+    pool: &rayon::ThreadPool,
+    job: &ScreenJob<'_>,
+    plan: &SeriesPlan,
+) -> Option<Vec<IndicatorSet>> {
+    (!plan.grouped).then(|| {
         let keys = job.strategy.space_indicators(job.space);
         pool.install(|| {
             job.market
@@ -122,21 +130,12 @@ fn chunks_of(positions: std::ops::Range<u64>) -> Vec<std::ops::Range<u64>> {
 /// runs); not explained, not kept.
 fn screen_batch(
     job: &ScreenJob<'_>,
-    whole: Option<&[IndicatorSet]>,
+    sets: &[IndicatorSet],
     memo: &Arc<TargetMemo>,
     chunks: &[std::ops::Range<u64>],
 ) -> Vec<ChunkResult> {
     let n_params = job.strategy.params().len();
     let instruments = &job.market.instruments;
-    let batch_sets;
-    let sets = match whole {
-        Some(sets) => sets,
-        None => {
-            let (first, last) = (chunks[0].start, chunks[chunks.len() - 1].end);
-            batch_sets = batch_series(job, first..last);
-            &batch_sets
-        }
-    };
     let evals: Vec<Evaluator<'_>> = instruments
         .iter()
         .zip(sets)
@@ -291,18 +290,138 @@ fn tile_order(space: &ParamSpace, indices: &[u64]) -> Vec<usize> {
     order
 }
 
-/// The shared series of the allowed combinations at `positions` only, for
-/// each instrument.
-fn batch_series(job: &ScreenJob<'_>, positions: std::ops::Range<u64>) -> Vec<IndicatorSet> {
-    let sets: Vec<Vec<f64>> = positions
-        .map(|position| job.space.params_of(job.batch.index_at(position)))
-        .filter(|p| job.space.allowed(p))
+/// [`screen_batch`] for a grid whose series exceed the budget: the batch's
+/// allowed combinations, in index order, are cut into groups whose
+/// distinct series number at most `fitting` (a group holds at least one
+/// combination); each group's series are computed for every instrument,
+/// its combinations scored, and the series dropped before the next group.
+/// Memory is `fitting` series (or one combination's), whatever the grid;
+/// the scores are the same as with every series held, and are folded
+/// chunk by chunk in index order as there.
+fn screen_batch_grouped(
+    job: &ScreenJob<'_>,
+    memo: &Arc<TargetMemo>,
+    chunks: &[std::ops::Range<u64>],
+    fitting: usize,
+) -> Vec<ChunkResult> {
+    let n_params = job.strategy.params().len();
+    let allowed: Vec<Vec<u64>> = chunks
+        .par_iter()
+        .map_init(
+            || vec![0.0; n_params],
+            |params, range| {
+                range
+                    .clone()
+                    .map(|position| job.batch.index_at(position))
+                    .filter(|&index| {
+                        job.space.params_at(index, params);
+                        job.space.allowed(params)
+                    })
+                    .collect()
+            },
+        )
         .collect();
-    let keys = Evaluator::indicators_for(job.strategy, sets.iter().map(Vec::as_slice));
-    job.market
+    let indices: Vec<u64> = allowed.concat();
+    let mut scores = vec![ScreenScore::default(); indices.len()];
+    let (mut params, mut keys) = (vec![0.0; n_params], Vec::new());
+    let mut group: std::collections::HashSet<Indicator> = Default::default();
+    let mut start = 0;
+    for p in 0..=indices.len() {
+        let full = p < indices.len() && {
+            job.space.params_at(indices[p], &mut params);
+            keys.clear();
+            job.strategy.indicators(&params, &mut keys);
+            let new = keys.iter().filter(|k| !group.contains(*k)).count();
+            group.len() + new > fitting
+        };
+        if (p == indices.len() || full) && p > start {
+            if job.stopping() {
+                break; // the batch is dropped by the caller
+            }
+            let wanted: Vec<Indicator> = group.drain().collect();
+            score_group(job, memo, wanted, &indices[start..p], &mut scores[start..p]);
+            start = p;
+        }
+        group.extend(keys.iter().copied());
+    }
+    fold_chunks(job.top, &allowed, &scores)
+}
+
+/// Scores `indices` (`out`, one each) with the series `wanted` computed
+/// for every instrument just for them.
+fn score_group(
+    job: &ScreenJob<'_>,
+    memo: &Arc<TargetMemo>,
+    mut wanted: Vec<Indicator>,
+    indices: &[u64],
+    out: &mut [ScreenScore],
+) {
+    wanted.sort_unstable();
+    let sets: Vec<IndicatorSet> = job
+        .market
         .instruments
         .iter()
-        .map(|i| IndicatorSet::build_for(&i.bars, job.strategy.series(), keys.clone()))
+        .map(|i| IndicatorSet::build_for(&i.bars, job.strategy.series(), wanted.iter().copied()))
+        .collect();
+    let evals: Vec<Evaluator<'_>> = job
+        .market
+        .instruments
+        .iter()
+        .zip(&sets)
+        .map(|(i, indicators)| Evaluator {
+            bars: &i.bars,
+            strategy: job.strategy,
+            indicators,
+            scoring: &i.scoring,
+        })
+        .collect();
+    let k = job.strategy.params().len();
+    // Small groups still spread over the pool.
+    let per_task = indices
+        .len()
+        .div_ceil(rayon::current_num_threads())
+        .clamp(1, CHUNK as usize);
+    indices
+        .par_chunks(per_task)
+        .zip(out.par_chunks_mut(per_task))
+        .for_each_init(
+            || (Vec::new(), LaneScratch::sharing(memo.clone())),
+            |(params, scratch), (indices, out)| {
+                if job.stopping() {
+                    return;
+                }
+                params.clear();
+                params.resize(indices.len() * k, 0.0);
+                for (i, &index) in indices.iter().enumerate() {
+                    job.space.params_at(index, &mut params[i * k..(i + 1) * k]);
+                }
+                let sets: Vec<&[f64]> = (0..indices.len())
+                    .map(|i| &params[i * k..(i + 1) * k])
+                    .collect();
+                screen_all_lanes(&evals, &job.market.aggregation, &sets, scratch, out);
+            },
+        );
+}
+
+/// Each chunk's top K and statistics: its allowed combinations' scores
+/// (`scores`, all chunks' one after another) pushed in index order.
+fn fold_chunks(top: usize, allowed: &[Vec<u64>], scores: &[ScreenScore]) -> Vec<ChunkResult> {
+    let mut pieces = Vec::with_capacity(allowed.len());
+    let mut rest = scores;
+    for chunk_indices in allowed {
+        let (piece, tail) = rest.split_at(chunk_indices.len());
+        pieces.push((chunk_indices, piece));
+        rest = tail;
+    }
+    pieces
+        .into_par_iter()
+        .map(|(chunk_indices, piece)| {
+            let mut chunk = ChunkResult::new(top);
+            for (&index, s) in chunk_indices.iter().zip(piece) {
+                chunk.push(index, s);
+            }
+            chunk
+        })
         .collect()
 }
 
