@@ -740,6 +740,20 @@ fn sigterm_after(args: &[&str], wait: Duration) -> (Output, Duration) {
     (out, signalled.elapsed())
 }
 
+/// 60,000 hourly bars of `sieve synth` at `path`: long enough that a run
+/// on them can be stopped part way.
+fn hourly_bars(path: &str) {
+    run_ok(&[
+        "synth",
+        "--bars",
+        "60000",
+        "--bar-seconds",
+        "3600",
+        "--out",
+        path,
+    ]);
+}
+
 /// SIGTERM (what `timeout`, Slurm and Kubernetes send) stops a long
 /// verification between candidates, as Ctrl-C does: exit 130, no partial
 /// file, in a fraction of the time the whole verification takes.
@@ -748,15 +762,7 @@ fn sigterm_stops_a_long_verify_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
     let (bars, cands, verified) = (p("bars.csv"), p("c.csv"), p("v.csv"));
-    run_ok(&[
-        "synth",
-        "--bars",
-        "60000",
-        "--bar-seconds",
-        "3600",
-        "--out",
-        &bars,
-    ]);
+    hourly_bars(&bars);
     let common = [
         "--data",
         &bars,
@@ -1079,15 +1085,7 @@ fn sigterm_stops_a_managed_sweep_inside_its_batch() {
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
     let (bars, swept, config) = (p("bars.csv"), p("s.csv"), p("managed.toml"));
-    run_ok(&[
-        "synth",
-        "--bars",
-        "60000",
-        "--bar-seconds",
-        "3600",
-        "--out",
-        &bars,
-    ]);
+    hourly_bars(&bars);
     std::fs::write(
         &config,
         "[strategy]\nname = \"managed\"\nentry = \"cross_above(close, sma(close, n))\"\n\

@@ -29,6 +29,39 @@ pub struct Market {
 }
 
 impl Market {
+    /// Each instrument's series `keys` of `strategy`, in instrument order.
+    pub fn series(
+        &self,
+        strategy: &dyn Strategy,
+        keys: impl IntoIterator<Item = crate::indicators::Indicator> + Clone,
+    ) -> Vec<crate::indicators::IndicatorSet> {
+        self.instruments
+            .iter()
+            .map(|i| {
+                crate::indicators::IndicatorSet::build_for(&i.bars, strategy.series(), keys.clone())
+            })
+            .collect()
+    }
+
+    /// One evaluator per instrument over its series (`sets`, as
+    /// [`Market::series`] gives them).
+    pub fn evaluators<'a>(
+        &'a self,
+        strategy: &'a dyn Strategy,
+        sets: &'a [crate::indicators::IndicatorSet],
+    ) -> Vec<crate::evaluate::Evaluator<'a>> {
+        self.instruments
+            .iter()
+            .zip(sets)
+            .map(|(i, indicators)| crate::evaluate::Evaluator {
+                bars: &i.bars,
+                strategy,
+                indicators,
+                scoring: &i.scoring,
+            })
+            .collect()
+    }
+
     /// Scores each named bar series under `spec`; `strategy` checks that
     /// each has what it reads. Errors name the instrument when there are
     /// several.

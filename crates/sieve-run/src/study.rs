@@ -10,7 +10,6 @@ use sieve_core::format::{float, short};
 
 use crate::text::human;
 use sieve_core::grid::ParamSpace;
-use sieve_core::indicators::IndicatorSet;
 use sieve_core::market::Market;
 use sieve_core::metrics::Windows;
 use sieve_core::strategy::{SharedStrategy, Strategy};
@@ -246,24 +245,8 @@ impl Study {
         f: impl FnOnce(&[Evaluator<'_>]) -> R,
     ) -> R {
         let keys = Evaluator::indicators_for(self.strategy(), sets);
-        let sets: Vec<IndicatorSet> = self
-            .market
-            .instruments
-            .iter()
-            .map(|i| IndicatorSet::build_for(&i.bars, self.strategy.series(), keys.clone()))
-            .collect();
-        let evals: Vec<Evaluator<'_>> = self
-            .market
-            .instruments
-            .iter()
-            .zip(&sets)
-            .map(|(i, indicators)| Evaluator {
-                bars: &i.bars,
-                strategy: self.strategy(),
-                indicators,
-                scoring: &i.scoring,
-            })
-            .collect();
+        let sets = self.market.series(self.strategy(), keys);
+        let evals = self.market.evaluators(self.strategy(), &sets);
         f(&evals)
     }
 

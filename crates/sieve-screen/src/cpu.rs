@@ -305,6 +305,8 @@ fn screen_batch_grouped(
     fitting: usize,
 ) -> Vec<ChunkResult> {
     let n_params = job.strategy.params().len();
+    // The constraint filter as `screen_batch` writes it: a function of its
+    // own there cost that hot path speed (see its comment).
     let allowed: Vec<Vec<u64>> = chunks
         .par_iter()
         .map_init(
@@ -357,24 +359,8 @@ fn score_group(
     out: &mut [ScreenScore],
 ) {
     wanted.sort_unstable();
-    let sets: Vec<IndicatorSet> = job
-        .market
-        .instruments
-        .iter()
-        .map(|i| IndicatorSet::build_for(&i.bars, job.strategy.series(), wanted.iter().copied()))
-        .collect();
-    let evals: Vec<Evaluator<'_>> = job
-        .market
-        .instruments
-        .iter()
-        .zip(&sets)
-        .map(|(i, indicators)| Evaluator {
-            bars: &i.bars,
-            strategy: job.strategy,
-            indicators,
-            scoring: &i.scoring,
-        })
-        .collect();
+    let sets = job.market.series(job.strategy, wanted.iter().copied());
+    let evals = job.market.evaluators(job.strategy, &sets);
     let k = job.strategy.params().len();
     // Small groups still spread over the pool.
     let per_task = indices
