@@ -1346,3 +1346,23 @@ def test_an_indicator_that_looks_ahead_or_is_random_is_warned_about(frame):
     assert any("looks ahead" in m for m in said["the whole sample's mean"]), said
     assert any("returned different values for the same bars on two calls" in m for m in said["noise"]), said
     assert not any("looks ahead" in m or "different values" in m for m in said["honest"]), said
+
+
+def test_python_says_what_the_loader_noticed(frame):
+    """What the CLI notes about the data, Python warns (issue 47, items 14
+    and 16): an adjusted close left unused, and close-only data read as
+    four equal prices (backtested as the same file written out)."""
+    import warnings
+
+    def said(data):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = sieve.backtest(data, "sma_cross", {"fast": 6, "slow": 50})
+        return out, [str(w.message) for w in caught if issubclass(w.category, sieve.SieveWarning)]
+
+    _, notes = said(frame.assign(**{"Adj Close": frame["close"] * 0.9}))
+    assert any("column 'Adj Close' (adjusted close) is ignored" in n for n in notes), notes
+    only, notes = said(frame[["close"]])
+    assert any("only one price column ('close')" in n for n in notes), notes
+    four, _ = said(frame[["close"]].assign(open=frame["close"], high=frame["close"], low=frame["close"]))
+    assert only["windows"] == four["windows"]
