@@ -232,8 +232,8 @@ def backtest_signals(
     long as the columns); one per bar for every column (a Series with the
     data's index, or a 1-D array as long as the data); or bars × columns
     (a DataFrame paired by index and column label, or a 2-D array). A
-    trade reads the value of the bar whose close decided its entry; NaN or
-    NaN switches the key off for that trade. Every other value is checked
+    trade reads the value of the bar whose close decided its entry; NaN
+    switches the key off for that trade. Every other value is checked
     as the config checks a number for that key (``stop_loss`` above 0 and
     below 1, ``size`` above 0 and at most ``backtest.max_leverage``,
     ``max_bars`` whole, …): an error names the key, the column and the bar.

@@ -346,6 +346,21 @@ fn every_mistake_is_one_clear_error_with_key_and_column() {
             None,
             "2 is above backtest.max_leverage = 1",
         ),
+        // A key that is one parameter: each value of its grid.
+        (
+            &format!("entry = \"close > 1\"\n{exit}\nstop_loss = \"sl\""),
+            "sl = { values = [0.02, 5] }",
+            "strategy.params.sl",
+            None,
+            "5, read by strategy.stop_loss = \"sl\": must be below 1",
+        ),
+        (
+            &format!("entry = \"close > 1\"\n{exit}\nmax_bars = \"m\""),
+            "m = { start = 1.5, stop = 3.5, step = 1 }",
+            "strategy.params.m",
+            None,
+            "must be a whole number of bars, got 1.5",
+        ),
         (
             &format!("entry = \"close > 1\"\n{exit}\nmax_bars = -3"),
             "",
@@ -387,6 +402,13 @@ fn every_mistake_is_one_clear_error_with_key_and_column() {
                 "'fast' is sma_cross's own parameter, which a trade-management key cannot read"
             )
             && !err.contains("not a parameter"),
+        "{err}"
+    );
+    let path = dir.path().join("leverage_huge.toml");
+    std::fs::write(&path, "[backtest]\nmax_leverage = 1e308\n").unwrap();
+    let err = stderr(&run_err(&["strategies", "-c", path.to_str().unwrap()]));
+    assert!(
+        err.contains("backtest.max_leverage") && err.contains("must be at most 1000"),
         "{err}"
     );
     let path = dir.path().join("leverage.toml");

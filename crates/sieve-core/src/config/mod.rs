@@ -837,6 +837,9 @@ struct StrategySection {
     max_leverage: f64,
 }
 
+/// The largest `backtest.max_leverage`.
+const MAX_LEVERAGE: f64 = 1000.0;
+
 fn strategy_section(
     raw: &RawStrategy,
     table: Option<&toml::Table>,
@@ -860,6 +863,14 @@ fn strategy_section(
         return Err(Error::config(
             "backtest.max_leverage",
             format!("must be a number ≥ 1, got {max_leverage} (a trade commits less than all equity with strategy.size)"),
+        ));
+    }
+    // No broker lends more; beyond it a size's units can overflow (a size
+    // of 1e308 took no trade, in silence).
+    if max_leverage > MAX_LEVERAGE {
+        return Err(Error::config(
+            "backtest.max_leverage",
+            format!("must be at most {MAX_LEVERAGE}, got {max_leverage} (no broker lends more than 1000 times equity)"),
         ));
     }
     // Constants the config can check now (expressions are read per
@@ -894,10 +905,32 @@ fn strategy_section(
                     .collect();
                 grid::rule_axes(&rest)
             });
-            Some(Arc::new(ManagedBuiltin::new(builtin, management, extra)?))
+            Some(Arc::new(ManagedBuiltin::new(builtin, management.clone(), extra)?))
         }
         _ => None,
     };
+    // A key that is one parameter (`stop_loss = "sl"`): each value of its
+    // grid, by the same rule (after a built-in has refused its own
+    // parameters there).
+    for (spec, value) in management.entries() {
+        let KeyValue::Expr(name) = value else {
+            continue;
+        };
+        let name = name.trim();
+        let Some(written) = raw.params.as_ref().and_then(|p| p.get(name)) else {
+            continue;
+        };
+        if let Ok(axis) = grid::axis_values(&key::param(name), name, written) {
+            for v in axis.values {
+                spec.check(v, max_leverage).map_err(|m| {
+                    Error::config(
+                        key::param(name),
+                        format!("{v}, read by strategy.{} = \"{name}\": {m}", spec.name),
+                    )
+                })?;
+            }
+        }
+    }
     let name = match &rules {
         Some(r) => r.name().to_string(),
         None => {

@@ -59,10 +59,14 @@ impl Plan {
 pub(crate) fn read(
     plan: Plan,
     options: &LoadOptions,
+    total_rows: Option<usize>,
     batches: impl Iterator<Item = Result<RecordBatch, String>>,
 ) -> Result<Loaded, String> {
     let refs: Vec<&str> = plan.names.iter().map(String::as_str).collect();
     let mut rows = plan.columns.validator("row", &refs, options);
+    if let Some(n) = total_rows {
+        rows.reserve(n);
+    }
     let mut first_row = 1u64;
     for batch in batches {
         let batch = batch?;
@@ -84,7 +88,8 @@ pub fn parse_batch(
     kind: &str,
 ) -> Result<Loaded, String> {
     let plan = Plan::new(&batch.schema(), options, kind)?;
-    read(plan, options, std::iter::once(Ok(batch)))
+    let rows = batch.num_rows();
+    read(plan, options, Some(rows), std::iter::once(Ok(batch)))
 }
 
 fn add_batch(

@@ -30,7 +30,7 @@ pub fn parse_arrow(bytes: &[u8], options: &LoadOptions) -> Result<Loaded, String
         let plan = Plan::new(&schema, options, "Arrow")?;
         let reader =
             FileReader::try_new(Cursor::new(bytes), Some(plan.projection())).map_err(unreadable)?;
-        columnar::read(plan, options, reader.map(|b| b.map_err(unreadable)))
+        columnar::read(plan, options, None, reader.map(|b| b.map_err(unreadable)))
     } else {
         let schema = StreamReader::try_new(Cursor::new(bytes), None)
             .map_err(unreadable)?
@@ -38,7 +38,7 @@ pub fn parse_arrow(bytes: &[u8], options: &LoadOptions) -> Result<Loaded, String
         let plan = Plan::new(&schema, options, "Arrow")?;
         let reader = StreamReader::try_new(Cursor::new(bytes), Some(plan.projection()))
             .map_err(unreadable)?;
-        columnar::read(plan, options, reader.map(|b| b.map_err(unreadable)))
+        columnar::read(plan, options, None, reader.map(|b| b.map_err(unreadable)))
     }
 }
 

@@ -16,6 +16,7 @@ pub fn parse_parquet(bytes: Bytes, options: &LoadOptions) -> Result<Loaded, Stri
     let unreadable = |e: parquet::errors::ParquetError| format!("not a readable Parquet file: {e}");
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(unreadable)?;
     let plan = Plan::new(builder.schema(), options, "Parquet")?;
+    let total = usize::try_from(builder.metadata().file_metadata().num_rows()).ok();
     let mask = ProjectionMask::roots(builder.parquet_schema(), plan.projection());
     let reader = builder
         .with_projection(mask)
@@ -23,5 +24,5 @@ pub fn parse_parquet(bytes: Bytes, options: &LoadOptions) -> Result<Loaded, Stri
         .build()
         .map_err(unreadable)?;
     let batches = reader.map(|b| b.map_err(|e| format!("not a readable Parquet file: {e}")));
-    columnar::read(plan, options, batches)
+    columnar::read(plan, options, total, batches)
 }

@@ -3,7 +3,7 @@
 //! data section and collects problems (the first few offenders, then a count)
 //! so one run of the loader tells the user everything wrong with their file.
 
-use crate::data::time::{in_span, parse_time, unix_time};
+use crate::data::time::{in_span, parse_time, unix_time, EARLIEST_MS, LATEST_MS};
 use crate::data::{Bars, ExtraColumn};
 
 /// How many offending rows an error message lists before summarising.
@@ -120,6 +120,22 @@ impl Validator {
         }
     }
 
+    /// Room for `rows` more bars, when the reader knows how many are
+    /// coming (no copies as the columns grow).
+    pub fn reserve(&mut self, rows: usize) {
+        let b = &mut self.bars;
+        b.time.reserve_exact(rows);
+        for c in [&mut b.open, &mut b.high, &mut b.low, &mut b.close] {
+            c.reserve_exact(rows);
+        }
+        if let Some(v) = &mut b.volume {
+            v.reserve_exact(rows);
+        }
+        for c in &mut b.extra {
+            c.values.reserve_exact(rows);
+        }
+    }
+
     /// Checks `row` and, when its time is readable, appends it.
     pub fn push(&mut self, row: Row<'_>) {
         let at = row.at;
@@ -229,7 +245,11 @@ impl Validator {
                 parsed
             }
             TimeCell::Unix(n) => unix_time(n),
-            TimeCell::Ms { ms, raw, unit } => in_span(ms, &format!("{raw} {unit}")),
+            // The written form only for a message: no text per row.
+            TimeCell::Ms { ms, raw, unit } => match (EARLIEST_MS..LATEST_MS).contains(&ms) {
+                true => Ok(ms),
+                false => in_span(ms, &format!("{raw} {unit}")),
+            },
             TimeCell::Null => Err("the time is empty (null)".into()),
         };
         parsed.map_err(|e| self.problem(at, e)).ok()
@@ -281,20 +301,26 @@ pub(crate) fn quote(s: &str) -> String {
     }
 }
 
-/// A price: a finite number above zero.
+/// A price: a finite number above zero. Formats nothing unless the cell
+/// is bad (a million rows are four million prices).
+#[inline]
 fn price(cell: Cell<'_>) -> Result<f64, String> {
-    let (v, shown) = match cell {
-        Cell::Text(s) => (number(s)?, quote(s)),
-        Cell::Number(v) => (v, v.to_string()),
+    let v = match cell {
+        Cell::Text(s) => number(s)?,
+        Cell::Number(v) => v,
         Cell::Null => return Err("the value is empty (null)".into()),
+    };
+    if v.is_finite() && v > 0.0 {
+        return Ok(v);
+    }
+    let shown = match cell {
+        Cell::Text(s) => quote(s),
+        _ => v.to_string(),
     };
     if !v.is_finite() {
         return Err(format!("{shown} is not a finite number"));
     }
-    if v <= 0.0 {
-        return Err(format!("price {shown} is not positive"));
-    }
-    Ok(v)
+    Err(format!("price {shown} is not positive"))
 }
 
 /// A volume: a finite number, zero or more.
