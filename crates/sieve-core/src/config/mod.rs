@@ -905,7 +905,11 @@ fn strategy_section(
                     .collect();
                 grid::rule_axes(&rest)
             });
-            Some(Arc::new(ManagedBuiltin::new(builtin, management.clone(), extra)?))
+            Some(Arc::new(ManagedBuiltin::new(
+                builtin,
+                management.clone(),
+                extra,
+            )?))
         }
         _ => None,
     };
