@@ -38,7 +38,10 @@ pub struct Study {
     data_label: String,
     /// SHA-256 of the bars' values (and, with several instruments, their
     /// names): the same data loaded from anywhere.
-    data_hash: String,
+    /// Computed when first asked for (a run folder's identity, a sweep's
+    /// meta): a backtest of signals needs none, and hashing a million
+    /// bars is a tenth of loading them.
+    data_hash: Arc<std::sync::OnceLock<String>>,
     /// SHA-256 of the config: the run's identity. Left out: `data.path`
     /// and `data.columns` (the data hash covers the data) and the stop rules
     /// `optimize.iterations` / `optimize.time_budget_s`, which a user may
@@ -83,7 +86,7 @@ impl Study {
             Market::new(&config.scoring(), data, &*strategy).map_err(|e| config.in_file(e))?;
         Ok(Study {
             settings: Arc::new(settings),
-            data_hash: market_hash(&market),
+            data_hash: Default::default(),
             config_hash: config_hash(&config),
             config: Arc::new(config),
             market: Arc::new(market),
@@ -125,7 +128,7 @@ impl Study {
     /// SHA-256 of the bars' values (and, with several instruments, their
     /// names): the same data loaded from anywhere.
     pub fn data_hash(&self) -> &str {
-        &self.data_hash
+        self.data_hash.get_or_init(|| market_hash(&self.market))
     }
 
     /// SHA-256 of the config: the run's identity (see the field's note).
