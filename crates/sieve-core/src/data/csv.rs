@@ -86,7 +86,9 @@ pub fn read_csv(input: impl Read, options: &LoadOptions) -> Result<Loaded, Strin
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(options.columns.is_none())
         .delimiter(delimiter)
-        .trim(csv::Trim::All)
+        // Headers trimmed by the reader; fields as they are read (the
+        // reader's own trimming copies every record).
+        .trim(csv::Trim::Headers)
         .from_reader(std::io::Cursor::new(head).chain(input));
     let header = match &options.columns {
         Some(names) => csv::StringRecord::from(names.clone()),
@@ -124,7 +126,7 @@ pub fn read_csv(input: impl Read, options: &LoadOptions) -> Result<Loaded, Strin
             Err(e) => return Err(csv_error(e, crlf)),
         }
         let line = record.position().map_or(0, |p| line_of(p, crlf));
-        if record.iter().all(str::is_empty) {
+        if record.iter().all(|f| f.trim().is_empty()) {
             // The csv reader skips truly blank lines; a row of empty fields
             // is a bar with no values, refused like any other bad row.
             rows.problem(
@@ -147,20 +149,20 @@ pub fn read_csv(input: impl Read, options: &LoadOptions) -> Result<Loaded, Strin
         let time = match cols.clock {
             Some(c) => {
                 joined.clear();
-                joined.push_str(&record[cols.time]);
+                joined.push_str(record[cols.time].trim());
                 joined.push(' ');
-                joined.push_str(&record[c]);
+                joined.push_str(record[c].trim());
                 joined.as_str()
             }
-            None => &record[cols.time],
+            None => record[cols.time].trim(),
         };
-        let extra: Vec<Cell<'_>> = cols.extra.iter().map(|&c| Cell::Text(&record[c])).collect();
+        let extra: Vec<Cell<'_>> = cols.extra.iter().map(|&c| Cell::Text(record[c].trim())).collect();
         rows.push(Row {
             at: line,
             time: TimeCell::Text(time),
-            ohlc: cols.price.map(|c| Cell::Text(&record[c])),
-            adj_close: cols.adj_close.map(|c| Cell::Text(&record[c])),
-            volume: cols.volume.map(|c| Cell::Text(&record[c])),
+            ohlc: cols.price.map(|c| Cell::Text(record[c].trim())),
+            adj_close: cols.adj_close.map(|c| Cell::Text(record[c].trim())),
+            volume: cols.volume.map(|c| Cell::Text(record[c].trim())),
             extra: &extra,
         });
     }
