@@ -156,7 +156,11 @@ pub fn read_csv(input: impl Read, options: &LoadOptions) -> Result<Loaded, Strin
             }
             None => record[cols.time].trim(),
         };
-        let extra: Vec<Cell<'_>> = cols.extra.iter().map(|&c| Cell::Text(record[c].trim())).collect();
+        let extra: Vec<Cell<'_>> = cols
+            .extra
+            .iter()
+            .map(|&c| Cell::Text(record[c].trim()))
+            .collect();
         rows.push(Row {
             at: line,
             time: TimeCell::Text(time),

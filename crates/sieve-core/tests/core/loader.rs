@@ -535,9 +535,13 @@ fn every_dialect_of_the_same_prices_gives_the_same_bars() {
 /// row, and a bad cell still quotes its trimmed text.
 #[test]
 fn whitespace_around_fields_is_trimmed() {
-    let plain = "date,open,high,low,close,mine\n2020-01-01,10,11,9,10.5,1\n2020-01-02,10.5,12,10,11,2\n";
+    let plain =
+        "date,open,high,low,close,mine\n2020-01-01,10,11,9,10.5,1\n2020-01-02,10.5,12,10,11,2\n";
     let spaced = " date , open,high ,low,close,\u{a0}mine\n 2020-01-01 , 10,11 ,9,\t10.5,1\u{a0}\n2020-01-02,10.5, 12,10,11 , 2\n";
-    let (a, b) = (parse_csv(plain.as_bytes()).unwrap(), parse_csv(spaced.as_bytes()).unwrap());
+    let (a, b) = (
+        parse_csv(plain.as_bytes()).unwrap(),
+        parse_csv(spaced.as_bytes()).unwrap(),
+    );
     assert_eq!(a, b);
     assert_eq!(b.extra[0].name, "mine");
     let e = err("date,open,high,low,close\n2020-01-01,10,11,9,10.5\n  ,  , , ,\n");
