@@ -249,6 +249,24 @@ impl<R: Read> LineGuard<R> {
     fn refuse(&self, what: String) -> std::io::Error {
         std::io::Error::new(std::io::ErrorKind::InvalidData, what)
     }
+
+    /// Refuses the line (or the quoted stretch) once it is too long.
+    #[inline]
+    fn check_length(&self) -> std::io::Result<()> {
+        if self.length <= MAX_LINE_BYTES {
+            return Ok(());
+        }
+        let mib = MAX_LINE_BYTES >> 20;
+        Err(self.refuse(match self.quoted {
+            Some(from) => format!(
+                "line {from}: a quoted field runs on for more than {mib} MiB; is a \" quote left unclosed?"
+            ),
+            None => format!(
+                "line {}: longer than {mib} MiB; a CSV line of bars is a few dozen bytes (is this a CSV file?)",
+                self.line
+            ),
+        }))
+    }
 }
 
 impl<R: Read> Read for LineGuard<R> {
@@ -258,22 +276,26 @@ impl<R: Read> Read for LineGuard<R> {
             return Err(std::io::Error::other("interrupted"));
         }
         let n = self.inner.read(buf)?;
-        for &b in &buf[..n] {
-            match b {
-                0 => {
-                    return Err(self.refuse(format!(
-                        "line {}: the file contains NUL bytes; is it a binary file, not a CSV?",
-                        self.line
-                    )))
-                }
-                // A doubled quote inside a field toggles twice.
-                b'"' => {
-                    self.quoted = match self.quoted {
-                        Some(_) => None,
-                        None => Some(self.line),
-                    }
-                }
-                _ => {}
+        // Up to the first NUL byte (an error once the bytes before it pass),
+        // a stretch of plain bytes at a time between the bytes that matter:
+        // the same checks, in the same order, as byte by byte.
+        let data = &buf[..n];
+        let nul = memchr::memchr(0, data);
+        let mut rest = &data[..nul.unwrap_or(n)];
+        while !rest.is_empty() {
+            let plain = memchr::memchr3(b'"', b'\n', b'\r', rest).unwrap_or(rest.len());
+            self.length += plain;
+            self.check_length()?;
+            let Some(&b) = rest.get(plain) else {
+                break;
+            };
+            rest = &rest[plain + 1..];
+            // A doubled quote inside a field toggles twice.
+            if b == b'"' {
+                self.quoted = match self.quoted {
+                    Some(_) => None,
+                    None => Some(self.line),
+                };
             }
             if b == b'\n' {
                 self.line += 1;
@@ -284,18 +306,13 @@ impl<R: Read> Read for LineGuard<R> {
                 continue;
             }
             self.length += 1;
-            if self.length > MAX_LINE_BYTES {
-                let mib = MAX_LINE_BYTES >> 20;
-                return Err(self.refuse(match self.quoted {
-                    Some(from) => format!(
-                        "line {from}: a quoted field runs on for more than {mib} MiB; is a \" quote left unclosed?"
-                    ),
-                    None => format!(
-                        "line {}: longer than {mib} MiB; a CSV line of bars is a few dozen bytes (is this a CSV file?)",
-                        self.line
-                    ),
-                }));
-            }
+            self.check_length()?;
+        }
+        if nul.is_some() {
+            return Err(self.refuse(format!(
+                "line {}: the file contains NUL bytes; is it a binary file, not a CSV?",
+                self.line
+            )));
         }
         Ok(n)
     }
