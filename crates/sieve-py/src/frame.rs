@@ -44,13 +44,19 @@ impl Frame {
                 "time_ns" => {
                     let values = numpy_copy::<i64>(item)?;
                     let nulls: Vec<usize> = item.get_item(3)?.extract()?;
-                    let mut cells: Vec<Option<i64>> = values.iter().copied().map(Some).collect();
-                    for i in nulls {
-                        if let Some(c) = cells.get_mut(i) {
-                            *c = None;
+                    // No NaT (the usual index): the values move in as they are.
+                    let array = if nulls.is_empty() {
+                        TimestampNanosecondArray::from(values)
+                    } else {
+                        let mut cells: Vec<Option<i64>> = values.into_iter().map(Some).collect();
+                        for i in nulls {
+                            if let Some(c) = cells.get_mut(i) {
+                                *c = None;
+                            }
                         }
-                    }
-                    Arc::new(TimestampNanosecondArray::from(cells).with_timezone("UTC"))
+                        TimestampNanosecondArray::from(cells)
+                    };
+                    Arc::new(array.with_timezone("UTC"))
                 }
                 "str" => {
                     let values: Vec<Option<String>> = item.get_item(2)?.extract()?;
