@@ -837,6 +837,43 @@ struct StrategySection {
     max_leverage: f64,
 }
 
+/// The numbers the trade-management keys read, by the rule Python's signal
+/// arrays are checked by ([`KeySpec::check`](crate::rules::KeySpec::check)):
+/// a constant, or each value of the grid of a key that is one parameter
+/// (`stop_loss = "sl"`). Other expressions are read per trade (a size above
+/// the cap is capped, documented). Called after a built-in has refused its
+/// own parameters in its keys, the clearer error.
+fn check_key_numbers(raw: &RawStrategy, management: &Management, max_leverage: f64) -> Result<()> {
+    for (spec, value) in management.entries() {
+        let text = match value {
+            KeyValue::Number(v) => {
+                spec.check(*v, max_leverage)
+                    .map_err(|m| Error::config(key::strategy(spec.name), m))?;
+                continue;
+            }
+            KeyValue::Expr(t) => t.trim(),
+        };
+        if let Ok(v) = text.parse::<f64>() {
+            spec.check(v, max_leverage)
+                .map_err(|m| Error::config(key::strategy(spec.name), m))?;
+        }
+        let Some(written) = raw.params.as_ref().and_then(|p| p.get(text)) else {
+            continue;
+        };
+        if let Ok(axis) = grid::axis_values(&key::param(text), text, written) {
+            for v in axis.values {
+                spec.check(v, max_leverage).map_err(|m| {
+                    Error::config(
+                        key::param(text),
+                        format!("{v}, read by strategy.{} = \"{text}\": {m}", spec.name),
+                    )
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The largest `backtest.max_leverage`.
 const MAX_LEVERAGE: f64 = 1000.0;
 
@@ -873,19 +910,6 @@ fn strategy_section(
             format!("must be at most {MAX_LEVERAGE}, got {max_leverage} (no broker lends more than 1000 times equity)"),
         ));
     }
-    // Constants the config can check now (expressions are read per
-    // trade: a size above the cap is capped, documented), by the rule
-    // Python's signal arrays are checked by.
-    for (spec, value) in management.entries() {
-        let constant = match value {
-            KeyValue::Number(v) => Some(*v),
-            KeyValue::Expr(t) => t.trim().parse::<f64>().ok(),
-        };
-        if let Some(v) = constant {
-            spec.check(v, max_leverage)
-                .map_err(|m| Error::config(key::strategy(spec.name), m))?;
-        }
-    }
     // A built-in with trade-management keys: the keys read the
     // `[strategy.params]` entries the built-in does not have.
     let builtin_name = || {
@@ -913,28 +937,7 @@ fn strategy_section(
         }
         _ => None,
     };
-    // A key that is one parameter (`stop_loss = "sl"`): each value of its
-    // grid, by the same rule (after a built-in has refused its own
-    // parameters there).
-    for (spec, value) in management.entries() {
-        let KeyValue::Expr(name) = value else {
-            continue;
-        };
-        let name = name.trim();
-        let Some(written) = raw.params.as_ref().and_then(|p| p.get(name)) else {
-            continue;
-        };
-        if let Ok(axis) = grid::axis_values(&key::param(name), name, written) {
-            for v in axis.values {
-                spec.check(v, max_leverage).map_err(|m| {
-                    Error::config(
-                        key::param(name),
-                        format!("{v}, read by strategy.{} = \"{name}\": {m}", spec.name),
-                    )
-                })?;
-            }
-        }
-    }
+    check_key_numbers(raw, &management, max_leverage)?;
     let name = match &rules {
         Some(r) => r.name().to_string(),
         None => {
