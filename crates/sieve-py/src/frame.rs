@@ -3,7 +3,7 @@
 //!
 //! `sieve/__init__.py` hands each column over as one of:
 //! * `("f64" | "i64", array)`: a C-contiguous float64 / int64 numpy array,
-//!   read straight from numpy's memory;
+//!   read in place: the Arrow array is a view of numpy's memory;
 //! * `("time_ns", array, nulls)`: datetime64[ns] as int64 UTC nanoseconds,
 //!   with the positions of NaT;
 //! * `("str", values)`: text (`None` for missing).
@@ -13,6 +13,7 @@ use std::sync::Arc;
 use arrow_array::{
     ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray, TimestampNanosecondArray,
 };
+use arrow_buffer::{ArrowNativeType, BooleanBufferBuilder, Buffer, NullBuffer, ScalarBuffer};
 use arrow_schema::{Field, Schema};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -22,7 +23,8 @@ use sieve_core::Error;
 /// Where a DataFrame's rows come from, in messages.
 const KIND: &str = "DataFrame";
 
-/// The columns of a DataFrame, copied out of numpy while the GIL is held.
+/// The columns of a DataFrame, Arrow arrays over numpy's own memory
+/// (text copied).
 pub(crate) struct Frame {
     names: Vec<String>,
     columns: Vec<ArrayRef>,
@@ -39,24 +41,21 @@ impl Frame {
             let name: String = item.get_item(0)?.extract()?;
             let kind: String = item.get_item(1)?.extract()?;
             let column: ArrayRef = match kind.as_str() {
-                "f64" => Arc::new(Float64Array::from(numpy_copy::<f64>(item)?)),
-                "i64" => Arc::new(Int64Array::from(numpy_copy::<i64>(item)?)),
+                "f64" => Arc::new(Float64Array::new(numpy_view(&item.get_item(2)?)?, None)),
+                "i64" => Arc::new(Int64Array::new(numpy_view(&item.get_item(2)?)?, None)),
                 "time_ns" => {
-                    let values = numpy_copy::<i64>(item)?;
-                    let nulls: Vec<usize> = item.get_item(3)?.extract()?;
-                    // No NaT (the usual index): the values move in as they are.
-                    let array = if nulls.is_empty() {
-                        TimestampNanosecondArray::from(values)
-                    } else {
-                        let mut cells: Vec<Option<i64>> = values.into_iter().map(Some).collect();
-                        for i in nulls {
-                            if let Some(c) = cells.get_mut(i) {
-                                *c = None;
-                            }
+                    let values = numpy_view::<i64>(&item.get_item(2)?)?;
+                    let nat: Vec<usize> = item.get_item(3)?.extract()?;
+                    // NaT as nulls; none (the usual index): no null buffer.
+                    let nulls = (!nat.is_empty()).then(|| {
+                        let mut valid = BooleanBufferBuilder::new(values.len());
+                        valid.append_n(values.len(), true);
+                        for i in nat.into_iter().filter(|&i| i < values.len()) {
+                            valid.set_bit(i, false);
                         }
-                        TimestampNanosecondArray::from(cells)
-                    };
-                    Arc::new(array.with_timezone("UTC"))
+                        NullBuffer::new(valid.finish())
+                    });
+                    Arc::new(TimestampNanosecondArray::new(values, nulls).with_timezone("UTC"))
                 }
                 "str" => {
                     let values: Vec<Option<String>> = item.get_item(2)?.extract()?;
@@ -99,13 +98,9 @@ impl Frame {
     }
 }
 
-/// A copy of the numpy array of a `(name, kind, array, ...)` column.
-fn numpy_copy<T: Copy + Element>(item: &Bound<'_, PyTuple>) -> PyResult<Vec<T>> {
-    numpy_vec(&item.get_item(2)?)
-}
-
-/// A copy of a one-dimensional, C-contiguous numpy array of `T`.
-pub(crate) fn numpy_vec<T: Copy + Element>(array: &Bound<'_, PyAny>) -> PyResult<Vec<T>> {
+/// A one-dimensional, C-contiguous numpy array of `T`, checked (an internal
+/// error otherwise): its length and the address of its first element.
+fn numpy_memory<T: Element>(array: &Bound<'_, PyAny>) -> PyResult<(usize, usize)> {
     let py = array.py();
     let bad = |why: &str| crate::SieveError::new_err(format!("internal error: a column {why}"));
     // Exactly numpy's ndarray (a subclass could describe itself otherwise),
@@ -125,11 +120,17 @@ pub(crate) fn numpy_vec<T: Copy + Element>(array: &Bound<'_, PyAny>) -> PyResult
         ));
     }
     let length = shape[0];
+    if length > 0 && (address == 0 || address % std::mem::align_of::<T>() != 0) {
+        return Err(bad("is not aligned"));
+    }
+    Ok((length, address))
+}
+
+/// A copy of a one-dimensional, C-contiguous numpy array of `T`.
+pub(crate) fn numpy_vec<T: Copy + Element>(array: &Bound<'_, PyAny>) -> PyResult<Vec<T>> {
+    let (length, address) = numpy_memory::<T>(array)?;
     if length == 0 {
         return Ok(Vec::new());
-    }
-    if address == 0 || address % std::mem::align_of::<T>() != 0 {
-        return Err(bad("is not aligned"));
     }
     // SAFETY: `array` is a numpy ndarray (exact type) whose own interface
     // says it holds `length` contiguous, aligned elements of type `T` at
@@ -137,6 +138,30 @@ pub(crate) fn numpy_vec<T: Copy + Element>(array: &Bound<'_, PyAny>) -> PyResult
     // whole copy, so no Python code can resize or free it meanwhile.
     let values = unsafe { std::slice::from_raw_parts(address as *const T, length) };
     Ok(values.to_vec())
+}
+
+/// Keeps a numpy array alive while Arrow reads its memory.
+struct NumpyOwner(#[allow(dead_code)] std::panic::AssertUnwindSafe<Py<PyAny>>);
+
+/// An Arrow buffer over a numpy array's own memory: no copy. The buffer
+/// holds a reference to the array, which keeps it alive (and, numpy
+/// refusing to resize an array others reference, its memory in place).
+fn numpy_view<T: Element + ArrowNativeType>(array: &Bound<'_, PyAny>) -> PyResult<ScalarBuffer<T>> {
+    let (length, address) = numpy_memory::<T>(array)?;
+    let Some(start) = std::ptr::NonNull::new(address as *mut u8).filter(|_| length > 0) else {
+        return Ok(ScalarBuffer::from(Vec::new()));
+    };
+    let owner = Arc::new(NumpyOwner(std::panic::AssertUnwindSafe(
+        array.clone().unbind(),
+    )));
+    let bytes = length * std::mem::size_of::<T>();
+    // SAFETY: numpy's interface says `bytes` bytes of aligned `T`s start at
+    // `address`; `owner` references the array for as long as the buffer
+    // lives, so the memory stays allocated. The bars are copied out of the
+    // buffer before the native call returns (the DataFrame is the caller's,
+    // read-only to us).
+    let buffer = unsafe { Buffer::from_custom_allocation(start, bytes, owner) };
+    Ok(ScalarBuffer::new(buffer, 0, length))
 }
 
 /// The numpy type string of an element type (little-endian machines).

@@ -519,13 +519,7 @@ pub fn warnings(config: &Config, scoring: &Scoring, bars: &Bars) -> Vec<String> 
     if let Some(short) = short_annualized_window(scoring, bars) {
         out.push(short);
     }
-    let prices = [&bars.open, &bars.high, &bars.low, &bars.close];
-    let (lo, hi) = prices
-        .iter()
-        .flat_map(|c| c.iter())
-        .fold((f64::INFINITY, 0.0f64), |(lo, hi), &p| {
-            (lo.min(p), hi.max(p))
-        });
+    let (lo, hi) = bars.price_range();
     let outside = |v: f64| v > PRICE_RANGE.1 || v < PRICE_RANGE.0;
     let range = format!("{}..{}", short(PRICE_RANGE.0), short(PRICE_RANGE.1));
     if outside(lo) || outside(hi) {

@@ -58,6 +58,17 @@ impl Bars {
         self.extra.iter().find(|c| c.name == name)
     }
 
+    /// The lowest and the highest of every open, high, low and close
+    /// (+inf and 0 without bars; NaN is passed over).
+    pub fn price_range(&self) -> (f64, f64) {
+        [&self.open, &self.high, &self.low, &self.close]
+            .into_iter()
+            .map(|c| range_of(c))
+            .fold((f64::INFINITY, 0.0f64), |(lo, hi), (l, h)| {
+                (lo.min(l), hi.max(h))
+            })
+    }
+
     /// Index of the first bar at or after `ms`; `len()` when there is none.
     pub fn index_at_or_after(&self, ms: i64) -> usize {
         self.time.partition_point(|&t| t < ms)
@@ -72,5 +83,65 @@ impl Bars {
         }
         let days = (self.time[n - 1] as f64 - self.time[0] as f64) / MS_PER_DAY as f64;
         (n - 1) as f64 / (days / 365.25)
+    }
+}
+
+/// The lowest and highest of `values` (+inf and 0 when empty, NaN passed
+/// over), in lanes of 8: one long chain of min/max would wait on itself.
+fn range_of(values: &[f64]) -> (f64, f64) {
+    let (mut lo, mut hi) = ([f64::INFINITY; 8], [0.0f64; 8]);
+    let mut chunks = values.chunks_exact(8);
+    for chunk in &mut chunks {
+        for k in 0..8 {
+            // As minpd/maxpd compare: a NaN keeps the lane's value.
+            lo[k] = if chunk[k] < lo[k] { chunk[k] } else { lo[k] };
+            hi[k] = if chunk[k] > hi[k] { chunk[k] } else { hi[k] };
+        }
+    }
+    let rest = chunks.remainder().iter();
+    let lowest = lo
+        .iter()
+        .chain(rest.clone())
+        .fold(f64::INFINITY, |a, &b| a.min(b));
+    let highest = hi.iter().chain(rest).fold(0.0f64, |a, &b| a.max(b));
+    (lowest, highest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn price_range_is_the_plain_minimum_and_maximum() {
+        for n in 0..20usize {
+            // Each column's extreme at a different place, past the lanes.
+            let column = |k: usize| -> Vec<f64> {
+                (0..n)
+                    .map(|i| {
+                        50.0 + ((i * 7 + k * 3) % 11) as f64
+                            - (i == (k * 5) % n.max(1)) as u8 as f64 * 40.0 * k as f64 / 3.0
+                    })
+                    .collect()
+            };
+            let bars = Bars {
+                time: (0..n as i64).collect(),
+                open: column(0),
+                high: column(1),
+                low: column(2),
+                close: column(3),
+                volume: None,
+                timezone: None,
+                extra: Vec::new(),
+                unread: Vec::new(),
+            };
+            let all = || {
+                [&bars.open, &bars.high, &bars.low, &bars.close]
+                    .into_iter()
+                    .flatten()
+            };
+            let lo = all().fold(f64::INFINITY, |a, &b| a.min(b));
+            let hi = all().fold(0.0f64, |a, &b| a.max(b));
+            assert_eq!(bars.price_range(), (lo, hi), "{n} bars");
+        }
     }
 }

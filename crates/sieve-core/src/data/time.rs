@@ -35,7 +35,11 @@ pub fn unix_time(n: i64) -> Result<i64, String> {
     let ms = unix_ms(n)
         .filter(|&ms| DateTime::from_timestamp_millis(ms).is_some())
         .ok_or_else(|| format!("time \"{n}\" is out of range"))?;
-    in_span(ms, &n.to_string())
+    // The written form only for a message: no text per row.
+    match (EARLIEST_MS..LATEST_MS).contains(&ms) {
+        true => Ok(ms),
+        false => in_span(ms, &n.to_string()),
+    }
 }
 
 /// `ms` if it lies in 1900..2200; else an error quoting the time as `written`.
@@ -53,8 +57,9 @@ pub fn in_span(ms: i64, written: &str) -> Result<i64, String> {
     Ok(ms)
 }
 
-/// The integer unix time `n` in milliseconds, its unit told by magnitude.
-fn unix_ms(n: i64) -> Option<i64> {
+/// The integer unix time `n` in milliseconds, its unit told by magnitude;
+/// `None` past any date.
+pub(crate) fn unix_ms(n: i64) -> Option<i64> {
     let magnitude = n.unsigned_abs();
     for (limit, scale) in UNIT_BANDS {
         if magnitude < limit {

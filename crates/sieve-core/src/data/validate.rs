@@ -228,6 +228,84 @@ impl Validator {
         self.bars.close.push(close);
     }
 
+    /// Appends a batch of plain columns (typed, without nulls) and checks
+    /// them column by column, as [`Validator::push`] checks rows; `false`,
+    /// with nothing kept, when any row breaks a rule: the caller then pushes
+    /// the batch row by row, so that messages are exactly those of `push`.
+    /// Formats nothing and allocates nothing per row.
+    pub fn extend(&mut self, first_at: u64, plain: Plain<'_>) -> bool {
+        let b = &self.bars;
+        let start = b.len();
+        let wants_volume = b.volume.is_some();
+        if self.total > 0
+            || plain.volume.is_some() != wants_volume
+            || plain.extra.len() != b.extra.len()
+            || plain.adj_close.is_some() && !self.adjust
+        {
+            return false;
+        }
+        let b = &mut self.bars;
+        let n = plain.time.len();
+        append(&mut b.time, plain.time);
+        for (column, values) in b.extra.iter_mut().zip(plain.extra) {
+            append(&mut column.values, values);
+        }
+        let prev = self.prev_time.map(|(t, _)| t);
+        let mut ok = times_ok(prev, &b.time[start..]);
+        // Prices and volume copied a slice at a time and checked while the
+        // slice is still in cache.
+        let mut volume = b.volume.as_mut().zip(plain.volume);
+        for at in (0..n).step_by(CHECK_ROWS) {
+            if !ok {
+                break;
+            }
+            let rows = at..(at + CHECK_ROWS).min(n);
+            let here = start + rows.start..start + rows.end;
+            let prices = [&mut b.open, &mut b.high, &mut b.low, &mut b.close];
+            for (column, values) in prices.into_iter().zip(plain.ohlc) {
+                column.extend_from_slice(&values[rows.clone()]);
+                ok &= all_of(&column[here.clone()], is_price);
+            }
+            if let Some((column, values)) = &mut volume {
+                column.extend_from_slice(&values[rows.clone()]);
+                ok &= all_of(&column[here.clone()], |v| v >= 0.0 && v.is_finite());
+            }
+            if let Some(adj) = plain.adj_close.filter(|_| ok) {
+                ok &= adjust(
+                    &adj[rows],
+                    &mut b.open[here.clone()],
+                    &mut b.high[here.clone()],
+                    &mut b.low[here.clone()],
+                    &mut b.close[here.clone()],
+                );
+            }
+            ok = ok
+                && ranges_ok(
+                    &b.open[here.clone()],
+                    &b.high[here.clone()],
+                    &b.low[here.clone()],
+                    &b.close[here],
+                );
+        }
+        if !ok {
+            b.time.truncate(start);
+            for c in [&mut b.open, &mut b.high, &mut b.low, &mut b.close] {
+                c.truncate(start);
+            }
+            if let Some(v) = &mut b.volume {
+                v.truncate(start);
+            }
+            for c in &mut b.extra {
+                c.values.truncate(start);
+            }
+            return false;
+        }
+        if let Some(&last) = b.time.last().filter(|_| b.len() > start) {
+            self.prev_time = Some((last, first_at + (b.len() - start - 1) as u64));
+        }
+        true
+    }
+
     /// The row's time in ms, or `None` after recording why it is unreadable.
     fn time(&mut self, at: u64, cell: TimeCell<'_>) -> Option<i64> {
         let parsed = match cell {
@@ -290,6 +368,104 @@ impl Validator {
         }
         Ok(self.bars)
     }
+}
+
+/// A batch of columns without nulls, for [`Validator::extend`]: times in
+/// ms, prices as read (before any adjustment), extra columns as rules read
+/// them (NaN where undefined).
+pub(crate) struct Plain<'a> {
+    pub time: Vec<i64>,
+    pub ohlc: [&'a [f64]; 4],
+    pub adj_close: Option<&'a [f64]>,
+    pub volume: Option<&'a [f64]>,
+    pub extra: Vec<Vec<f64>>,
+}
+
+/// Rows copied and checked at a time by [`Validator::extend`].
+const CHECK_ROWS: usize = 2048;
+
+/// Appends `values` to `column`: moved in when the column is empty.
+fn append<T: Copy>(column: &mut Vec<T>, values: Vec<T>) {
+    match column.is_empty() {
+        true => *column = values,
+        false => column.extend_from_slice(&values),
+    }
+}
+
+/// What [`price`] accepts: finite and above zero.
+#[inline]
+fn is_price(v: f64) -> bool {
+    v > 0.0 && v <= f64::MAX
+}
+
+/// Whether `ok(i)` holds for every `i` in `0..n`, checked in lanes of 8
+/// without an early exit, which the compiler turns into vector code.
+#[inline]
+fn all_rows(n: usize, ok: impl Fn(usize) -> bool) -> bool {
+    let mut lanes = [true; 8];
+    let whole = n - n % 8;
+    for base in (0..whole).step_by(8) {
+        for (k, lane) in lanes.iter_mut().enumerate() {
+            *lane &= ok(base + k);
+        }
+    }
+    lanes.iter().all(|&l| l) && (whole..n).all(ok)
+}
+
+/// Whether `ok` holds for every value (see [`all_rows`]).
+#[inline]
+fn all_of<T: Copy>(values: &[T], ok: impl Fn(T) -> bool) -> bool {
+    all_rows(values.len(), |i| ok(values[i]))
+}
+
+/// Times in 1900..2200, strictly increasing (after `prev`).
+fn times_ok(prev: Option<i64>, times: &[i64]) -> bool {
+    let after = match (prev, times.first()) {
+        (Some(p), Some(&t)) => p < t,
+        _ => true,
+    };
+    let (earlier, later) = match times.len() {
+        0 => (times, times),
+        n => (&times[..n - 1], &times[1..]),
+    };
+    after
+        && all_of(times, |t| (EARLIEST_MS..LATEST_MS).contains(&t))
+        && all_rows(earlier.len(), |i| earlier[i] < later[i])
+}
+
+/// Scales each bar's prices by adj / close, as [`Validator::push`] does;
+/// `false` when an adjusted close is not a price.
+fn adjust(
+    adj: &[f64],
+    open: &mut [f64],
+    high: &mut [f64],
+    low: &mut [f64],
+    close: &mut [f64],
+) -> bool {
+    if !all_of(adj, is_price) {
+        return false;
+    }
+    for i in 0..adj.len() {
+        let factor = adj[i] / close[i];
+        open[i] *= factor;
+        high[i] *= factor;
+        low[i] *= factor;
+        close[i] *= factor;
+    }
+    true
+}
+
+/// Every high at or above max(open, close), every low at or below
+/// min(open, close), compared as [`Validator::push`] compares them.
+fn ranges_ok(open: &[f64], high: &[f64], low: &[f64], close: &[f64]) -> bool {
+    let n = close.len();
+    let (open, high, low) = (&open[..n], &high[..n], &low[..n]);
+    all_rows(n, |i| {
+        let (o, c) = (open[i], close[i]);
+        // No NaN here (every price passed `is_price`, and an adjustment
+        // by a positive factor makes none): >= is the negation of <.
+        (high[i] >= o.max(c)) & (low[i] <= o.min(c))
+    })
 }
 
 /// A value quoted in a message, cut short when very long.
