@@ -380,7 +380,7 @@ def _signal_width(v):
 
 
 def _signal_array(what, v, index, width):
-    """(bytes of a width × bars 0/1 array, column by column, and the bars)
+    """(a width × bars 0/1 uint8 array, flat, column by column, and the bars)
     of one argument;
     a 1-D one is repeated across the columns."""
     if v is None:
@@ -411,8 +411,8 @@ def _signal_array(what, v, index, width):
     if v.ndim != 2 or v.shape[1] != width:
         raise DataError("%s: shape %s; expected bars × %d columns" % (what, v.shape, width))
     # Column by column (the transpose, C-ordered): each backtest's series is
-    # one contiguous run for the native side.
-    return (np.ascontiguousarray(v.T).view(np.uint8).tobytes(), v.shape[0])
+    # one contiguous run for the native side, which copies it once.
+    return (np.ascontiguousarray(v.T).view(np.uint8).reshape(-1), v.shape[0])
 
 
 def _signal_values(what, v, index, labels, named, bars):
@@ -1042,8 +1042,10 @@ class _Data:
                 if name.strip().lower() in _TIME_NAMES and self.tz is None:
                     self.tz = times.tz
                 times = times.tz_convert("UTC").tz_localize(None)
-            ns = np.ascontiguousarray(times.as_unit("ns").asi8 if hasattr(times, "as_unit") else times.asi8)
-            nulls = np.flatnonzero(times.isna()).tolist()
+            if getattr(times, "unit", "ns") != "ns":
+                times = times.as_unit("ns")
+            ns = np.ascontiguousarray(times.asi8)
+            nulls = np.flatnonzero(times.isna()).tolist() if times.hasnans else []
             return self._buffer(name, "time_ns", ns) + (nulls,)
         if isinstance(dtype, np.dtype) and dtype == np.float64:
             return self._buffer(name, "f64", np.ascontiguousarray(np.asarray(values)))

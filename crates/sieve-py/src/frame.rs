@@ -176,3 +176,7 @@ impl Element for f64 {
 impl Element for i64 {
     const TYPESTR: &'static str = "<i8";
 }
+
+impl Element for u8 {
+    const TYPESTR: &'static str = "|u1";
+}

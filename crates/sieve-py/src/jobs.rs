@@ -272,9 +272,9 @@ pub fn backtest_signals<'py>(
     config: ConfigArg<'_>,
     overrides: Vec<String>,
     names: Vec<String>,
-    entries: Vec<u8>,
-    exits: Vec<u8>,
-    short: Option<(Vec<u8>, Vec<u8>)>,
+    entries: Bound<'_, PyAny>,
+    exits: Bound<'_, PyAny>,
+    short: Option<(Bound<'_, PyAny>, Bound<'_, PyAny>)>,
     keys: Vec<(String, Vec<u8>)>,
     threads: usize,
     trades: bool,
@@ -282,6 +282,13 @@ pub fn backtest_signals<'py>(
     robust: bool,
 ) -> Result<SignalsOut<'py>, Failure> {
     crate::functions::not_in_a_callback("backtest_signals")?;
+    // 0/1 bytes, columns × bars, from numpy's memory in one copy.
+    let bytes = |a: &Bound<'_, PyAny>| crate::frame::numpy_vec::<u8>(a);
+    let (entries, exits) = (bytes(&entries)?, bytes(&exits)?);
+    let short = match short {
+        Some((a, b)) => Some((bytes(&a)?, bytes(&b)?)),
+        None => None,
+    };
     let spec = ConfigSpec::from_py(&config)?;
     let (_, study) = study(py, data, &spec, overrides)?;
     let n_bars = study.bars().len();

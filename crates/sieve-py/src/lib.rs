@@ -21,6 +21,12 @@ use sieve_core::{Error, ErrorKind};
 use sieve_run::settings::Checked;
 use sieve_run::Study;
 
+/// mimalloc keeps freed memory for the next call instead of handing it
+/// back to the system at once: a call on a million bars then writes into
+/// pages already mapped, not ~12,000 fresh ones (each a page fault).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod frame;
 mod functions;
 mod jobs;

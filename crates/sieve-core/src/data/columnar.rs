@@ -433,12 +433,18 @@ fn plain<'a>(plan: &Plan, batch: &'a RecordBatch, options: &LoadOptions) -> Opti
         return None;
     }
     let time = column(cols.time).filter(|a| no_nulls(*a))?;
+    // A time past any date becomes i64::MIN, which the span check refuses
+    // (the rows then say which). Mapped, not collected into an Option: one
+    // allocation of the right size.
     let time: Vec<i64> = match typed_times(time) {
-        Some((values, _, to_ms)) => values.iter().map(|&x| to_ms(x)).collect::<Option<_>>()?,
+        Some((values, _, to_ms)) => values
+            .iter()
+            .map(|&x| to_ms(x).unwrap_or(i64::MIN))
+            .collect(),
         None => unix_times(time)?
             .iter()
-            .map(|&n| unix_ms(n))
-            .collect::<Option<_>>()?,
+            .map(|&n| unix_ms(n).unwrap_or(i64::MIN))
+            .collect(),
     };
     let numbers = |i: usize| -> Option<Cow<'a, [f64]>> {
         let a = column(i).filter(|a| no_nulls(*a))?;
