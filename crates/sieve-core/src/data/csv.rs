@@ -3,8 +3,8 @@
 
 use std::io::Read;
 
-use crate::data::columns::find_columns;
-use crate::data::validate::{Cell, Row, TimeCell};
+use crate::data::columns::{find_columns, Columns};
+use crate::data::validate::{Cell, Row, TimeCell, Validator};
 use crate::data::{Bars, LoadOptions, Loaded};
 
 /// The longest line a CSV file may have: a bar is a few dozen bytes, and a
@@ -56,7 +56,7 @@ pub fn parse_csv_with(bytes: &[u8], options: &LoadOptions) -> Result<Loaded, Str
 
 /// Reads CSV text from `input` as it streams (memory: the bars, and one
 /// line of at most [`MAX_LINE_BYTES`]).
-pub fn read_csv(input: impl Read, options: &LoadOptions) -> Result<Loaded, String> {
+pub fn read_csv(input: impl Read + Send, options: &LoadOptions) -> Result<Loaded, String> {
     let mut input = LineGuard::new(input);
     // The lines up to the first that is not blank: the header (or, with
     // `data.columns`, the first bar), which decides the separator.
@@ -89,6 +89,7 @@ pub fn read_csv(input: impl Read, options: &LoadOptions) -> Result<Loaded, Strin
         // Headers trimmed by the reader; fields as they are read (the
         // reader's own trimming copies every record).
         .trim(csv::Trim::Headers)
+        .buffer_capacity(1 << 18)
         .from_reader(std::io::Cursor::new(head).chain(input));
     let header = match &options.columns {
         Some(names) => csv::StringRecord::from(names.clone()),
@@ -117,61 +118,114 @@ pub fn read_csv(input: impl Read, options: &LoadOptions) -> Result<Loaded, Strin
     let mut cols = cols;
     cols.choose_extra(&names, options);
     let mut rows = cols.validator("line", &names, options);
-    let mut record = csv::StringRecord::new();
-    let mut joined = String::new();
-    loop {
-        match reader.read_record(&mut record) {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e) => return Err(csv_error(e, crlf)),
-        }
-        let line = record.position().map_or(0, |p| line_of(p, crlf));
-        if record.iter().all(|f| f.trim().is_empty()) {
-            // The csv reader skips truly blank lines; a row of empty fields
-            // is a bar with no values, refused like any other bad row.
-            rows.problem(
-                line,
-                "every field is empty (a row of separators only)".into(),
-            );
-            continue;
-        }
-        if record.len() < header.len() {
-            rows.problem(
-                line,
-                format!(
-                    "{} fields where the header has {}",
-                    record.len(),
-                    header.len()
-                ),
-            );
-            continue;
-        }
-        let time = match cols.clock {
-            Some(c) => {
-                joined.clear();
-                joined.push_str(record[cols.time].trim());
-                joined.push(' ');
-                joined.push_str(record[c].trim());
-                joined.as_str()
+    // Two stages on two threads: this one reads the records (the csv
+    // tokenizer and the UTF-8 check), the caller's parses and checks them, a
+    // batch at a time, in order.
+    let (full, records) = std::sync::mpsc::sync_channel::<Batch>(2);
+    let (recycle, spent) = std::sync::mpsc::channel::<Vec<csv::StringRecord>>();
+    std::thread::scope(|scope| {
+        scope.spawn(move || loop {
+            // A spent batch back from the checks: its records' buffers are
+            // reused, not allocated again.
+            let mut batch = spent.try_recv().unwrap_or_default();
+            let mut used = 0;
+            let end = loop {
+                if used == BATCH_RECORDS {
+                    break None;
+                }
+                if batch.len() == used {
+                    batch.push(csv::StringRecord::new());
+                }
+                match reader.read_record(&mut batch[used]) {
+                    Ok(true) => used += 1,
+                    Ok(false) => break Some(Ok(())),
+                    Err(e) => break Some(Err(csv_error(e, crlf))),
+                }
+            };
+            // The checks have stopped (an error) when a send fails.
+            if full.send(Batch::Records(batch, used)).is_err() {
+                return;
             }
-            None => record[cols.time].trim(),
-        };
-        let extra: Vec<Cell<'_>> = cols
-            .extra
-            .iter()
-            .map(|&c| Cell::Text(record[c].trim()))
-            .collect();
-        rows.push(Row {
-            at: line,
-            time: TimeCell::Text(time),
-            ohlc: cols.price.map(|c| Cell::Text(record[c].trim())),
-            adj_close: cols.adj_close.map(|c| Cell::Text(record[c].trim())),
-            volume: cols.volume.map(|c| Cell::Text(record[c].trim())),
-            extra: &extra,
+            if let Some(end) = end {
+                let _ = full.send(Batch::End(end));
+                return;
+            }
         });
-    }
+        for batch in records {
+            match batch {
+                Batch::Records(batch, used) => {
+                    for record in &batch[..used] {
+                        check_record(record, &cols, header.len(), crlf, &mut rows);
+                    }
+                    let _ = recycle.send(batch);
+                }
+                Batch::End(end) => return end,
+            }
+        }
+        Ok(())
+    })?;
     let bars = rows.finish("line 1: the file has a header but no bars")?;
     Ok(Loaded { bars, notices })
+}
+
+/// Records read at a time by the reading thread.
+const BATCH_RECORDS: usize = 4096;
+
+/// What the reading thread hands over: records (a batch and how many of
+/// its records are filled), then how the file ended.
+enum Batch {
+    Records(Vec<csv::StringRecord>, usize),
+    End(Result<(), String>),
+}
+
+/// Checks one record and, when it is a bar, pushes it.
+fn check_record(
+    record: &csv::StringRecord,
+    cols: &Columns,
+    fields: usize,
+    crlf: bool,
+    rows: &mut Validator,
+) {
+    let line = record.position().map_or(0, |p| line_of(p, crlf));
+    if record.iter().all(|f| f.trim().is_empty()) {
+        // The csv reader skips truly blank lines; a row of empty fields
+        // is a bar with no values, refused like any other bad row.
+        rows.problem(
+            line,
+            "every field is empty (a row of separators only)".into(),
+        );
+        return;
+    }
+    if record.len() < fields {
+        rows.problem(
+            line,
+            format!("{} fields where the header has {fields}", record.len()),
+        );
+        return;
+    }
+    let mut joined = String::new();
+    let time = match cols.clock {
+        Some(c) => {
+            joined.push_str(record[cols.time].trim());
+            joined.push(' ');
+            joined.push_str(record[c].trim());
+            joined.as_str()
+        }
+        None => record[cols.time].trim(),
+    };
+    let extra: Vec<Cell<'_>> = cols
+        .extra
+        .iter()
+        .map(|&c| Cell::Text(record[c].trim()))
+        .collect();
+    rows.push(Row {
+        at: line,
+        time: TimeCell::Text(time),
+        ohlc: cols.price.map(|c| Cell::Text(record[c].trim())),
+        adj_close: cols.adj_close.map(|c| Cell::Text(record[c].trim())),
+        volume: cols.volume.map(|c| Cell::Text(record[c].trim())),
+        extra: &extra,
+    });
 }
 
 /// The file line of a record's position: the csv reader's own count, which

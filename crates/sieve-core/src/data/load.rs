@@ -59,29 +59,36 @@ impl Format {
 pub fn load(path: &Path, options: &LoadOptions) -> Result<Loaded> {
     use std::io::Read;
     let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    // The first bytes tell the format; CSV text streams from there (a
-    // binary format's reader needs the whole file).
+    // The first bytes tell the format; CSV text streams from there, Parquet
+    // is read a page at a time, Arrow needs the whole file.
     let mut head = Vec::with_capacity(8);
     (&mut file)
         .take(8)
         .read_to_end(&mut head)
         .map_err(|e| Error::io(path, e))?;
-    let text = Format::of_content(&head) == Format::Csv
-        && !head.starts_with(FEATHER_V1_MAGIC)
-        && !is_utf16(&head);
-    if text && Format::of_extension(path).is_none_or(|f| f == Format::Csv) {
-        let input = std::io::BufReader::new(std::io::Cursor::new(head).chain(file));
-        return crate::data::csv::read_csv(input, options)
-            .map(|loaded| in_file(loaded, path))
+    let in_file = |read: std::result::Result<Loaded, String>| {
+        read.map(|loaded| in_file(loaded, path))
             .map_err(|message| Error::Data {
                 path: path.to_path_buf(),
                 message,
-            });
+            })
+    };
+    let named = Format::of_extension(path);
+    let content = Format::of_content(&head);
+    let text = content == Format::Csv && !head.starts_with(FEATHER_V1_MAGIC) && !is_utf16(&head);
+    if text && named.is_none_or(|f| f == Format::Csv) {
+        let input = std::io::BufReader::new(std::io::Cursor::new(head).chain(file));
+        return in_file(crate::data::csv::read_csv(input, options));
+    }
+    if content == Format::Parquet && named.is_none_or(|f| f == Format::Parquet) {
+        return in_file(guarded("Parquet", || {
+            crate::data::parquet::read_parquet(file, options)
+        }));
     }
     let mut bytes = head;
     file.read_to_end(&mut bytes)
         .map_err(|e| Error::io(path, e))?;
-    let in_format = |bytes: Vec<u8>| match Format::of_extension(path) {
+    in_file(match named {
         Some(named)
             if named != Format::Csv
                 && named != Format::of_content(&bytes)
@@ -94,13 +101,7 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<Loaded> {
             ))
         }
         _ => parse(bytes, options),
-    };
-    in_format(bytes)
-        .map(|loaded| in_file(loaded, path))
-        .map_err(|message| Error::Data {
-            path: path.to_path_buf(),
-            message,
-        })
+    })
 }
 
 /// Names the file in the problems of its columns (reported later, when a

@@ -3,6 +3,7 @@
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
+use parquet::file::reader::ChunkReader;
 
 use crate::data::columnar::{self, Plan};
 use crate::data::{LoadOptions, Loaded};
@@ -13,8 +14,17 @@ const BATCH_ROWS: usize = 8192;
 
 /// Reads Parquet bytes into bars; messages name rows but not the file.
 pub fn parse_parquet(bytes: Bytes, options: &LoadOptions) -> Result<Loaded, String> {
+    read_parquet(bytes, options)
+}
+
+/// Reads Parquet from bytes or an open file (which streams its pages, never
+/// holding the whole file).
+pub(crate) fn read_parquet<R: ChunkReader + 'static>(
+    input: R,
+    options: &LoadOptions,
+) -> Result<Loaded, String> {
     let unreadable = |e: parquet::errors::ParquetError| format!("not a readable Parquet file: {e}");
-    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(unreadable)?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(input).map_err(unreadable)?;
     let plan = Plan::new(builder.schema(), options, "Parquet")?;
     let total = usize::try_from(builder.metadata().file_metadata().num_rows()).ok();
     let mask = ProjectionMask::roots(builder.parquet_schema(), plan.projection());

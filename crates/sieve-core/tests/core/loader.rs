@@ -549,3 +549,57 @@ fn whitespace_around_fields_is_trimmed() {
     let e = err("date,open,high,low,close\n2020-01-01,10,11,9,  x1 \n");
     assert!(e.contains("line 2") && e.contains("\"x1\""), "{e}");
 }
+
+/// `n` daily bars, line 2 onwards, each line's close its line number, but
+/// -1 on the lines of `bad`.
+fn long_csv(n: usize, bad: &[usize]) -> Vec<u8> {
+    let mut text = String::from("date,open,high,low,close\n");
+    for i in 0..n {
+        let line = i + 2;
+        let day =
+            chrono::NaiveDate::from_ymd_opt(1990, 1, 1).unwrap() + chrono::Days::new(i as u64);
+        let close = if bad.contains(&line) {
+            -1.0
+        } else {
+            line as f64
+        };
+        text.push_str(&format!("{day},{line},{line},{line},{close}\n"));
+    }
+    text.into_bytes()
+}
+
+#[test]
+fn problems_across_the_reading_threads_batches_come_in_file_order() {
+    // Records are read on another thread in batches of 4,096: problems in
+    // the first, a middle and the last batch, and past the fifth one only
+    // counted.
+    let lines = [3, 4097, 4098, 8200, 9000, 9001, 10_001];
+    let e = parse_csv(&long_csv(10_000, &lines)).unwrap_err();
+    let listed: Vec<String> = lines[..5]
+        .iter()
+        .map(|l| format!("line {l}: column 'close': price \"-1\" is not positive"))
+        .collect();
+    assert_eq!(e, format!("{}; and 2 more problem(s)", listed.join("; ")));
+    // A file without problems loads whole, in order.
+    let bars = parse_csv(&long_csv(10_000, &[])).unwrap();
+    let closes: Vec<f64> = (2..10_002).map(|l| l as f64).collect();
+    assert_eq!(bars.close, closes);
+}
+
+#[test]
+fn a_reading_error_after_bad_rows_is_the_error() {
+    // Invalid UTF-8 on line 9,000 (read on the other thread), after a bad
+    // price on line 5: the reading error is what the user sees, as before
+    // the reading moved to its own thread.
+    let mut text = long_csv(10_000, &[5]);
+    let starts: Vec<usize> = text
+        .iter()
+        .enumerate()
+        .filter(|(_, &b)| b == b'\n')
+        .map(|(i, _)| i + 1)
+        .collect();
+    // Line 9,000 starts after the 8,999th newline; its third byte.
+    text[starts[8998] + 2] = 0xFF;
+    let e = parse_csv(&text).unwrap_err();
+    assert!(e.starts_with("line 9000: invalid UTF-8"), "{e}");
+}
