@@ -3,7 +3,9 @@
 
 use std::io::Cursor;
 
-use arrow_ipc::reader::{FileReader, StreamReader};
+use arrow_buffer::Buffer;
+use arrow_ipc::reader::{FileDecoder, FileReader, StreamReader};
+use arrow_ipc::Block;
 
 use crate::data::columnar::{self, Plan};
 use crate::data::{LoadOptions, Loaded};
@@ -21,25 +23,68 @@ const MAX_BUFFER_BYTES: i64 = 1 << 30;
 
 /// Reads Arrow IPC bytes into bars; messages name rows but not the file.
 pub fn parse_arrow(bytes: &[u8], options: &LoadOptions) -> Result<Loaded, String> {
-    check_buffer_lengths(bytes)?;
+    read_arrow(bytes.to_vec(), options)
+}
+
+/// [`parse_arrow`] on bytes it owns: an IPC file's uncompressed columns are
+/// then read in place (the arrays are views of `bytes`), not copied.
+pub(crate) fn read_arrow(bytes: Vec<u8>, options: &LoadOptions) -> Result<Loaded, String> {
+    check_buffer_lengths(&bytes)?;
     let unreadable = |e: arrow_schema::ArrowError| format!("not a readable Arrow file: {e}");
     if bytes.starts_with(FILE_MAGIC) {
-        let schema = FileReader::try_new(Cursor::new(bytes), None)
+        // The reader checks the footer (and says what is wrong with it); the
+        // batches are then decoded from the file's own buffer.
+        let schema = FileReader::try_new(Cursor::new(&bytes[..]), None)
             .map_err(unreadable)?
             .schema();
         let plan = Plan::new(&schema, options, "Arrow")?;
-        let reader =
-            FileReader::try_new(Cursor::new(bytes), Some(plan.projection())).map_err(unreadable)?;
-        columnar::read(plan, options, None, reader.map(|b| b.map_err(unreadable)))
+        let file = Buffer::from_vec(bytes);
+        let (decoder, blocks) = file_blocks(&file, plan.projection()).map_err(unreadable)?;
+        let batches = blocks.iter().filter_map(|b| {
+            decoder
+                .read_record_batch(b, &block_bytes(&file, b))
+                .map_err(unreadable)
+                .transpose()
+        });
+        columnar::read(plan, options, None, batches)
     } else {
-        let schema = StreamReader::try_new(Cursor::new(bytes), None)
+        let schema = StreamReader::try_new(Cursor::new(&bytes[..]), None)
             .map_err(unreadable)?
             .schema();
         let plan = Plan::new(&schema, options, "Arrow")?;
-        let reader = StreamReader::try_new(Cursor::new(bytes), Some(plan.projection()))
+        let reader = StreamReader::try_new(Cursor::new(&bytes[..]), Some(plan.projection()))
             .map_err(unreadable)?;
         columnar::read(plan, options, None, reader.map(|b| b.map_err(unreadable)))
     }
+}
+
+/// An IPC file's decoder (its schema, dictionaries and `projection`) and
+/// its record batches' blocks, as arrow-ipc's own file reader sets them up;
+/// every block was checked to lie inside the file ([`check_buffer_lengths`]).
+fn file_blocks(
+    file: &Buffer,
+    projection: Vec<usize>,
+) -> Result<(FileDecoder, Vec<Block>), arrow_schema::ArrowError> {
+    let corrupt = || arrow_schema::ArrowError::ParseError("the footer is corrupt".into());
+    let at = file.len().checked_sub(10).ok_or_else(corrupt)?;
+    let tail: [u8; 10] = file[at..].try_into().map_err(|_| corrupt())?;
+    let footer_len = arrow_ipc::reader::read_footer_length(tail)?;
+    let start = at.checked_sub(footer_len).ok_or_else(corrupt)?;
+    let footer = arrow_ipc::root_as_footer(&file[start..at]).map_err(|_| corrupt())?;
+    let schema = footer.schema().ok_or_else(corrupt)?;
+    let schema = std::sync::Arc::new(arrow_ipc::convert::fb_to_schema(schema));
+    let mut decoder = FileDecoder::new(schema, footer.version()).with_projection(projection);
+    for b in footer.dictionaries().iter().flat_map(|d| d.iter()) {
+        decoder.read_dictionary(b, &block_bytes(file, b))?;
+    }
+    let blocks = footer.recordBatches().ok_or_else(corrupt)?;
+    Ok((decoder, blocks.iter().copied().collect()))
+}
+
+/// A block of an IPC file (its message and body), a view of the file.
+fn block_bytes(file: &Buffer, b: &Block) -> Buffer {
+    let len = b.metaDataLength() as usize + b.bodyLength() as usize;
+    file.slice_with_length(b.offset() as usize, len)
 }
 
 /// Refuses a file whose compressed buffers claim more than

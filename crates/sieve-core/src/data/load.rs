@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::data::ipc::{FILE_MAGIC, STREAM_MAGIC};
 use crate::data::options::{LoadOptions, Loaded};
-use crate::data::{parse_arrow, parse_csv_with, parse_parquet};
+use crate::data::{parse_csv_with, parse_parquet};
 use crate::error::{Error, Result};
 
 /// A data file format.
@@ -127,7 +127,7 @@ pub fn parse(bytes: Vec<u8>, options: &LoadOptions) -> std::result::Result<Loade
     }
     match Format::of_content(&bytes) {
         Format::Parquet => guarded("Parquet", || parse_parquet(bytes.into(), options)),
-        Format::Arrow => guarded("Arrow", || parse_arrow(&bytes, options)),
+        Format::Arrow => guarded("Arrow", || crate::data::ipc::read_arrow(bytes, options)),
         Format::Csv => parse_csv_with(&bytes, options),
     }
 }
