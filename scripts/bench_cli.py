@@ -2,6 +2,7 @@
 """Times the sieve CLI end to end on synthetic data (release build).
 
     python3 scripts/bench_cli.py [--runs 5] [--quick]
+    python3 scripts/bench_cli.py --data-only --runs 7 --baseline /path/to/old/sieve
 
 Prints medians of several runs (wall seconds, from this script's clock) and
 the throughput sieve reports in sweep.meta.json. Every number in
@@ -136,9 +137,9 @@ score_start = "2019-01-01"
 """
 
 
-def run(args, **kw):
+def run(args, binary=None, **kw):
     t = time.perf_counter()
-    subprocess.run([SIEVE] + args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)
+    subprocess.run([binary or SIEVE] + args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)
     return time.perf_counter() - t
 
 
@@ -172,6 +173,7 @@ def main():
     ap.add_argument("--functions-only", action="store_true",
                     help="only the stateful functions (sar, supertrend, adx) against ema of the same windows")
     ap.add_argument("--data-only", action="store_true", help="only the data section (formats, instruments)")
+    ap.add_argument("--baseline", help="an older sieve binary the data section also times, interleaved")
     ap.add_argument("--gpu-only", action="store_true",
                     help="only the GPU section: generated rule kernel vs hand-written (builds with --features gpu)")
     a = ap.parse_args()
@@ -192,7 +194,7 @@ def main():
         rules(p, common, a.runs)
         return
     if a.data_only:
-        data(p, a.runs)
+        data(p, a.runs, a.baseline)
         return
     if a.windows_only:
         windows(p, common, a.runs, a.quick)
@@ -250,7 +252,7 @@ def main():
     rules(p, common, a.runs)
     functions(p, common, a.runs)
     windows(p, common, a.runs, a.quick)
-    data(p, a.runs)
+    data(p, a.runs, a.baseline)
 
 
 def windows(p, common, runs, quick):
@@ -318,21 +320,35 @@ def gpu(p, common, runs):
           f"sweep rows identical: {same}")
 
 
-def data(p, runs):
+def data(p, runs, baseline=None):
     print("\n== data: 1,000,000 one-minute bars through `sieve backtest` (load + one backtest)")
     files = {ext: p("minute." + ext) for ext in ["csv", "parquet", "feather"]}
     for path in files.values():
         run(["synth", "--bars", "1000000", "--bar-seconds", "60", "--out", path])
+    small = p("small.parquet")
+    run(["synth", "--bars", "1000", "--bar-seconds", "60", "--out", small])
     bt = ["backtest", "--strategy", "sma_cross", "--set", "fast=10", "--set", "slow=50", "--json", "--data"]
     outs = {ext: subprocess.run([SIEVE] + bt + [path], check=True, capture_output=True).stdout for ext, path in files.items()}
-    times = {ext: [] for ext in files}
-    for _ in range(runs):  # interleaved, so noise hits every format alike
-        for ext, path in files.items():
-            times[ext].append(run(bt + [path]))
-    csv_t = statistics.median(times["csv"])
+    # With --baseline, an older binary runs each file too, interleaved.
+    binaries = {"": SIEVE} | ({"baseline ": baseline} if baseline else {})
+    times = {(b, ext): [] for b in binaries for ext in files}
+    for _ in range(runs):  # interleaved, so noise hits every format (and binary) alike
+        for b, binary in binaries.items():
+            for ext, path in files.items():
+                times[(b, ext)].append(run(bt + [path], binary=binary))
+    csv_t = statistics.median(times[("", "csv")])
+    constant = peak_rss_mb(bt + [small])
+    print(f"peak RSS of the same backtest on 1,000 bars (the constant): {constant:.0f} MB; "
+          f"the bars' own size (time, open, high, low, close, volume): 48 MB")
     for ext, path in files.items():
-        t = statistics.median(times[ext])
-        print(f"{ext:8} {os.path.getsize(path) / 1e6:6.1f} MB: median {t:.3f} s ({csv_t / t:.2f}x CSV's speed)")
+        t = statistics.median(times[("", ext)])
+        line = f"{ext:8} {os.path.getsize(path) / 1e6:6.1f} MB: median {t:.3f} s ({csv_t / t:.2f}x CSV's speed)"
+        if baseline:
+            old = statistics.median(times[("baseline ", ext)])
+            line += f"; baseline {old:.3f} s ({old / t:.2f}x)"
+        rss = peak_rss_mb(bt + [path])
+        line += f"; peak RSS {rss:.0f} MB ({rss - constant:.0f} MB above the constant)"
+        print(line)
     print(f"backtests identical across formats: {len(set(outs.values())) == 1}")
 
     print("\n== one grid over 3 instruments (4,000 daily bars each) vs 3 single sweeps")

@@ -145,10 +145,7 @@ fn guarded(
     format: &str,
     decode: impl FnOnce() -> std::result::Result<Loaded, String>,
 ) -> std::result::Result<Loaded, String> {
-    silence_decoder_panics();
-    SILENT.with(|s| s.set(true));
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode));
-    SILENT.with(|s| s.set(false));
+    let outcome = quietly(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode)));
     outcome.unwrap_or_else(|_| {
         Err(format!(
             "not a readable {format} file: its contents are corrupt (the decoder failed)"
@@ -156,8 +153,18 @@ fn guarded(
     })
 }
 
+/// Runs `f` with panic messages silenced on this thread (a decoder's
+/// thread of [`guarded`]'s, whose panic `guarded` turns into an error).
+pub(crate) fn quietly<T>(f: impl FnOnce() -> T) -> T {
+    silence_decoder_panics();
+    let was = SILENT.with(|s| s.replace(true));
+    let out = f();
+    SILENT.with(|s| s.set(was));
+    out
+}
+
 thread_local! {
-    /// Whether this thread is inside [`guarded`].
+    /// Whether this thread is inside [`guarded`] or [`quietly`].
     static SILENT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 

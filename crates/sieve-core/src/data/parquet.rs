@@ -19,7 +19,7 @@ pub fn parse_parquet(bytes: Bytes, options: &LoadOptions) -> Result<Loaded, Stri
 
 /// Reads Parquet from bytes or an open file (which streams its pages, never
 /// holding the whole file).
-pub(crate) fn read_parquet<R: ChunkReader + 'static>(
+pub(crate) fn read_parquet<R: ChunkReader + Send + 'static>(
     input: R,
     options: &LoadOptions,
 ) -> Result<Loaded, String> {
@@ -33,6 +33,24 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
         .with_batch_size(BATCH_ROWS)
         .build()
         .map_err(unreadable)?;
-    let batches = reader.map(|b| b.map_err(|e| format!("not a readable Parquet file: {e}")));
-    columnar::read(plan, options, total, batches)
+    // Decoded on a second thread while this one checks the batches before,
+    // in order. A decoder panic there ends its batches early; the scope
+    // then panics here, where the loader's guard turns it into an error.
+    std::thread::scope(|scope| {
+        let (batch, batches) = std::sync::mpsc::sync_channel(4);
+        scope.spawn(move || {
+            crate::data::load::quietly(|| {
+                for b in reader {
+                    // The checks have stopped (an error) when a send fails.
+                    if batch.send(b).is_err() {
+                        return;
+                    }
+                }
+            })
+        });
+        let batches = batches
+            .into_iter()
+            .map(|b| b.map_err(|e| format!("not a readable Parquet file: {e}")));
+        columnar::read(plan, options, total, batches)
+    })
 }
