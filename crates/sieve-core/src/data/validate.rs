@@ -254,7 +254,13 @@ impl Validator {
         let mut ok = times_ok(prev, &b.time[start..]);
         // Prices and volume copied a slice at a time and checked while the
         // slice is still in cache.
+        for column in [&mut b.open, &mut b.high, &mut b.low, &mut b.close] {
+            column.reserve(n);
+        }
         let mut volume = b.volume.as_mut().zip(plain.volume);
+        if let Some((column, _)) = &mut volume {
+            column.reserve(n);
+        }
         for at in (0..n).step_by(CHECK_ROWS) {
             if !ok {
                 break;
@@ -384,9 +390,11 @@ pub(crate) struct Plain<'a> {
 /// Rows copied and checked at a time by [`Validator::extend`].
 const CHECK_ROWS: usize = 2048;
 
-/// Appends `values` to `column`: moved in when the column is empty.
+/// Appends `values` to `column`: moved in when the column is empty and
+/// has no room reserved for them (a file's later batches then copy into the
+/// room its row count reserved, never regrowing).
 fn append<T: Copy>(column: &mut Vec<T>, values: Vec<T>) {
-    match column.is_empty() {
+    match column.is_empty() && column.capacity() < values.len() {
         true => *column = values,
         false => column.extend_from_slice(&values),
     }
