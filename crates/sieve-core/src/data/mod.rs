@@ -5,6 +5,7 @@ mod bars;
 mod columnar;
 mod columns;
 mod csv;
+mod guard;
 mod ipc;
 mod load;
 mod options;

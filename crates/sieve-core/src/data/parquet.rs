@@ -39,7 +39,7 @@ pub(crate) fn read_parquet<R: ChunkReader + Send + 'static>(
     std::thread::scope(|scope| {
         let (batch, batches) = std::sync::mpsc::sync_channel(4);
         scope.spawn(move || {
-            crate::data::load::quietly(|| {
+            crate::data::guard::quietly(|| {
                 for b in reader {
                     // The checks have stopped (an error) when a send fails.
                     if batch.send(b).is_err() {
