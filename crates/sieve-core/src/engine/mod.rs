@@ -15,6 +15,7 @@
 mod account;
 mod clock;
 mod managed;
+mod portfolio;
 mod settings;
 mod simulate;
 mod sink;
@@ -25,6 +26,7 @@ pub(crate) use account::Account;
 pub use account::{enter, exit, stop_or_target, Costs, Entered, Exited, Holding};
 pub use clock::Clock;
 pub use managed::{Distance, Managed, TradePlan, TradeState};
+pub use portfolio::{run_portfolio, Leg, PortfolioRules, PortfolioRun, SizeOf};
 pub use settings::{EngineConfig, Fill};
 pub use simulate::{backtest, simulate, Backtest};
 pub use sink::{Sink, Tee};

@@ -1,0 +1,311 @@
+//! Several instruments trading from one account (issue 48, its first
+//! slice: long signal portfolios). Entries draw on one cash balance and
+//! exits return to it, on one [`Clock`] over the union of the instruments'
+//! times; each instrument decides on its own bars and fills at its own
+//! next open, with its own costs.
+//!
+//! The order of a bar's fills follows vectorbt's `from_signals` with
+//! `cash_sharing=True, call_seq="auto"`, so that a portfolio ported from it
+//! reproduces: exits first (the largest position first), then entries, each
+//! against the cash the fills before it left. Entries are ranked by
+//! `rank` (highest first, undefined last, ties in instrument order); an
+//! entry past `max_positions`, or with no cash left, is skipped, not
+//! queued.
+
+use crate::data::Bars;
+
+use super::{enter, exit, Clock, Costs, ExitReason, Holding, Trade};
+
+/// What a size is a fraction of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SizeOf {
+    /// The cash free at the fill (vectorbt's `size_type="percent"`: three
+    /// entries at 0.5 commit 500, 250 and 125 of 1,000).
+    Cash,
+    /// The portfolio's value at the last close before the fill; an entry
+    /// that needs more than the cash free is reduced to it.
+    Equity,
+}
+
+/// The account's rules.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PortfolioRules {
+    pub initial_cash: f64,
+    /// The fraction of [`SizeOf`] each entry commits.
+    pub size: f64,
+    pub size_of: SizeOf,
+    /// At most this many positions open at once.
+    pub max_positions: Option<usize>,
+}
+
+/// One instrument of a portfolio: its bars, its signals (decided at each
+/// bar's close; an entry and an exit on the same bar cancel) and costs.
+#[derive(Debug, Clone, Copy)]
+pub struct Leg<'a> {
+    pub bars: &'a Bars,
+    pub entries: &'a [bool],
+    pub exits: &'a [bool],
+    /// Orders entries wanting the same bar, highest first; `None`: equal.
+    pub rank: Option<&'a [f64]>,
+    pub costs: Costs,
+}
+
+/// A portfolio's run: its value at every time of the union, the number of
+/// positions open then, and every trade with its instrument (bars counted
+/// in the instrument's own bars; a trade still open at the end has no exit).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PortfolioRun {
+    pub time: Vec<i64>,
+    pub equity: Vec<f64>,
+    pub positions: Vec<u32>,
+    pub trades: Vec<(usize, Trade)>,
+}
+
+/// Runs `legs` from one account under `rules`.
+pub fn run_portfolio(legs: &[Leg<'_>], rules: &PortfolioRules) -> PortfolioRun {
+    let mut clock = Clock::new(legs.iter().map(|l| l.bars.time.as_slice()).collect());
+    let mut held = vec![Holding::FLAT; legs.len()];
+    // Each instrument's last close (its value while it has no bar).
+    let mut last_close = vec![0.0; legs.len()];
+    let mut cash = rules.initial_cash;
+    let mut value = cash;
+    let mut run = PortfolioRun {
+        time: Vec::new(),
+        equity: Vec::new(),
+        positions: Vec::new(),
+        trades: Vec::new(),
+    };
+    let (mut now, mut exits, mut entries) = (Vec::new(), Vec::new(), Vec::new());
+    while let Some(t) = clock.advance(&mut now) {
+        // The orders due at this time: each instrument's signals of its bar
+        // before, filled at this bar's open.
+        exits.clear();
+        entries.clear();
+        for &(i, k) in &now {
+            let Some(d) = k.checked_sub(1) else { continue };
+            let leg = &legs[i];
+            let (entry, exit) = (leg.entries[d], leg.exits[d]);
+            if exit && !entry && held[i].side != 0 {
+                exits.push((i, k));
+            } else if entry && !exit && held[i].side == 0 {
+                let rank = leg.rank.map_or(0.0, |r| r[d]);
+                entries.push((i, k, rank));
+            }
+        }
+        // The largest position first, as vectorbt orders its sells.
+        let worth = |&(i, k): &(usize, usize)| held[i].units * legs[i].bars.open[k];
+        exits.sort_by(|a, b| worth(b).total_cmp(&worth(a)));
+        for &(i, k) in &exits {
+            let out = exit(
+                &legs[i].costs,
+                &held[i],
+                legs[i].bars.open[k],
+                k,
+                ExitReason::Rule,
+            );
+            cash += out.cash_in;
+            run.trades.extend(out.trade.map(|trade| (i, trade)));
+            held[i] = Holding::FLAT;
+        }
+        // Highest rank first, undefined last; a stable sort keeps the
+        // instruments' order on a tie.
+        entries.sort_by(|a, b| match (a.2.is_nan(), b.2.is_nan()) {
+            (false, false) => b.2.total_cmp(&a.2),
+            (x, y) => x.cmp(&y),
+        });
+        let mut open = held.iter().filter(|h| h.side != 0).count();
+        for &(i, k, _) in &entries {
+            if rules.max_positions.is_some_and(|m| open >= m) {
+                continue;
+            }
+            let base = match rules.size_of {
+                SizeOf::Cash => cash,
+                SizeOf::Equity => value,
+            };
+            // What the entry commits, fee included, at most the cash free.
+            let commit = (rules.size * base).min(cash);
+            let leg = &legs[i];
+            if let Some(e) = enter(&leg.costs, 1, leg.bars.open[k], k, 1.0, commit) {
+                cash -= e.cash_out;
+                held[i] = e.holding;
+                open += 1;
+            }
+        }
+        for &(i, k) in &now {
+            last_close[i] = legs[i].bars.close[k];
+        }
+        // Marked in instrument order, as vectorbt sums its group's value.
+        value = cash;
+        for (h, &c) in held.iter().zip(&last_close) {
+            if h.side != 0 {
+                value += h.signed_units() * c;
+            }
+        }
+        run.time.push(t);
+        run.equity.push(value);
+        run.positions.push(open as u32);
+    }
+    // Trades still open at the end, in instrument order.
+    run.trades.extend(
+        held.iter()
+            .enumerate()
+            .filter_map(|(i, h)| h.trade.map(|t| (i, t))),
+    );
+    run
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bars(time: &[i64], open: &[f64], close: &[f64]) -> Bars {
+        Bars {
+            time: time.to_vec(),
+            open: open.to_vec(),
+            high: open.iter().zip(close).map(|(o, c)| o.max(*c)).collect(),
+            low: open.iter().zip(close).map(|(o, c)| o.min(*c)).collect(),
+            close: close.to_vec(),
+            volume: None,
+            timezone: None,
+            extra: Vec::new(),
+            unread: Vec::new(),
+        }
+    }
+
+    const FREE: Costs = Costs {
+        fee: 0.0,
+        slippage: 0.0,
+        lot_size: 0.0,
+    };
+
+    fn close_to(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+    }
+
+    /// Three instruments wanting in on one bar at half the cash each
+    /// commit 500, 250 and 125 of 1,000, in instrument order.
+    #[test]
+    fn each_entry_takes_its_fraction_of_the_cash_left() {
+        let b = bars(&[1, 2, 3], &[10.0, 10.0, 10.0], &[10.0, 10.0, 10.0]);
+        let e = [true, false, false];
+        let x = [false; 3];
+        let leg = Leg {
+            bars: &b,
+            entries: &e,
+            exits: &x,
+            rank: None,
+            costs: FREE,
+        };
+        let rules = PortfolioRules {
+            initial_cash: 1000.0,
+            size: 0.5,
+            size_of: SizeOf::Cash,
+            max_positions: None,
+        };
+        let run = run_portfolio(&[leg, leg, leg], &rules);
+        let units: Vec<f64> = run.trades.iter().map(|(_, t)| t.units).collect();
+        assert_eq!(units, vec![50.0, 25.0, 12.5]);
+        assert_eq!(run.positions, vec![0, 3, 3]);
+        assert_eq!(run.equity, vec![1000.0; 3]);
+    }
+
+    /// By hand: three instruments over 6 times, a missing bar, a rank
+    /// tie, an entry and an exit that cancel, and a position limit of 2.
+    /// A has bars at times 1–6, B at 1, 2, 4, 5, 6 (none at 3), C at 2–6.
+    /// Fee 1 %, no slippage, cash 1,000, each entry 0.6 of the cash.
+    /// * Time 2: A and B, entered on time 1's close with equal ranks, fill
+    ///   in instrument order: A commits 600 at 10, B 0.6 · 400 = 240 at 20.
+    /// * Time 3: C (decided at 2, rank 5) finds two positions open: skipped.
+    ///   B has no bar and is valued at its last close.
+    /// * Time 4: A exits at 12 (decided at 3); then C (decided at 3) enters
+    ///   at 6 with 0.6 of the cash A's exit left. B's entry and exit at
+    ///   time 2 cancelled: it holds.
+    #[test]
+    fn a_small_portfolio_by_hand() {
+        let a = bars(
+            &[1, 2, 3, 4, 5, 6],
+            &[10.0, 10.0, 11.0, 12.0, 13.0, 14.0],
+            &[10.0, 10.5, 11.5, 12.5, 13.5, 14.5],
+        );
+        let b = bars(
+            &[1, 2, 4, 5, 6],
+            &[20.0, 20.0, 22.0, 23.0, 24.0],
+            &[20.0, 21.0, 22.5, 23.5, 24.5],
+        );
+        let c = bars(
+            &[2, 3, 4, 5, 6],
+            &[5.0, 5.0, 6.0, 7.0, 8.0],
+            &[5.0, 5.5, 6.5, 7.5, 8.5],
+        );
+        let costs = Costs { fee: 0.01, ..FREE };
+        let (ae, ax) = (
+            [true, false, false, false, false, false],
+            [false, false, true, false, false, false],
+        );
+        let (be, bx) = (
+            [true, true, false, false, false],
+            [false, true, false, false, false],
+        );
+        let (ce, cx) = ([true, true, false, false, false], [false; 5]);
+        let ranks_a = [1.0; 6];
+        let ranks_b = [1.0; 5];
+        let ranks_c = [5.0, 0.0, 0.0, 0.0, 0.0];
+        let legs = [
+            Leg {
+                bars: &a,
+                entries: &ae,
+                exits: &ax,
+                rank: Some(&ranks_a),
+                costs,
+            },
+            Leg {
+                bars: &b,
+                entries: &be,
+                exits: &bx,
+                rank: Some(&ranks_b),
+                costs,
+            },
+            Leg {
+                bars: &c,
+                entries: &ce,
+                exits: &cx,
+                rank: Some(&ranks_c),
+                costs,
+            },
+        ];
+        let rules = PortfolioRules {
+            initial_cash: 1000.0,
+            size: 0.6,
+            size_of: SizeOf::Cash,
+            max_positions: Some(2),
+        };
+        let run = run_portfolio(&legs, &rules);
+        // Time 2: A then B (tie: instrument order).
+        let ua = 600.0 / (10.0 * 1.01);
+        let ub = 240.0 / (20.0 * 1.01);
+        let cash2 = 1000.0 - 600.0 - 240.0;
+        assert!(close_to(run.equity[1], cash2 + ua * 10.5 + ub * 21.0));
+        // Time 3: C skipped (two open); B has no bar and is valued at 21.
+        assert_eq!(run.positions[2], 2);
+        assert!(close_to(run.equity[2], cash2 + ua * 11.5 + ub * 21.0));
+        // Time 4: A out at 12 less the fee, then C in with 0.6 of the cash.
+        let cash4 = cash2 + ua * 12.0 * 0.99;
+        let uc = 0.6 * cash4 / (6.0 * 1.01);
+        let cash4 = cash4 - 0.6 * cash4;
+        assert!(
+            close_to(run.equity[3], cash4 + ub * 22.5 + uc * 6.5),
+            "{:?}",
+            run.equity
+        );
+        assert_eq!(run.positions[3], 2);
+        // The trades: A closed; then B and C still open, in instrument order.
+        let summary: Vec<(usize, usize, Option<usize>)> = run
+            .trades
+            .iter()
+            .map(|(i, t)| (*i, t.entry_bar, t.exit_bar))
+            .collect();
+        assert_eq!(summary, vec![(0, 1, Some(3)), (1, 1, None), (2, 2, None)]);
+        assert!(close_to(run.trades[0].1.units, ua));
+        assert!(close_to(run.trades[2].1.units, uc));
+    }
+}
