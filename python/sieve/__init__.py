@@ -206,6 +206,10 @@ def backtest_signals(
     max_bars=None,
     size=None,
     robust=False,
+    portfolio=False,
+    size_of="equity",
+    max_positions=None,
+    rank=None,
 ):
     """Backtests signals of your own through the exact engine, as
     vectorbt's ``Portfolio.from_signals`` does, with ``[backtest]`` and
@@ -256,6 +260,13 @@ def backtest_signals(
     Probability of Backtest Overfitting with every column of finite score a candidate, or
     ``pbo_skipped`` saying why there is none) and the ``verdict`` sentence.
     """
+    if portfolio:
+        given = dict(locals())
+        unsupported = [k for k in ("short_entries", "short_exits", "stop_loss", "stop_distance", "take_profit",
+                                   "target_distance", "max_bars") if given[k] is not None]
+        if unsupported or robust:
+            raise TypeError("portfolio=True does not take %s yet" % ", ".join(unsupported or ["robust"]))
+        return _portfolio_signals(data, entries, exits, config, size, size_of, max_positions, rank)
     # Every trade-management keyword, by the table's names.
     arguments = dict(locals())
     if (short_entries is None) != (short_exits is None):
@@ -328,6 +339,75 @@ def backtest_signals(
         values = np.frombuffer(values, dtype="<f8").reshape(len(labels), len(times))
         # Over the native (writable) buffer, not copied again.
         out["equity"] = pd.DataFrame(values.T, index=_time_index(times, tz), columns=index, copy=False)
+    return out
+
+
+def _portfolio_signals(data, entries, exits, config, size, size_of, max_positions, rank):
+    """backtest_signals(portfolio=True): the instruments of ``data`` (a dict
+    of DataFrames) trading from one account; see docs/config.md,
+    "Portfolios"."""
+    if not isinstance(data, Mapping) or not data:
+        raise DataError("data: portfolio=True takes a dict of DataFrames, one per instrument")
+    names = [str(n) for n in data]
+    given = {"entries": entries, "exits": exits}
+    if rank is not None:
+        given["rank"] = rank
+    for what, v in given.items():
+        if not isinstance(v, pd.DataFrame):
+            raise DataError("%s: with portfolio=True, a DataFrame with a column per instrument" % what)
+        missing = [n for n in names if n not in [str(c) for c in v.columns]]
+        if missing:
+            raise DataError("%s: no column for instrument %s" % (what, ", ".join(repr(m) for m in missing)))
+
+    def own(v, name, frame):
+        # The column on the instrument's own bars: a signal at a time the
+        # instrument has no bar is not one of its decisions.
+        column = v[[c for c in v.columns if str(c) == name][0]]
+        index = frame.index
+        if isinstance(column.index, pd.DatetimeIndex) and isinstance(index, pd.DatetimeIndex):
+            column = column.copy()
+            column.index = _utc(column.index)
+            index = _utc(index)
+        return column.reindex(index)
+
+    def flags(v, name, frame):
+        return np.ascontiguousarray(own(v, name, frame).astype("boolean").fillna(False).to_numpy(dtype=bool)).view(np.uint8)
+
+    frames = list(data.values())
+    e = [flags(entries, n, f) for n, f in zip(names, frames)]
+    x = [flags(exits, n, f) for n, f in zip(names, frames)]
+    r = None
+    if rank is not None:
+        r = [np.ascontiguousarray(own(rank, n, f).to_numpy(dtype=float)) for n, f in zip(names, frames)]
+    if size is None:
+        size = 1.0 / len(names)
+    with _Data(data) as d:
+        times, equity, positions, trades = _native.portfolio_signals(
+            d.arg, _config(config, None), [], e, x, r, float(size), str(size_of),
+            None if max_positions is None else int(max_positions),
+        )
+        tz = next(iter(d.tzs.values()), None)
+    index = _time_index(times, tz)
+    out = {
+        "equity": pd.Series(np.frombuffer(equity, dtype="<f8"), index=index, name="equity"),
+        "positions": pd.Series(np.asarray(positions, dtype=np.int64), index=index, name="positions"),
+    }
+    rows = []
+    for i, entry, exit_, ep, xp, units, fees, pnl, ret in trades:
+        own_index = frames[i].index
+        rows.append({
+            "instrument": names[i],
+            "entry_time": own_index[entry],
+            "exit_time": own_index[exit_] if exit_ is not None else pd.NaT,
+            "entry_price": ep,
+            "exit_price": xp,
+            "units": units,
+            "fees": fees,
+            "pnl": pnl,
+            "return": ret,
+        })
+    columns = ["instrument", "entry_time", "exit_time", "entry_price", "exit_price", "units", "fees", "pnl", "return"]
+    out["trades"] = pd.DataFrame(rows, columns=columns)
     return out
 
 

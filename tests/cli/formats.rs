@@ -171,3 +171,47 @@ fn a_sweep_is_the_same_from_csv_and_parquet() {
         assert_eq!(o, &outputs[0]);
     }
 }
+
+/// A Parquet file through a pipe (no seeking, no length) is read whole,
+/// and gives the backtest the file gives.
+#[cfg(unix)]
+#[test]
+fn parquet_through_a_pipe_is_read_whole() {
+    let file = repo_file("tests/data/columnar/pandas_utc.parquet");
+    let expected = backtest(&file, &[]);
+    let mut args = vec!["backtest", "--data", "/dev/stdin"];
+    args.extend(BACKTEST);
+    args.push("--json");
+    let out = crate::sieve()
+        .args(&args)
+        .stdin(std::fs::File::open(&file).unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Through a pipe: `cat FILE | sieve …` (stdin a file would be seekable).
+    let mut child = crate::sieve()
+        .args(&args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let bytes = std::fs::read(&file).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let _ = stdin.write_all(&bytes);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
+}

@@ -157,9 +157,10 @@ fn numpy_view<T: Element + ArrowNativeType>(array: &Bound<'_, PyAny>) -> PyResul
     let bytes = length * std::mem::size_of::<T>();
     // SAFETY: numpy's interface says `bytes` bytes of aligned `T`s start at
     // `address`; `owner` references the array for as long as the buffer
-    // lives, so the memory stays allocated. The bars are copied out of the
-    // buffer before the native call returns (the DataFrame is the caller's,
-    // read-only to us).
+    // lives. The buffer is read only while the GIL is held (the bars are
+    // copied out of it in `DataSpec::study_noticed` and the `indicator`
+    // call, before any work without the GIL), so no Python code can resize
+    // or free the array while it is read.
     let buffer = unsafe { Buffer::from_custom_allocation(start, bytes, owner) };
     Ok(ScalarBuffer::new(buffer, 0, length))
 }

@@ -35,9 +35,10 @@ pub fn indicator(
     let mut config = spec.load(&data.overrides())?.config;
     let functions = &spec.functions.list;
     // The bars with every column (a study keeps only what its strategy
-    // reads), on the config's clock.
+    // reads), on the config's clock; read with the GIL held (see
+    // `DataSpec::study_noticed`).
+    let instruments = data.instruments(&mut config, true)?.data;
     let done = interruptible(py, spec.stop(), |_| {
-        let instruments = data.instruments(&mut config, true)?.data;
         instruments
             .into_iter()
             .map(|(name, bars)| {
@@ -375,6 +376,135 @@ pub fn backtest_signals<'py>(
         false => None,
     };
     Ok((table, traded, curves, robustness, notes))
+}
+
+/// One trade of a portfolio: instrument, entry and exit bar (in the
+/// instrument's own bars; none while open), entry and exit price, units,
+/// fees, pnl and return.
+type PortfolioTrade = (usize, usize, Option<usize>, f64, f64, f64, f64, f64, f64);
+
+/// A portfolio's times, value (f64 bytes), open positions and trades.
+type PortfolioOut<'py> = (
+    Vec<i64>,
+    Bound<'py, pyo3::types::PyByteArray>,
+    Vec<u32>,
+    Vec<PortfolioTrade>,
+);
+
+/// A portfolio of signals (issue 48): each instrument of `data` (a dict of
+/// DataFrames, in order) with its own entries/exits (0/1 per bar of its
+/// own) and optional rank values, trading from one account.
+#[pyfunction]
+#[pyo3(signature = (data, config, overrides, entries, exits, rank, size, size_of, max_positions))]
+#[allow(clippy::too_many_arguments)]
+pub fn portfolio_signals<'py>(
+    py: Python<'py>,
+    data: &Bound<'_, PyAny>,
+    config: ConfigArg<'_>,
+    overrides: Vec<String>,
+    entries: Vec<Bound<'_, PyAny>>,
+    exits: Vec<Bound<'_, PyAny>>,
+    rank: Option<Vec<Bound<'_, PyAny>>>,
+    size: f64,
+    size_of: &str,
+    max_positions: Option<usize>,
+) -> Result<PortfolioOut<'py>, Failure> {
+    crate::functions::not_in_a_callback("backtest_signals")?;
+    let spec = ConfigSpec::from_py(&config)?;
+    let (_, study) = study(py, data, &spec, overrides)?;
+    let instruments = &study.market().instruments;
+    let bad = |m: String| -> Failure { crate::DataError::new_err(m).into() };
+    let as_bool = |a: &Bound<'_, PyAny>| -> PyResult<Vec<bool>> {
+        Ok(crate::frame::numpy_vec::<u8>(a)?
+            .into_iter()
+            .map(|b| b != 0)
+            .collect())
+    };
+    let mut signals = Vec::with_capacity(instruments.len());
+    for (k, inst) in instruments.iter().enumerate() {
+        let (e, x) = match (entries.get(k), exits.get(k)) {
+            (Some(e), Some(x)) => (as_bool(e)?, as_bool(x)?),
+            _ => {
+                return Err(bad(format!(
+                    "entries/exits: no signals for instrument '{}'",
+                    inst.name
+                )))
+            }
+        };
+        let r = match rank.as_ref().map(|r| r.get(k)) {
+            Some(Some(r)) => Some(crate::frame::numpy_vec::<f64>(r)?),
+            Some(None) => {
+                return Err(bad(format!(
+                    "rank: no values for instrument '{}'",
+                    inst.name
+                )))
+            }
+            None => None,
+        };
+        let n = inst.bars.len();
+        if e.len() != n || x.len() != n || r.as_ref().is_some_and(|r| r.len() != n) {
+            return Err(bad(format!(
+                "instrument '{}': signals of {} bars where its data has {n}",
+                inst.name,
+                e.len()
+            )));
+        }
+        signals.push((e, x, r));
+    }
+    let size_of = match size_of {
+        "cash" => sieve_core::engine::SizeOf::Cash,
+        "equity" => sieve_core::engine::SizeOf::Equity,
+        other => {
+            return Err(crate::SieveError::new_err(format!(
+                "size_of: \"{other}\" is not one of \"cash\", \"equity\""
+            ))
+            .into())
+        }
+    };
+    let engine = &study.config().scoring.engine;
+    let costs = sieve_core::engine::Costs::of(engine);
+    let rules = sieve_core::engine::PortfolioRules {
+        initial_cash: engine.initial_cash,
+        size,
+        size_of,
+        max_positions,
+    };
+    let legs: Vec<sieve_core::engine::Leg<'_>> = instruments
+        .iter()
+        .zip(&signals)
+        .map(|(inst, (e, x, r))| sieve_core::engine::Leg {
+            bars: &inst.bars,
+            entries: e,
+            exits: x,
+            rank: r.as_deref(),
+            costs,
+        })
+        .collect();
+    let run = py.detach(|| sieve_core::engine::run_portfolio(&legs, &rules));
+    let equity = pyo3::types::PyByteArray::new_with(py, run.equity.len() * 8, |b| {
+        for (out, v) in b.chunks_exact_mut(8).zip(&run.equity) {
+            out.copy_from_slice(&v.to_le_bytes());
+        }
+        Ok(())
+    })?;
+    let trades = run
+        .trades
+        .iter()
+        .map(|(i, t)| {
+            (
+                *i,
+                t.entry_bar,
+                t.exit_bar,
+                t.entry_price,
+                t.exit_price,
+                t.units,
+                t.fees,
+                t.pnl,
+                t.ret,
+            )
+        })
+        .collect();
+    Ok((run.time, equity, run.positions, trades))
 }
 
 /// `backtest_signals`' trade-management columns, by key (`rules::KEYS`).

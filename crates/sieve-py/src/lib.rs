@@ -330,9 +330,17 @@ impl DataSpec {
         py: Python<'_>,
         mut config: Checked,
     ) -> Result<(Study, Vec<String>), Failure> {
-        // Reading and checking the data runs without the GIL.
+        // A DataFrame's columns are read in place (Arrow views of numpy's
+        // memory), so its bars are copied out with the GIL held: no Python
+        // thread can resize or free an array meanwhile. Files are read, and
+        // the study built, without it.
+        let i = match self {
+            DataSpec::Frame(_) | DataSpec::Frames(_) => {
+                self.instruments(&mut config.config, false)?
+            }
+            _ => py.detach(|| self.instruments(&mut config.config, false))?,
+        };
         py.detach(|| -> Result<_, Error> {
-            let i = self.instruments(&mut config.config, false)?;
             Ok((Study::of_checked(config, i.data, i.label)?, i.notices))
         })
         .map_err(Failure::from)
@@ -505,6 +513,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_THREADS", sieve_screen::MAX_THREADS)?;
     m.add_function(wrap_pyfunction!(jobs::backtest, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::backtest_signals, m)?)?;
+    m.add_function(wrap_pyfunction!(jobs::portfolio_signals, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::indicator, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::sweep, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::verify, m)?)?;

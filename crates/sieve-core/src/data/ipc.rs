@@ -41,10 +41,8 @@ pub(crate) fn read_arrow(bytes: Vec<u8>, options: &LoadOptions) -> Result<Loaded
         let file = Buffer::from_vec(bytes);
         let (decoder, blocks) = file_blocks(&file, plan.projection()).map_err(unreadable)?;
         let batches = blocks.iter().filter_map(|b| {
-            decoder
-                .read_record_batch(b, &block_bytes(&file, b))
-                .map_err(unreadable)
-                .transpose()
+            let read = block_bytes(&file, b).and_then(|bytes| decoder.read_record_batch(b, &bytes));
+            read.map_err(unreadable).transpose()
         });
         columnar::read(plan, options, None, batches)
     } else {
@@ -75,16 +73,34 @@ fn file_blocks(
     let schema = std::sync::Arc::new(arrow_ipc::convert::fb_to_schema(schema));
     let mut decoder = FileDecoder::new(schema, footer.version()).with_projection(projection);
     for b in footer.dictionaries().iter().flat_map(|d| d.iter()) {
-        decoder.read_dictionary(b, &block_bytes(file, b))?;
+        decoder.read_dictionary(b, &block_bytes(file, b)?)?;
     }
     let blocks = footer.recordBatches().ok_or_else(corrupt)?;
     Ok((decoder, blocks.iter().copied().collect()))
 }
 
-/// A block of an IPC file (its message and body), a view of the file.
-fn block_bytes(file: &Buffer, b: &Block) -> Buffer {
-    let len = b.metaDataLength() as usize + b.bodyLength() as usize;
-    file.slice_with_length(b.offset() as usize, len)
+/// A block of an IPC file (its message and body), a view of the file;
+/// a block the file does not hold fails as arrow-ipc's file reader fails
+/// on it (it seeks to the offset and reads the lengths, which it unwraps).
+fn block_bytes(file: &Buffer, b: &Block) -> Result<Buffer, arrow_schema::ArrowError> {
+    let (Ok(meta), Ok(body)) = (
+        usize::try_from(b.metaDataLength()),
+        usize::try_from(b.bodyLength()),
+    ) else {
+        // Where arrow-ipc's reader panics: the guard's message.
+        panic!("a block's length is negative");
+    };
+    let len = meta.checked_add(body).expect("a block's length overflows");
+    // A negative offset is a seek far past the end, as u64 is to the reader.
+    let start = b.offset() as u64;
+    match start.checked_add(len as u64) {
+        Some(end) if end <= file.len() as u64 => Ok(file.slice_with_length(start as usize, len)),
+        _ => Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "failed to fill whole buffer",
+        )
+        .into()),
+    }
 }
 
 /// Refuses a file whose compressed buffers claim more than

@@ -81,9 +81,14 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<Loaded> {
         let input = std::io::BufReader::new(std::io::Cursor::new(head).chain(file));
         return in_file(crate::data::csv::read_csv(input, options));
     }
-    if content == Format::Parquet && named.is_none_or(|f| f == Format::Parquet) {
+    // A regular file is read a page at a time; a pipe is read whole.
+    let regular = file.metadata().ok().filter(|m| m.is_file());
+    if let Some(meta) =
+        regular.filter(|_| content == Format::Parquet && named.is_none_or(|f| f == Format::Parquet))
+    {
+        let chunks = crate::data::parquet::FileChunks::new(file, meta.len());
         return in_file(guarded("Parquet", || {
-            crate::data::parquet::read_parquet(file, options)
+            crate::data::parquet::read_parquet(chunks, options)
         }));
     }
     let mut bytes = head;

@@ -41,8 +41,10 @@ pub(crate) fn read_parquet<R: ChunkReader + Send + 'static>(
         scope.spawn(move || {
             crate::data::guard::quietly(|| {
                 for b in reader {
+                    // The reader may panic if asked again after an error.
+                    let last = b.is_err();
                     // The checks have stopped (an error) when a send fails.
-                    if batch.send(b).is_err() {
+                    if batch.send(b).is_err() || last {
                         return;
                     }
                 }
@@ -53,4 +55,49 @@ pub(crate) fn read_parquet<R: ChunkReader + Send + 'static>(
             .map(|b| b.map_err(|e| format!("not a readable Parquet file: {e}")));
         columnar::read(plan, options, total, batches)
     })
+}
+
+/// An open regular file read as Parquet reads bytes in memory: the same
+/// bounds checks and messages (a truncated file says what bytes were
+/// expected where), then a page at a time from the file.
+pub(crate) struct FileChunks {
+    file: std::fs::File,
+    len: u64,
+}
+
+impl FileChunks {
+    pub(crate) fn new(file: std::fs::File, len: u64) -> Self {
+        FileChunks { file, len }
+    }
+}
+
+impl parquet::file::reader::Length for FileChunks {
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+impl ChunkReader for FileChunks {
+    type T = <std::fs::File as ChunkReader>::T;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        if start > self.len {
+            return Err(parquet::errors::ParquetError::EOF(format!(
+                "Expected to read at offset {start}, while file has length {}",
+                self.len
+            )));
+        }
+        self.file.get_read(start)
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        let end = start.checked_add(length as u64);
+        if start > self.len || end.is_none_or(|end| end > self.len) {
+            return Err(parquet::errors::ParquetError::EOF(format!(
+                "Expected to read {length} bytes at offset {start}, while file has length {}",
+                self.len
+            )));
+        }
+        self.file.get_bytes(start, length)
+    }
 }

@@ -10,7 +10,7 @@ use arrow_array::{
     UInt32Array,
 };
 use arrow_schema::{Field, Schema};
-use sieve_core::data::{parse, parse_csv, Bars, LoadOptions};
+use sieve_core::data::{load, parse, parse_csv, Bars, LoadOptions};
 
 fn parquet(batch: &RecordBatch) -> Vec<u8> {
     let mut out = Vec::new();
@@ -434,4 +434,70 @@ fn a_date_and_a_time_column_make_one_time() {
         Arc::new(TimestampMillisecondArray::from(want_times.clone()).with_timezone("UTC"));
     let both = cols(Arc::new(Date32Array::from(vec![day; 3])), stamps);
     assert_eq!(read(parquet(&both)).unwrap().time, want_times);
+}
+
+/// A Parquet file on disk is read a page at a time, in memory as bytes:
+/// damaged files (bits flipped in the pages, a stretch cut out before the
+/// footer) give the same message both ways, and the decoding thread stops
+/// at the decoder's first error rather than asking it again.
+#[test]
+fn a_damaged_parquet_file_says_the_same_from_disk_as_from_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    // `sieve synth --bars 30000 --bar-seconds 60`.
+    let mut bars = sieve_core::data::synth(30_000, 42);
+    let t0 = bars.time[0];
+    for (i, t) in bars.time.iter_mut().enumerate() {
+        *t = t0 + i as i64 * 60_000;
+    }
+    let path = dir.path().join("bars.parquet");
+    sieve_core::data::write_bars(&bars, &path).unwrap();
+    let good = std::fs::read(&path).unwrap();
+    let mut damaged: Vec<Vec<u8>> = Vec::new();
+    // A stretch cut out just before the footer: offsets past the end.
+    let tail = good.len() - 4_000;
+    damaged.push([&good[..tail - 60_000], &good[tail..]].concat());
+    // (Damaged file 1.) Two bits a review found: zstd reports the corruption, and the
+    // decoder must not be asked for another batch after that error (it
+    // panicked, which turned the message into "the decoder failed").
+    let mut bytes = good.clone();
+    bytes[265_715] ^= 4;
+    bytes[1_295_893] ^= 128;
+    damaged.push(bytes);
+    // Single bits flipped through the data pages.
+    let mut x = 5u64;
+    for _ in 0..40 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let mut bytes = good.clone();
+        let at = 8 + (x as usize) % (good.len() - 4_100);
+        bytes[at] ^= 1 << (x % 8);
+        damaged.push(bytes);
+    }
+    let mut refused = 0;
+    for (k, bytes) in damaged.into_iter().enumerate() {
+        let file = dir.path().join(format!("damaged{k}.parquet"));
+        std::fs::write(&file, &bytes).unwrap();
+        let from_disk = load(&file, &LoadOptions::default())
+            .map(|l| l.bars)
+            .map_err(|e| match e {
+                sieve_core::Error::Data { message, .. } => message,
+                e => e.to_string(),
+            });
+        let from_memory = parse(bytes, &LoadOptions::default()).map(|l| l.bars);
+        assert_eq!(
+            format!("{from_disk:?}"),
+            format!("{from_memory:?}"),
+            "damaged file {k}"
+        );
+        refused += usize::from(from_disk.is_err());
+        if k == 1 {
+            // The decoder's own words, not the guard's.
+            let e = from_disk.unwrap_err();
+            assert!(e.ends_with("External: Data corruption detected"), "{e}");
+        }
+    }
+    assert!(refused > 5, "only {refused} damaged files refused");
+    // The file the two bits came from is the one `sieve synth` writes.
+    assert_eq!(good.len(), 1_416_173);
 }

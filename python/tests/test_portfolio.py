@@ -1,0 +1,165 @@
+"""``sieve.backtest_signals(dict_of_frames, ..., portfolio=True)`` against
+vectorbt's ``Portfolio.from_signals`` with one account for every
+instrument (``group_by=True, cash_sharing=True``), on five instruments with
+different calendars (two trade every day, three miss random days).
+
+vectorbt fills an order on the bar its signal sits on; sieve fills at the
+instrument's next open. So vectorbt gets each instrument's signals shifted
+one bar within that instrument's own bars, then reindexed to the union of
+the times (a missing bar has no price: no order), ``price = open``:
+
+| sieve                                    | vectorbt                            |
+|------------------------------------------|-------------------------------------|
+| `size = s`, `size_of = "cash"`           | `size = s`, `size_type = "percent"` |
+| exits, then entries in instrument order  | `call_seq = "auto"` (same sizes)    |
+| `rank=` values, highest first            | `call_seq=` exits, then by rank     |
+| `fee`, `slippage`, `initial_cash`        | `fees`, `slippage`, `init_cash`     |
+
+Every order must match (time, instrument, side, price and units to 1e-9
+relative), and the portfolio's value at every time (1e-9 relative).
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+import vectorbt as vbt
+
+import sieve
+
+FEE, SLIPPAGE, CASH = 0.001, 0.0005, 10_000.0
+NAMES = ["A", "B", "C", "D", "E"]
+
+
+def market(seed=3, days=300):
+    rng = np.random.default_rng(seed)
+    every = pd.date_range("2020-01-01", periods=days, freq="D")
+    frames = {}
+    for k, name in enumerate(NAMES):
+        index = every[rng.random(days) > 0.15] if k % 2 else every
+        close = 100 * np.exp(np.cumsum(rng.normal(0, 0.02, len(index))))
+        open_ = close * np.exp(rng.normal(0, 0.005, len(index)))
+        frames[name] = pd.DataFrame(
+            {"open": open_, "high": np.maximum(open_, close) * 1.01, "low": np.minimum(open_, close) * 0.99, "close": close},
+            index=index,
+        )
+    signals = [
+        pd.DataFrame({n: pd.Series(rng.random(len(f)) < 0.08, index=f.index) for n, f in frames.items()})
+        .reindex(every)
+        .fillna(False)
+        .astype(bool)
+        for _ in range(2)
+    ]
+    rank = pd.DataFrame({n: pd.Series(rng.integers(0, 3, len(f)).astype(float), index=f.index) for n, f in frames.items()}).reindex(every)
+    return every, frames, signals[0], signals[1], rank
+
+
+def wide(frames, every, column):
+    return pd.DataFrame({n: f[column] for n, f in frames.items()}).reindex(every)
+
+
+def shifted(signal, frames, every):
+    """Each instrument's signals one of its own bars later, on the union."""
+    return (
+        pd.DataFrame({n: signal[n].reindex(f.index).shift(1, fill_value=False) for n, f in frames.items()})
+        .reindex(every)
+        .fillna(False)
+        .astype(bool)
+    )
+
+
+def orders_of(out, frames):
+    """sieve's trades as vectorbt's order list: (time, instrument, side,
+    price, units), buys and sells, sorted like vectorbt's records."""
+    rows = []
+    for t in out["trades"].itertuples():
+        rows.append((t.entry_time, t.instrument, "Buy", t.entry_price, t.units))
+        if not pd.isna(t.exit_time):
+            rows.append((t.exit_time, t.instrument, "Sell", t.exit_price, t.units))
+    return rows
+
+
+def assert_same(out, pf, frames):
+    ours = sorted(orders_of(out, frames), key=lambda r: (r[0], r[1], r[2]))
+    records = pf.orders.records_readable
+    theirs = sorted(
+        ((r.Timestamp, r.Column, r.Side, r.Price, r.Size) for r in records.itertuples()),
+        key=lambda r: (r[0], r[1], r[2]),
+    )
+    assert len(ours) == len(theirs) > 20
+    for a, b in zip(ours, theirs):
+        assert a[:3] == b[:3], (a, b)
+        assert a[3] == pytest.approx(b[3], rel=1e-9), (a, b)
+        assert a[4] == pytest.approx(b[4], rel=1e-9), (a, b)
+    value = pf.value()
+    assert list(out["equity"].index) == list(value.index)
+    np.testing.assert_allclose(out["equity"].to_numpy(), value.to_numpy(), rtol=1e-9)
+
+
+def vectorbt_run(frames, every, entries, exits, size, call_seq="auto"):
+    o = wide(frames, every, "open")
+    return vbt.Portfolio.from_signals(
+        close=wide(frames, every, "close"),
+        entries=shifted(entries, frames, every),
+        exits=shifted(exits, frames, every),
+        price=o,
+        open=o,
+        high=wide(frames, every, "high"),
+        low=wide(frames, every, "low"),
+        size=size,
+        size_type="percent",
+        group_by=True,
+        cash_sharing=True,
+        call_seq=call_seq,
+        fees=FEE,
+        slippage=SLIPPAGE,
+        init_cash=CASH,
+    )
+
+
+CONFIG = {"backtest": {"fee": FEE, "slippage": SLIPPAGE, "initial_cash": CASH}}
+
+
+@pytest.mark.parametrize("size", [0.3, 1.0])
+def test_shared_cash_equals_vectorbt(size):
+    every, frames, entries, exits, _ = market()
+    out = sieve.backtest_signals(frames, entries, exits, portfolio=True, size=size, size_of="cash", config=CONFIG)
+    assert_same(out, vectorbt_run(frames, every, entries, exits, size), frames)
+
+
+def test_rank_equals_vectorbt_with_its_call_sequence():
+    every, frames, entries, exits, rank = market(seed=8)
+    size = 0.4
+    out = sieve.backtest_signals(frames, entries, exits, portfolio=True, size=size, size_of="cash", rank=rank, config=CONFIG)
+    # vectorbt's per-row order: the exits, then the entries by rank
+    # (decided on the instrument's bar before), highest first, ties in
+    # instrument order.
+    e, x = shifted(entries, frames, every), shifted(exits, frames, every)
+    decided = pd.DataFrame({n: rank[n].reindex(f.index).shift(1) for n, f in frames.items()}).reindex(every)
+    seq = np.empty((len(every), len(NAMES)), dtype=np.int64)
+    for i in range(len(every)):
+        def key(c):
+            exiting = bool(x.iat[i, c]) and not bool(e.iat[i, c])
+            r = decided.iat[i, c]
+            return (0 if exiting else 1, -(r if r == r else -np.inf), c)
+        seq[i] = sorted(range(len(NAMES)), key=key)
+    assert_same(out, vectorbt_run(frames, every, entries, exits, size, call_seq=seq), frames)
+
+
+def test_a_portfolio_of_one_equals_the_single_backtest():
+    every, frames, entries, exits, _ = market()
+    one = {"A": frames["A"]}
+    out = sieve.backtest_signals(one, entries[["A"]], exits[["A"]], portfolio=True, size=1.0, size_of="cash", config=CONFIG)
+    single = sieve.backtest_signals(
+        frames["A"], entries["A"].reindex(frames["A"].index), exits["A"].reindex(frames["A"].index), equity=True, config=CONFIG
+    )
+    np.testing.assert_allclose(out["equity"].to_numpy(), single["equity"].iloc[:, 0].to_numpy(), rtol=1e-12)
+
+
+def test_portfolio_needs_a_dict_and_a_column_per_instrument():
+    every, frames, entries, exits, _ = market()
+    with pytest.raises(sieve.DataError, match="dict of DataFrames"):
+        sieve.backtest_signals(frames["A"], entries, exits, portfolio=True)
+    with pytest.raises(sieve.DataError, match="no column for instrument 'E'"):
+        sieve.backtest_signals(frames, entries.drop(columns="E"), exits, portfolio=True)
+    with pytest.raises(TypeError, match="stop_loss"):
+        sieve.backtest_signals(frames, entries, exits, portfolio=True, stop_loss=0.05)
