@@ -253,6 +253,16 @@ def backtest_signals(
     ``backtest(trades=True)`` gives) and ``"equity"`` (a DataFrame of the
     equity curves, a column per signal column, indexed by time).
 
+    ``portfolio=True`` runs the instruments of ``data`` (a dict of
+    DataFrames) from one account instead: ``entries``, ``exits`` and
+    ``rank`` are DataFrames with a column per instrument; each entry
+    commits ``size`` × the cash free (``size_of="cash"``) or the
+    portfolio's value (``size_of="equity"``, the default, with ``size``
+    1 / the number of instruments unless given); at most
+    ``max_positions`` are open; a bar's exits fill first, then its entries
+    by ``rank``, highest first. Returns ``{"equity", "positions",
+    "trades"}``; docs/config.md, "Portfolios", has the rules.
+
     ``robust=True`` adds ``"robustness"`` to that dict: the set judged as an
     optimize run's candidates are — ``best`` (the column with the highest
     score, the first on a tie), its ``score`` and ``holdout``, ``dsr`` (its

@@ -70,8 +70,19 @@ def backtest_signals(
     max_bars: Optional[KeyValues] = None,
     size: Optional[KeyValues] = None,
     robust: bool = False,
+    portfolio: bool = False,
+    size_of: str = "equity",
+    max_positions: Optional[int] = None,
+    rank: Optional[pd.DataFrame] = None,
 ) -> Union[pd.DataFrame, Dict[str, Any]]:
-    """verified.csv's numbers for each column of your own signals, indexed
+    """With portfolio=True (data a dict of DataFrames; entries, exits and
+    rank DataFrames with a column per instrument): the instruments trade
+    from one account, sized as size × the cash free (size_of="cash") or the
+    portfolio's value (size_of="equity"; size defaults to 1 / instruments),
+    at most max_positions open, entries on one bar ordered by rank; returns
+    {"equity", "positions", "trades"} (docs/config.md, "Portfolios").
+
+    verified.csv's numbers for each column of your own signals, indexed
     by column; with trades/equity, a dict of "metrics", "trades" (one
     records table, a "column" label per trade, with duration, mae and mfe)
     and "equity" (a column per signal column). The trade-management

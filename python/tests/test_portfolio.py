@@ -163,3 +163,70 @@ def test_portfolio_needs_a_dict_and_a_column_per_instrument():
         sieve.backtest_signals(frames, entries.drop(columns="E"), exits, portfolio=True)
     with pytest.raises(TypeError, match="stop_loss"):
         sieve.backtest_signals(frames, entries, exits, portfolio=True, stop_loss=0.05)
+
+
+def simulate(frames, entries, exits, rank, size, size_of, max_positions):
+    """An independent simulator written from docs/config.md's
+    "Portfolios" section, plainly, a time and an instrument at a time."""
+    names = list(frames)
+    times = sorted(set().union(*[set(f.index) for f in frames.values()]))
+    units = {n: 0.0 for n in names}
+    last_close = {n: 0.0 for n in names}
+    cash = value = CASH
+    equity, trades = [], 0
+    for now in times:
+        leaving, joining = [], []
+        for k, n in enumerate(names):
+            f = frames[n]
+            if now not in f.index:
+                continue
+            at = f.index.get_loc(now)
+            if at == 0:
+                continue
+            decided = f.index[at - 1]
+            e, x = bool(entries.at[decided, n]), bool(exits.at[decided, n])
+            if x and not e and units[n] > 0:
+                leaving.append(n)
+            elif e and not x and units[n] == 0:
+                r = rank.at[decided, n] if rank is not None else 0.0
+                joining.append((0 if r == r else 1, -(r if r == r else 0.0), k, n))
+        # The largest position first.
+        for n in sorted(leaving, key=lambda n: -units[n] * frames[n].at[now, "open"]):
+            price = frames[n].at[now, "open"] * (1 - SLIPPAGE)
+            cash += units[n] * price - units[n] * price * FEE
+            units[n] = 0.0
+        held = sum(1 for n in names if units[n] > 0)
+        for *_, n in sorted(joining):
+            if max_positions is not None and held >= max_positions:
+                continue
+            commit = min(size * (cash if size_of == "cash" else value), cash)
+            price = frames[n].at[now, "open"] * (1 + SLIPPAGE)
+            u = commit / (price * (1 + FEE))
+            if u > 0:
+                cash -= u * price + u * price * FEE
+                units[n] = u
+                held += 1
+                trades += 1
+        for n in names:
+            if now in frames[n].index:
+                last_close[n] = frames[n].at[now, "close"]
+        value = cash + sum(units[n] * last_close[n] for n in names)
+        equity.append(value)
+    return np.array(equity), trades
+
+
+@pytest.mark.parametrize(
+    "size, size_of, max_positions, ranked",
+    [(0.5, "equity", 2, True), (0.25, "equity", None, False), (0.6, "cash", 3, True), (1.0, "equity", 1, False)],
+)
+def test_position_limits_and_equity_sizing_equal_a_plain_simulator(size, size_of, max_positions, ranked):
+    every, frames, entries, exits, rank = market(seed=11, days=200)
+    out = sieve.backtest_signals(
+        frames, entries, exits, portfolio=True, size=size, size_of=size_of, max_positions=max_positions,
+        rank=rank if ranked else None, config=CONFIG,
+    )
+    want, trades = simulate(frames, entries, exits, rank if ranked else None, size, size_of, max_positions)
+    np.testing.assert_allclose(out["equity"].to_numpy(), want, rtol=1e-9)
+    assert len(out["trades"]) == trades > 5
+    if max_positions is not None:
+        assert out["positions"].max() == max_positions
