@@ -54,6 +54,7 @@ __all__ = [
     "SieveWarning",
     "backtest",
     "backtest_signals",
+    "backtest_weights",
     "indicator",
     "optimize",
     "report",
@@ -369,26 +370,15 @@ def _portfolio_signals(data, entries, exits, config, size, size_of, max_position
         if missing:
             raise DataError("%s: no column for instrument %s" % (what, ", ".join(repr(m) for m in missing)))
 
-    def own(v, name, frame):
-        # The column on the instrument's own bars: a signal at a time the
-        # instrument has no bar is not one of its decisions.
-        column = v[[c for c in v.columns if str(c) == name][0]]
-        index = frame.index
-        if isinstance(column.index, pd.DatetimeIndex) and isinstance(index, pd.DatetimeIndex):
-            column = column.copy()
-            column.index = _utc(column.index)
-            index = _utc(index)
-        return column.reindex(index)
-
     def flags(v, name, frame):
-        return np.ascontiguousarray(own(v, name, frame).astype("boolean").fillna(False).to_numpy(dtype=bool)).view(np.uint8)
+        return np.ascontiguousarray(_own_column(v, name, frame).astype("boolean").fillna(False).to_numpy(dtype=bool)).view(np.uint8)
 
     frames = list(data.values())
     e = [flags(entries, n, f) for n, f in zip(names, frames)]
     x = [flags(exits, n, f) for n, f in zip(names, frames)]
     r = None
     if rank is not None:
-        r = [np.ascontiguousarray(own(rank, n, f).to_numpy(dtype=float)) for n, f in zip(names, frames)]
+        r = [np.ascontiguousarray(_own_column(rank, n, f).to_numpy(dtype=float)) for n, f in zip(names, frames)]
     if size is None:
         size = 1.0 / len(names)
     with _Data(data) as d:
@@ -419,6 +409,53 @@ def _portfolio_signals(data, entries, exits, config, size, size_of, max_position
     columns = ["instrument", "entry_time", "exit_time", "entry_price", "exit_price", "units", "fees", "pnl", "return"]
     out["trades"] = pd.DataFrame(rows, columns=columns)
     return out
+
+
+def backtest_weights(data, weights, config=None):
+    """Rebalances the instruments of ``data`` (a dict of DataFrames) from
+    one account to target weights: ``weights`` is a DataFrame with a column
+    per instrument, the fraction of the portfolio's value each wants after
+    a bar's close (NaN: no order then), filled at that instrument's next
+    open. At each time the value is taken at the opens (the last close for
+    an instrument without a bar), each order is ``w·V / open − held`` units,
+    sales run before purchases (by order value, smallest first) and a
+    purchase the cash cannot pay is filled as far as it can: vectorbt's
+    ``from_orders(size_type="targetpercent", cash_sharing=True)``. Weights
+    are ≥ 0 (long only) and ``[backtest]``'s fee, slippage and initial cash
+    apply. Returns ``{"equity", "orders"}``."""
+    if not isinstance(data, Mapping) or not data:
+        raise DataError("data: backtest_weights takes a dict of DataFrames, one per instrument")
+    if not isinstance(weights, pd.DataFrame):
+        raise DataError("weights: a DataFrame with a column per instrument")
+    names = [str(n) for n in data]
+    missing = [n for n in names if n not in [str(c) for c in weights.columns]]
+    if missing:
+        raise DataError("weights: no column for instrument %s" % ", ".join(repr(m) for m in missing))
+    frames = list(data.values())
+    columns = [np.ascontiguousarray(_own_column(weights, n, f).to_numpy(dtype=float)) for n, f in zip(names, frames)]
+    with _Data(data) as d:
+        times, equity, orders = _native.portfolio_weights(d.arg, _config(config, None), [], columns)
+        tz = next(iter(d.tzs.values()), None)
+    rows = [
+        {"instrument": names[i], "time": frames[i].index[bar], "units": units, "price": price, "fee": fee}
+        for i, bar, units, price, fee in orders
+    ]
+    return {
+        "equity": pd.Series(np.frombuffer(equity, dtype="<f8"), index=_time_index(times, tz), name="equity"),
+        "orders": pd.DataFrame(rows, columns=["instrument", "time", "units", "price", "fee"]),
+    }
+
+
+def _own_column(v, name, frame):
+    """Instrument ``name``'s column of ``v`` on its own bars: a value at a
+    time the instrument has no bar is not one of its decisions."""
+    column = v[[c for c in v.columns if str(c) == name][0]]
+    index = frame.index
+    if isinstance(column.index, pd.DatetimeIndex) and isinstance(index, pd.DatetimeIndex):
+        column = column.copy()
+        column.index = _utc(column.index)
+        index = _utc(index)
+    return column.reindex(index)
 
 
 def _signal_labels(signals):

@@ -53,6 +53,16 @@ def backtest(
     trades=True also "trades" (trades.csv as a DataFrame with exit_reason,
     or a dict of them by instrument)."""
 
+def backtest_weights(
+    data: Dict[str, pd.DataFrame],
+    weights: pd.DataFrame,
+    config: Optional[Config] = None,
+) -> Dict[str, Any]:
+    """The instruments rebalanced from one account to target weights (a
+    column per instrument, NaN for no order), filled at each one's next
+    open; {"equity", "orders"}."""
+    ...
+
 def backtest_signals(
     data: Data,
     entries: Signals,

@@ -230,3 +230,39 @@ def test_position_limits_and_equity_sizing_equal_a_plain_simulator(size, size_of
     assert len(out["trades"]) == trades > 5
     if max_positions is not None:
         assert out["positions"].max() == max_positions
+
+
+def test_target_weights_equal_vectorbt_from_orders():
+    every, frames, _, _, _ = market(seed=21, days=260)
+    rng = np.random.default_rng(4)
+    # Every 20th day of the union, random weights summing to at most 1
+    # (some instruments 0), decided at that day's close; NaN otherwise.
+    weights = pd.DataFrame(np.nan, index=every, columns=NAMES)
+    for day in every[::20]:
+        w = rng.random(len(NAMES)) * (rng.random(len(NAMES)) < 0.7)
+        weights.loc[day] = w / max(w.sum(), 1e-9) * rng.uniform(0.5, 1.0)
+    out = sieve.backtest_weights(frames, weights, config=CONFIG)
+    # vectorbt: each instrument's weights one of its own bars later.
+    W = pd.DataFrame({n: weights[n].reindex(f.index).shift(1) for n, f in frames.items()}).reindex(every)
+    o, c = wide(frames, every, "open"), wide(frames, every, "close")
+    pf = vbt.Portfolio.from_orders(
+        close=c, size=W, size_type="targetpercent", price=o, val_price=o.fillna(c.ffill()),
+        group_by=True, cash_sharing=True, call_seq="auto", fees=FEE, slippage=SLIPPAGE, init_cash=CASH,
+    )
+    records = pf.orders.records_readable
+    theirs = sorted((r.Timestamp, r.Column, r.Size if r.Side == "Buy" else -r.Size, r.Price, r.Fees) for r in records.itertuples())
+    ours = sorted((r.time, r.instrument, r.units, r.price, r.fee) for r in out["orders"].itertuples())
+    assert len(ours) == len(theirs) > 30
+    for a, b in zip(ours, theirs):
+        assert a[:2] == b[:2], (a, b)
+        for x, y in zip(a[2:], b[2:]):
+            assert x == pytest.approx(y, rel=1e-9, abs=1e-9), (a, b)
+    np.testing.assert_allclose(out["equity"].to_numpy(), pf.value().to_numpy(), rtol=1e-9)
+
+
+def test_negative_weights_are_refused_naming_the_instrument():
+    every, frames, _, _, _ = market()
+    weights = pd.DataFrame(0.1, index=every, columns=NAMES)
+    weights.iloc[5, 2] = -0.2
+    with pytest.raises(sieve.DataError, match="instrument 'C' at .*-0.2"):
+        sieve.backtest_weights(frames, weights)

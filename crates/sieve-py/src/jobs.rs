@@ -481,12 +481,7 @@ pub fn portfolio_signals<'py>(
         })
         .collect();
     let run = py.detach(|| sieve_core::engine::run_portfolio(&legs, &rules));
-    let equity = pyo3::types::PyByteArray::new_with(py, run.equity.len() * 8, |b| {
-        for (out, v) in b.chunks_exact_mut(8).zip(&run.equity) {
-            out.copy_from_slice(&v.to_le_bytes());
-        }
-        Ok(())
-    })?;
+    let equity = f64_bytes(py, &run.equity)?;
     let trades = run
         .trades
         .iter()
@@ -505,6 +500,92 @@ pub fn portfolio_signals<'py>(
         })
         .collect();
     Ok((run.time, equity, run.positions, trades))
+}
+
+/// A target-weight portfolio's times, value (f64 bytes) and orders
+/// (instrument, bar in its own bars, units signed, price, fee).
+type WeightsOut<'py> = (
+    Vec<i64>,
+    Bound<'py, pyo3::types::PyByteArray>,
+    Vec<(usize, usize, f64, f64, f64)>,
+);
+
+/// A target-weight portfolio (issue 48): each instrument of `data` (a dict
+/// of DataFrames, in order) with the weight it wants after each of its
+/// bars (NaN: no order), rebalanced from one account.
+#[pyfunction]
+#[pyo3(signature = (data, config, overrides, weights))]
+pub fn portfolio_weights<'py>(
+    py: Python<'py>,
+    data: &Bound<'_, PyAny>,
+    config: ConfigArg<'_>,
+    overrides: Vec<String>,
+    weights: Vec<Bound<'_, PyAny>>,
+) -> Result<WeightsOut<'py>, Failure> {
+    crate::functions::not_in_a_callback("backtest_weights")?;
+    let spec = ConfigSpec::from_py(&config)?;
+    let (_, study) = study(py, data, &spec, overrides)?;
+    let instruments = &study.market().instruments;
+    let bad = |m: String| -> Failure { crate::DataError::new_err(m).into() };
+    let mut columns = Vec::with_capacity(instruments.len());
+    for (k, inst) in instruments.iter().enumerate() {
+        let Some(w) = weights.get(k) else {
+            return Err(bad(format!(
+                "weights: no column for instrument '{}'",
+                inst.name
+            )));
+        };
+        let w = crate::frame::numpy_vec::<f64>(w)?;
+        if w.len() != inst.bars.len() {
+            return Err(bad(format!(
+                "instrument '{}': weights of {} bars where its data has {}",
+                inst.name,
+                w.len(),
+                inst.bars.len()
+            )));
+        }
+        if let Some(at) = w.iter().position(|&x| x < 0.0 || x.is_infinite()) {
+            let when = sieve_core::format::time(inst.bars.time[at]);
+            return Err(bad(format!(
+                "weights: instrument '{}' at {when}: {} (weights are ≥ 0 and finite; NaN for no order)",
+                inst.name, w[at]
+            )));
+        }
+        columns.push(w);
+    }
+    let engine = &study.config().scoring.engine;
+    let costs = sieve_core::engine::Costs::of(engine);
+    let legs: Vec<sieve_core::engine::WeightLeg<'_>> = instruments
+        .iter()
+        .zip(&columns)
+        .map(|(inst, w)| sieve_core::engine::WeightLeg {
+            bars: &inst.bars,
+            weights: w,
+            costs,
+        })
+        .collect();
+    let run = py.detach(|| sieve_core::engine::run_weights(&legs, engine.initial_cash));
+    let equity = f64_bytes(py, &run.equity)?;
+    let orders = run
+        .orders
+        .iter()
+        .map(|o| (o.instrument, o.bar, o.units, o.price, o.fee))
+        .collect();
+    Ok((run.time, equity, orders))
+}
+
+/// Numbers as one bytearray of little-endian f64s (numpy reads it without
+/// a copy).
+fn f64_bytes<'py>(
+    py: Python<'py>,
+    values: &[f64],
+) -> PyResult<Bound<'py, pyo3::types::PyByteArray>> {
+    pyo3::types::PyByteArray::new_with(py, values.len() * 8, |b| {
+        for (out, v) in b.chunks_exact_mut(8).zip(values) {
+            out.copy_from_slice(&v.to_le_bytes());
+        }
+        Ok(())
+    })
 }
 
 /// `backtest_signals`' trade-management columns, by key (`rules::KEYS`).

@@ -514,6 +514,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(jobs::backtest, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::backtest_signals, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::portfolio_signals, m)?)?;
+    m.add_function(wrap_pyfunction!(jobs::portfolio_weights, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::indicator, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::sweep, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::verify, m)?)?;

@@ -26,7 +26,10 @@ pub(crate) use account::Account;
 pub use account::{enter, exit, stop_or_target, Costs, Entered, Exited, Holding};
 pub use clock::Clock;
 pub use managed::{Distance, Managed, TradePlan, TradeState};
-pub use portfolio::{run_portfolio, Leg, PortfolioRules, PortfolioRun, SizeOf};
+pub use portfolio::{
+    run_portfolio, run_weights, Leg, Order, PortfolioRules, PortfolioRun, SizeOf, WeightLeg,
+    WeightsRun,
+};
 pub use settings::{EngineConfig, Fill};
 pub use simulate::{backtest, simulate, Backtest};
 pub use sink::{Sink, Tee};
