@@ -266,3 +266,16 @@ def test_negative_weights_are_refused_naming_the_instrument():
     weights.iloc[5, 2] = -0.2
     with pytest.raises(sieve.DataError, match="instrument 'C' at .*-0.2"):
         sieve.backtest_weights(frames, weights)
+
+
+def test_instruments_that_share_no_time_are_refused():
+    every, frames, entries, exits, _ = market()
+    later = frames["B"].copy()
+    later.index = later.index + pd.Timedelta(days=400)
+    apart = {"A": frames["A"], "B": later}
+    union = frames["A"].index.union(later.index)
+    e = pd.DataFrame(False, index=union, columns=["A", "B"])
+    with pytest.raises(sieve.DataError, match="share no time: 'A' ends at 2020-10-26 before 'B' starts"):
+        sieve.backtest_signals(apart, e, e, portfolio=True)
+    with pytest.raises(sieve.DataError, match="share no time"):
+        sieve.backtest_weights(apart, e.astype(float))

@@ -413,6 +413,7 @@ pub fn portfolio_signals<'py>(
     let spec = ConfigSpec::from_py(&config)?;
     let (_, study) = study(py, data, &spec, overrides)?;
     let instruments = &study.market().instruments;
+    share_time(instruments)?;
     let bad = |m: String| -> Failure { crate::DataError::new_err(m).into() };
     let as_bool = |a: &Bound<'_, PyAny>| -> PyResult<Vec<bool>> {
         Ok(crate::frame::numpy_vec::<u8>(a)?
@@ -526,6 +527,7 @@ pub fn portfolio_weights<'py>(
     let spec = ConfigSpec::from_py(&config)?;
     let (_, study) = study(py, data, &spec, overrides)?;
     let instruments = &study.market().instruments;
+    share_time(instruments)?;
     let bad = |m: String| -> Failure { crate::DataError::new_err(m).into() };
     let mut columns = Vec::with_capacity(instruments.len());
     for (k, inst) in instruments.iter().enumerate() {
@@ -572,6 +574,32 @@ pub fn portfolio_weights<'py>(
         .map(|o| (o.instrument, o.bar, o.units, o.price, o.fee))
         .collect();
     Ok((run.time, equity, orders))
+}
+
+/// A portfolio's instruments must share some stretch of time: the one
+/// that ends first must end after the one that starts last begins.
+fn share_time(instruments: &[sieve_core::market::Instrument]) -> Result<(), Failure> {
+    let first =
+        |i: &sieve_core::market::Instrument| i.bars.time.first().copied().unwrap_or(i64::MAX);
+    let last = |i: &sieve_core::market::Instrument| i.bars.time.last().copied().unwrap_or(i64::MIN);
+    let (Some(late), Some(early)) = (
+        instruments.iter().max_by_key(|i| first(i)),
+        instruments.iter().min_by_key(|i| last(i)),
+    ) else {
+        return Ok(());
+    };
+    if last(early) < first(late) {
+        let t = sieve_core::format::time;
+        return Err(crate::DataError::new_err(format!(
+            "data: the instruments share no time: '{}' ends at {} before '{}' starts at {}; a portfolio trades them side by side",
+            early.name,
+            t(last(early)),
+            late.name,
+            t(first(late))
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// Numbers as one bytearray of little-endian f64s (numpy reads it without
