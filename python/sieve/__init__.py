@@ -359,16 +359,20 @@ def _portfolio_signals(data, entries, exits, config, size, size_of, max_position
     "Portfolios"."""
     if not isinstance(data, Mapping) or not data:
         raise DataError("data: portfolio=True takes a dict of DataFrames, one per instrument")
+    if size is None:
+        size = 1.0 / len(data)
     names = [str(n) for n in data]
     given = {"entries": entries, "exits": exits}
     if rank is not None:
         given["rank"] = rank
     for what, v in given.items():
-        if not isinstance(v, pd.DataFrame):
-            raise DataError("%s: with portfolio=True, a DataFrame with a column per instrument" % what)
-        missing = [n for n in names if n not in [str(c) for c in v.columns]]
-        if missing:
-            raise DataError("%s: no column for instrument %s" % (what, ", ".join(repr(m) for m in missing)))
+        _check_instrument_columns(what, v, data, "with portfolio=True, a DataFrame with a column per instrument")
+    if isinstance(size, bool) or not isinstance(size, numbers.Real) or not (0 < size < float("inf")):
+        raise ParameterError("size: %r; a portfolio's size is a number above 0 (a fraction of the cash or equity)" % (size,))
+    if max_positions is not None and (
+        isinstance(max_positions, bool) or not isinstance(max_positions, numbers.Integral) or max_positions < 1
+    ):
+        raise ParameterError("max_positions: %r; a whole number of positions, at least 1" % (max_positions,))
 
     def flags(v, name, frame):
         return np.ascontiguousarray(_own_column(v, name, frame).astype("boolean").fillna(False).to_numpy(dtype=bool)).view(np.uint8)
@@ -379,8 +383,6 @@ def _portfolio_signals(data, entries, exits, config, size, size_of, max_position
     r = None
     if rank is not None:
         r = [np.ascontiguousarray(_own_column(rank, n, f).to_numpy(dtype=float)) for n, f in zip(names, frames)]
-    if size is None:
-        size = 1.0 / len(names)
     with _Data(data) as d:
         times, equity, positions, trades = _native.portfolio_signals(
             d.arg, _config(config, None), [], e, x, r, float(size), str(size_of),
@@ -425,12 +427,8 @@ def backtest_weights(data, weights, config=None):
     apply. Returns ``{"equity", "orders"}``."""
     if not isinstance(data, Mapping) or not data:
         raise DataError("data: backtest_weights takes a dict of DataFrames, one per instrument")
-    if not isinstance(weights, pd.DataFrame):
-        raise DataError("weights: a DataFrame with a column per instrument")
+    _check_instrument_columns("weights", weights, data, "a DataFrame with a column per instrument")
     names = [str(n) for n in data]
-    missing = [n for n in names if n not in [str(c) for c in weights.columns]]
-    if missing:
-        raise DataError("weights: no column for instrument %s" % ", ".join(repr(m) for m in missing))
     frames = list(data.values())
     columns = [np.ascontiguousarray(_own_column(weights, n, f).to_numpy(dtype=float)) for n, f in zip(names, frames)]
     with _Data(data) as d:
@@ -444,6 +442,35 @@ def backtest_weights(data, weights, config=None):
         "equity": pd.Series(np.frombuffer(equity, dtype="<f8"), index=_time_index(times, tz), name="equity"),
         "orders": pd.DataFrame(rows, columns=["instrument", "time", "units", "price", "fee"]),
     }
+
+
+def _check_instrument_columns(what, v, data, expected):
+    """``v`` is a DataFrame with one column per instrument of ``data`` and a
+    time index holding every bar of each (a DatetimeIndex, as the frames'
+    must be)."""
+    if not isinstance(v, pd.DataFrame):
+        raise DataError("%s: %s" % (what, expected))
+    labels = [str(c) for c in v.columns]
+    twice = sorted({c for c in labels if labels.count(c) > 1})
+    if twice:
+        raise DataError("%s: column %s appears twice" % (what, ", ".join(repr(c) for c in twice)))
+    missing = [str(n) for n in data if str(n) not in labels]
+    if missing:
+        raise DataError("%s: no column for instrument %s" % (what, ", ".join(repr(m) for m in missing)))
+    if not isinstance(v.index, pd.DatetimeIndex):
+        raise DataError("%s: its index is %s; a portfolio's DataFrames are indexed by time (a DatetimeIndex)" % (what, type(v.index).__name__))
+    have = _utc(v.index)
+    for name, frame in data.items():
+        if not isinstance(frame.index, pd.DatetimeIndex):
+            raise DataError(
+                "data[%r]: a portfolio's DataFrames are indexed by time (a DatetimeIndex), not by %s" % (str(name), type(frame.index).__name__)
+            )
+        lacking = _utc(frame.index).difference(have)
+        if len(lacking):
+            raise DataError(
+                "%s: its index lacks %d of the bars of instrument %r (the first at %s); give a row for every time of every instrument"
+                % (what, len(lacking), str(name), lacking[0])
+            )
 
 
 def _own_column(v, name, frame):

@@ -279,3 +279,37 @@ def test_instruments_that_share_no_time_are_refused():
         sieve.backtest_signals(apart, e, e, portfolio=True)
     with pytest.raises(sieve.DataError, match="share no time"):
         sieve.backtest_weights(apart, e.astype(float))
+
+
+def test_arguments_and_indexes_are_checked():
+    every, frames, entries, exits, _ = market()
+    for bad in (float("nan"), 0, -0.5, "0.5"):
+        with pytest.raises(sieve.ParameterError, match="size"):
+            sieve.backtest_signals(frames, entries, exits, portfolio=True, size=bad)
+    for bad in (0, -1, 1.7):
+        with pytest.raises(sieve.ParameterError, match="max_positions"):
+            sieve.backtest_signals(frames, entries, exits, portfolio=True, max_positions=bad)
+    # Every bar of every instrument needs its row: half the rows missing,
+    # or a plain index, is an error rather than signals read as False.
+    with pytest.raises(sieve.DataError, match="lacks .* of the bars of instrument 'A'"):
+        sieve.backtest_signals(frames, entries.iloc[::2], exits, portfolio=True)
+    with pytest.raises(sieve.DataError, match="DatetimeIndex"):
+        sieve.backtest_signals(frames, entries.reset_index(drop=True), exits, portfolio=True)
+    twice = pd.concat([entries, entries[["A"]]], axis=1)
+    with pytest.raises(sieve.DataError, match="column 'A' appears twice"):
+        sieve.backtest_signals(frames, twice, exits, portfolio=True)
+    with pytest.raises(sieve.SieveError, match="fill"):
+        sieve.backtest_signals(frames, entries, exits, portfolio=True, config={"backtest": {"fill": "close"}})
+    with pytest.raises(sieve.SieveError, match="lot_size"):
+        sieve.backtest_weights(frames, entries.astype(float), config={"backtest": {"lot_size": 1}})
+
+
+def test_open_trades_are_marked_at_the_last_close():
+    every, frames, entries, exits, _ = market()
+    never = exits & False
+    out = sieve.backtest_signals(frames, entries, never, portfolio=True, size=0.2, size_of="cash", config=CONFIG)
+    assert len(out["trades"]) > 0
+    for t in out["trades"].itertuples():
+        assert pd.isna(t.exit_time)
+        last = frames[t.instrument]["close"].iloc[-1]
+        assert t.pnl == pytest.approx(t.units * (last - t.entry_price) - t.fees, rel=1e-9)

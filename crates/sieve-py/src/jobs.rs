@@ -463,6 +463,7 @@ pub fn portfolio_signals<'py>(
         }
     };
     let engine = &study.config().scoring.engine;
+    next_open_fills(engine)?;
     let costs = sieve_core::engine::Costs::of(engine);
     let rules = sieve_core::engine::PortfolioRules {
         initial_cash: engine.initial_cash,
@@ -556,6 +557,13 @@ pub fn portfolio_weights<'py>(
         columns.push(w);
     }
     let engine = &study.config().scoring.engine;
+    next_open_fills(engine)?;
+    if engine.lot_size > 0.0 {
+        return Err(crate::SieveError::new_err(
+            "backtest.lot_size: target weights are filled in fractional units; whole lots are not supported with backtest_weights yet",
+        )
+        .into());
+    }
     let costs = sieve_core::engine::Costs::of(engine);
     let legs: Vec<sieve_core::engine::WeightLeg<'_>> = instruments
         .iter()
@@ -574,6 +582,18 @@ pub fn portfolio_weights<'py>(
         .map(|o| (o.instrument, o.bar, o.units, o.price, o.fee))
         .collect();
     Ok((run.time, equity, orders))
+}
+
+/// Portfolios fill at each instrument's next open (`backtest.fill =
+/// "close"` is not theirs yet).
+fn next_open_fills(engine: &sieve_core::engine::EngineConfig) -> Result<(), Failure> {
+    if engine.fill != sieve_core::engine::Fill::NextOpen {
+        return Err(crate::SieveError::new_err(
+            "backtest.fill: a portfolio fills at each instrument's next open; fill = \"close\" is not supported with portfolios yet",
+        )
+        .into());
+    }
+    Ok(())
 }
 
 /// A portfolio's instruments must share some stretch of time: the one

@@ -125,7 +125,11 @@ pub fn run_portfolio(legs: &[Leg<'_>], rules: &PortfolioRules) -> PortfolioRun {
             // What the entry commits, fee included, at most the cash free.
             let commit = (rules.size * base).min(cash);
             let leg = &legs[i];
-            if let Some(e) = enter(&leg.costs, 1, leg.bars.open[k], k, 1.0, commit) {
+            // Fewer units than vectorbt's smallest order (a rounding scrap
+            // of cash) open nothing.
+            let entered = enter(&leg.costs, 1, leg.bars.open[k], k, 1.0, commit)
+                .filter(|e| e.holding.units >= MIN_UNITS);
+            if let Some(e) = entered {
                 cash -= e.cash_out;
                 held[i] = e.holding;
                 open += 1;
@@ -145,12 +149,14 @@ pub fn run_portfolio(legs: &[Leg<'_>], rules: &PortfolioRules) -> PortfolioRun {
         run.equity.push(value);
         run.positions.push(open as u32);
     }
-    // Trades still open at the end, in instrument order.
-    run.trades.extend(
-        held.iter()
-            .enumerate()
-            .filter_map(|(i, h)| h.trade.map(|t| (i, t))),
-    );
+    // Trades still open at the end, in instrument order, marked at their
+    // instrument's last close.
+    for (i, h) in held.iter().enumerate() {
+        if let Some(mut trade) = h.trade {
+            trade.mark(last_close[i]);
+            run.trades.push((i, trade));
+        }
+    }
     run
 }
 
