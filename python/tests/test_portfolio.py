@@ -313,3 +313,13 @@ def test_open_trades_are_marked_at_the_last_close():
         assert pd.isna(t.exit_time)
         last = frames[t.instrument]["close"].iloc[-1]
         assert t.pnl == pytest.approx(t.units * (last - t.entry_price) - t.fees, rel=1e-9)
+
+
+def test_a_portfolio_call_does_not_warn_about_per_instrument_scoring():
+    import warnings
+
+    every, frames, entries, exits, _ = market()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sieve.SieveWarning)
+        sieve.backtest_signals(frames, entries, exits, portfolio=True)
+        sieve.backtest_weights(frames, entries.astype(float) * 0.1)

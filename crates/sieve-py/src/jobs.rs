@@ -411,7 +411,7 @@ pub fn portfolio_signals<'py>(
 ) -> Result<PortfolioOut<'py>, Failure> {
     crate::functions::not_in_a_callback("backtest_signals")?;
     let spec = ConfigSpec::from_py(&config)?;
-    let (_, study) = study(py, data, &spec, overrides)?;
+    let study = portfolio_study(py, data, &spec, overrides)?;
     let instruments = &study.market().instruments;
     share_time(instruments)?;
     let bad = |m: String| -> Failure { crate::DataError::new_err(m).into() };
@@ -526,7 +526,7 @@ pub fn portfolio_weights<'py>(
 ) -> Result<WeightsOut<'py>, Failure> {
     crate::functions::not_in_a_callback("backtest_weights")?;
     let spec = ConfigSpec::from_py(&config)?;
-    let (_, study) = study(py, data, &spec, overrides)?;
+    let study = portfolio_study(py, data, &spec, overrides)?;
     let instruments = &study.market().instruments;
     share_time(instruments)?;
     let bad = |m: String| -> Failure { crate::DataError::new_err(m).into() };
@@ -582,6 +582,17 @@ pub fn portfolio_weights<'py>(
         .map(|o| (o.instrument, o.bar, o.units, o.price, o.fee))
         .collect();
     Ok((run.time, equity, orders))
+}
+
+/// A portfolio call's study: as `study`'s, without the warnings about
+/// each instrument's scoring (nothing is scored per instrument).
+fn portfolio_study(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    config: &ConfigSpec,
+    overrides: Vec<String>,
+) -> Result<sieve_run::Study, Failure> {
+    study_of(py, data, config, overrides, false).map(|(_, study)| study)
 }
 
 /// Portfolios fill at each instrument's next open (`backtest.fill =
@@ -825,12 +836,26 @@ fn study(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
     config: &ConfigSpec,
+    overrides: Vec<String>,
+) -> Result<(DataSpec, sieve_run::Study), Failure> {
+    study_of(py, data, config, overrides, true)
+}
+
+/// [`study`], with or without the warnings about the settings.
+fn study_of(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    config: &ConfigSpec,
     mut overrides: Vec<String>,
+    warn: bool,
 ) -> Result<(DataSpec, sieve_run::Study), Failure> {
     let data = DataSpec::from_py(data)?;
     overrides.extend(data.overrides());
     let checked = config.load(&overrides)?;
-    let study = data.study(py, checked)?;
+    let study = match warn {
+        true => data.study(py, checked)?,
+        false => data.study_unscored(py, checked)?,
+    };
     config.fit(&study);
     Ok((data, study))
 }

@@ -324,6 +324,18 @@ impl DataSpec {
         Ok(study)
     }
 
+    /// The study without its warnings about scoring (a portfolio call
+    /// scores nothing per instrument); the loader's notices still warn.
+    pub(crate) fn study_unscored(&self, py: Python<'_>, config: Checked) -> Result<Study, Failure> {
+        let (study, notices) = self.study_noticed(py, config)?;
+        for w in notices {
+            let w = w.strip_prefix("note: ").map(str::to_string).unwrap_or(w);
+            let text = std::ffi::CString::new(w).unwrap_or_default();
+            PyErr::warn(py, &py.get_type::<SieveWarning>(), &text, 2)?;
+        }
+        Ok(study)
+    }
+
     /// The study, and what the loader noticed in the data.
     fn study_noticed(
         &self,
