@@ -262,7 +262,7 @@ def backtest_signals(
     1 / the number of instruments unless given); at most
     ``max_positions`` are open; a bar's exits fill first, then its entries
     by ``rank``, highest first. Returns ``{"equity", "positions",
-    "trades"}``; docs/config.md, "Portfolios", has the rules.
+    "exposure", "trades"}``; docs/config.md, "Portfolios", has the rules.
 
     ``robust=True`` adds ``"robustness"`` to that dict: the set judged as an
     optimize run's candidates are — ``best`` (the column with the highest
@@ -384,7 +384,7 @@ def _portfolio_signals(data, entries, exits, config, size, size_of, max_position
     if rank is not None:
         r = [np.ascontiguousarray(_own_column(rank, n, f).to_numpy(dtype=float)) for n, f in zip(names, frames)]
     with _Data(data) as d:
-        times, equity, positions, trades = _native.portfolio_signals(
+        times, equity, positions, exposure, trades = _native.portfolio_signals(
             d.arg, _config(config, None), [], e, x, r, float(size), str(size_of),
             None if max_positions is None else int(max_positions),
         )
@@ -393,6 +393,7 @@ def _portfolio_signals(data, entries, exits, config, size, size_of, max_position
     out = {
         "equity": pd.Series(np.frombuffer(equity, dtype="<f8"), index=index, name="equity"),
         "positions": pd.Series(np.asarray(positions, dtype=np.int64), index=index, name="positions"),
+        "exposure": pd.Series(np.frombuffer(exposure, dtype="<f8"), index=index, name="exposure"),
     }
     rows = []
     for i, entry, exit_, ep, xp, units, fees, pnl, ret in trades:

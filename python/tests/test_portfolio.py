@@ -93,6 +93,8 @@ def assert_same(out, pf, frames):
     value = pf.value()
     assert list(out["equity"].index) == list(value.index)
     np.testing.assert_allclose(out["equity"].to_numpy(), value.to_numpy(), rtol=1e-9)
+    # Gross exposure: the positions' value over the portfolio's.
+    np.testing.assert_allclose(out["exposure"].to_numpy(), pf.gross_exposure().to_numpy(), rtol=1e-9, atol=1e-12)
 
 
 def vectorbt_run(frames, every, entries, exits, size, call_seq="auto"):

@@ -383,11 +383,13 @@ pub fn backtest_signals<'py>(
 /// fees, pnl and return.
 type PortfolioTrade = (usize, usize, Option<usize>, f64, f64, f64, f64, f64, f64);
 
-/// A portfolio's times, value (f64 bytes), open positions and trades.
+/// A portfolio's times, value (f64 bytes), open positions, gross exposure
+/// (f64 bytes) and trades.
 type PortfolioOut<'py> = (
     Vec<i64>,
     Bound<'py, pyo3::types::PyByteArray>,
     Vec<u32>,
+    Bound<'py, pyo3::types::PyByteArray>,
     Vec<PortfolioTrade>,
 );
 
@@ -501,7 +503,8 @@ pub fn portfolio_signals<'py>(
             )
         })
         .collect();
-    Ok((run.time, equity, run.positions, trades))
+    let exposure = f64_bytes(py, &run.exposure)?;
+    Ok((run.time, equity, run.positions, exposure, trades))
 }
 
 /// A target-weight portfolio's times, value (f64 bytes) and orders

@@ -51,13 +51,15 @@ pub struct Leg<'a> {
 }
 
 /// A portfolio's run: its value at every time of the union, the number of
-/// positions open then, and every trade with its instrument (bars counted
+/// positions open then and their gross exposure (their value at the close
+/// over the portfolio's), and every trade with its instrument (bars counted
 /// in the instrument's own bars; a trade still open at the end has no exit).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PortfolioRun {
     pub time: Vec<i64>,
     pub equity: Vec<f64>,
     pub positions: Vec<u32>,
+    pub exposure: Vec<f64>,
     pub trades: Vec<(usize, Trade)>,
 }
 
@@ -73,6 +75,7 @@ pub fn run_portfolio(legs: &[Leg<'_>], rules: &PortfolioRules) -> PortfolioRun {
         time: Vec::new(),
         equity: Vec::new(),
         positions: Vec::new(),
+        exposure: Vec::new(),
         trades: Vec::new(),
     };
     let (mut now, mut exits, mut entries) = (Vec::new(), Vec::new(), Vec::new());
@@ -140,14 +143,17 @@ pub fn run_portfolio(legs: &[Leg<'_>], rules: &PortfolioRules) -> PortfolioRun {
         }
         // Marked in instrument order, as vectorbt sums its group's value.
         value = cash;
+        let mut gross = 0.0;
         for (h, &c) in held.iter().zip(&last_close) {
             if h.side != 0 {
                 value += h.signed_units() * c;
+                gross += (h.signed_units() * c).abs();
             }
         }
         run.time.push(t);
         run.equity.push(value);
         run.positions.push(open as u32);
+        run.exposure.push(gross / value);
     }
     // Trades still open at the end, in instrument order, marked at their
     // instrument's last close.
@@ -354,6 +360,8 @@ mod tests {
         assert_eq!(units, vec![50.0, 25.0, 12.5]);
         assert_eq!(run.positions, vec![0, 3, 3]);
         assert_eq!(run.equity, vec![1000.0; 3]);
+        // 875 of 1,000 held once the three are in.
+        assert_eq!(run.exposure, vec![0.0, 0.875, 0.875]);
     }
 
     /// By hand: three instruments over 6 times, a missing bar, a rank
