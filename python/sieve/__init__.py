@@ -262,7 +262,8 @@ def backtest_signals(
     1 / the number of instruments unless given); at most
     ``max_positions`` are open; a bar's exits fill first, then its entries
     by ``rank``, highest first. Returns ``{"equity", "positions",
-    "exposure", "trades"}``; docs/config.md, "Portfolios", has the rules.
+    "exposure", "trades", "contribution"}``; docs/config.md, "Portfolios",
+    has the rules.
 
     ``robust=True`` adds ``"robustness"`` to that dict: the set judged as an
     optimize run's candidates are — ``best`` (the column with the highest
@@ -411,6 +412,11 @@ def _portfolio_signals(data, entries, exits, config, size, size_of, max_position
         })
     columns = ["instrument", "entry_time", "exit_time", "entry_price", "exit_price", "units", "fees", "pnl", "return"]
     out["trades"] = pd.DataFrame(rows, columns=columns)
+    # Each instrument's profit after fees, open trades at the last close:
+    # together, the portfolio's final value less its starting cash.
+    out["contribution"] = (
+        out["trades"].groupby("instrument")["pnl"].sum().reindex(names, fill_value=0.0).rename("contribution")
+    )
     return out
 
 

@@ -90,8 +90,8 @@ def backtest_signals(
     from one account, sized as size × the cash free (size_of="cash") or the
     portfolio's value (size_of="equity"; size defaults to 1 / instruments),
     at most max_positions open, entries on one bar ordered by rank; returns
-    {"equity", "positions", "exposure", "trades"} (docs/config.md,
-    "Portfolios").
+    {"equity", "positions", "exposure", "trades", "contribution"}
+    (docs/config.md, "Portfolios").
 
     verified.csv's numbers for each column of your own signals, indexed
     by column; with trades/equity, a dict of "metrics", "trades" (one

@@ -126,6 +126,9 @@ def test_shared_cash_equals_vectorbt(size):
     every, frames, entries, exits, _ = market()
     out = sieve.backtest_signals(frames, entries, exits, portfolio=True, size=size, size_of="cash", config=CONFIG)
     assert_same(out, vectorbt_run(frames, every, entries, exits, size), frames)
+    # The instruments' contributions add up to the portfolio's gain.
+    assert list(out["contribution"].index) == NAMES
+    assert out["contribution"].sum() == pytest.approx(out["equity"].iloc[-1] - CASH, rel=1e-9)
 
 
 def test_rank_equals_vectorbt_with_its_call_sequence():
