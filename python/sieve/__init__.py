@@ -385,7 +385,7 @@ def _portfolio_signals(data, entries, exits, config, size, size_of, max_position
     if rank is not None:
         r = [np.ascontiguousarray(_own_column(rank, n, f).to_numpy(dtype=float)) for n, f in zip(names, frames)]
     with _Data(data) as d:
-        times, equity, positions, exposure, trades = _native.portfolio_signals(
+        times, equity, positions, exposure, records, traded = _native.portfolio_signals(
             d.arg, _config(config, None), [], e, x, r, float(size), str(size_of),
             None if max_positions is None else int(max_positions),
         )
@@ -396,22 +396,11 @@ def _portfolio_signals(data, entries, exits, config, size, size_of, max_position
         "positions": pd.Series(np.asarray(positions, dtype=np.int64), index=index, name="positions"),
         "exposure": pd.Series(np.frombuffer(exposure, dtype="<f8"), index=index, name="exposure"),
     }
-    rows = []
-    for i, entry, exit_, ep, xp, units, fees, pnl, ret in trades:
-        own_index = frames[i].index
-        rows.append({
-            "instrument": names[i],
-            "entry_time": own_index[entry],
-            "exit_time": own_index[exit_] if exit_ is not None else pd.NaT,
-            "entry_price": ep,
-            "exit_price": xp,
-            "units": units,
-            "fees": fees,
-            "pnl": pnl,
-            "return": ret,
-        })
-    columns = ["instrument", "entry_time", "exit_time", "entry_price", "exit_price", "units", "fees", "pnl", "return"]
-    out["trades"] = pd.DataFrame(rows, columns=columns)
+    # backtest_signals' trades table (times in the first instrument's
+    # zone), each trade's instrument first.
+    table, _ = _trades(records, tz)
+    table.insert(0, "instrument", np.asarray(names, dtype=object)[np.asarray(traded, dtype=np.int64)])
+    out["trades"] = table
     # Each instrument's profit after fees, open trades at the last close:
     # together, the portfolio's final value less its starting cash.
     out["contribution"] = (
@@ -484,12 +473,8 @@ def _own_column(v, name, frame):
     """Instrument ``name``'s column of ``v`` on its own bars: a value at a
     time the instrument has no bar is not one of its decisions."""
     column = v[[c for c in v.columns if str(c) == name][0]]
-    index = frame.index
-    if isinstance(column.index, pd.DatetimeIndex) and isinstance(index, pd.DatetimeIndex):
-        column = column.copy()
-        column.index = _utc(column.index)
-        index = _utc(index)
-    return column.reindex(index)
+    # Both time-indexed (_check_instrument_columns): compared as instants.
+    return pd.Series(column.to_numpy(), index=_utc(column.index)).reindex(_utc(frame.index))
 
 
 def _signal_labels(signals):

@@ -378,19 +378,16 @@ pub fn backtest_signals<'py>(
     Ok((table, traded, curves, robustness, notes))
 }
 
-/// One trade of a portfolio: instrument, entry and exit bar (in the
-/// instrument's own bars; none while open), entry and exit price, units,
-/// fees, pnl and return.
-type PortfolioTrade = (usize, usize, Option<usize>, f64, f64, f64, f64, f64, f64);
-
 /// A portfolio's times, value (f64 bytes), open positions, gross exposure
-/// (f64 bytes) and trades.
+/// (f64 bytes), its trades as records (one group) and each trade's
+/// instrument.
 type PortfolioOut<'py> = (
     Vec<i64>,
     Bound<'py, pyo3::types::PyByteArray>,
     Vec<u32>,
     Bound<'py, pyo3::types::PyByteArray>,
-    Vec<PortfolioTrade>,
+    RecordsOut<'py>,
+    Vec<usize>,
 );
 
 /// A portfolio of signals (issue 48): each instrument of `data` (a dict of
@@ -486,25 +483,18 @@ pub fn portfolio_signals<'py>(
         .collect();
     let run = py.detach(|| sieve_core::engine::run_portfolio(&legs, &rules));
     let equity = f64_bytes(py, &run.equity)?;
-    let trades = run
-        .trades
-        .iter()
-        .map(|(i, t)| {
-            (
-                *i,
-                t.entry_bar,
-                t.exit_bar,
-                t.entry_price,
-                t.exit_price,
-                t.units,
-                t.fees,
-                t.pnl,
-                t.ret,
-            )
-        })
-        .collect();
+    let mut trades = TradeRecords::default();
+    trades.group(run.trades.iter().map(|(i, t)| (&instruments[*i].bars, t)));
+    let traded: Vec<usize> = run.trades.iter().map(|(i, _)| *i).collect();
     let exposure = f64_bytes(py, &run.exposure)?;
-    Ok((run.time, equity, run.positions, exposure, trades))
+    Ok((
+        run.time,
+        equity,
+        run.positions,
+        exposure,
+        trades.into_py(py)?,
+        traded,
+    ))
 }
 
 /// A target-weight portfolio's times, value (f64 bytes) and orders

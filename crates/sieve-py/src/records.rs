@@ -5,7 +5,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyByteArray;
 use sieve_core::data::Bars;
-use sieve_core::engine::{Backtest, ExitReason, Side};
+use sieve_core::engine::{Backtest, ExitReason, Side, Trade};
 
 /// The trades of several backtests, field by field.
 #[derive(Default)]
@@ -38,8 +38,14 @@ pub type RecordsOut<'py> = (
 impl TradeRecords {
     /// Adds one backtest's trades (`bars`: its instrument's).
     pub fn push(&mut self, bars: &Bars, bt: &Backtest) {
-        self.counts.push(bt.trades.len() as u64);
-        for t in &bt.trades {
+        self.group(bt.trades.iter().map(|t| (bars, t)));
+    }
+
+    /// Adds one group of trades, each with its instrument's bars (a
+    /// portfolio's, whose trades are of several instruments).
+    pub fn group<'a>(&mut self, trades: impl Iterator<Item = (&'a Bars, &'a Trade)>) {
+        let before = self.entry_time.len();
+        for (bars, t) in trades {
             let (mae, mfe) = t.excursions(bars);
             self.entry_time.push(bars.time[t.entry_bar]);
             self.exit_time.push(t.exit_bar.map_or(-1, |b| bars.time[b]));
@@ -60,6 +66,7 @@ impl TradeRecords {
             self.open.push(u8::from(t.exit_bar.is_none()));
             self.reason.push(t.exit_reason as u8);
         }
+        self.counts.push((self.entry_time.len() - before) as u64);
     }
 
     pub fn into_py(self, py: Python<'_>) -> PyResult<RecordsOut<'_>> {

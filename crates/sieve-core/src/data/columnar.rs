@@ -247,38 +247,34 @@ fn numbers<'a>(name: &str, array: &'a dyn Array) -> Result<Vec<Cell<'a>>, String
     })
 }
 
+/// A primitive column's values (under its nulls too), each through `f`.
+fn converted<T: ArrowPrimitiveType, U: Clone>(
+    array: &dyn Array,
+    f: impl Fn(T::Native) -> U,
+) -> Cow<'static, [U]> {
+    let values = array.as_primitive::<T>().values();
+    Cow::Owned(values.iter().map(|&x| f(x)).collect())
+}
+
 /// A numeric column's values as f64 (any integer, float or decimal type),
 /// whatever is under its nulls; borrowed when they are f64 already.
 fn f64_values<'a>(name: &str, array: &'a dyn Array) -> Result<Cow<'a, [f64]>, String> {
-    fn to_f64<T: ArrowPrimitiveType>(
-        array: &dyn Array,
-        f: impl Fn(T::Native) -> f64,
-    ) -> Cow<'static, [f64]> {
-        Cow::Owned(
-            array
-                .as_primitive::<T>()
-                .values()
-                .iter()
-                .map(|&x| f(x))
-                .collect(),
-        )
-    }
     Ok(match array.data_type() {
         DataType::Float64 => Cow::Borrowed(array.as_primitive::<Float64Type>().values()),
-        DataType::Float32 => to_f64::<Float32Type>(array, f64::from),
-        DataType::Int8 => to_f64::<Int8Type>(array, f64::from),
-        DataType::Int16 => to_f64::<Int16Type>(array, f64::from),
-        DataType::Int32 => to_f64::<Int32Type>(array, f64::from),
-        DataType::Int64 => to_f64::<Int64Type>(array, |x| x as f64),
-        DataType::UInt8 => to_f64::<UInt8Type>(array, f64::from),
-        DataType::UInt16 => to_f64::<UInt16Type>(array, f64::from),
-        DataType::UInt32 => to_f64::<UInt32Type>(array, f64::from),
-        DataType::UInt64 => to_f64::<UInt64Type>(array, |x| x as f64),
+        DataType::Float32 => converted::<Float32Type, f64>(array, f64::from),
+        DataType::Int8 => converted::<Int8Type, f64>(array, f64::from),
+        DataType::Int16 => converted::<Int16Type, f64>(array, f64::from),
+        DataType::Int32 => converted::<Int32Type, f64>(array, f64::from),
+        DataType::Int64 => converted::<Int64Type, f64>(array, |x| x as f64),
+        DataType::UInt8 => converted::<UInt8Type, f64>(array, f64::from),
+        DataType::UInt16 => converted::<UInt16Type, f64>(array, f64::from),
+        DataType::UInt32 => converted::<UInt32Type, f64>(array, f64::from),
+        DataType::UInt64 => converted::<UInt64Type, f64>(array, |x| x as f64),
         &DataType::Decimal128(_, scale) => {
             // An exact integer over an exact power of ten rounds once, like
             // parsing the decimal text.
             let unit = 10f64.powi(i32::from(scale));
-            to_f64::<Decimal128Type>(array, move |x| x as f64 / unit)
+            converted::<Decimal128Type, f64>(array, move |x| x as f64 / unit)
         }
         other => {
             return Err(format!(
@@ -402,24 +398,13 @@ fn typed_times(array: &dyn Array) -> Option<(Cow<'_, [i64]>, &'static str, ToMs)
 /// An integer column's values as unix times (their unit told by
 /// magnitude), under its nulls too; `None` for another type.
 fn unix_times(array: &dyn Array) -> Option<Cow<'_, [i64]>> {
-    fn widen<T: ArrowPrimitiveType>(
-        array: &dyn Array,
-        f: impl Fn(T::Native) -> i64,
-    ) -> Cow<'static, [i64]> {
-        Cow::Owned(
-            array
-                .as_primitive::<T>()
-                .values()
-                .iter()
-                .map(|&x| f(x))
-                .collect(),
-        )
-    }
     Some(match array.data_type() {
         DataType::Int64 => Cow::Borrowed(array.as_primitive::<Int64Type>().values().as_ref()),
-        DataType::Int32 => widen::<Int32Type>(array, i64::from),
-        DataType::UInt32 => widen::<UInt32Type>(array, i64::from),
-        DataType::UInt64 => widen::<UInt64Type>(array, |x| i64::try_from(x).unwrap_or(i64::MAX)),
+        DataType::Int32 => converted::<Int32Type, i64>(array, i64::from),
+        DataType::UInt32 => converted::<UInt32Type, i64>(array, i64::from),
+        DataType::UInt64 => {
+            converted::<UInt64Type, i64>(array, |x| i64::try_from(x).unwrap_or(i64::MAX))
+        }
         _ => return None,
     })
 }

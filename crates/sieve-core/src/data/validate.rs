@@ -123,16 +123,9 @@ impl Validator {
     /// Room for `rows` more bars, when the reader knows how many are
     /// coming (no copies as the columns grow).
     pub fn reserve(&mut self, rows: usize) {
-        let b = &mut self.bars;
-        b.time.reserve_exact(rows);
-        for c in [&mut b.open, &mut b.high, &mut b.low, &mut b.close] {
+        self.bars.time.reserve_exact(rows);
+        for c in number_columns(&mut self.bars) {
             c.reserve_exact(rows);
-        }
-        if let Some(v) = &mut b.volume {
-            v.reserve_exact(rows);
-        }
-        for c in &mut b.extra {
-            c.values.reserve_exact(rows);
         }
     }
 
@@ -295,14 +288,8 @@ impl Validator {
         }
         if !ok {
             b.time.truncate(start);
-            for c in [&mut b.open, &mut b.high, &mut b.low, &mut b.close] {
+            for c in number_columns(b) {
                 c.truncate(start);
-            }
-            if let Some(v) = &mut b.volume {
-                v.truncate(start);
-            }
-            for c in &mut b.extra {
-                c.values.truncate(start);
             }
             return false;
         }
@@ -385,6 +372,18 @@ pub(crate) struct Plain<'a> {
     pub adj_close: Option<&'a [f64]>,
     pub volume: Option<&'a [f64]>,
     pub extra: Vec<Vec<f64>>,
+}
+
+/// Every column of `bars` but the time: prices, volume, extra columns.
+fn number_columns(bars: &mut Bars) -> impl Iterator<Item = &mut Vec<f64>> {
+    let prices = [
+        &mut bars.open,
+        &mut bars.high,
+        &mut bars.low,
+        &mut bars.close,
+    ];
+    let extra = bars.extra.iter_mut().map(|c| &mut c.values);
+    prices.into_iter().chain(bars.volume.as_mut()).chain(extra)
 }
 
 /// Rows copied and checked at a time by [`Validator::extend`].
