@@ -52,7 +52,11 @@ pub fn run(a: BacktestArgs) -> Result<()> {
     }
     let time = &study.bars().time;
     if let Some(path) = &a.trades {
-        format::write_atomic(path, trades_csv(time, &done.runs[0].bt).as_bytes())?;
+        let names: Vec<&str> = match &study.market().portfolio {
+            Some(book) => book.members.iter().map(|m| m.name.as_str()).collect(),
+            None => Vec::new(),
+        };
+        format::write_atomic(path, trades_csv(time, &done.runs[0].bt, &names).as_bytes())?;
     }
     if let Some(path) = &a.equity {
         format::write_atomic(path, equity_csv(time, &done.runs[0].bt).as_bytes())?;

@@ -46,10 +46,14 @@ pub fn run(a: SweepArgs) -> Result<()> {
         if backend.name() == "gpu" {
             eprintln!("{}", crate::inputs::gpu_kernel_note(study.strategy()));
         } else {
-            eprintln!(
-                "screen: {}",
-                sieve_core::lanes::screen_path(study.strategy(), study.scoring())
-            );
+            let path = match &study.market().portfolio {
+                Some(book) => format!(
+                    "one combination at a time: a portfolio of {} instruments from one account (each instrument's positions, then the shared cash)",
+                    book.members.len()
+                ),
+                None => sieve_core::lanes::screen_path(study.strategy(), study.scoring()),
+            };
+            eprintln!("screen: {path}");
         }
         let budget = study.settings().series_budget;
         let series =

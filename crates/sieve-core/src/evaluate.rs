@@ -3,8 +3,9 @@
 //! calls [`Evaluator::screen`], which streams the same simulation into the
 //! same accumulator, so both give the same objective bit for bit.
 
+use crate::book::PortfolioLegs;
 use crate::data::Bars;
-use crate::engine::{self, Backtest, EngineConfig};
+use crate::engine::{self, Backtest, EngineConfig, PortfolioRules, SizeOf};
 use crate::error::Result;
 use crate::indicators::{Indicator, IndicatorSet};
 use crate::metrics::{
@@ -53,6 +54,32 @@ pub struct ScoringSpec {
     /// What a share boundary ("40%") is a share of, with several
     /// instruments.
     pub shares: Shares,
+    /// `[portfolio]`: the instruments trade from one account.
+    pub portfolio: Option<PortfolioSpec>,
+}
+
+/// `[portfolio]` as written: how a portfolio sizes and limits its entries
+/// (the default size depends on the number of instruments).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PortfolioSpec {
+    pub size: Option<f64>,
+    pub size_of: SizeOf,
+    pub max_positions: Option<usize>,
+}
+
+impl PortfolioSpec {
+    /// The rules for `instruments` instruments starting with `initial_cash`:
+    /// `size` defaults to an equal share of the positions that can be open
+    /// (1 / `max_positions`, else 1 / the number of instruments).
+    pub fn rules(&self, instruments: usize, initial_cash: f64) -> PortfolioRules {
+        let slots = self.max_positions.unwrap_or(instruments).clamp(1, instruments.max(1));
+        PortfolioRules {
+            initial_cash,
+            size: self.size.unwrap_or(1.0 / slots as f64),
+            size_of: self.size_of,
+            max_positions: self.max_positions,
+        }
+    }
 }
 
 /// With several instruments, what `score_start = "40%"` is a share of.
@@ -123,6 +150,7 @@ impl Scoring {
             equity: vec![0.0; n],
             position: vec![0; n],
             trades: Vec::new(),
+            instruments: Vec::new(),
         };
         let metrics = self.metrics_of_run(bars, windows, |_, stats| {
             run(n, &mut engine::Tee(&mut bt, stats));
@@ -182,6 +210,10 @@ pub struct Evaluator<'a> {
     pub strategy: &'a dyn Strategy,
     pub indicators: &'a IndicatorSet,
     pub scoring: &'a Scoring,
+    /// A portfolio's instruments (`[portfolio]`): `bars` and `scoring` are
+    /// then the portfolio's timeline and windows, and every run is the
+    /// portfolio's.
+    pub portfolio: Option<PortfolioLegs<'a>>,
 }
 
 impl<'a> Evaluator<'a> {
@@ -217,6 +249,7 @@ impl<'a> Evaluator<'a> {
             equity: vec![0.0; n],
             position: vec![0; n],
             trades: Vec::new(),
+            instruments: Vec::new(),
         };
         self.run(params, n, true, &mut Vec::new(), &mut bt);
         bt
@@ -235,6 +268,9 @@ impl<'a> Evaluator<'a> {
         scratch: &mut Vec<i8>,
         sink: &mut S,
     ) {
+        if let Some(portfolio) = &self.portfolio {
+            return portfolio.run(params, end.min(self.bars.len()), sink);
+        }
         let managed = match self.strategy.trade_management() {
             TradeManagement::None => false,
             TradeManagement::ExitReasons => exact,
@@ -269,6 +305,7 @@ impl<'a> Evaluator<'a> {
             equity: vec![0.0; n],
             position: vec![0; n],
             trades: Vec::new(),
+            instruments: Vec::new(),
         };
         let cash = self.scoring.engine.initial_cash;
         let mut stats: Vec<WindowStats> =

@@ -25,6 +25,9 @@ pub const HOLDOUT_START: &str = "score.holdout_start";
 pub const SCORE_AGGREGATE: &str = "score.aggregate";
 pub const SCORE_SHARES: &str = "score.shares";
 
+pub const PORTFOLIO_SIZE: &str = "portfolio.size";
+pub const PORTFOLIO_MAX_POSITIONS: &str = "portfolio.max_positions";
+
 pub const SWEEP_BACKEND: &str = "sweep.backend";
 pub const WALKFORWARD_START: &str = "walkforward.start";
 

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use crate::book::{Book, PortfolioLegs};
 use crate::data::Bars;
 use crate::error::{Error, Result};
 use crate::evaluate::{Scoring, ScoringSpec, Shares};
@@ -24,8 +25,12 @@ pub struct Instrument {
 /// objectives combine.
 #[derive(Debug, Clone)]
 pub struct Market {
+    /// The instruments; under `[portfolio]` one, the portfolio: its bars
+    /// are its timeline ([`Book::timeline`]) and its scoring is on them.
     pub instruments: Vec<Instrument>,
     pub aggregation: Aggregation,
+    /// `[portfolio]`: the instruments that trade from one account.
+    pub portfolio: Option<Book>,
 }
 
 impl Market {
@@ -35,7 +40,7 @@ impl Market {
         strategy: &dyn Strategy,
         keys: impl IntoIterator<Item = crate::indicators::Indicator> + Clone,
     ) -> Vec<crate::indicators::IndicatorSet> {
-        self.instruments
+        self.traded()
             .iter()
             .map(|i| {
                 crate::indicators::IndicatorSet::build_for(&i.bars, strategy.series(), keys.clone())
@@ -50,7 +55,8 @@ impl Market {
         strategy: &'a dyn Strategy,
         sets: &'a [crate::indicators::IndicatorSet],
     ) -> Vec<crate::evaluate::Evaluator<'a>> {
-        self.instruments
+        let evaluators = self
+            .traded()
             .iter()
             .zip(sets)
             .map(|(i, indicators)| crate::evaluate::Evaluator {
@@ -58,8 +64,32 @@ impl Market {
                 strategy,
                 indicators,
                 scoring: &i.scoring,
+                portfolio: None,
             })
-            .collect()
+            .collect();
+        let Some(book) = &self.portfolio else {
+            return evaluators;
+        };
+        // One evaluator, the portfolio's, on its timeline.
+        let timeline = &self.instruments[0];
+        vec![crate::evaluate::Evaluator {
+            bars: &timeline.bars,
+            strategy,
+            indicators: &sets[0],
+            scoring: &timeline.scoring,
+            portfolio: Some(PortfolioLegs {
+                book,
+                members: evaluators,
+            }),
+        }]
+    }
+
+    /// The instruments that trade: a portfolio's, or the study's.
+    pub fn traded(&self) -> &[Instrument] {
+        match &self.portfolio {
+            Some(book) => &book.members,
+            None => &self.instruments,
+        }
     }
 
     /// Scores each named bar series under `spec`; `strategy` checks that
@@ -101,6 +131,16 @@ impl Market {
             },
             (_, e) => e,
         };
+        let windows_spec = spec;
+        // A portfolio's instruments are scored on its timeline, not their own.
+        let spec = &match spec.portfolio {
+            Some(_) => ScoringSpec {
+                score_start: None,
+                holdout_start: None,
+                ..*spec
+            },
+            None => *spec,
+        };
         let spec = &if several && spec.shares == Shares::Combined {
             on_common_dates(spec, &data)
         } else {
@@ -125,9 +165,25 @@ impl Market {
                 scoring,
             });
         }
+        let Some(p) = windows_spec.portfolio else {
+            return Ok(Market {
+                instruments,
+                aggregation: spec.aggregation,
+                portfolio: None,
+            });
+        };
+        let rules = p.rules(instruments.len(), spec.engine.initial_cash);
+        let book = Book::new(instruments, rules)?;
+        let bars = book.timeline();
+        let scoring = Scoring::new(windows_spec, &bars)?;
         Ok(Market {
-            instruments,
+            instruments: vec![Instrument {
+                name: "portfolio".into(),
+                bars,
+                scoring,
+            }],
             aggregation: spec.aggregation,
+            portfolio: Some(book),
         })
     }
 

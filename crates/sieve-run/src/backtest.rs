@@ -311,17 +311,26 @@ fn check_constraints(study: &Study, params: &[f64]) -> Result<()> {
     Ok(())
 }
 
-/// `side,status,entry_time,entry_price,exit_time,exit_price,units,fees,pnl,return,exit_reason`.
-pub fn trades_csv(time: &[i64], bt: &Backtest) -> String {
+/// `side,status,entry_time,entry_price,exit_time,exit_price,units,fees,pnl,return,exit_reason`;
+/// a portfolio's (`names`: its instruments) with `instrument` first.
+pub fn trades_csv(time: &[i64], bt: &Backtest, names: &[&str]) -> String {
     let style = TimeStyle::for_times(time);
-    let mut out = String::from(
+    let mut out = String::new();
+    if !bt.instruments.is_empty() {
+        out.push_str("instrument,");
+    }
+    out.push_str(
         "side,status,entry_time,entry_price,exit_time,exit_price,units,fees,pnl,return,exit_reason\n",
     );
-    for t in &bt.trades {
+    for (n, t) in bt.trades.iter().enumerate() {
         let (status, exit_time) = match t.exit_bar {
             Some(b) => ("closed", style.format(time[b])),
             None => ("open", String::new()),
         };
+        if let Some(&i) = bt.instruments.get(n) {
+            out.push_str(names[i]);
+            out.push(',');
+        }
         out.push_str(&format!(
             "{},{status},{},{},{exit_time},{},{},{},{},{},{}\n",
             t.side.as_str(),

@@ -326,9 +326,10 @@ impl Blocks {
 
 /// The data hash of a market: one instrument's is [`data_hash`] of its bars
 /// (so its run folders stay valid); several hash every name and bars hash.
+/// A portfolio's hashes its instruments, as several instruments' do.
 pub fn market_hash(market: &Market) -> String {
-    match market.instruments.as_slice() {
-        [one] => data_hash(&one.bars),
+    match market.traded() {
+        [one] if market.portfolio.is_none() => data_hash(&one.bars),
         all => hash_text(
             &all.iter()
                 .map(|i| format!("{}={}\n", i.name, data_hash(&i.bars)))

@@ -149,13 +149,22 @@ pub fn run(
     // combinations took earlier time.
     let before = plan.resume.as_ref().map_or(0, |c| c.stats.evaluated);
     let evaluated = screen.stats.evaluated.saturating_sub(before) as f64;
-    // Every instrument is simulated up to its screen window's end.
-    let bars_per_combination: u64 = study
-        .market()
-        .instruments
-        .iter()
-        .map(|i| i.scoring.screen.end as u64)
-        .sum();
+    // Every instrument is simulated up to its screen window's end (a
+    // portfolio's: its bars up to the end of the portfolio's).
+    let market = study.market();
+    let bars_per_combination: u64 = match &market.portfolio {
+        Some(book) => {
+            let end = market.primary().scoring.screen.end;
+            (0..book.members.len())
+                .map(|m| book.schedule.bars_until(m, end) as u64)
+                .sum()
+        }
+        None => market
+            .instruments
+            .iter()
+            .map(|i| i.scoring.screen.end as u64)
+            .sum(),
+    };
     let bars = bars_per_combination as f64;
     let meta = SweepMeta {
         sieve_version: env!("CARGO_PKG_VERSION").to_string(),

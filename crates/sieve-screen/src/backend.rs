@@ -146,7 +146,7 @@ impl SeriesPlan {
     /// Every instrument holds its own copy of each series.
     pub fn of(strategy: &dyn Strategy, space: &ParamSpace, market: &Market, budget: u64) -> Self {
         let series = strategy.space_indicators(space).len();
-        let bars: u64 = market.instruments.iter().map(|i| i.bars.len() as u64).sum();
+        let bars: u64 = market.traded().iter().map(|i| i.bars.len() as u64).sum();
         // Each value as f64, and its 16-bit code where the screen reads
         // that too.
         let per_value = if strategy.coded_series() { 10 } else { 8 };

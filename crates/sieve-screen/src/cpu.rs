@@ -99,7 +99,7 @@ fn whole_series(
         let keys = job.strategy.space_indicators(job.space);
         pool.install(|| {
             job.market
-                .instruments
+                .traded()
                 .iter()
                 .map(|i| IndicatorSet::build_for(&i.bars, job.strategy.series(), keys.clone()))
                 .collect()

@@ -11,9 +11,9 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use crate::data::parse_time;
-use crate::engine::{EngineConfig, Fill};
+use crate::engine::{EngineConfig, Fill, SizeOf};
 use crate::error::{Error, Result};
-use crate::evaluate::{ScoringSpec, Shares};
+use crate::evaluate::{PortfolioSpec, ScoringSpec, Shares};
 use crate::grid::ParamSpace;
 use crate::key;
 use crate::metrics::{Aggregate, Aggregation, Boundary, Objective};
@@ -78,6 +78,7 @@ struct RawConfig {
     backtest: RawBacktest,
     #[serde(default)]
     score: RawScore,
+    portfolio: Option<RawPortfolio>,
     // The run sections (sieve-run's `RunSettings` reads them from the checked
     // config); here only their being tables.
     #[serde(default, rename = "sweep")]
@@ -278,6 +279,22 @@ struct RawScore {
     shares: Option<RawShares>,
 }
 
+/// `[portfolio]`: the instruments of `data.paths` trade from one account.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawPortfolio {
+    size: Option<f64>,
+    size_of: Option<RawSizeOf>,
+    max_positions: Option<i64>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum RawSizeOf {
+    Cash,
+    Equity,
+}
+
 #[derive(Deserialize, Clone, Copy)]
 #[serde(rename_all = "snake_case")]
 enum RawShares {
@@ -395,6 +412,7 @@ impl Config {
         let strategy_table = table.get("strategy").and_then(toml::Value::as_table);
         let strategy = strategy_section(&raw.strategy, strategy_table, functions, b.max_leverage)?;
         let timezone = timezone(&raw.data)?;
+        let portfolio = portfolio_section(raw.portfolio.as_ref(), &b, &s, strategy.managed())?;
         Ok(Config {
             file: None,
             source: table,
@@ -439,6 +457,7 @@ impl Config {
                     Some(RawShares::Each) => Shares::Each,
                     Some(RawShares::Combined) | None => Shares::Combined,
                 },
+                portfolio,
             },
         })
     }
@@ -790,6 +809,73 @@ fn score_section(s: &RawScore) -> Result<ScoreSection> {
     })
 }
 
+/// `[portfolio]`, checked against what a portfolio does not run yet.
+fn portfolio_section(
+    p: Option<&RawPortfolio>,
+    b: &RawBacktest,
+    s: &RawScore,
+    managed: bool,
+) -> Result<Option<PortfolioSpec>> {
+    let Some(p) = p else { return Ok(None) };
+    if let Some(size) = p.size {
+        if !(size.is_finite() && size > 0.0 && size <= 1.0) {
+            return Err(Error::config(
+                key::PORTFOLIO_SIZE,
+                format!("must be a fraction above 0 and at most 1, got {size}"),
+            ));
+        }
+    }
+    let max_positions = match p.max_positions {
+        None => None,
+        Some(m) if m >= 1 => Some(m as usize),
+        Some(m) => {
+            return Err(Error::config(
+                key::PORTFOLIO_MAX_POSITIONS,
+                format!("must be a whole number ≥ 1, got {m}"),
+            ))
+        }
+    };
+    let refuse = |key: &str, why: &str| Err(Error::config(key, why.to_string()));
+    if matches!(b.fill, Some(RawFill::Close)) {
+        return refuse(
+            "backtest.fill",
+            "a portfolio fills at each instrument's next open; fill = \"close\" is not supported with [portfolio] yet",
+        );
+    }
+    if matches!(b.direction, Some(RawDirection::LongShort)) {
+        return refuse(
+            "backtest.direction",
+            "a portfolio is long only so far; direction = \"long_short\" is not supported with [portfolio] yet",
+        );
+    }
+    if managed {
+        return refuse(
+            "strategy",
+            "stops, targets, max_bars and size are not supported with [portfolio] yet (a portfolio sizes its entries by portfolio.size)",
+        );
+    }
+    if s.aggregate.is_some() || s.aggregate_skip_undefined.is_some() {
+        return refuse(
+            key::SCORE_AGGREGATE,
+            "under [portfolio] the objective is the portfolio's own (one account, one equity curve): remove score.aggregate",
+        );
+    }
+    if matches!(s.shares, Some(RawShares::Each)) {
+        return refuse(
+            key::SCORE_SHARES,
+            "under [portfolio] the windows are on the portfolio's one timeline: score.shares = \"each\" does not apply",
+        );
+    }
+    Ok(Some(PortfolioSpec {
+        size: p.size,
+        size_of: match p.size_of {
+            Some(RawSizeOf::Cash) => SizeOf::Cash,
+            Some(RawSizeOf::Equity) | None => SizeOf::Equity,
+        },
+        max_positions,
+    }))
+}
+
 /// `data.paths` resolved against the config's folder, checked with
 /// `data.path` and `data.names`.
 fn data_paths(data: &RawData, resolve: &dyn Fn(PathBuf) -> PathBuf) -> Result<Vec<PathBuf>> {
@@ -835,6 +921,19 @@ struct StrategySection {
     rules: Option<Arc<RuleStrategy>>,
     managed_builtin: Option<Arc<ManagedBuiltin>>,
     max_leverage: f64,
+}
+
+impl StrategySection {
+    /// Whether the engine's stops, targets, bar limits or sizes feed back
+    /// into the strategy.
+    fn managed(&self) -> bool {
+        use crate::strategy::TradeManagement;
+        self.managed_builtin.is_some()
+            || self
+                .rules
+                .as_ref()
+                .is_some_and(|r| r.trade_management() == TradeManagement::Full)
+    }
 }
 
 /// The numbers the trade-management keys read, by the rule Python's signal

@@ -14,7 +14,7 @@
 
 use crate::data::Bars;
 
-use super::{enter, exit, Clock, Costs, ExitReason, Holding, Trade};
+use super::{enter, exit, Clock, Costs, ExitReason, Holding, Sink, Trade};
 
 /// What a size is a fraction of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,28 +63,98 @@ pub struct PortfolioRun {
     pub trades: Vec<(usize, Trade)>,
 }
 
-/// Runs `legs` from one account under `rules`.
-pub fn run_portfolio(legs: &[Leg<'_>], rules: &PortfolioRules) -> PortfolioRun {
-    let mut clock = Clock::new(legs.iter().map(|l| l.bars.time.as_slice()).collect());
-    let mut held = vec![Holding::FLAT; legs.len()];
+/// The union of several instruments' times, walked once and kept: at each
+/// step the `(instrument, bar)` pairs that have a bar then, in instrument
+/// order. A study's portfolio runs every combination on one schedule.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Schedule {
+    pub time: Vec<i64>,
+    /// Where each step's pairs start in `at` (one more entry than steps).
+    starts: Vec<u32>,
+    at: Vec<(u32, u32)>,
+}
+
+impl Schedule {
+    /// The schedule of these instruments' times (each strictly ascending).
+    pub fn new(times: Vec<&[i64]>) -> Schedule {
+        let mut clock = Clock::new(times);
+        let mut s = Schedule {
+            starts: vec![0],
+            ..Schedule::default()
+        };
+        let mut now = Vec::new();
+        while let Some(t) = clock.advance(&mut now) {
+            s.time.push(t);
+            s.at.extend(now.iter().map(|&(i, k)| (i as u32, k as u32)));
+            s.starts.push(s.at.len() as u32);
+        }
+        s
+    }
+
+    pub fn len(&self) -> usize {
+        self.time.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.time.is_empty()
+    }
+
+    /// Step `t`'s `(instrument, bar)` pairs.
+    #[inline]
+    pub fn at(&self, t: usize) -> &[(u32, u32)] {
+        &self.at[self.starts[t] as usize..self.starts[t + 1] as usize]
+    }
+
+    /// How many of instrument `leg`'s bars fall in the first `end` steps.
+    pub fn bars_until(&self, leg: usize, end: usize) -> usize {
+        (0..end.min(self.len()))
+            .rev()
+            .find_map(|t| {
+                self.at(t)
+                    .iter()
+                    .find(|&&(i, _)| i as usize == leg)
+                    .map(|&(_, k)| k as usize + 1)
+            })
+            .unwrap_or(0)
+    }
+}
+
+/// What a portfolio's run reports as it goes: each step's value, open
+/// positions and gross exposure, and each trade with its instrument (bars
+/// in the instrument's own bars; the steps of its entry and exit fills).
+pub trait Ledger {
+    fn step(&mut self, t: usize, equity: f64, open: u32, gross: f64);
+    fn trade(&mut self, leg: usize, trade: &Trade, entry_step: usize, exit_step: Option<usize>);
+}
+
+/// Runs `legs` from one account under `rules` over the first `end` steps
+/// of `schedule` (the schedule of the legs' times), reporting to `ledger`.
+/// A leg's signals must cover its bars in those steps.
+pub fn simulate_portfolio<L: Ledger + ?Sized>(
+    legs: &[Leg<'_>],
+    rules: &PortfolioRules,
+    schedule: &Schedule,
+    end: usize,
+    ledger: &mut L,
+) {
+    let n = legs.len();
+    let mut held = vec![Holding::FLAT; n];
+    // The step of each open position's entry.
+    let mut entered_at = vec![0usize; n];
     // Each instrument's last close (its value while it has no bar).
-    let mut last_close = vec![0.0; legs.len()];
+    let mut last_close = vec![0.0; n];
     let mut cash = rules.initial_cash;
     let mut value = cash;
-    let mut run = PortfolioRun {
-        time: Vec::new(),
-        equity: Vec::new(),
-        positions: Vec::new(),
-        exposure: Vec::new(),
-        trades: Vec::new(),
-    };
-    let (mut now, mut exits, mut entries) = (Vec::new(), Vec::new(), Vec::new());
-    while let Some(t) = clock.advance(&mut now) {
-        // The orders due at this time: each instrument's signals of its bar
-        // before, filled at this bar's open.
+    let mut open = 0usize;
+    let (mut exits, mut entries) = (Vec::new(), Vec::new());
+    for t in 0..end.min(schedule.len()) {
+        let now = schedule.at(t);
+        // The orders due at this step: each instrument's signals of its
+        // bar before, filled at this bar's open.
         exits.clear();
         entries.clear();
-        for &(i, k) in &now {
+        for &(i, k) in now {
+            let (i, k) = (i as usize, k as usize);
             let Some(d) = k.checked_sub(1) else { continue };
             let leg = &legs[i];
             let (entry, exit) = (leg.entries[d], leg.exits[d]);
@@ -95,75 +165,126 @@ pub fn run_portfolio(legs: &[Leg<'_>], rules: &PortfolioRules) -> PortfolioRun {
                 entries.push((i, k, rank));
             }
         }
-        // The largest position first, as vectorbt orders its sells.
-        let worth = |&(i, k): &(usize, usize)| held[i].units * legs[i].bars.open[k];
-        exits.sort_by(|a, b| worth(b).total_cmp(&worth(a)));
-        for &(i, k) in &exits {
-            let out = exit(
-                &legs[i].costs,
-                &held[i],
-                legs[i].bars.open[k],
-                k,
-                ExitReason::Rule,
-            );
-            cash += out.cash_in;
-            run.trades.extend(out.trade.map(|trade| (i, trade)));
-            held[i] = Holding::FLAT;
-        }
-        // Highest rank first, undefined last; a stable sort keeps the
-        // instruments' order on a tie.
-        entries.sort_by(|a, b| match (a.2.is_nan(), b.2.is_nan()) {
-            (false, false) => b.2.total_cmp(&a.2),
-            (x, y) => x.cmp(&y),
-        });
-        let mut open = held.iter().filter(|h| h.side != 0).count();
-        for &(i, k, _) in &entries {
-            if rules.max_positions.is_some_and(|m| open >= m) {
-                continue;
-            }
-            let base = match rules.size_of {
-                SizeOf::Cash => cash,
-                SizeOf::Equity => value,
-            };
-            // What the entry commits, fee included, at most the cash free.
-            let commit = (rules.size * base).min(cash);
-            let leg = &legs[i];
-            // Fewer units than vectorbt's smallest order (a rounding scrap
-            // of cash) open nothing.
-            let entered = enter(&leg.costs, 1, leg.bars.open[k], k, 1.0, commit)
-                .filter(|e| e.holding.units >= MIN_UNITS);
-            if let Some(e) = entered {
-                cash -= e.cash_out;
-                held[i] = e.holding;
-                open += 1;
+        if !exits.is_empty() {
+            // The largest position first, as vectorbt orders its sells.
+            let worth = |&(i, k): &(usize, usize)| held[i].units * legs[i].bars.open[k];
+            exits.sort_by(|a, b| worth(b).total_cmp(&worth(a)));
+            for &(i, k) in &exits {
+                let out = exit(
+                    &legs[i].costs,
+                    &held[i],
+                    legs[i].bars.open[k],
+                    k,
+                    ExitReason::Rule,
+                );
+                cash += out.cash_in;
+                if let Some(trade) = out.trade {
+                    ledger.trade(i, &trade, entered_at[i], Some(t));
+                }
+                held[i] = Holding::FLAT;
+                open -= 1;
             }
         }
-        for &(i, k) in &now {
-            last_close[i] = legs[i].bars.close[k];
+        if !entries.is_empty() {
+            // Highest rank first, undefined last; a stable sort keeps the
+            // instruments' order on a tie.
+            entries.sort_by(|a, b| match (a.2.is_nan(), b.2.is_nan()) {
+                (false, false) => b.2.total_cmp(&a.2),
+                (x, y) => x.cmp(&y),
+            });
+            for &(i, k, _) in &entries {
+                if rules.max_positions.is_some_and(|m| open >= m) {
+                    continue;
+                }
+                let base = match rules.size_of {
+                    SizeOf::Cash => cash,
+                    SizeOf::Equity => value,
+                };
+                // What the entry commits, fee included, at most the cash free.
+                let commit = (rules.size * base).min(cash);
+                let leg = &legs[i];
+                // Fewer units than vectorbt's smallest order (a rounding
+                // scrap of cash) open nothing.
+                let entered = enter(&leg.costs, 1, leg.bars.open[k], k, 1.0, commit)
+                    .filter(|e| e.holding.units >= MIN_UNITS);
+                if let Some(e) = entered {
+                    cash -= e.cash_out;
+                    held[i] = e.holding;
+                    entered_at[i] = t;
+                    open += 1;
+                }
+            }
+        }
+        for &(i, k) in now {
+            last_close[i as usize] = legs[i as usize].bars.close[k as usize];
         }
         // Marked in instrument order, as vectorbt sums its group's value.
         value = cash;
         let mut gross = 0.0;
-        for (h, &c) in held.iter().zip(&last_close) {
-            if h.side != 0 {
-                value += h.signed_units() * c;
-                gross += (h.signed_units() * c).abs();
+        if open > 0 {
+            for (h, &c) in held.iter().zip(&last_close) {
+                if h.side != 0 {
+                    value += h.signed_units() * c;
+                    gross += (h.signed_units() * c).abs();
+                }
             }
         }
-        run.time.push(t);
-        run.equity.push(value);
-        run.positions.push(open as u32);
-        run.exposure.push(gross / value);
+        ledger.step(t, value, open as u32, gross);
     }
     // Trades still open at the end, in instrument order, marked at their
     // instrument's last close.
     for (i, h) in held.iter().enumerate() {
         if let Some(mut trade) = h.trade {
             trade.mark(last_close[i]);
-            run.trades.push((i, trade));
+            ledger.trade(i, &trade, entered_at[i], None);
         }
     }
+}
+
+impl Ledger for PortfolioRun {
+    fn step(&mut self, t: usize, equity: f64, open: u32, gross: f64) {
+        self.equity.push(equity);
+        self.positions.push(open);
+        self.exposure.push(gross / equity);
+        debug_assert_eq!(self.equity.len(), t + 1);
+    }
+    fn trade(&mut self, leg: usize, trade: &Trade, _: usize, _: Option<usize>) {
+        self.trades.push((leg, *trade));
+    }
+}
+
+/// Runs `legs` from one account under `rules`, keeping everything.
+pub fn run_portfolio(legs: &[Leg<'_>], rules: &PortfolioRules) -> PortfolioRun {
+    let schedule = Schedule::new(legs.iter().map(|l| l.bars.time.as_slice()).collect());
+    let mut run = PortfolioRun {
+        time: schedule.time.clone(),
+        equity: Vec::new(),
+        positions: Vec::new(),
+        exposure: Vec::new(),
+        trades: Vec::new(),
+    };
+    simulate_portfolio(legs, rules, &schedule, schedule.len(), &mut run);
     run
+}
+
+/// A [`Ledger`] that streams a portfolio to an engine [`Sink`] on the
+/// schedule's steps: each step a bar (its position 1 while anything is
+/// open), each trade with its bars turned into steps.
+pub struct OnSteps<'s, S: ?Sized>(pub &'s mut S);
+
+impl<S: Sink + ?Sized> Ledger for OnSteps<'_, S> {
+    #[inline]
+    fn step(&mut self, t: usize, equity: f64, open: u32, _gross: f64) {
+        self.0.bar(t, equity, i8::from(open > 0));
+    }
+    fn trade(&mut self, leg: usize, trade: &Trade, entry_step: usize, exit_step: Option<usize>) {
+        let on_steps = Trade {
+            entry_bar: entry_step,
+            exit_bar: exit_step,
+            ..*trade
+        };
+        self.0.instrument_trade(leg, &on_steps);
+    }
 }
 
 /// One instrument of a target-weight portfolio: its bars, the weight it

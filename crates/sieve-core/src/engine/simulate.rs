@@ -45,8 +45,11 @@ pub struct Backtest {
     pub equity: Vec<f64>,
     /// Position held at every bar's close.
     pub position: Vec<i8>,
-    /// Closed trades in order, then the open one (if any).
+    /// Closed trades in order, then the open one (if any); a portfolio's
+    /// trades in the order they closed, then those still open.
     pub trades: Vec<Trade>,
+    /// A portfolio's: each trade's instrument (empty for one instrument).
+    pub instruments: Vec<usize>,
 }
 
 impl Sink for Backtest {
@@ -58,6 +61,10 @@ impl Sink for Backtest {
     }
     fn trade(&mut self, trade: &Trade) {
         self.trades.push(*trade);
+    }
+    fn instrument_trade(&mut self, instrument: usize, trade: &Trade) {
+        self.trades.push(*trade);
+        self.instruments.push(instrument);
     }
 
     fn flat(&mut self, from: usize, to: usize, equity: f64) {
@@ -88,6 +95,7 @@ pub fn backtest(bars: &Bars, positions: &[i8], cfg: &EngineConfig) -> Backtest {
         equity: vec![0.0; n],
         position: vec![0; n],
         trades: Vec::new(),
+        instruments: Vec::new(),
     };
     simulate(bars, positions, cfg, bars.len(), &mut out);
     out

@@ -10,6 +10,11 @@ pub trait Sink {
     /// A trade that closed on bar `trade.exit_bar`, or (once, at the end) the
     /// position still open.
     fn trade(&mut self, trade: &Trade);
+    /// A portfolio's trade of instrument `instrument` (its bars are the
+    /// portfolio's steps). Most sinks need no instrument.
+    fn instrument_trade(&mut self, _instrument: usize, trade: &Trade) {
+        self.trade(trade);
+    }
 
     /// Bars `from..to` all flat with the same `equity` (the simulation's fast
     /// path through flat stretches). Must equal calling `bar` for each.
@@ -46,6 +51,9 @@ impl<S: Sink + ?Sized> Sink for &mut S {
     fn trade(&mut self, trade: &Trade) {
         (**self).trade(trade);
     }
+    fn instrument_trade(&mut self, instrument: usize, trade: &Trade) {
+        (**self).instrument_trade(instrument, trade);
+    }
     fn flat(&mut self, from: usize, to: usize, equity: f64) {
         (**self).flat(from, to, equity);
     }
@@ -75,6 +83,10 @@ impl<A: Sink, B: Sink> Sink for Tee<A, B> {
     fn trade(&mut self, trade: &Trade) {
         self.0.trade(trade);
         self.1.trade(trade);
+    }
+    fn instrument_trade(&mut self, instrument: usize, trade: &Trade) {
+        self.0.instrument_trade(instrument, trade);
+        self.1.instrument_trade(instrument, trade);
     }
     fn flat(&mut self, from: usize, to: usize, equity: f64) {
         self.0.flat(from, to, equity);

@@ -207,7 +207,8 @@ impl Evaluator<'_> {
         // engine's stops feed back into its decisions: not targets the
         // lanes can fill): one combination at a time.
         let scalar = self.inner_window().is_err()
-            || self.strategy.trade_management() == TradeManagement::Full;
+            || self.strategy.trade_management() == TradeManagement::Full
+            || self.portfolio.is_some();
         for (b, batch) in params.chunks(LANES).enumerate() {
             // Measured on an AVX2 CPU: the portable lane code (SSE2 there)
             // ran sma_cross at half the scalar speed; the AVX2 code runs it

@@ -649,6 +649,7 @@ mod tests {
             equity: vec![-7.0; n],
             position: vec![9; n],
             trades: Vec::new(),
+            instruments: Vec::new(),
         };
         for (fill, fee) in [(Fill::NextOpen, 0.0), (Fill::Close, 0.001)] {
             let cfg = EngineConfig {

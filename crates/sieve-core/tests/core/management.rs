@@ -509,7 +509,7 @@ mod properties {
             let keys = Evaluator::indicators_for(s, sets.iter().map(Vec::as_slice));
             let set = IndicatorSet::build_for(&bars, s.series(), keys);
             let scoring = Scoring::new(&config.scoring(), &bars).unwrap();
-            let eval = Evaluator { bars: &bars, strategy: s, indicators: &set, scoring: &scoring };
+            let eval = Evaluator { bars: &bars, strategy: s, indicators: &set, scoring: &scoring, portfolio: None };
             let params: Vec<&[f64]> = sets.iter().map(Vec::as_slice).collect();
             let mut scratch = Vec::new();
             for p in &params {
@@ -567,6 +567,7 @@ mod properties {
                 equity: vec![0.0; n_bars],
                 position: vec![0; n_bars],
                 trades: Vec::new(),
+                instruments: Vec::new(),
             };
             s.simulate(&bars, &set, &[5.0], scoring.direction, &scoring.engine, n_bars, &mut managed);
             let mut positions = vec![0; n_bars];
@@ -701,7 +702,7 @@ proptest::proptest! {
         let s = &*shared;
         let set = IndicatorSet::build_for(&bars, s.series(), indicators_for(s, &[]));
         let scoring = Scoring::new(&config.scoring(), &bars).unwrap();
-        let eval = Evaluator { bars: &bars, strategy: s, indicators: &set, scoring: &scoring };
+        let eval = Evaluator { bars: &bars, strategy: s, indicators: &set, scoring: &scoring, portfolio: None };
         let bt = eval.backtest(&[]);
         let (equity, closed) = reference(&bars, n, stop, target, max_bars, size, close_fill);
         let got: Vec<(usize, usize, ExitReason)> = bt
@@ -831,7 +832,7 @@ proptest::proptest! {
             let s = &*shared;
             let set = IndicatorSet::build_for(&bars, s.series(), indicators_for(s, &[]));
             let scoring = Scoring::new(&config.scoring(), &bars).unwrap();
-            Evaluator { bars: &bars, strategy: s, indicators: &set, scoring: &scoring }.backtest(&[])
+            Evaluator { bars: &bars, strategy: s, indicators: &set, scoring: &scoring, portfolio: None }.backtest(&[])
         };
         let by_rule = backtest(&format!("exit = \"close < sma(close, {n}) or bars_held >= {k}\""));
         let by_limit = backtest(&format!("exit = \"close < sma(close, {n})\"\nmax_bars = {k}"));

@@ -28,6 +28,7 @@ fn sample() -> (sieve_core::data::Bars, Backtest) {
             trade(2, -5.0, -0.05),
             trade(3, 4.0, 0.04),
         ],
+        instruments: Vec::new(),
     };
     (bars, bt)
 }
@@ -86,6 +87,7 @@ fn drawdown_counts_a_fall_from_the_starting_value() {
         equity: vec![90.0, 95.0],
         position: vec![1, 1],
         trades: vec![],
+        instruments: Vec::new(),
     };
     let m = evaluate(
         &bars,
@@ -109,6 +111,7 @@ fn flat_equity_has_nan_calmar_and_sharpe() {
         equity: vec![100.0; 3],
         position: vec![0; 3],
         trades: vec![],
+        instruments: Vec::new(),
     };
     let m = evaluate(
         &bars,

@@ -327,6 +327,12 @@ impl ScreenBackend for GpuBackend {
     /// The GPU kernels screen one instrument, with a kernel the strategy
     /// has (hand-written or generated); the CPU screens the rest.
     fn fallback(&self, job: &ScreenJob<'_>) -> Option<String> {
+        if let Some(book) = &job.market.portfolio {
+            return Some(format!(
+                "the GPU kernels screen one instrument at a time; screening the portfolio of {} instruments on the CPU",
+                book.members.len()
+            ));
+        }
         if job.market.is_several() {
             return Some(format!(
                 "the GPU kernels screen one instrument at a time; screening {} instruments on the CPU",

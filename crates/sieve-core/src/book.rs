@@ -1,0 +1,149 @@
+//! A portfolio's book (`[portfolio]`): the instruments of a study trading
+//! from one account, and how one parameter set runs on them.
+//!
+//! A portfolio study looks like a study of one instrument to everything
+//! above it: its bars are the portfolio's own timeline (the union of the
+//! instruments' times, [`Book::timeline`]), its scoring's windows are on
+//! that timeline, and its evaluator streams the portfolio's equity there.
+//! So the screen, verification, the optimize loop and the walk-forward
+//! score the portfolio's returns with the same accumulators, and the CPU
+//! screen equals verification bit for bit (both run [`PortfolioLegs::run`]).
+//!
+//! Each instrument runs the strategy on its own bars as if alone; the
+//! changes of that position are the portfolio's signals (an entry where it
+//! turns long, an exit where it leaves long), filled from one cash balance
+//! by [`simulate_portfolio`]. An entry the portfolio skips (no room, no
+//! cash) is not retried until the instrument's next entry.
+
+use crate::data::Bars;
+use crate::engine::{simulate_portfolio, Costs, Leg, OnSteps, PortfolioRules, Schedule, Sink};
+use crate::error::{Error, Result};
+use crate::evaluate::Evaluator;
+use crate::market::Instrument;
+
+/// The instruments of a portfolio and its account's rules.
+#[derive(Debug, Clone)]
+pub struct Book {
+    pub rules: PortfolioRules,
+    /// Each instrument with its bars and engine settings (its scoring's
+    /// windows are unused: the portfolio is scored on its timeline).
+    pub members: Vec<Instrument>,
+    /// The union of their times.
+    pub schedule: Schedule,
+}
+
+impl Book {
+    /// The book of `members`, which must share some stretch of time.
+    pub fn new(members: Vec<Instrument>, rules: PortfolioRules) -> Result<Book> {
+        share_time(&members)?;
+        let schedule = Schedule::new(members.iter().map(|m| m.bars.time.as_slice()).collect());
+        Ok(Book {
+            rules,
+            members,
+            schedule,
+        })
+    }
+
+    /// The portfolio's own bars: the union of the members' times, each
+    /// price an equal-weight index of the members (the mean of each one's
+    /// last close over its first, over those that have started; 1 at the
+    /// first time). What the windows, the annualisation and a report's
+    /// buy-and-hold line read.
+    pub fn timeline(&self) -> Bars {
+        let n = self.schedule.len();
+        let mut index = Vec::with_capacity(n);
+        let mut ratio = vec![f64::NAN; self.members.len()];
+        for t in 0..n {
+            for &(i, k) in self.schedule.at(t) {
+                let bars = &self.members[i as usize].bars;
+                ratio[i as usize] = bars.close[k as usize] / bars.close[0];
+            }
+            let started: Vec<f64> = ratio.iter().copied().filter(|r| !r.is_nan()).collect();
+            index.push(started.iter().sum::<f64>() / started.len() as f64);
+        }
+        Bars {
+            time: self.schedule.time.clone(),
+            open: index.clone(),
+            high: index.clone(),
+            low: index.clone(),
+            close: index,
+            volume: None,
+            timezone: self.members[0].bars.timezone,
+            extra: Vec::new(),
+            unread: Vec::new(),
+        }
+    }
+}
+
+/// A portfolio's instruments must share some stretch of time: the one
+/// that ends first must end after the one that starts last begins.
+pub fn share_time(instruments: &[Instrument]) -> Result<()> {
+    let first = |i: &Instrument| i.bars.time.first().copied().unwrap_or(i64::MAX);
+    let last = |i: &Instrument| i.bars.time.last().copied().unwrap_or(i64::MIN);
+    let (Some(late), Some(early)) = (
+        instruments.iter().max_by_key(|i| first(i)),
+        instruments.iter().min_by_key(|i| last(i)),
+    ) else {
+        return Ok(());
+    };
+    if last(early) < first(late) {
+        let t = crate::format::time;
+        return Err(Error::Invalid(format!(
+            "data: the instruments share no time: '{}' ends at {} before '{}' starts at {}; a portfolio trades them side by side",
+            early.name,
+            t(last(early)),
+            late.name,
+            t(first(late))
+        )));
+    }
+    Ok(())
+}
+
+/// What a portfolio's evaluator runs: the book, and one evaluator per
+/// instrument (its bars, series and engine settings).
+pub struct PortfolioLegs<'a> {
+    pub book: &'a Book,
+    pub members: Vec<Evaluator<'a>>,
+}
+
+impl PortfolioLegs<'_> {
+    /// The portfolio of `params` over the first `end` steps of its
+    /// timeline, streamed to `sink` (bars are steps; trades come with
+    /// their instrument).
+    pub fn run<S: Sink + ?Sized>(&self, params: &[f64], end: usize, sink: &mut S) {
+        let schedule = &self.book.schedule;
+        let n = self.members.len();
+        let (mut targets, mut entries, mut exits) = (Vec::new(), vec![Vec::new(); n], vec![Vec::new(); n]);
+        for (m, member) in self.members.iter().enumerate() {
+            let bars = schedule.bars_until(m, end);
+            member.positions_until(params, bars, &mut targets);
+            signals_of(&targets, &mut entries[m], &mut exits[m]);
+        }
+        let legs: Vec<Leg<'_>> = self
+            .members
+            .iter()
+            .enumerate()
+            .map(|(m, member)| Leg {
+                bars: member.bars,
+                entries: &entries[m],
+                exits: &exits[m],
+                rank: None,
+                costs: Costs::of(&member.scoring.engine),
+            })
+            .collect();
+        simulate_portfolio(&legs, &self.book.rules, schedule, end, &mut OnSteps(sink));
+    }
+}
+
+/// The signals of a position held alone: an entry on each bar where it
+/// turns long, an exit on each bar where it stops being long.
+fn signals_of(targets: &[i8], entries: &mut Vec<bool>, exits: &mut Vec<bool>) {
+    entries.clear();
+    exits.clear();
+    let mut before = 0;
+    for &p in targets {
+        entries.push(p == 1 && before != 1);
+        exits.push(before == 1 && p != 1);
+        before = p;
+    }
+}
