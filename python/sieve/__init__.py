@@ -108,7 +108,14 @@ def backtest(data, strategy, params, config=None, equity=False, trades=False, in
         series = {name: _equity(times, values, tzs.get(name, tz)) for name, times, values in curves}
         result["equity"] = series[""] if "" in series else series
     if trades:
-        names, records = traded
+        names, records, instruments = traded
+        if instruments is not None:
+            # A portfolio: one table, each trade's instrument first, times
+            # in the first instrument's zone.
+            table, _ = _trades(records, tz)
+            table.insert(0, "instrument", np.asarray(names, dtype=object)[np.asarray(instruments, dtype=np.int64)])
+            result["trades"] = table
+            return result
         # One table per instrument, its times in its own time zone.
         ends = np.cumsum(records[0])
         tables = {}

@@ -328,3 +328,45 @@ def test_a_portfolio_call_does_not_warn_about_per_instrument_scoring():
         warnings.simplefilter("error", sieve.SieveWarning)
         sieve.backtest_signals(frames, entries, exits, portfolio=True)
         sieve.backtest_weights(frames, entries.astype(float) * 0.1)
+
+
+def crossings(frames, every, fast, slow):
+    """sma_cross's signals written from its docs in pandas: an entry where
+    SMA(fast) crosses above SMA(slow), an exit where it crosses below."""
+    up, down = {}, {}
+    for n, f in frames.items():
+        a, b = f["close"].rolling(fast).mean(), f["close"].rolling(slow).mean()
+        defined = a.notna() & b.notna() & a.shift(1).notna() & b.shift(1).notna()
+        up[n] = defined & (a > b) & (a.shift(1) <= b.shift(1))
+        down[n] = defined & (a < b) & (a.shift(1) >= b.shift(1))
+    as_frame = lambda d: pd.DataFrame(d).reindex(every).fillna(False).astype(bool)
+    return as_frame(up), as_frame(down)
+
+
+@pytest.mark.parametrize("size", [0.3, 1.0])
+def test_a_config_portfolio_equals_vectorbt(size):
+    """`[portfolio]` through `sieve.backtest`: each instrument runs
+    sma_cross on its own bars, its entries and exits trade from one
+    account; vectorbt gets the same crossings computed in pandas."""
+    every, frames, *_ = market()
+    config = {
+        "backtest": {"fee": FEE, "slippage": SLIPPAGE, "initial_cash": CASH},
+        "portfolio": {"size": size, "size_of": "cash"},
+    }
+    out = sieve.backtest(frames, "sma_cross", {"fast": 5, "slow": 20}, config, equity=True, trades=True)
+    entries, exits = crossings(frames, every, 5, 20)
+    pf = vectorbt_run(frames, every, entries, exits, size)
+    ours = sorted(orders_of(out, frames), key=lambda r: (r[0], r[1], r[2]))
+    theirs = sorted(
+        ((r.Timestamp, r.Column, r.Side, r.Price, r.Size) for r in pf.orders.records_readable.itertuples()),
+        key=lambda r: (r[0], r[1], r[2]),
+    )
+    assert len(ours) == len(theirs) > 20
+    for a, b in zip(ours, theirs):
+        assert a[:3] == b[:3], (a, b)
+        assert a[3] == pytest.approx(b[3], rel=1e-9), (a, b)
+        assert a[4] == pytest.approx(b[4], rel=1e-9), (a, b)
+    value = pf.value()
+    assert list(out["equity"].index) == list(value.index)
+    np.testing.assert_allclose(out["equity"].to_numpy(), value.to_numpy(), rtol=1e-9)
+    assert out["windows"]["full"]["total_return"] == pytest.approx(value.iloc[-1] / CASH - 1, rel=1e-9)

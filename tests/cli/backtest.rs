@@ -113,6 +113,7 @@ fn output_matches_the_engine_for_every_window() {
         strategy: s,
         indicators: &ind,
         scoring: &scoring,
+        portfolio: None,
     };
     let bt = eval.backtest(&params);
     for w in scoring.windows.all() {

@@ -8,6 +8,7 @@ mod golden;
 mod instruments;
 mod optimize;
 mod plateau;
+mod portfolio;
 mod robust;
 mod rules;
 mod sweep;

@@ -81,6 +81,7 @@ fn dsr_and_pbo_in_best_json_equal_the_tests_own_computation() {
         strategy: s,
         indicators: &indicators,
         scoring: &scoring,
+        portfolio: None,
     };
     let w = scoring.windows.score;
     assert!(w.start > 0);

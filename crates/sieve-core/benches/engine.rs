@@ -26,6 +26,7 @@ fn activation(c: &mut Criterion) {
                 strategy: s,
                 indicators: &ind,
                 scoring: &scoring,
+                portfolio: None,
             };
             eval.backtest_with_metrics(&params, &[scoring.windows.score])
         })
@@ -37,6 +38,7 @@ fn activation(c: &mut Criterion) {
         strategy: s,
         indicators: &ind,
         scoring: &scoring,
+        portfolio: None,
     };
     c.bench_function("activation_backtest_precomputed", |b| {
         b.iter(|| eval.backtest_with_metrics(&params, &[scoring.windows.score]))

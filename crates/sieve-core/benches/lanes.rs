@@ -33,6 +33,7 @@ fn lanes(c: &mut Criterion) {
             strategy: s,
             indicators: &ind,
             scoring: &scoring,
+            portfolio: None,
         };
         let params: Vec<&[f64]> = sets.iter().map(Vec::as_slice).collect();
         let mut scratch = Vec::new();

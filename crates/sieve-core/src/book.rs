@@ -16,7 +16,9 @@
 //! cash) is not retried until the instrument's next entry.
 
 use crate::data::Bars;
-use crate::engine::{simulate_portfolio, Costs, Leg, OnSteps, PortfolioRules, Schedule, Sink};
+use crate::engine::{
+    simulate_portfolio, Costs, Leg, OnSteps, PortfolioRules, Schedule, Sink, Trade,
+};
 use crate::error::{Error, Result};
 use crate::evaluate::Evaluator;
 use crate::market::Instrument;
@@ -42,6 +44,17 @@ impl Book {
             members,
             schedule,
         })
+    }
+
+    /// `trade` of instrument `leg` with its bars, which a portfolio's run
+    /// gives as steps of the timeline, turned back into the instrument's.
+    pub fn on_own_bars(&self, leg: usize, trade: &Trade) -> Trade {
+        let bar = |t: usize| self.schedule.bar_of(t, leg).unwrap_or(0);
+        Trade {
+            entry_bar: bar(trade.entry_bar),
+            exit_bar: trade.exit_bar.map(bar),
+            ..*trade
+        }
     }
 
     /// The portfolio's own bars: the union of the members' times, each
@@ -113,7 +126,8 @@ impl PortfolioLegs<'_> {
     pub fn run<S: Sink + ?Sized>(&self, params: &[f64], end: usize, sink: &mut S) {
         let schedule = &self.book.schedule;
         let n = self.members.len();
-        let (mut targets, mut entries, mut exits) = (Vec::new(), vec![Vec::new(); n], vec![Vec::new(); n]);
+        let (mut targets, mut entries, mut exits) =
+            (Vec::new(), vec![Vec::new(); n], vec![Vec::new(); n]);
         for (m, member) in self.members.iter().enumerate() {
             let bars = schedule.bars_until(m, end);
             member.positions_until(params, bars, &mut targets);

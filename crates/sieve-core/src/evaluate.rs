@@ -72,7 +72,10 @@ impl PortfolioSpec {
     /// `size` defaults to an equal share of the positions that can be open
     /// (1 / `max_positions`, else 1 / the number of instruments).
     pub fn rules(&self, instruments: usize, initial_cash: f64) -> PortfolioRules {
-        let slots = self.max_positions.unwrap_or(instruments).clamp(1, instruments.max(1));
+        let slots = self
+            .max_positions
+            .unwrap_or(instruments)
+            .clamp(1, instruments.max(1));
         PortfolioRules {
             initial_cash,
             size: self.size.unwrap_or(1.0 / slots as f64),

@@ -73,7 +73,7 @@ pub fn backtest<'py>(
     (
         String,
         Vec<(String, Vec<i64>, Vec<f64>)>,
-        Option<(Vec<String>, RecordsOut<'py>)>,
+        Option<(Vec<String>, RecordsOut<'py>, Option<Vec<usize>>)>,
         Vec<String>,
     ),
     Failure,
@@ -95,6 +95,30 @@ pub fn backtest<'py>(
     let json = serde_json::to_string(&done.json(&study))
         .map_err(|e| crate::SieveError::new_err(e.to_string()))?;
     let (mut curves, mut traded, mut names) = (Vec::new(), TradeRecords::default(), Vec::new());
+    if let Some(book) = &study.market().portfolio {
+        // One equity curve, the portfolio's; one table of trades, each on
+        // its instrument's own bars, with its instrument.
+        let (timeline, bt) = (&study.market().primary().bars, &done.runs[0].bt);
+        if equity {
+            curves.push((String::new(), timeline.time.clone(), bt.equity.clone()));
+        }
+        let own: Vec<_> = bt
+            .trades
+            .iter()
+            .zip(&bt.instruments)
+            .map(|(t, &i)| (i, book.on_own_bars(i, t)))
+            .collect();
+        traded.group(own.iter().map(|(i, t)| (&book.members[*i].bars, t)));
+        let traded = match trades {
+            true => Some((
+                book.members.iter().map(|m| m.name.clone()).collect(),
+                traded.into_py(py)?,
+                Some(bt.instruments.clone()),
+            )),
+            false => None,
+        };
+        return Ok((json, curves, traded, warnings));
+    }
     for (i, run) in study.market().instruments.iter().zip(&done.runs) {
         let (time, bt) = (&i.bars.time, &run.bt);
         if equity {
@@ -106,7 +130,7 @@ pub fn backtest<'py>(
         }
     }
     let traded = match trades {
-        true => Some((names, traded.into_py(py)?)),
+        true => Some((names, traded.into_py(py)?, None)),
         false => None,
     };
     Ok((json, curves, traded, warnings))

@@ -332,6 +332,7 @@ fn exact_scores(c: &Case) -> Vec<(u64, f64)> {
                 strategy: &*c.strategy,
                 indicators: &ind,
                 scoring: &inst.scoring,
+                portfolio: None,
             };
             params
                 .iter()

@@ -27,7 +27,7 @@ pub use account::{enter, exit, stop_or_target, Costs, Entered, Exited, Holding};
 pub use clock::Clock;
 pub use managed::{Distance, Managed, TradePlan, TradeState};
 pub use portfolio::{
-    run_portfolio, run_weights, simulate_portfolio, Leg, Ledger, OnSteps, Order, PortfolioRules,
+    run_portfolio, run_weights, simulate_portfolio, Ledger, Leg, OnSteps, Order, PortfolioRules,
     PortfolioRun, Schedule, SizeOf, WeightLeg, WeightsRun,
 };
 pub use settings::{EngineConfig, Fill};

@@ -105,16 +105,19 @@ impl Schedule {
         &self.at[self.starts[t] as usize..self.starts[t + 1] as usize]
     }
 
+    /// Instrument `leg`'s bar at step `t`, if it has one then.
+    pub fn bar_of(&self, t: usize, leg: usize) -> Option<usize> {
+        self.at(t)
+            .iter()
+            .find(|&&(i, _)| i as usize == leg)
+            .map(|&(_, k)| k as usize)
+    }
+
     /// How many of instrument `leg`'s bars fall in the first `end` steps.
     pub fn bars_until(&self, leg: usize, end: usize) -> usize {
         (0..end.min(self.len()))
             .rev()
-            .find_map(|t| {
-                self.at(t)
-                    .iter()
-                    .find(|&&(i, _)| i as usize == leg)
-                    .map(|&(_, k)| k as usize + 1)
-            })
+            .find_map(|t| self.bar_of(t, leg).map(|k| k + 1))
             .unwrap_or(0)
     }
 }

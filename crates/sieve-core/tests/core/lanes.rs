@@ -32,6 +32,7 @@ fn check(bars: &Bars, config: &Config, s: &dyn SieveStrategy, sets: &[Vec<f64>])
         strategy: s,
         indicators: &ind,
         scoring: &scoring,
+        portfolio: None,
     };
     let mut scratch = Vec::new();
     let expected: Vec<ScreenScore> = sets.iter().map(|p| eval.screen(p, &mut scratch)).collect();
@@ -344,6 +345,7 @@ fn lanes_outside_the_fast_path_agree_too() {
         strategy: s,
         indicators: &ind,
         scoring: &scoring,
+        portfolio: None,
     };
     assert!(sets
         .iter()
@@ -407,6 +409,7 @@ fn lanes_without_a_stop_agree_where_the_atr_is_zero() {
         strategy: s,
         indicators: &ind,
         scoring: &scoring,
+        portfolio: None,
     };
     let mut positions = Vec::new();
     eval.positions(&sets[0], &mut positions);
@@ -435,6 +438,7 @@ fn scratch_space_refuses_a_second_screen() {
             strategy: s,
             indicators: &ind,
             scoring: &scoring,
+            portfolio: None,
         };
         eval.screen_lanes(&params, &mut lanes, &mut out);
     }

@@ -47,6 +47,7 @@ fn run(strategy: &str, backtest: &str, rows: &[[f64; 4]]) -> Backtest {
         strategy: s,
         indicators: &set,
         scoring: &scoring,
+        portfolio: None,
     };
     let bt = eval.backtest(&[]);
     let m = eval.metrics(&bt, &scoring.windows.score);

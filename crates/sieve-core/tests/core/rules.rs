@@ -140,6 +140,7 @@ fn a_new_rule_strategy_matches_a_computation_from_scratch() {
                             strategy,
                             indicators: &set,
                             scoring: &scoring,
+                            portfolio: None,
                         };
                         let want = positions(&bars, n, k, u);
                         let bt = eval.backtest(&params);
@@ -512,6 +513,7 @@ fn a_function_defined_outside_reads_as_a_shared_series() {
                 strategy: &*strategy,
                 indicators: &set,
                 scoring: &scoring,
+                portfolio: None,
             };
             let mut got = Vec::new();
             eval.positions(&params, &mut got);

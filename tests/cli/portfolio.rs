@@ -1,0 +1,265 @@
+//! `[portfolio]`: the instruments of `data.paths` from one account. The
+//! screen scores what verification scores, bit for bit, whatever the
+//! threads or shards; a portfolio of one is the single run; a position
+//! limit holds; what a portfolio does not run yet is refused by key.
+//! (Trade for trade against vectorbt: python/tests/test_portfolio.py.)
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use sieve_core::data::{synth, write_bars, Bars};
+
+use crate::{assert_refused, run_err, run_ok};
+
+const GRID: &str = r#"
+[strategy]
+name = "sma_cross"
+[strategy.params]
+fast = { start = 4, stop = 28, step = 4 }
+slow = { start = 20, stop = 120, step = 20 }
+[backtest]
+fee = 0.001
+slippage = 0.0005
+[score]
+score_start = "40%"
+"#;
+
+/// Four instruments: two every day, one on weekdays only, one starting
+/// late; written as CSV.
+fn instruments(dir: &Path) -> Vec<PathBuf> {
+    (0..4)
+        .map(|k| {
+            let bars = synth(1200, 21 + k as u64);
+            // 1970-01-01 was a Thursday: weekdays are (days + 3) % 7 < 5.
+            let keep: Vec<bool> = match k {
+                2 => bars
+                    .time
+                    .iter()
+                    .map(|t| (t / 86_400_000 + 3) % 7 < 5)
+                    .collect(),
+                3 => (0..bars.len()).map(|i| i >= 300).collect(),
+                _ => vec![true; bars.len()],
+            };
+            let bars = kept(&bars, &keep);
+            let path = dir.join(format!("i{k}.csv"));
+            write_bars(&bars, &path).unwrap();
+            path
+        })
+        .collect()
+}
+
+/// The bars where `keep` holds.
+fn kept(bars: &Bars, keep: &[bool]) -> Bars {
+    fn pick<T: Copy>(v: &[T], keep: &[bool]) -> Vec<T> {
+        v.iter()
+            .zip(keep)
+            .filter(|(_, k)| **k)
+            .map(|(x, _)| *x)
+            .collect()
+    }
+    Bars {
+        time: pick(&bars.time, keep),
+        open: pick(&bars.open, keep),
+        high: pick(&bars.high, keep),
+        low: pick(&bars.low, keep),
+        close: pick(&bars.close, keep),
+        volume: bars.volume.as_deref().map(|v| pick(v, keep)),
+        ..bars.clone()
+    }
+}
+
+/// A config over `files` with `[portfolio]` set to `portfolio`.
+fn config(dir: &Path, name: &str, files: &[PathBuf], portfolio: &str) -> String {
+    let list: Vec<String> = files
+        .iter()
+        .map(|p| format!("{:?}", p.to_str().unwrap()))
+        .collect();
+    let path = dir.join(name);
+    let text = format!(
+        "[data]\npaths = [{}]\n{GRID}\n[portfolio]\n{portfolio}\n",
+        list.join(", ")
+    );
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+fn rows(path: &Path) -> Vec<HashMap<String, String>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .zip(l.split(','))
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_screen_scores_what_verification_scores_whatever_the_split() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = instruments(dir.path());
+    let cfg = config(dir.path(), "p.toml", &files, "max_positions = 2");
+    let out = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let sweep = |o: &str, extra: &[&str]| {
+        let mut args = vec!["sweep", "-c", &cfg, "--out", o, "--top", "1000"];
+        args.extend(extra);
+        run_ok(&args);
+    };
+    sweep(&out("whole.csv"), &["--threads", "2"]);
+    sweep(&out("one.csv"), &["--threads", "1"]);
+    sweep(&out("p0.csv"), &["--shard", "0/2"]);
+    sweep(&out("p1.csv"), &["--shard", "1/2"]);
+    run_ok(&[
+        "merge",
+        &out("p1.csv"),
+        &out("p0.csv"),
+        "--out",
+        &out("merged.csv"),
+    ]);
+    let whole = std::fs::read(out("whole.csv")).unwrap();
+    assert_eq!(std::fs::read(out("one.csv")).unwrap(), whole);
+    assert_eq!(std::fs::read(out("merged.csv")).unwrap(), whole);
+    run_ok(&[
+        "verify",
+        "-c",
+        &cfg,
+        "--candidates",
+        &out("whole.csv"),
+        "--out",
+        &out("v.csv"),
+    ]);
+    let screened: HashMap<String, String> = rows(Path::new(&out("whole.csv")))
+        .into_iter()
+        .map(|r| (r["grid_index"].clone(), r["score"].clone()))
+        .collect();
+    let verified = rows(Path::new(&out("v.csv")));
+    // Every allowed combination of the 7 × 6 grid (fast < slow).
+    assert!(verified.len() > 30, "{}", verified.len());
+    for r in &verified {
+        assert_eq!(
+            r["score"], screened[&r["grid_index"]],
+            "grid index {}",
+            r["grid_index"]
+        );
+    }
+}
+
+/// The metrics of `sieve backtest --json` by window.
+fn backtest_windows(cfg: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "backtest", "-c", cfg, "--set", "fast=8", "--set", "slow=40", "--json",
+    ];
+    args.extend(extra);
+    let doc: serde_json::Value = serde_json::from_str(&run_ok(&args)).unwrap();
+    doc["windows"].clone()
+}
+
+#[test]
+fn a_portfolio_of_one_instrument_is_the_single_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = instruments(dir.path());
+    let one = &files[..1];
+    let all_in = config(
+        dir.path(),
+        "one.toml",
+        one,
+        "size = 1.0\nsize_of = \"cash\"",
+    );
+    let alone = dir.path().join("alone.toml");
+    let text = format!("[data]\npath = {:?}\n{GRID}", one[0].to_str().unwrap());
+    std::fs::write(&alone, text).unwrap();
+    let portfolio = backtest_windows(&all_in, &[]);
+    assert!(portfolio["full"]["trades"].as_u64().unwrap() > 5);
+    assert_eq!(portfolio, backtest_windows(alone.to_str().unwrap(), &[]));
+}
+
+#[test]
+fn no_more_positions_are_open_than_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = instruments(dir.path());
+    for limit in [1usize, 2] {
+        let cfg = config(
+            dir.path(),
+            "p.toml",
+            &files,
+            &format!("max_positions = {limit}"),
+        );
+        let trades = dir.path().join("t.csv");
+        run_ok(&[
+            "backtest",
+            "-c",
+            &cfg,
+            "--set",
+            "fast=4",
+            "--set",
+            "slow=20",
+            "--trades",
+            trades.to_str().unwrap(),
+        ]);
+        let rows = rows(&trades);
+        let instruments: std::collections::HashSet<&str> =
+            rows.iter().map(|r| r["instrument"].as_str()).collect();
+        assert!(
+            rows.len() > 20 && instruments.len() == 4,
+            "{} trades",
+            rows.len()
+        );
+        // Entries and exits in time order (an exit before an entry at the
+        // same time: exits fill first); never more than `limit` open.
+        let mut events: Vec<(String, i32)> = Vec::new();
+        for r in &rows {
+            events.push((r["entry_time"].clone(), 1));
+            if !r["exit_time"].is_empty() {
+                events.push((r["exit_time"].clone(), -1));
+            }
+        }
+        events.sort();
+        let mut open = 0;
+        for (_, change) in events {
+            open += change;
+            assert!(
+                open <= limit as i32,
+                "{open} open under max_positions = {limit}"
+            );
+        }
+    }
+}
+
+#[test]
+fn what_a_portfolio_cannot_run_yet_is_refused_by_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = instruments(dir.path());
+    let cases = [
+        ("size = 0", "portfolio.size"),
+        ("max_positions = 0", "portfolio.max_positions"),
+        ("sizes = 1", "sizes"),
+        (
+            "[backtest]\ndirection = \"long_short\"",
+            "backtest.direction",
+        ),
+        ("[backtest]\nfill = \"close\"", "backtest.fill"),
+        ("[score]\naggregate = \"median\"", "score.aggregate"),
+        ("[strategy]\nstop_loss = 0.05", "strategy"),
+    ];
+    for (k, (extra, key)) in cases.iter().enumerate() {
+        // Sections already in the grid get their keys merged with -O.
+        let cfg = config(dir.path(), &format!("bad{k}.toml"), &files, "");
+        let args: Vec<String> = match extra.split_once('\n') {
+            Some((section, kv)) => {
+                let section = section.trim_matches(['[', ']']);
+                vec!["-O".into(), format!("{section}.{kv}")]
+            }
+            None => vec!["-O".into(), format!("portfolio.{extra}")],
+        };
+        let mut all = vec![
+            "backtest", "-c", &cfg, "--set", "fast=8", "--set", "slow=40",
+        ];
+        all.extend(args.iter().map(String::as_str));
+        let out = run_err(&all);
+        assert_refused(&out, key);
+    }
+}
