@@ -3,9 +3,11 @@
 //! calls [`Evaluator::screen`], which streams the same simulation into the
 //! same accumulator, so both give the same objective bit for bit.
 
-use crate::book::PortfolioLegs;
 use crate::data::Bars;
-use crate::engine::{self, Backtest, EngineConfig, PortfolioRules, SizeOf};
+use crate::engine::{
+    self, simulate_portfolio, Backtest, Costs, EngineConfig, Leg, OnSteps, PortfolioRules,
+    Schedule, SizeOf,
+};
 use crate::error::Result;
 use crate::indicators::{Indicator, IndicatorSet};
 use crate::metrics::{
@@ -423,6 +425,64 @@ pub fn screen_all(
         objective: aggregation.of(objectives),
         trades,
         sharpe: sharpe / evals.len() as f64,
+    }
+}
+
+/// One parameter set of a portfolio (`[portfolio]`): each instrument runs
+/// the strategy on its own bars as if alone; the changes of that position
+/// are the portfolio's signals (an entry where it turns long, an exit where
+/// it leaves long), filled from one cash balance by [`simulate_portfolio`]
+/// on the portfolio's timeline. An entry the portfolio skips (no room, no
+/// cash) is not retried until the instrument's next entry.
+/// What a portfolio's evaluator runs: the book, and one evaluator per
+/// instrument (its bars, series and engine settings).
+pub struct PortfolioLegs<'a> {
+    pub rules: &'a PortfolioRules,
+    /// The union of the instruments' times.
+    pub schedule: &'a Schedule,
+    pub members: Vec<Evaluator<'a>>,
+}
+
+impl PortfolioLegs<'_> {
+    /// The portfolio of `params` over the first `end` steps of its
+    /// timeline, streamed to `sink` (bars are steps; trades come with
+    /// their instrument).
+    pub fn run<S: engine::Sink + ?Sized>(&self, params: &[f64], end: usize, sink: &mut S) {
+        let schedule = self.schedule;
+        let n = self.members.len();
+        let (mut targets, mut entries, mut exits) =
+            (Vec::new(), vec![Vec::new(); n], vec![Vec::new(); n]);
+        for (m, member) in self.members.iter().enumerate() {
+            let bars = schedule.bars_until(m, end);
+            member.positions_until(params, bars, &mut targets);
+            signals_of(&targets, &mut entries[m], &mut exits[m]);
+        }
+        let legs: Vec<Leg<'_>> = self
+            .members
+            .iter()
+            .enumerate()
+            .map(|(m, member)| Leg {
+                bars: member.bars,
+                entries: &entries[m],
+                exits: &exits[m],
+                rank: None,
+                costs: Costs::of(&member.scoring.engine),
+            })
+            .collect();
+        simulate_portfolio(&legs, self.rules, schedule, end, &mut OnSteps(sink));
+    }
+}
+
+/// The signals of a position held alone: an entry on each bar where it
+/// turns long, an exit on each bar where it stops being long.
+fn signals_of(targets: &[i8], entries: &mut Vec<bool>, exits: &mut Vec<bool>) {
+    entries.clear();
+    exits.clear();
+    let mut before = 0;
+    for &p in targets {
+        entries.push(p == 1 && before != 1);
+        exits.push(before == 1 && p != 1);
+        before = p;
     }
 }
 

@@ -26,7 +26,6 @@
 //! Screening and verification (other crates) only combine these pieces, so the
 //! screen score and the exact score come from the same arithmetic.
 
-pub mod book;
 pub mod cancel;
 pub mod config;
 pub mod data;

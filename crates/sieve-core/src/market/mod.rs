@@ -5,21 +5,18 @@
 
 use std::path::Path;
 
-use crate::book::{Book, PortfolioLegs};
+mod book;
+mod instrument;
+
+pub use book::{share_time, Book};
+pub use instrument::Instrument;
+
 use crate::data::Bars;
 use crate::error::{Error, Result};
 use crate::evaluate::{Scoring, ScoringSpec, Shares};
 use crate::metrics::Aggregation;
 use crate::metrics::Boundary;
 use crate::strategy::Strategy;
-
-/// One instrument: a name, its bars and how they are scored.
-#[derive(Debug, Clone)]
-pub struct Instrument {
-    pub name: String,
-    pub bars: Bars,
-    pub scoring: Scoring,
-}
 
 /// Every instrument of a study, in the order given, and how their
 /// objectives combine.
@@ -77,8 +74,9 @@ impl Market {
             strategy,
             indicators: &sets[0],
             scoring: &timeline.scoring,
-            portfolio: Some(PortfolioLegs {
-                book,
+            portfolio: Some(crate::evaluate::PortfolioLegs {
+                rules: &book.rules,
+                schedule: &book.schedule,
                 members: evaluators,
             }),
         }]

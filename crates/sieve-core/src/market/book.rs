@@ -4,24 +4,16 @@
 //! A portfolio study looks like a study of one instrument to everything
 //! above it: its bars are the portfolio's own timeline (the union of the
 //! instruments' times, [`Book::timeline`]), its scoring's windows are on
-//! that timeline, and its evaluator streams the portfolio's equity there.
-//! So the screen, verification, the optimize loop and the walk-forward
-//! score the portfolio's returns with the same accumulators, and the CPU
-//! screen equals verification bit for bit (both run [`PortfolioLegs::run`]).
-//!
-//! Each instrument runs the strategy on its own bars as if alone; the
-//! changes of that position are the portfolio's signals (an entry where it
-//! turns long, an exit where it leaves long), filled from one cash balance
-//! by [`simulate_portfolio`]. An entry the portfolio skips (no room, no
-//! cash) is not retried until the instrument's next entry.
+//! that timeline, and its evaluator
+//! ([`crate::evaluate::PortfolioLegs`]) streams the portfolio's equity
+//! there. So the screen, verification, the optimize loop and the
+//! walk-forward score the portfolio's returns with the same accumulators,
+//! and the CPU screen equals verification bit for bit.
 
+use super::instrument::Instrument;
 use crate::data::Bars;
-use crate::engine::{
-    simulate_portfolio, Costs, Leg, OnSteps, PortfolioRules, Schedule, Sink, Trade,
-};
+use crate::engine::{PortfolioRules, Schedule, Trade};
 use crate::error::{Error, Result};
-use crate::evaluate::Evaluator;
-use crate::market::Instrument;
 
 /// The instruments of a portfolio and its account's rules.
 #[derive(Debug, Clone)]
@@ -112,52 +104,3 @@ pub fn share_time(instruments: &[Instrument]) -> Result<()> {
     Ok(())
 }
 
-/// What a portfolio's evaluator runs: the book, and one evaluator per
-/// instrument (its bars, series and engine settings).
-pub struct PortfolioLegs<'a> {
-    pub book: &'a Book,
-    pub members: Vec<Evaluator<'a>>,
-}
-
-impl PortfolioLegs<'_> {
-    /// The portfolio of `params` over the first `end` steps of its
-    /// timeline, streamed to `sink` (bars are steps; trades come with
-    /// their instrument).
-    pub fn run<S: Sink + ?Sized>(&self, params: &[f64], end: usize, sink: &mut S) {
-        let schedule = &self.book.schedule;
-        let n = self.members.len();
-        let (mut targets, mut entries, mut exits) =
-            (Vec::new(), vec![Vec::new(); n], vec![Vec::new(); n]);
-        for (m, member) in self.members.iter().enumerate() {
-            let bars = schedule.bars_until(m, end);
-            member.positions_until(params, bars, &mut targets);
-            signals_of(&targets, &mut entries[m], &mut exits[m]);
-        }
-        let legs: Vec<Leg<'_>> = self
-            .members
-            .iter()
-            .enumerate()
-            .map(|(m, member)| Leg {
-                bars: member.bars,
-                entries: &entries[m],
-                exits: &exits[m],
-                rank: None,
-                costs: Costs::of(&member.scoring.engine),
-            })
-            .collect();
-        simulate_portfolio(&legs, &self.book.rules, schedule, end, &mut OnSteps(sink));
-    }
-}
-
-/// The signals of a position held alone: an entry on each bar where it
-/// turns long, an exit on each bar where it stops being long.
-fn signals_of(targets: &[i8], entries: &mut Vec<bool>, exits: &mut Vec<bool>) {
-    entries.clear();
-    exits.clear();
-    let mut before = 0;
-    for &p in targets {
-        entries.push(p == 1 && before != 1);
-        exits.push(before == 1 && p != 1);
-        before = p;
-    }
-}
