@@ -19,6 +19,8 @@ Every order must match (time, instrument, side, price and units to 1e-9
 relative), and the portfolio's value at every time (1e-9 relative).
 """
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -370,3 +372,108 @@ def test_a_config_portfolio_equals_vectorbt(size):
     assert list(out["equity"].index) == list(value.index)
     np.testing.assert_allclose(out["equity"].to_numpy(), value.to_numpy(), rtol=1e-9)
     assert out["windows"]["full"]["total_return"] == pytest.approx(value.iloc[-1] / CASH - 1, rel=1e-9)
+
+
+# Real daily data on three calendars (tests/data/portfolio/SOURCE.md): US
+# ETFs and a stock (weekdays less US holidays), Bitcoin (every day) and the
+# Shanghai Composite (weekdays less Chinese holidays), 2015-2018.
+REAL = Path(__file__).resolve().parents[2] / "tests" / "data" / "portfolio"
+TICKERS = ["SPY", "QQQ", "AAPL", "BTCUSD", "SSEC"]
+
+
+def real_market():
+    frames = {t: pd.read_csv(REAL / f"{t}.csv", index_col="date", parse_dates=True) for t in TICKERS}
+    every = frames[TICKERS[0]].index
+    for f in frames.values():
+        every = every.union(f.index)
+    return every, frames
+
+
+def call_seq_by_rank(entries, exits, rank, frames, every):
+    """vectorbt's per-row order for sieve's: the exits, then the entries by
+    rank (decided on the instrument's bar before), highest first, ties in
+    instrument order."""
+    e, x = shifted(entries, frames, every), shifted(exits, frames, every)
+    decided = pd.DataFrame({n: rank[n].reindex(f.index).shift(1) for n, f in frames.items()}).reindex(every)
+    seq = np.empty((len(every), len(frames)), dtype=np.int64)
+    for i in range(len(every)):
+        def key(c):
+            exiting = bool(x.iat[i, c]) and not bool(e.iat[i, c])
+            r = decided.iat[i, c]
+            return (0 if exiting else 1, -(r if r == r else -np.inf), c)
+        seq[i] = sorted(range(len(frames)), key=key)
+    return seq
+
+
+def assert_orders_and_value(out, pf):
+    ours = sorted(orders_of(out, None), key=lambda r: (r[0], r[1], r[2]))
+    theirs = sorted(
+        ((r.Timestamp, r.Column, r.Side, r.Price, r.Size) for r in pf.orders.records_readable.itertuples()),
+        key=lambda r: (r[0], r[1], r[2]),
+    )
+    assert len(ours) == len(theirs) > 40
+    for a, b in zip(ours, theirs):
+        assert a[:3] == b[:3], (a, b)
+        assert a[3] == pytest.approx(b[3], rel=1e-9), (a, b)
+        assert a[4] == pytest.approx(b[4], rel=1e-9), (a, b)
+    value = pf.value()
+    assert list(out["equity"].index) == list(value.index)
+    np.testing.assert_allclose(out["equity"].to_numpy(), value.to_numpy(), rtol=1e-9)
+
+
+@pytest.mark.parametrize("size", [0.3, 1.0])
+def test_real_data_a_config_portfolio_equals_vectorbt(size):
+    """sma_cross on five real instruments with three calendars from one
+    account, through `[portfolio]`, and the same crossings through
+    backtest_signals: both equal vectorbt trade for trade."""
+    every, frames = real_market()
+    config = {
+        "backtest": {"fee": FEE, "slippage": SLIPPAGE, "initial_cash": CASH},
+        "portfolio": {"size": size, "size_of": "cash"},
+    }
+    out = sieve.backtest(frames, "sma_cross", {"fast": 10, "slow": 40}, config, equity=True, trades=True)
+    entries, exits = crossings(frames, every, 10, 40)
+    pf = vectorbt_run(frames, every, entries, exits, size)
+    assert_orders_and_value(out, pf)
+    assert set(out["trades"]["instrument"]) == set(TICKERS)
+    signals = sieve.backtest_signals(frames, entries, exits, portfolio=True, size=size, size_of="cash", config=CONFIG)
+    assert_orders_and_value(signals, pf)
+
+
+def test_real_data_rank_equals_vectorbt_with_its_call_sequence():
+    every, frames = real_market()
+    entries, exits = crossings(frames, every, 5, 20)
+    # 20-bar momentum on each instrument's own bars.
+    rank = pd.DataFrame({n: f["close"] / f["close"].shift(20) for n, f in frames.items()}).reindex(every)
+    size = 0.5
+    out = sieve.backtest_signals(frames, entries, exits, portfolio=True, size=size, size_of="cash", rank=rank, config=CONFIG)
+    seq = call_seq_by_rank(entries, exits, rank, frames, every)
+    assert_orders_and_value(out, vectorbt_run(frames, every, entries, exits, size, call_seq=seq))
+
+
+def test_real_data_monthly_momentum_rotation_equals_vectorbt_from_orders():
+    """Top 2 of 5 by 60-bar momentum, half each, decided on each
+    instrument's first bar of a month."""
+    every, frames = real_market()
+    momentum = pd.DataFrame({n: f["close"] / f["close"].shift(60) for n, f in frames.items()}).reindex(every).ffill()
+    first = pd.Series(every.to_period("M"), index=every)
+    rebalance = first != first.shift(1)
+    top = momentum.rank(axis=1, ascending=False) <= 2
+    weights = (top * 0.5).where(rebalance, np.nan).where(momentum.notna().all(axis=1), np.nan)
+    # Only on an instrument's own bars.
+    weights = pd.DataFrame({n: weights[n].where(weights.index.isin(f.index)) for n, f in frames.items()})
+    out = sieve.backtest_weights(frames, weights, config=CONFIG)
+    W = pd.DataFrame({n: weights[n].reindex(f.index).shift(1) for n, f in frames.items()}).reindex(every)
+    o, c = wide(frames, every, "open"), wide(frames, every, "close")
+    pf = vbt.Portfolio.from_orders(
+        close=c, size=W, size_type="targetpercent", price=o, val_price=o.fillna(c.ffill()),
+        group_by=True, cash_sharing=True, call_seq="auto", fees=FEE, slippage=SLIPPAGE, init_cash=CASH,
+    )
+    theirs = sorted((r.Timestamp, r.Column, r.Size if r.Side == "Buy" else -r.Size, r.Price, r.Fees) for r in pf.orders.records_readable.itertuples())
+    ours = sorted((r.time, r.instrument, r.units, r.price, r.fee) for r in out["orders"].itertuples())
+    assert len(ours) == len(theirs) > 40
+    for a, b in zip(ours, theirs):
+        assert a[:2] == b[:2], (a, b)
+        for x, y in zip(a[2:], b[2:]):
+            assert x == pytest.approx(y, rel=1e-9, abs=1e-9), (a, b)
+    np.testing.assert_allclose(out["equity"].to_numpy(), pf.value().to_numpy(), rtol=1e-9)
