@@ -6,13 +6,15 @@
 use crate::data::Bars;
 use crate::engine::{
     self, simulate_portfolio, Backtest, Costs, EngineConfig, Leg, OnSteps, PortfolioRules,
-    Schedule, SizeOf,
+    PortfolioScratch, Schedule, Signal, SizeOf, Want,
 };
 use crate::error::Result;
 use crate::indicators::{Indicator, IndicatorSet};
 use crate::metrics::{
     self, Aggregation, Boundary, Metrics, Objective, Window, WindowStats, Windows,
 };
+use crate::simd::{Level, LANES};
+use crate::strategy::{Changes, LaneBuffers};
 use crate::strategy::{Direction, Strategy, TradeManagement};
 
 /// P in the annualised ratios.
@@ -370,6 +372,16 @@ impl<'a> Evaluator<'a> {
     /// Sharpe of the score window (the trials of the Deflated Sharpe).
     #[inline]
     pub fn screen(&self, params: &[f64], scratch: &mut Vec<i8>) -> ScreenScore {
+        self.screen_of(&mut ByParams {
+            eval: self,
+            params,
+            scratch,
+        })
+    }
+
+    /// [`Evaluator::screen`] of any simulation on this evaluator's bars.
+    #[inline]
+    fn screen_of(&self, sim: &mut impl Simulation) -> ScreenScore {
         let window = &self.scoring.screen;
         let score_window = &self.scoring.windows.score;
         let cash = self.scoring.engine.initial_cash;
@@ -377,7 +389,7 @@ impl<'a> Evaluator<'a> {
         let same = window.same_bars(score_window);
         stats.track_returns(same);
         let (m, sharpe) = if same {
-            self.run(params, window.end, false, scratch, &mut stats);
+            sim.run(window.end, &mut stats);
             (
                 stats.finish(self.bars, self.scoring.periods_per_year),
                 stats.per_period_sharpe(),
@@ -385,7 +397,7 @@ impl<'a> Evaluator<'a> {
         } else {
             let mut both = [stats, WindowStats::new(score_window, cash)];
             let end = window.end.max(score_window.end);
-            self.run(params, end, false, scratch, &mut both.as_mut_slice());
+            sim.run(end, &mut both.as_mut_slice());
             (
                 both[0].finish(self.bars, self.scoring.periods_per_year),
                 both[1].per_period_sharpe(),
@@ -396,6 +408,35 @@ impl<'a> Evaluator<'a> {
             trades: m.trades,
             sharpe,
         }
+    }
+
+    /// The bars the screen simulates: to the end of the screen window, or
+    /// of the score window where that ends later.
+    fn screen_end(&self) -> usize {
+        let (window, score) = (&self.scoring.screen, &self.scoring.windows.score);
+        match window.same_bars(score) {
+            true => window.end,
+            false => window.end.max(score.end),
+        }
+    }
+}
+
+/// A simulation over the first `end` bars, streamed to a sink.
+trait Simulation {
+    fn run<S: engine::Sink>(&mut self, end: usize, sink: &mut S);
+}
+
+/// The screen's simulation of one parameter set.
+struct ByParams<'e, 'a> {
+    eval: &'e Evaluator<'a>,
+    params: &'e [f64],
+    scratch: &'e mut Vec<i8>,
+}
+
+impl Simulation for ByParams<'_, '_> {
+    #[inline(always)]
+    fn run<S: engine::Sink>(&mut self, end: usize, sink: &mut S) {
+        self.eval.run(self.params, end, false, self.scratch, sink);
     }
 }
 
@@ -448,41 +489,145 @@ impl PortfolioLegs<'_> {
     /// timeline, streamed to `sink` (bars are steps; trades come with
     /// their instrument).
     pub fn run<S: engine::Sink + ?Sized>(&self, params: &[f64], end: usize, sink: &mut S) {
-        let schedule = self.schedule;
-        let n = self.members.len();
-        let (mut targets, mut entries, mut exits) =
-            (Vec::new(), vec![Vec::new(); n], vec![Vec::new(); n]);
-        for (m, member) in self.members.iter().enumerate() {
-            let bars = schedule.bars_until(m, end);
-            member.positions_until(params, bars, &mut targets);
-            signals_of(&targets, &mut entries[m], &mut exits[m]);
-        }
+        BUFFERS.with_borrow_mut(|b| {
+            b.fit(self.members.len());
+            for (m, member) in self.members.iter().enumerate() {
+                let bars = self.schedule.bars_until(m, end);
+                member.positions_until(params, bars, &mut b.targets);
+                b.changes.set_from(&b.targets);
+                signals_of_changes(&b.changes, &mut b.signals[m]);
+            }
+            self.simulate(&b.signals, &mut b.sim, end, sink);
+        });
+    }
+
+    /// The portfolio of each instrument's `signals`.
+    fn simulate<S: engine::Sink + ?Sized>(
+        &self,
+        signals: &[Vec<Signal>],
+        scratch: &mut PortfolioScratch,
+        end: usize,
+        sink: &mut S,
+    ) {
         let legs: Vec<Leg<'_>> = self
             .members
             .iter()
-            .enumerate()
-            .map(|(m, member)| Leg {
+            .zip(signals)
+            .map(|(member, signals)| Leg {
                 bars: member.bars,
-                entries: &entries[m],
-                exits: &exits[m],
+                signals,
                 rank: None,
                 costs: Costs::of(&member.scoring.engine),
             })
             .collect();
-        simulate_portfolio(&legs, self.rules, schedule, end, &mut OnSteps(sink));
+        simulate_portfolio(
+            &legs,
+            self.rules,
+            self.schedule,
+            end,
+            scratch,
+            &mut OnSteps(sink),
+        );
+    }
+
+    /// Screens `params` (`out[i]` for `params[i]`, exactly what
+    /// [`Evaluator::screen`] gives): each instrument's changes found for
+    /// [`LANES`] sets at a time by the strategy's lane code (which must
+    /// give what its positions give), then each set's portfolio.
+    /// `portfolio` is the portfolio's evaluator.
+    pub fn screen_lanes(
+        &self,
+        portfolio: &Evaluator<'_>,
+        params: &[&[f64]],
+        level: Level,
+        buffers: &mut LaneBuffers,
+        out: &mut [ScreenScore],
+    ) {
+        let end = portfolio.screen_end();
+        BUFFERS.with_borrow_mut(|b| {
+            b.fit(self.members.len());
+            for (batch, out) in params.chunks(LANES).zip(out.chunks_mut(LANES)) {
+                for (m, member) in self.members.iter().enumerate() {
+                    member.strategy.lane_changes(
+                        member.bars,
+                        member.indicators,
+                        batch,
+                        member.scoring.direction,
+                        self.schedule.bars_until(m, end),
+                        level,
+                        buffers,
+                        &mut b.lanes[m],
+                    );
+                }
+                for (l, o) in out.iter_mut().enumerate().take(batch.len()) {
+                    for m in 0..self.members.len() {
+                        signals_of_changes(&b.lanes[m][l], &mut b.signals[m]);
+                    }
+                    *o = portfolio.screen_of(&mut Signals {
+                        legs: self,
+                        signals: &b.signals,
+                        scratch: &mut b.sim,
+                    });
+                }
+            }
+        });
     }
 }
 
-/// The signals of a position held alone: an entry on each bar where it
-/// turns long, an exit on each bar where it stops being long.
-fn signals_of(targets: &[i8], entries: &mut Vec<bool>, exits: &mut Vec<bool>) {
-    entries.clear();
-    exits.clear();
+/// The screen's simulation of a portfolio's signals.
+struct Signals<'e, 'a> {
+    legs: &'e PortfolioLegs<'a>,
+    signals: &'e [Vec<Signal>],
+    scratch: &'e mut PortfolioScratch,
+}
+
+impl Simulation for Signals<'_, '_> {
+    fn run<S: engine::Sink>(&mut self, end: usize, sink: &mut S) {
+        self.legs.simulate(self.signals, self.scratch, end, sink);
+    }
+}
+
+/// What a portfolio's runs reuse, one set per thread.
+#[derive(Default)]
+struct PortfolioBuffers {
+    targets: Vec<i8>,
+    changes: Changes,
+    /// Each instrument's signals.
+    signals: Vec<Vec<Signal>>,
+    /// Each instrument's changes of a batch of sets.
+    lanes: Vec<[Changes; LANES]>,
+    sim: PortfolioScratch,
+}
+
+impl PortfolioBuffers {
+    fn fit(&mut self, instruments: usize) {
+        self.signals.resize_with(instruments, Vec::new);
+        self.lanes.resize_with(instruments, Default::default);
+    }
+}
+
+thread_local! {
+    static BUFFERS: std::cell::RefCell<PortfolioBuffers> = Default::default();
+}
+
+/// Signals of a position held alone (its changes): an entry where it
+/// turns long, an exit where it stops being long.
+fn signals_of_changes(changes: &Changes, out: &mut Vec<Signal>) {
+    out.clear();
     let mut before = 0;
-    for &p in targets {
-        entries.push(p == 1 && before != 1);
-        exits.push(before == 1 && p != 1);
-        before = p;
+    for (bar, target) in changes.entries() {
+        if target == 1 && before != 1 {
+            out.push(Signal {
+                bar,
+                want: Want::Enter,
+            });
+        } else if before == 1 && target != 1 {
+            out.push(Signal {
+                bar,
+                want: Want::Exit,
+            });
+        }
+        before = target;
     }
 }
 

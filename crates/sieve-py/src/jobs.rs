@@ -494,13 +494,21 @@ pub fn portfolio_signals<'py>(
         size_of,
         max_positions,
     };
+    let flagged: Vec<Vec<sieve_core::engine::Signal>> = signals
+        .iter()
+        .map(|(e, x, _)| {
+            let mut out = Vec::new();
+            sieve_core::engine::signals_of_flags(e, x, &mut out);
+            out
+        })
+        .collect();
     let legs: Vec<sieve_core::engine::Leg<'_>> = instruments
         .iter()
         .zip(&signals)
-        .map(|(inst, (e, x, r))| sieve_core::engine::Leg {
+        .zip(&flagged)
+        .map(|((inst, (_, _, r)), flagged)| sieve_core::engine::Leg {
             bars: &inst.bars,
-            entries: e,
-            exits: x,
+            signals: flagged,
             rank: r.as_deref(),
             costs,
         })

@@ -27,8 +27,9 @@ pub use account::{enter, exit, stop_or_target, Costs, Entered, Exited, Holding};
 pub use clock::Clock;
 pub use managed::{Distance, Managed, TradePlan, TradeState};
 pub use portfolio::{
-    run_portfolio, run_weights, simulate_portfolio, Ledger, Leg, OnSteps, Order, PortfolioRules,
-    PortfolioRun, Schedule, SizeOf, WeightLeg, WeightsRun,
+    run_portfolio, run_weights, signals_of_flags, simulate_portfolio, Ledger, Leg, OnSteps, Order,
+    PortfolioRules, PortfolioRun, PortfolioScratch, Schedule, Signal, SizeOf, Want, WeightLeg,
+    WeightsRun,
 };
 pub use settings::{EngineConfig, Fill};
 pub use simulate::{backtest, simulate, Backtest};

@@ -38,14 +38,132 @@ pub struct PortfolioRules {
     pub max_positions: Option<usize>,
 }
 
-/// One instrument of a portfolio: its bars, its signals (decided at each
-/// bar's close; an entry and an exit on the same bar cancel) and costs.
+/// The union of several instruments' times, and each instrument on it:
+/// the step of each of its bars and its last close at every step. A
+/// study's portfolio runs every combination on one schedule.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Schedule {
+    pub time: Vec<i64>,
+    /// Each instrument's bars' steps.
+    steps: Vec<Vec<u32>>,
+    /// Each instrument's last close at every step (NaN before its first
+    /// bar): what a position in it is worth then.
+    marks: Vec<Vec<f64>>,
+}
+
+impl Schedule {
+    /// The schedule of these instruments (times strictly ascending).
+    pub fn new(bars: &[&Bars]) -> Schedule {
+        let mut clock = Clock::new(bars.iter().map(|b| b.time.as_slice()).collect());
+        let mut s = Schedule {
+            steps: bars.iter().map(|b| Vec::with_capacity(b.len())).collect(),
+            ..Schedule::default()
+        };
+        let mut now = Vec::new();
+        while let Some(t) = clock.advance(&mut now) {
+            let step = s.time.len() as u32;
+            s.time.push(t);
+            for &(i, _) in &now {
+                s.steps[i].push(step);
+            }
+        }
+        s.marks = bars
+            .iter()
+            .zip(&s.steps)
+            .map(|(b, steps)| {
+                let mut marks = vec![f64::NAN; s.time.len()];
+                for (k, &step) in steps.iter().enumerate() {
+                    let end = steps.get(k + 1).map_or(marks.len(), |&n| n as usize);
+                    marks[step as usize..end].fill(b.close[k]);
+                }
+                marks
+            })
+            .collect();
+        s
+    }
+
+    pub fn len(&self) -> usize {
+        self.time.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.time.is_empty()
+    }
+
+    /// The step of instrument `leg`'s bar `k`.
+    #[inline]
+    pub fn step_of(&self, leg: usize, k: usize) -> usize {
+        self.steps[leg][k] as usize
+    }
+
+    /// Instrument `leg`'s bar at step `t`, if it has one then.
+    pub fn bar_of(&self, t: usize, leg: usize) -> Option<usize> {
+        self.steps[leg].binary_search(&(t as u32)).ok()
+    }
+
+    /// How many of instrument `leg`'s bars fall in the first `end` steps.
+    pub fn bars_until(&self, leg: usize, end: usize) -> usize {
+        self.steps[leg].partition_point(|&s| (s as usize) < end)
+    }
+
+    /// Instrument `leg`'s last close at every step.
+    pub fn marks(&self, leg: usize) -> &[f64] {
+        &self.marks[leg]
+    }
+
+    /// The value of `cash` and `held` ((instrument, signed units), in
+    /// instrument order) at step `t`'s close.
+    #[inline]
+    pub fn value(&self, cash: f64, held: &[(usize, f64)], t: usize) -> f64 {
+        let mut value = cash;
+        for &(i, units) in held {
+            value += units * self.marks[i][t];
+        }
+        value
+    }
+}
+
+/// What an instrument asks for on the close of one of its bars.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// To be long (ignored while it is).
+    Enter,
+    /// Not to be long (ignored while it is not).
+    Exit,
+}
+
+/// One signal: the bar whose close decides it, and what it wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Signal {
+    pub bar: usize,
+    pub want: Want,
+}
+
+/// Signals of flags per bar: an entry and an exit on one bar cancel.
+pub fn signals_of_flags(entries: &[bool], exits: &[bool], out: &mut Vec<Signal>) {
+    out.clear();
+    for (bar, (&e, &x)) in entries.iter().zip(exits).enumerate() {
+        match (e, x) {
+            (true, false) => out.push(Signal {
+                bar,
+                want: Want::Enter,
+            }),
+            (false, true) => out.push(Signal {
+                bar,
+                want: Want::Exit,
+            }),
+            _ => {}
+        }
+    }
+}
+
+/// One instrument of a portfolio: its bars, its signals in bar order,
+/// what orders its entries on one step (highest first; `None`: equal) and
+/// its costs.
 #[derive(Debug, Clone, Copy)]
 pub struct Leg<'a> {
     pub bars: &'a Bars,
-    pub entries: &'a [bool],
-    pub exits: &'a [bool],
-    /// Orders entries wanting the same bar, highest first; `None`: equal.
+    pub signals: &'a [Signal],
     pub rank: Option<&'a [f64]>,
     pub costs: Costs,
 }
@@ -63,193 +181,185 @@ pub struct PortfolioRun {
     pub trades: Vec<(usize, Trade)>,
 }
 
-/// The union of several instruments' times, walked once and kept: at each
-/// step the `(instrument, bar)` pairs that have a bar then, in instrument
-/// order. A study's portfolio runs every combination on one schedule.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Schedule {
-    pub time: Vec<i64>,
-    /// Where each step's pairs start in `at` (one more entry than steps).
-    starts: Vec<u32>,
-    at: Vec<(u32, u32)>,
-}
-
-impl Schedule {
-    /// The schedule of these instruments' times (each strictly ascending).
-    pub fn new(times: Vec<&[i64]>) -> Schedule {
-        let mut clock = Clock::new(times);
-        let mut s = Schedule {
-            starts: vec![0],
-            ..Schedule::default()
-        };
-        let mut now = Vec::new();
-        while let Some(t) = clock.advance(&mut now) {
-            s.time.push(t);
-            s.at.extend(now.iter().map(|&(i, k)| (i as u32, k as u32)));
-            s.starts.push(s.at.len() as u32);
-        }
-        s
-    }
-
-    pub fn len(&self) -> usize {
-        self.time.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.time.is_empty()
-    }
-
-    /// Step `t`'s `(instrument, bar)` pairs.
-    #[inline]
-    pub fn at(&self, t: usize) -> &[(u32, u32)] {
-        &self.at[self.starts[t] as usize..self.starts[t + 1] as usize]
-    }
-
-    /// Instrument `leg`'s bar at step `t`, if it has one then.
-    pub fn bar_of(&self, t: usize, leg: usize) -> Option<usize> {
-        self.at(t)
-            .iter()
-            .find(|&&(i, _)| i as usize == leg)
-            .map(|&(_, k)| k as usize)
-    }
-
-    /// How many of instrument `leg`'s bars fall in the first `end` steps.
-    pub fn bars_until(&self, leg: usize, end: usize) -> usize {
-        (0..end.min(self.len()))
-            .rev()
-            .find_map(|t| self.bar_of(t, leg).map(|k| k + 1))
-            .unwrap_or(0)
-    }
-}
-
-/// What a portfolio's run reports as it goes: each step's value, open
-/// positions and gross exposure, and each trade with its instrument (bars
-/// in the instrument's own bars; the steps of its entry and exit fills).
+/// What a portfolio's run reports as it goes.
 pub trait Ledger {
-    fn step(&mut self, t: usize, equity: f64, open: u32, gross: f64);
+    /// Steps `from..to`, between fills: `cash` and the positions `held`
+    /// ((instrument, signed units), in instrument order), each worth its
+    /// last close ([`Schedule::value`]).
+    fn steps(&mut self, from: usize, to: usize, cash: f64, held: &[(usize, f64)], on: &Schedule);
+    /// A trade of instrument `leg` (bars in its own bars), with the steps
+    /// of its entry and exit fills.
     fn trade(&mut self, leg: usize, trade: &Trade, entry_step: usize, exit_step: Option<usize>);
 }
 
+/// An order due: its step, instrument, bar and what it wants, and the
+/// rank of the bar that decided it.
+#[derive(Debug, Clone, Copy)]
+struct Due {
+    step: usize,
+    leg: usize,
+    bar: usize,
+    want: Want,
+    rank: f64,
+}
+
+/// What [`simulate_portfolio`] reuses from one run to the next.
+#[derive(Debug, Default)]
+pub struct PortfolioScratch {
+    due: Vec<Due>,
+    held: Vec<(usize, f64)>,
+    holdings: Vec<Holding>,
+    entered_at: Vec<usize>,
+}
+
 /// Runs `legs` from one account under `rules` over the first `end` steps
-/// of `schedule` (the schedule of the legs' times), reporting to `ledger`.
-/// A leg's signals must cover its bars in those steps.
+/// of `schedule` (the schedule of the legs' bars), reporting to `ledger`.
+///
+/// The orders of a step are each instrument's signal of its bar before,
+/// filled at this bar's open: exits first (the largest position first, as
+/// vectorbt orders its sells), then entries by rank (highest first,
+/// undefined last, ties in instrument order), each against the cash the
+/// fills before it left. Between fills the portfolio is marked at each
+/// instrument's last close, in instrument order (as vectorbt sums its
+/// group's value).
 pub fn simulate_portfolio<L: Ledger + ?Sized>(
     legs: &[Leg<'_>],
     rules: &PortfolioRules,
     schedule: &Schedule,
     end: usize,
+    scratch: &mut PortfolioScratch,
     ledger: &mut L,
 ) {
-    let n = legs.len();
-    let mut held = vec![Holding::FLAT; n];
-    // The step of each open position's entry.
-    let mut entered_at = vec![0usize; n];
-    // Each instrument's last close (its value while it has no bar).
-    let mut last_close = vec![0.0; n];
-    let mut cash = rules.initial_cash;
-    let mut value = cash;
-    let mut open = 0usize;
-    let (mut exits, mut entries) = (Vec::new(), Vec::new());
-    for t in 0..end.min(schedule.len()) {
-        let now = schedule.at(t);
-        // The orders due at this step: each instrument's signals of its
-        // bar before, filled at this bar's open.
-        exits.clear();
-        entries.clear();
-        for &(i, k) in now {
-            let (i, k) = (i as usize, k as usize);
-            let Some(d) = k.checked_sub(1) else { continue };
-            let leg = &legs[i];
-            let (entry, exit) = (leg.entries[d], leg.exits[d]);
-            if exit && !entry && held[i].side != 0 {
-                exits.push((i, k));
-            } else if entry && !exit && held[i].side == 0 {
-                let rank = leg.rank.map_or(0.0, |r| r[d]);
-                entries.push((i, k, rank));
+    let end = end.min(schedule.len());
+    let PortfolioScratch {
+        due,
+        held,
+        holdings,
+        entered_at,
+    } = scratch;
+    due.clear();
+    held.clear();
+    holdings.clear();
+    holdings.resize(legs.len(), Holding::FLAT);
+    entered_at.clear();
+    entered_at.resize(legs.len(), 0);
+    for (leg, l) in legs.iter().enumerate() {
+        for s in l.signals {
+            let bar = s.bar + 1;
+            if bar >= l.bars.len() {
+                break;
             }
-        }
-        if !exits.is_empty() {
-            // The largest position first, as vectorbt orders its sells.
-            let worth = |&(i, k): &(usize, usize)| held[i].units * legs[i].bars.open[k];
-            exits.sort_by(|a, b| worth(b).total_cmp(&worth(a)));
-            for &(i, k) in &exits {
-                let out = exit(
-                    &legs[i].costs,
-                    &held[i],
-                    legs[i].bars.open[k],
-                    k,
-                    ExitReason::Rule,
-                );
-                cash += out.cash_in;
-                if let Some(trade) = out.trade {
-                    ledger.trade(i, &trade, entered_at[i], Some(t));
-                }
-                held[i] = Holding::FLAT;
-                open -= 1;
+            let step = schedule.step_of(leg, bar);
+            if step >= end {
+                break;
             }
-        }
-        if !entries.is_empty() {
-            // Highest rank first, undefined last; a stable sort keeps the
-            // instruments' order on a tie.
-            entries.sort_by(|a, b| match (a.2.is_nan(), b.2.is_nan()) {
-                (false, false) => b.2.total_cmp(&a.2),
-                (x, y) => x.cmp(&y),
+            let rank = l.rank.map_or(0.0, |r| r[s.bar]);
+            due.push(Due {
+                step,
+                leg,
+                bar,
+                want: s.want,
+                rank,
             });
-            for &(i, k, _) in &entries {
-                if rules.max_positions.is_some_and(|m| open >= m) {
-                    continue;
-                }
-                let base = match rules.size_of {
-                    SizeOf::Cash => cash,
-                    SizeOf::Equity => value,
-                };
-                // What the entry commits, fee included, at most the cash free.
-                let commit = (rules.size * base).min(cash);
-                let leg = &legs[i];
-                // Fewer units than vectorbt's smallest order (a rounding
-                // scrap of cash) open nothing.
-                let entered = enter(&leg.costs, 1, leg.bars.open[k], k, 1.0, commit)
-                    .filter(|e| e.holding.units >= MIN_UNITS);
-                if let Some(e) = entered {
-                    cash -= e.cash_out;
-                    held[i] = e.holding;
-                    entered_at[i] = t;
-                    open += 1;
-                }
-            }
         }
-        for &(i, k) in now {
-            last_close[i as usize] = legs[i as usize].bars.close[k as usize];
-        }
-        // Marked in instrument order, as vectorbt sums its group's value.
-        value = cash;
-        let mut gross = 0.0;
-        if open > 0 {
-            for (h, &c) in held.iter().zip(&last_close) {
-                if h.side != 0 {
-                    value += h.signed_units() * c;
-                    gross += (h.signed_units() * c).abs();
-                }
-            }
-        }
-        ledger.step(t, value, open as u32, gross);
     }
+    // By step, instrument order within one (one order per instrument and
+    // step).
+    due.sort_unstable_by_key(|d| (d.step, d.leg));
+    let mut cash = rules.initial_cash;
+    let mut from = 0;
+    let mut at = 0;
+    while at < due.len() {
+        let step = due[at].step;
+        let mut until = at;
+        while until < due.len() && due[until].step == step {
+            until += 1;
+        }
+        ledger.steps(from, step, cash, held, schedule);
+        from = step;
+        // The portfolio's value at the close before (equity sizing).
+        let value = match (rules.size_of, step) {
+            (SizeOf::Equity, 1..) => schedule.value(cash, held, step - 1),
+            _ => cash,
+        };
+        let orders = &mut due[at..until];
+        // Those that would change nothing drop out: exits to the front by
+        // worth, then entries by rank.
+        let worth = |d: &Due| holdings[d.leg].units * legs[d.leg].bars.open[d.bar];
+        orders.sort_by(|a, b| match (a.want, b.want) {
+            (Want::Exit, Want::Exit) => worth(b).total_cmp(&worth(a)),
+            (Want::Exit, Want::Enter) => std::cmp::Ordering::Less,
+            (Want::Enter, Want::Exit) => std::cmp::Ordering::Greater,
+            (Want::Enter, Want::Enter) => match (a.rank.is_nan(), b.rank.is_nan()) {
+                (false, false) => b.rank.total_cmp(&a.rank),
+                (x, y) => x.cmp(&y),
+            },
+        });
+        for d in orders.iter() {
+            let (leg, h) = (&legs[d.leg], &mut holdings[d.leg]);
+            match d.want {
+                Want::Exit if h.side != 0 => {
+                    let out = exit(&leg.costs, h, leg.bars.open[d.bar], d.bar, ExitReason::Rule);
+                    cash += out.cash_in;
+                    if let Some(trade) = out.trade {
+                        ledger.trade(d.leg, &trade, entered_at[d.leg], Some(step));
+                    }
+                    *h = Holding::FLAT;
+                    held.retain(|&(i, _)| i != d.leg);
+                }
+                Want::Enter if h.side == 0 => {
+                    if rules.max_positions.is_some_and(|m| held.len() >= m) {
+                        continue;
+                    }
+                    let base = match rules.size_of {
+                        SizeOf::Cash => cash,
+                        SizeOf::Equity => value,
+                    };
+                    // What the entry commits, fee included, at most the
+                    // cash free.
+                    let commit = (rules.size * base).min(cash);
+                    // Fewer units than vectorbt's smallest order (a
+                    // rounding scrap of cash) open nothing.
+                    let entered = enter(&leg.costs, 1, leg.bars.open[d.bar], d.bar, 1.0, commit)
+                        .filter(|e| e.holding.units >= MIN_UNITS);
+                    if let Some(e) = entered {
+                        cash -= e.cash_out;
+                        *h = e.holding;
+                        entered_at[d.leg] = step;
+                        let place = held.partition_point(|&(i, _)| i < d.leg);
+                        held.insert(place, (d.leg, h.signed_units()));
+                    }
+                }
+                _ => {}
+            }
+        }
+        at = until;
+    }
+    ledger.steps(from, end, cash, held, schedule);
     // Trades still open at the end, in instrument order, marked at their
     // instrument's last close.
-    for (i, h) in held.iter().enumerate() {
-        if let Some(mut trade) = h.trade {
-            trade.mark(last_close[i]);
-            ledger.trade(i, &trade, entered_at[i], None);
+    if let Some(last) = end.checked_sub(1) {
+        for &(i, _) in held.iter() {
+            if let Some(mut trade) = holdings[i].trade {
+                trade.mark(schedule.marks(i)[last]);
+                ledger.trade(i, &trade, entered_at[i], None);
+            }
         }
     }
 }
 
 impl Ledger for PortfolioRun {
-    fn step(&mut self, t: usize, equity: f64, open: u32, gross: f64) {
-        self.equity.push(equity);
-        self.positions.push(open);
-        self.exposure.push(gross / equity);
-        debug_assert_eq!(self.equity.len(), t + 1);
+    fn steps(&mut self, from: usize, to: usize, cash: f64, held: &[(usize, f64)], on: &Schedule) {
+        for t in from..to {
+            let value = on.value(cash, held, t);
+            let mut gross = 0.0;
+            for &(i, units) in held {
+                gross += (units * on.marks(i)[t]).abs();
+            }
+            self.equity.push(value);
+            self.positions.push(held.len() as u32);
+            self.exposure.push(gross / value);
+        }
     }
     fn trade(&mut self, leg: usize, trade: &Trade, _: usize, _: Option<usize>) {
         self.trades.push((leg, *trade));
@@ -258,7 +368,8 @@ impl Ledger for PortfolioRun {
 
 /// Runs `legs` from one account under `rules`, keeping everything.
 pub fn run_portfolio(legs: &[Leg<'_>], rules: &PortfolioRules) -> PortfolioRun {
-    let schedule = Schedule::new(legs.iter().map(|l| l.bars.time.as_slice()).collect());
+    let bars: Vec<&Bars> = legs.iter().map(|l| l.bars).collect();
+    let schedule = Schedule::new(&bars);
     let mut run = PortfolioRun {
         time: schedule.time.clone(),
         equity: Vec::new(),
@@ -266,7 +377,15 @@ pub fn run_portfolio(legs: &[Leg<'_>], rules: &PortfolioRules) -> PortfolioRun {
         exposure: Vec::new(),
         trades: Vec::new(),
     };
-    simulate_portfolio(legs, rules, &schedule, schedule.len(), &mut run);
+    let mut scratch = PortfolioScratch::default();
+    simulate_portfolio(
+        legs,
+        rules,
+        &schedule,
+        schedule.len(),
+        &mut scratch,
+        &mut run,
+    );
     run
 }
 
@@ -277,8 +396,17 @@ pub struct OnSteps<'s, S: ?Sized>(pub &'s mut S);
 
 impl<S: Sink + ?Sized> Ledger for OnSteps<'_, S> {
     #[inline]
-    fn step(&mut self, t: usize, equity: f64, open: u32, _gross: f64) {
-        self.0.bar(t, equity, i8::from(open > 0));
+    fn steps(&mut self, from: usize, to: usize, cash: f64, held: &[(usize, f64)], on: &Schedule) {
+        match held {
+            [] => self.0.flat(from, to, cash),
+            // cash + units · mark, as [`Schedule::value`] sums it.
+            &[(i, units)] => self.0.held(from, to, cash, units, on.marks(i), 1),
+            _ => {
+                for t in from..to {
+                    self.0.bar(t, on.value(cash, held, t), 1);
+                }
+            }
+        }
     }
     fn trade(&mut self, leg: usize, trade: &Trade, entry_step: usize, exit_step: Option<usize>) {
         let on_steps = Trade {
@@ -455,6 +583,13 @@ mod tests {
         lot_size: 0.0,
     };
 
+    /// The signals of flags per bar.
+    fn flags(entries: &[bool], exits: &[bool]) -> Vec<Signal> {
+        let mut out = Vec::new();
+        signals_of_flags(entries, exits, &mut out);
+        out
+    }
+
     fn close_to(a: f64, b: f64) -> bool {
         (a - b).abs() <= 1e-9 * b.abs().max(1.0)
     }
@@ -464,12 +599,10 @@ mod tests {
     #[test]
     fn each_entry_takes_its_fraction_of_the_cash_left() {
         let b = bars(&[1, 2, 3], &[10.0, 10.0, 10.0], &[10.0, 10.0, 10.0]);
-        let e = [true, false, false];
-        let x = [false; 3];
+        let signals = flags(&[true, false, false], &[false; 3]);
         let leg = Leg {
             bars: &b,
-            entries: &e,
-            exits: &x,
+            signals: &signals,
             rank: None,
             costs: FREE,
         };
@@ -532,22 +665,19 @@ mod tests {
         let legs = [
             Leg {
                 bars: &a,
-                entries: &ae,
-                exits: &ax,
+                signals: &flags(&ae, &ax),
                 rank: Some(&ranks_a),
                 costs,
             },
             Leg {
                 bars: &b,
-                entries: &be,
-                exits: &bx,
+                signals: &flags(&be, &bx),
                 rank: Some(&ranks_b),
                 costs,
             },
             Leg {
                 bars: &c,
-                entries: &ce,
-                exits: &cx,
+                signals: &flags(&ce, &cx),
                 rank: Some(&ranks_c),
                 costs,
             },

@@ -201,14 +201,16 @@ impl Evaluator<'_> {
                 strategy: std::ptr::from_ref(self.strategy).cast::<()>() as usize,
             },
         );
+        if let Some(portfolio) = &self.portfolio {
+            return portfolio.screen_lanes(self, params, scratch.level, &mut scratch.buffers, out);
+        }
         let window = &self.scoring.screen;
         // A score window outside the screen window (the lanes accumulate
         // one span of bars), or a strategy managing its trades (the
         // engine's stops feed back into its decisions: not targets the
         // lanes can fill): one combination at a time.
         let scalar = self.inner_window().is_err()
-            || self.strategy.trade_management() == TradeManagement::Full
-            || self.portfolio.is_some();
+            || self.strategy.trade_management() == TradeManagement::Full;
         for (b, batch) in params.chunks(LANES).enumerate() {
             // Measured on an AVX2 CPU: the portable lane code (SSE2 there)
             // ran sma_cross at half the scalar speed; the AVX2 code runs it

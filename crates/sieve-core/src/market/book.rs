@@ -30,7 +30,8 @@ impl Book {
     /// The book of `members`, which must share some stretch of time.
     pub fn new(members: Vec<Instrument>, rules: PortfolioRules) -> Result<Book> {
         share_time(&members)?;
-        let schedule = Schedule::new(members.iter().map(|m| m.bars.time.as_slice()).collect());
+        let bars: Vec<&Bars> = members.iter().map(|m| &m.bars).collect();
+        let schedule = Schedule::new(&bars);
         Ok(Book {
             rules,
             members,
@@ -55,17 +56,19 @@ impl Book {
     /// first time). What the windows, the annualisation and a report's
     /// buy-and-hold line read.
     pub fn timeline(&self) -> Bars {
-        let n = self.schedule.len();
-        let mut index = Vec::with_capacity(n);
-        let mut ratio = vec![f64::NAN; self.members.len()];
-        for t in 0..n {
-            for &(i, k) in self.schedule.at(t) {
-                let bars = &self.members[i as usize].bars;
-                ratio[i as usize] = bars.close[k as usize] / bars.close[0];
-            }
-            let started: Vec<f64> = ratio.iter().copied().filter(|r| !r.is_nan()).collect();
-            index.push(started.iter().sum::<f64>() / started.len() as f64);
-        }
+        let index: Vec<f64> = (0..self.schedule.len())
+            .map(|t| {
+                let (mut sum, mut started) = (0.0, 0);
+                for (i, m) in self.members.iter().enumerate() {
+                    let mark = self.schedule.marks(i)[t];
+                    if !mark.is_nan() {
+                        sum += mark / m.bars.close[0];
+                        started += 1;
+                    }
+                }
+                sum / started as f64
+            })
+            .collect();
         Bars {
             time: self.schedule.time.clone(),
             open: index.clone(),
@@ -103,4 +106,3 @@ pub fn share_time(instruments: &[Instrument]) -> Result<()> {
     }
     Ok(())
 }
-
