@@ -505,7 +505,7 @@ impl PortfolioLegs<'_> {
     fn simulate<S: engine::Sink + ?Sized>(
         &self,
         signals: &[Vec<Signal>],
-        scratch: &mut PortfolioScratch,
+        scratch: &mut (PortfolioScratch, Vec<f64>),
         end: usize,
         sink: &mut S,
     ) {
@@ -520,13 +520,14 @@ impl PortfolioLegs<'_> {
                 costs: Costs::of(&member.scoring.engine),
             })
             .collect();
+        let (scratch, equity) = scratch;
         simulate_portfolio(
             &legs,
             self.rules,
             self.schedule,
             end,
             scratch,
-            &mut OnSteps(sink),
+            &mut OnSteps(sink, equity),
         );
     }
 
@@ -578,7 +579,7 @@ impl PortfolioLegs<'_> {
 struct Signals<'e, 'a> {
     legs: &'e PortfolioLegs<'a>,
     signals: &'e [Vec<Signal>],
-    scratch: &'e mut PortfolioScratch,
+    scratch: &'e mut (PortfolioScratch, Vec<f64>),
 }
 
 impl Simulation for Signals<'_, '_> {
@@ -596,7 +597,8 @@ struct PortfolioBuffers {
     signals: Vec<Vec<Signal>>,
     /// Each instrument's changes of a batch of sets.
     lanes: Vec<[Changes; LANES]>,
-    sim: PortfolioScratch,
+    /// The engine's, and room for a stretch's equity.
+    sim: (PortfolioScratch, Vec<f64>),
 }
 
 impl PortfolioBuffers {
@@ -665,5 +667,9 @@ impl engine::Sink for [WindowStats] {
     ) {
         self.iter_mut()
             .for_each(|s| engine::Sink::held(s, from, to, cash, signed_units, close, position));
+    }
+    fn equities(&mut self, from: usize, equity: &[f64], position: i8) {
+        self.iter_mut()
+            .for_each(|s| engine::Sink::equities(s, from, equity, position));
     }
 }

@@ -391,8 +391,9 @@ pub fn run_portfolio(legs: &[Leg<'_>], rules: &PortfolioRules) -> PortfolioRun {
 
 /// A [`Ledger`] that streams a portfolio to an engine [`Sink`] on the
 /// schedule's steps: each step a bar (its position 1 while anything is
-/// open), each trade with its bars turned into steps.
-pub struct OnSteps<'s, S: ?Sized>(pub &'s mut S);
+/// open), each trade with its bars turned into steps. The vector is room
+/// for a stretch's equity.
+pub struct OnSteps<'s, S: ?Sized>(pub &'s mut S, pub &'s mut Vec<f64>);
 
 impl<S: Sink + ?Sized> Ledger for OnSteps<'_, S> {
     #[inline]
@@ -402,9 +403,17 @@ impl<S: Sink + ?Sized> Ledger for OnSteps<'_, S> {
             // cash + units · mark, as [`Schedule::value`] sums it.
             &[(i, units)] => self.0.held(from, to, cash, units, on.marks(i), 1),
             _ => {
-                for t in from..to {
-                    self.0.bar(t, on.value(cash, held, t), 1);
+                // Instrument by instrument over the stretch (vector code),
+                // each step summed as [`Schedule::value`] sums it.
+                let equity = &mut *self.1;
+                equity.clear();
+                equity.resize(to - from, cash);
+                for &(i, units) in held {
+                    for (e, m) in equity.iter_mut().zip(&on.marks(i)[from..to]) {
+                        *e += units * m;
+                    }
                 }
+                self.0.equities(from, equity, 1);
             }
         }
     }

@@ -41,6 +41,15 @@ pub trait Sink {
             self.bar(t, cash + signed_units * c, position);
         }
     }
+
+    /// Bars `from..from + equity.len()` holding `position`, each bar's
+    /// equity given. Must equal calling `bar` for each.
+    #[inline]
+    fn equities(&mut self, from: usize, equity: &[f64], position: i8) {
+        for (k, &e) in equity.iter().enumerate() {
+            self.bar(from + k, e, position);
+        }
+    }
 }
 
 impl<S: Sink + ?Sized> Sink for &mut S {
@@ -67,6 +76,9 @@ impl<S: Sink + ?Sized> Sink for &mut S {
         position: i8,
     ) {
         (**self).held(from, to, cash, signed_units, close, position);
+    }
+    fn equities(&mut self, from: usize, equity: &[f64], position: i8) {
+        (**self).equities(from, equity, position);
     }
 }
 
@@ -103,5 +115,9 @@ impl<A: Sink, B: Sink> Sink for Tee<A, B> {
     ) {
         self.0.held(from, to, cash, signed_units, close, position);
         self.1.held(from, to, cash, signed_units, close, position);
+    }
+    fn equities(&mut self, from: usize, equity: &[f64], position: i8) {
+        self.0.equities(from, equity, position);
+        self.1.equities(from, equity, position);
     }
 }

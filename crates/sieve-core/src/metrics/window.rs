@@ -273,6 +273,51 @@ impl WindowStats {
         }
     }
 
+    /// Bars `from..to` holding `position`, bar t's equity `equity(t)`: in
+    /// one tight loop over the window's part of them.
+    #[inline(always)]
+    fn stretch(&mut self, from: usize, to: usize, position: i8, equity: impl Fn(usize) -> f64) {
+        let (start, end) = (self.window.start, self.window.end);
+        if start > from && start - 1 < to {
+            WindowStats::bar(self, start - 1, equity(start - 1), position);
+        }
+        let (lo, hi) = (from.max(start), to.min(end));
+        if lo >= hi {
+            return;
+        }
+        if self.track_returns {
+            // Locals, not fields: the accumulators stay in registers and
+            // each bar's division depends on the closes only, not on the
+            // previous bar's work.
+            let (mut returns, mut drawdown) = (self.returns, self.drawdown);
+            let mut prev = self.prev_equity;
+            if self.track_downside {
+                for t in lo..hi {
+                    let e = equity(t);
+                    returns.push(e / prev - 1.0);
+                    drawdown.push(e);
+                    prev = e;
+                }
+            } else {
+                for t in lo..hi {
+                    let e = equity(t);
+                    returns.push_no_downside(e / prev - 1.0);
+                    drawdown.push(e);
+                    prev = e;
+                }
+            }
+            (self.returns, self.drawdown, self.prev_equity) = (returns, drawdown, prev);
+        } else {
+            for t in lo..hi {
+                self.drawdown.push(equity(t));
+            }
+            self.prev_equity = equity(hi - 1);
+        }
+        let k = (hi - lo) as u64;
+        self.exposed_bars += k;
+        self.bars += k;
+    }
+
     pub fn finish(&self, bars: &Bars, periods_per_year: f64) -> Metrics {
         let Window { start, end, .. } = self.window;
         let end_equity = if self.bars > 0 {
@@ -354,52 +399,14 @@ impl crate::engine::Sink for WindowStats {
         close: &[f64],
         position: i8,
     ) {
-        let (start, end) = (self.window.start, self.window.end);
-        if start > from && start - 1 < to {
-            WindowStats::bar(
-                self,
-                start - 1,
-                cash + signed_units * close[start - 1],
-                position,
-            );
-        }
-        let (lo, hi) = (from.max(start), to.min(end));
-        if lo >= hi {
-            return;
-        }
-        let close = &close[lo..hi];
-        if self.track_returns {
-            // Locals, not fields: the accumulators stay in registers and
-            // each bar's division depends on the closes only, not on the
-            // previous bar's work.
-            let (mut returns, mut drawdown) = (self.returns, self.drawdown);
-            let mut prev = self.prev_equity;
-            if self.track_downside {
-                for &c in close {
-                    let e = cash + signed_units * c;
-                    returns.push(e / prev - 1.0);
-                    drawdown.push(e);
-                    prev = e;
-                }
-            } else {
-                for &c in close {
-                    let e = cash + signed_units * c;
-                    returns.push_no_downside(e / prev - 1.0);
-                    drawdown.push(e);
-                    prev = e;
-                }
-            }
-            (self.returns, self.drawdown, self.prev_equity) = (returns, drawdown, prev);
-        } else {
-            for &c in close {
-                self.drawdown.push(cash + signed_units * c);
-            }
-            self.prev_equity = cash + signed_units * close[close.len() - 1];
-        }
-        let k = (hi - lo) as u64;
-        self.exposed_bars += k;
-        self.bars += k;
+        self.stretch(from, to, position, |t| cash + signed_units * close[t]);
     }
+
+    /// As [`WindowStats::held`], the equity given.
+    fn equities(&mut self, from: usize, equity: &[f64], position: i8) {
+        self.stretch(from, from + equity.len(), position, |t| equity[t - from]);
+    }
+
     #[inline]
     fn trade(&mut self, trade: &Trade) {
         WindowStats::trade(self, trade);
