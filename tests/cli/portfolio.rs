@@ -103,9 +103,33 @@ fn the_screen_scores_what_verification_scores_whatever_the_split() {
     let dir = tempfile::tempdir().unwrap();
     let files = instruments(dir.path());
     let cfg = config(dir.path(), "p.toml", &files, "max_positions = 2");
-    let out = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    screen_equals_verify(dir.path(), &cfg);
+}
+
+/// Rules with a trailing stop on closes, sized by equity.
+#[test]
+fn rules_screen_what_verification_scores() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = instruments(dir.path());
+    let cfg = config(dir.path(), "p.toml", &files, "size = 0.4");
+    let rules = r#"[strategy]
+entry = "cross_above(ema(close, fast), sma(close, slow))"
+exit = "cross_below(close, sma(close, 10))"
+trailing_stop = "2 * atr(14)"
+"#;
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("[strategy]\nname = \"sma_cross\"\n", rules);
+    std::fs::write(&cfg, text).unwrap();
+    screen_equals_verify(dir.path(), &cfg);
+}
+
+/// Sweeps of `cfg` on 2 and 1 threads, in 2 shards merged and at every
+/// vector level are the same bytes, and each score is verification's.
+fn screen_equals_verify(dir: &Path, cfg: &str) {
+    let out = |name: &str| dir.join(name).to_str().unwrap().to_string();
     let sweep = |o: &str, extra: &[&str]| {
-        let mut args = vec!["sweep", "-c", &cfg, "--out", o, "--top", "1000"];
+        let mut args = vec!["sweep", "-c", cfg, "--out", o, "--top", "1000"];
         args.extend(extra);
         run_ok(&args);
     };
@@ -113,38 +137,31 @@ fn the_screen_scores_what_verification_scores_whatever_the_split() {
     sweep(&out("one.csv"), &["--threads", "1"]);
     sweep(&out("p0.csv"), &["--shard", "0/2"]);
     sweep(&out("p1.csv"), &["--shard", "1/2"]);
-    run_ok(&[
-        "merge",
-        &out("p1.csv"),
-        &out("p0.csv"),
-        "--out",
-        &out("merged.csv"),
-    ]);
+    let merged = out("merged.csv");
+    run_ok(&["merge", &out("p1.csv"), &out("p0.csv"), "--out", &merged]);
+    // The lanes of every vector level find the same changes.
+    for level in ["avx2", "portable"] {
+        let o = out(&format!("{level}.csv"));
+        let args = ["sweep", "-c", cfg, "--out", &o, "--top", "1000"];
+        let status = crate::sieve().env("SIEVE_SIMD", level).args(args).status();
+        assert!(status.unwrap().success());
+    }
     let whole = std::fs::read(out("whole.csv")).unwrap();
-    assert_eq!(std::fs::read(out("one.csv")).unwrap(), whole);
-    assert_eq!(std::fs::read(out("merged.csv")).unwrap(), whole);
-    run_ok(&[
-        "verify",
-        "-c",
-        &cfg,
-        "--candidates",
-        &out("whole.csv"),
-        "--out",
-        &out("v.csv"),
-    ]);
+    for other in ["one.csv", "merged.csv", "avx2.csv", "portable.csv"] {
+        assert_eq!(std::fs::read(out(other)).unwrap(), whole, "{other}");
+    }
+    let verified = out("v.csv");
+    run_ok(&["verify", "-c", cfg, "--candidates", &out("whole.csv"), "--out", &verified]);
     let screened: HashMap<String, String> = rows(Path::new(&out("whole.csv")))
         .into_iter()
         .map(|r| (r["grid_index"].clone(), r["score"].clone()))
         .collect();
-    let verified = rows(Path::new(&out("v.csv")));
+    let verified = rows(Path::new(&verified));
     // Every allowed combination of the 7 × 6 grid (fast < slow).
     assert!(verified.len() > 30, "{}", verified.len());
     for r in &verified {
-        assert_eq!(
-            r["score"], screened[&r["grid_index"]],
-            "grid index {}",
-            r["grid_index"]
-        );
+        let index = &r["grid_index"];
+        assert_eq!(r["score"], screened[index], "grid index {index}");
     }
 }
 
