@@ -174,6 +174,8 @@ def main():
                     help="only the stateful functions (sar, supertrend, adx) against ema of the same windows")
     ap.add_argument("--data-only", action="store_true", help="only the data section (formats, instruments)")
     ap.add_argument("--baseline", help="an older sieve binary the data section also times, interleaved")
+    ap.add_argument("--portfolio-only", action="store_true",
+                    help="only the portfolio section: [portfolio] against score.aggregate, and vectorbt per combination")
     ap.add_argument("--gpu-only", action="store_true",
                     help="only the GPU section: generated rule kernel vs hand-written (builds with --features gpu)")
     a = ap.parse_args()
@@ -204,6 +206,9 @@ def main():
         return
     if a.gpu_only:
         gpu(p, common, a.runs)
+        return
+    if a.portfolio_only:
+        portfolio(p, a.runs)
         return
 
     # Candidates: the top 50,000 of a real sweep of the default activation grid.
@@ -253,6 +258,67 @@ def main():
     functions(p, common, a.runs)
     windows(p, common, a.runs, a.quick)
     data(p, a.runs, a.baseline)
+    portfolio(p, a.runs)
+
+
+# 10 instruments x 5,000 daily bars, every third on weekdays only; sma_cross
+# over fast 2..201 x slow 210..709: 100,000 combinations.
+PORTFOLIO_GRID = """
+[strategy]
+name = "sma_cross"
+[strategy.params]
+fast = { start = 2, stop = 201, step = 1 }
+slow = { start = 210, stop = 709, step = 1 }
+[backtest]
+fee = 0.001
+slippage = 0.0005
+"""
+
+
+def portfolio(p, runs):
+    print("\n== portfolio: 10 instruments x 5,000 daily bars, one account ([portfolio]) vs score.aggregate")
+    names = []
+    for k in range(10):
+        path = p(f"pf{k}.csv")
+        run(["synth", "--bars", "5000", "--seed", str(100 + k), "--out", path])
+        if k % 3 == 1:  # weekdays only: another calendar
+            import datetime
+            with open(path) as f:
+                lines = f.readlines()
+            keep = [lines[0]] + [l for l in lines[1:] if datetime.date.fromisoformat(l[:10]).weekday() < 5]
+            with open(path, "w") as f:
+                f.writelines(keep)
+        names.append(path)
+    paths = "[data]\npaths = [" + ", ".join(f'"{n}"' for n in names) + "]\n"
+    with open(p("agg.toml"), "w") as f:
+        f.write(paths + PORTFOLIO_GRID)
+    with open(p("pf.toml"), "w") as f:
+        f.write(paths + PORTFOLIO_GRID + '[portfolio]\nsize = 0.2\nsize_of = "cash"\nmax_positions = 5\n')
+    rates = {"agg": [], "pf": []}
+    walls = {"agg": [], "pf": []}
+    for _ in range(runs):  # interleaved
+        for c in ("agg", "pf"):
+            walls[c].append(run(["sweep", "--config", p(f"{c}.toml"), "--out", p(f"{c}.csv"), "--top", "1000"]))
+            rates[c].append(meta(p(f"{c}.meta.json"))["timings"]["bar_combinations_per_s"])
+    m = meta(p("pf.meta.json"))
+    n = m["objective_stats"]["combinations_evaluated"]
+    ra, rp = statistics.median(rates["agg"]), statistics.median(rates["pf"])
+    print(f"sma_cross, {n:,} combinations: score.aggregate {ra:.3e} instrument-bar-combinations/s "
+          f"(wall {statistics.median(walls['agg']):.2f} s); [portfolio] {rp:.3e} "
+          f"(wall {statistics.median(walls['pf']):.2f} s): ratio {rp / ra:.2f}")
+    per_comb = statistics.median(walls["pf"]) / n
+    print(f"  [portfolio]: {per_comb * 1e6:.1f} us per combination (whole process, 2 threads)")
+    rss = peak_rss_mb(["sweep", "--config", p("pf.toml"), "--out", p("pf.csv"), "--top", "1000"])
+    print(f"  peak RSS of the portfolio sweep: {rss:.0f} MB")
+    try:
+        out = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "bench_portfolio.py"), "--grid", "200",
+                              "--runs", "3", "--files"] + names, check=True, capture_output=True, text=True).stdout
+    except (subprocess.CalledProcessError, FileNotFoundError) as e:
+        print(f"  vectorbt: not timed ({e})")
+        return
+    vbt_per = float(out.split("per combination:")[1].split()[0]) / 1e6
+    print(f"  vectorbt from_signals(cash_sharing=True) + total return, Sharpe, max drawdown on 200 combinations: "
+          f"{vbt_per * 1e6:.0f} us per combination: sieve {vbt_per / per_comb:.0f}x faster")
 
 
 def windows(p, common, runs, quick):

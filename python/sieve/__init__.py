@@ -368,7 +368,9 @@ def _portfolio_signals(data, entries, exits, config, size, size_of, max_position
     if not isinstance(data, Mapping) or not data:
         raise DataError("data: portfolio=True takes a dict of DataFrames, one per instrument")
     if size is None:
-        size = 1.0 / len(data)
+        # An equal share of the positions that can be open at once.
+        slots = max_positions if isinstance(max_positions, int) and 1 <= max_positions < len(data) else len(data)
+        size = 1.0 / slots
     names = [str(n) for n in data]
     given = {"entries": entries, "exits": exits}
     if rank is not None:
