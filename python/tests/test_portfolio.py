@@ -477,3 +477,22 @@ def test_real_data_monthly_momentum_rotation_equals_vectorbt_from_orders():
         for x, y in zip(a[2:], b[2:]):
             assert x == pytest.approx(y, rel=1e-9, abs=1e-9), (a, b)
     np.testing.assert_allclose(out["equity"].to_numpy(), pf.value().to_numpy(), rtol=1e-9)
+
+
+def test_real_data_rank_by_in_the_config_equals_vectorbt():
+    """`portfolio.rank_by`: on a bar with several entries, the highest
+    close over its 50-bar average goes first (so gets the most cash)."""
+    every, frames = real_market()
+    size = 0.5
+    config = {
+        "backtest": {"fee": FEE, "slippage": SLIPPAGE, "initial_cash": CASH},
+        "portfolio": {"size": size, "size_of": "cash", "rank_by": "close / sma(close, 50)"},
+    }
+    out = sieve.backtest(frames, "sma_cross", {"fast": 5, "slow": 20}, config, equity=True, trades=True)
+    entries, exits = crossings(frames, every, 5, 20)
+    rank = pd.DataFrame({n: f["close"] / f["close"].rolling(50).mean() for n, f in frames.items()}).reindex(every)
+    seq = call_seq_by_rank(entries, exits, rank, frames, every)
+    assert_orders_and_value(out, vectorbt_run(frames, every, entries, exits, size, call_seq=seq))
+    # Without the ranking the order differs, and so do the sizes.
+    plain = sieve.backtest(frames, "sma_cross", {"fast": 5, "slow": 20}, {**config, "portfolio": {"size": size, "size_of": "cash"}}, equity=True)
+    assert plain["equity"].iloc[-1] != pytest.approx(out["equity"].iloc[-1], rel=1e-6)

@@ -151,7 +151,15 @@ fn screen_equals_verify(dir: &Path, cfg: &str) {
         assert_eq!(std::fs::read(out(other)).unwrap(), whole, "{other}");
     }
     let verified = out("v.csv");
-    run_ok(&["verify", "-c", cfg, "--candidates", &out("whole.csv"), "--out", &verified]);
+    run_ok(&[
+        "verify",
+        "-c",
+        cfg,
+        "--candidates",
+        &out("whole.csv"),
+        "--out",
+        &verified,
+    ]);
     let screened: HashMap<String, String> = rows(Path::new(&out("whole.csv")))
         .into_iter()
         .map(|r| (r["grid_index"].clone(), r["score"].clone()))
@@ -261,6 +269,11 @@ fn what_a_portfolio_cannot_run_yet_is_refused_by_key() {
         ("[backtest]\nfill = \"close\"", "backtest.fill"),
         ("[score]\naggregate = \"median\"", "score.aggregate"),
         ("[strategy]\nstop_loss = 0.05", "strategy"),
+        ("rank_by = \"close > open\"", "portfolio.rank_by"),
+        (
+            "rank_by = \"close / sma(close, fast)\"",
+            "portfolio.rank_by",
+        ),
     ];
     for (k, (extra, key)) in cases.iter().enumerate() {
         // Sections already in the grid get their keys merged with -O.

@@ -481,6 +481,9 @@ pub struct PortfolioLegs<'a> {
     pub rules: &'a PortfolioRules,
     /// The union of the instruments' times.
     pub schedule: &'a Schedule,
+    /// What orders entries on one step, per instrument (`None`: their
+    /// order).
+    pub ranks: Option<&'a [Vec<f64>]>,
     pub members: Vec<Evaluator<'a>>,
 }
 
@@ -513,10 +516,11 @@ impl PortfolioLegs<'_> {
             .members
             .iter()
             .zip(signals)
-            .map(|(member, signals)| Leg {
+            .enumerate()
+            .map(|(m, (member, signals))| Leg {
                 bars: member.bars,
                 signals,
-                rank: None,
+                rank: self.ranks.map(|r| r[m].as_slice()),
                 costs: Costs::of(&member.scoring.engine),
             })
             .collect();

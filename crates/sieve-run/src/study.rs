@@ -82,8 +82,28 @@ impl Study {
                 (name, Bars { timezone, ..bars })
             })
             .collect();
-        let market =
+        let mut market =
             Market::new(&config.scoring(), data, &*strategy).map_err(|e| config.in_file(e))?;
+        if let (Some(book), Some((expression, functions))) =
+            (&mut market.portfolio, &config.rank_by)
+        {
+            // Computed once per instrument: no parameter to sweep.
+            let words = expression.split(|c: char| !(c.is_alphanumeric() || c == '_'));
+            if let Some(p) = words
+                .filter_map(|w| strategy.params().iter().find(|p| p.name.as_ref() == w))
+                .next()
+            {
+                return Err(config.in_file(sieve_core::Error::config(
+                    key::PORTFOLIO_RANK_BY,
+                    format!(
+                        "reads the parameter '{}'; rank_by is computed once per instrument, before the grid, and cannot read parameters yet",
+                        p.name
+                    ),
+                )));
+            }
+            book.rank_by(expression, functions)
+                .map_err(|e| config.in_file(e))?;
+        }
         Ok(Study {
             settings: Arc::new(settings),
             data_hash: Default::default(),

@@ -57,6 +57,9 @@ pub struct Config {
     pub params: Option<toml::Table>,
     /// `[backtest]` and `[score]`: how runs of this config are scored.
     pub scoring: ScoringSpec,
+    /// `portfolio.rank_by`: what orders a portfolio's entries on one bar,
+    /// and the functions it may call.
+    pub rank_by: Option<(String, ExternalFunctions)>,
 }
 
 /// `score.screen_window` as written.
@@ -286,6 +289,7 @@ struct RawPortfolio {
     size: Option<f64>,
     size_of: Option<RawSizeOf>,
     max_positions: Option<i64>,
+    rank_by: Option<String>,
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -427,6 +431,11 @@ impl Config {
             managed_builtin: strategy.managed_builtin,
             constraints: raw.strategy.constraints,
             params: raw.strategy.params,
+            rank_by: raw
+                .portfolio
+                .as_ref()
+                .and_then(|p| p.rank_by.clone())
+                .map(|r| (r, functions.clone())),
             scoring: ScoringSpec {
                 engine: EngineConfig {
                     fill: match b.fill {

@@ -14,6 +14,8 @@ use super::instrument::Instrument;
 use crate::data::Bars;
 use crate::engine::{PortfolioRules, Schedule, Trade};
 use crate::error::{Error, Result};
+use crate::key;
+use crate::rules::{values_of, ExternalFunctions};
 
 /// The instruments of a portfolio and its account's rules.
 #[derive(Debug, Clone)]
@@ -24,6 +26,9 @@ pub struct Book {
     pub members: Vec<Instrument>,
     /// The union of their times.
     pub schedule: Schedule,
+    /// `portfolio.rank_by` on each instrument's bars: on a step with more
+    /// entries than room or cash, the highest go first.
+    pub ranks: Option<Vec<Vec<f64>>>,
 }
 
 impl Book {
@@ -36,7 +41,31 @@ impl Book {
             rules,
             members,
             schedule,
+            ranks: None,
         })
+    }
+
+    /// Ranks entries by `expression` (a rule expression of no parameter,
+    /// `portfolio.rank_by`) on each instrument's bars.
+    pub fn rank_by(&mut self, expression: &str, functions: &ExternalFunctions) -> Result<()> {
+        let several = self.members.len() > 1;
+        let ranks = self
+            .members
+            .iter()
+            .map(|m| {
+                values_of(key::PORTFOLIO_RANK_BY, expression, &m.bars, functions, true).map_err(
+                    |e| match (several, e) {
+                        (true, Error::Config { key, message }) => Error::Config {
+                            key,
+                            message: format!("instrument '{}': {message}", m.name),
+                        },
+                        (_, e) => e,
+                    },
+                )
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.ranks = Some(ranks);
+        Ok(())
     }
 
     /// `trade` of instrument `leg` with its bars, which a portfolio's run

@@ -77,6 +77,7 @@ impl Market {
             portfolio: Some(crate::evaluate::PortfolioLegs {
                 rules: &book.rules,
                 schedule: &book.schedule,
+                ranks: book.ranks.as_deref(),
                 members: evaluators,
             }),
         }]

@@ -48,19 +48,36 @@ pub fn fuzz_one(text: &str) {
 /// true/false as 1 / 0, undefined as NaN. It may read no parameter and
 /// not the trade's state (what Python's `sieve.indicator` returns).
 pub fn values(expression: &str, bars: &Bars, functions: &ExternalFunctions) -> Result<Vec<f64>> {
-    const KEY: &str = "expression";
+    values_of("expression", expression, bars, functions, false)
+}
+
+/// [`values`] of the expression of config key `key` (which errors name);
+/// with `number`, a true/false expression is an error.
+pub fn values_of(
+    key: &str,
+    expression: &str,
+    bars: &Bars,
+    functions: &ExternalFunctions,
+    number: bool,
+) -> Result<Vec<f64>> {
     let mut checker = Checker::new(Vec::new(), Vec::new(), functions.clone());
-    let id = compile_text(&mut checker, KEY, expression, None)?;
+    let id = compile_text(&mut checker, key, expression, None)?;
     if checker.graph.nodes[id].state {
         return Err(Error::config(
-            KEY,
+            key,
             "reads position, entry_price or bars_held, which exist only while a strategy trades",
         ));
     }
     let ty = checker.graph.nodes[id].ty;
+    if number && ty == Ty::Bool {
+        return Err(Error::config(
+            key,
+            format!("must be a number, and \"{expression}\" is true or false"),
+        ));
+    }
     let rules = Rules {
         source: RuleSource {
-            name: KEY.to_string(),
+            name: key.to_string(),
             ..RuleSource::default()
         },
         n_params: 0,
