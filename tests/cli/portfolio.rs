@@ -254,6 +254,40 @@ fn no_more_positions_are_open_than_the_limit() {
     }
 }
 
+/// The instruments' profits after fees add up to the portfolio's gain;
+/// no more positions are open than the limit at any time.
+#[test]
+fn contributions_add_up_to_the_gain() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = instruments(dir.path());
+    let cfg = config(dir.path(), "p.toml", &files, "max_positions = 2");
+    let equity = dir.path().join("e.csv");
+    let args = [
+        "backtest", "-c", &cfg, "--set", "fast=4", "--set", "slow=20", "--json",
+    ];
+    let doc: serde_json::Value = serde_json::from_str(&run_ok(
+        &[&args[..], &["--equity", equity.to_str().unwrap()]].concat(),
+    ))
+    .unwrap();
+    let p = &doc["portfolio"];
+    let pnl: f64 = p["instruments"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|i| i["pnl"].as_f64().unwrap())
+        .sum();
+    let last = rows(&equity).last().unwrap()["equity"]
+        .parse::<f64>()
+        .unwrap();
+    assert!(
+        (pnl - (last - 10_000.0)).abs() <= 1e-9 * last,
+        "{pnl} vs {last}"
+    );
+    assert_eq!(p["positions"]["max"].as_f64(), Some(2.0));
+    let held = p["exposure"]["max"].as_f64().unwrap();
+    assert!(held > 0.5 && held <= 1.0 + 1e-9, "{held}");
+}
+
 #[test]
 fn what_a_portfolio_cannot_run_yet_is_refused_by_key() {
     let dir = tempfile::tempdir().unwrap();

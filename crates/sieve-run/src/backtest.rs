@@ -10,6 +10,7 @@ use sieve_core::strategy::{self, Strategy};
 use sieve_core::{Error, Result};
 
 use crate::files::Num;
+use crate::portfolio;
 use crate::text::{human, table};
 use crate::Study;
 use sieve_core::key;
@@ -111,6 +112,9 @@ impl Backtested {
         });
         if !study.market().is_several() {
             doc["windows"] = self.runs[0].windows_json();
+            if let Some(book) = &study.market().portfolio {
+                doc["portfolio"] = portfolio_json(book, &self.runs[0].bt);
+            }
             return doc;
         }
         let mut aggregate = serde_json::Map::new();
@@ -171,6 +175,10 @@ impl Backtested {
                 text.push('\n');
             }
         }
+        if let Some(book) = &study.market().portfolio {
+            text.push('\n');
+            text.push_str(&portfolio_text(book, &self.runs[0].bt));
+        }
         if several {
             let mut header = vec![format!(
                 "{} over {} instruments",
@@ -184,6 +192,65 @@ impl Backtested {
         }
         text
     }
+}
+
+/// A portfolio's instruments and occupancy, as `sieve backtest --json`
+/// reports them.
+fn portfolio_json(book: &sieve_core::market::Book, bt: &Backtest) -> serde_json::Value {
+    let instruments: serde_json::Map<String, serde_json::Value> =
+        portfolio::contributions(book, bt)
+            .into_iter()
+            .map(|c| {
+                let doc = serde_json::json!({
+                    "trades": c.trades,
+                    "wins": c.wins,
+                    "pnl": Num(c.pnl),
+                    "fees": Num(c.fees),
+                    "held": Num(c.held),
+                });
+                (c.name, doc)
+            })
+            .collect();
+    let o = portfolio::occupancy(book, bt);
+    let (positions, max_positions) = portfolio::mean_max(o.positions.iter().map(|&p| f64::from(p)));
+    let (exposure, max_exposure) = portfolio::mean_max(o.exposure.iter().copied());
+    serde_json::json!({
+        "instruments": instruments,
+        "positions": { "mean": Num(positions), "max": Num(max_positions) },
+        "exposure": { "mean": Num(exposure), "max": Num(max_exposure) },
+    })
+}
+
+/// The table of a portfolio's instruments (trades, wins, profit after
+/// fees, time held) and its positions and exposure over time.
+fn portfolio_text(book: &sieve_core::market::Book, bt: &Backtest) -> String {
+    let header: Vec<String> = ["instrument", "trades", "wins", "pnl", "fees", "held"]
+        .map(String::from)
+        .to_vec();
+    let rows: Vec<Vec<String>> = portfolio::contributions(book, bt)
+        .into_iter()
+        .map(|c| {
+            vec![
+                c.name,
+                c.trades.to_string(),
+                c.wins.to_string(),
+                human(c.pnl),
+                human(c.fees),
+                format!("{:.1}%", 100.0 * c.held),
+            ]
+        })
+        .collect();
+    let o = portfolio::occupancy(book, bt);
+    let (positions, max_positions) = portfolio::mean_max(o.positions.iter().map(|&p| f64::from(p)));
+    let (exposure, max_exposure) = portfolio::mean_max(o.exposure.iter().copied());
+    format!(
+        "{}\npositions open: mean {}, at most {}; gross exposure: mean {}, at most {}\n",
+        table(&header, &rows),
+        human(positions),
+        human(max_positions),
+        human(exposure),
+        human(max_exposure)
+    )
 }
 
 impl InstrumentRun {

@@ -44,6 +44,7 @@ pub mod merge;
 pub mod optimize;
 pub mod outcome;
 pub mod plateau;
+pub mod portfolio;
 pub mod progress;
 pub mod report;
 pub mod robust;

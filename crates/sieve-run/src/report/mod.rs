@@ -305,7 +305,7 @@ mod tests {
             .map(|i| trade(Side::Long, 3 * i, Some(3 * i + 2)))
             .collect();
         trades[49] = trade(Side::Short, 180, None);
-        let html = trade_table(&trades, &times);
+        let html = trade_table(&trades, &times, |_| None);
         let rows = cells(&html, "trade");
         assert_eq!(rows.len(), 40);
         assert_eq!(html.matches("more trades").count(), 1);
@@ -335,7 +335,7 @@ mod tests {
     fn trade_times_use_one_format_per_table() {
         let trades = [trade(Side::Long, 0, Some(1)), trade(Side::Long, 2, Some(3))];
         let daily: Vec<i64> = (0..4).map(|i| T0 + i * 24 * HOUR_MS).collect();
-        let cells = time_cells(&trade_table(&trades, &daily));
+        let cells = time_cells(&trade_table(&trades, &daily, |_| None));
         assert_eq!(
             cells,
             ["2020-01-01", "2020-01-02", "2020-01-03", "2020-01-04"]
@@ -344,7 +344,7 @@ mod tests {
         // One bar off midnight: every row gets the time, midnight ones too.
         let mut mixed = daily.clone();
         mixed[3] += 13 * HOUR_MS + 5 * 60_000 + 7_000;
-        let cells = time_cells(&trade_table(&trades, &mixed));
+        let cells = time_cells(&trade_table(&trades, &mixed, |_| None));
         assert_eq!(
             cells,
             [

@@ -62,7 +62,10 @@ pub(crate) fn run_page(report: &RunReport<'_>) -> Result<String> {
             push_metrics(&mut html, "Metrics", windows);
         }
         push_equity(&mut html, instrument, bt)?;
-        push_trades(&mut html, &bt.trades, &instrument.bars.time);
+        if let Some(book) = &study.market().portfolio {
+            push_portfolio(&mut html, book, bt);
+        }
+        push_trades(&mut html, bt, &instrument.bars.time, names_of(study));
     }
     if let Some(heatmap) = &report.heatmap {
         push_heatmap(&mut html, heatmap)?;
@@ -405,7 +408,48 @@ pub(crate) fn trade_rows(n: usize) -> Vec<TradeRow> {
         .collect()
 }
 
-pub(crate) fn push_trades(html: &mut String, trades: &[Trade], times: &[i64]) {
+/// A portfolio's instruments' names (empty otherwise).
+pub(crate) fn names_of(study: &Study) -> Vec<&str> {
+    match &study.market().portfolio {
+        Some(book) => book.members.iter().map(|m| m.name.as_str()).collect(),
+        None => Vec::new(),
+    }
+}
+
+/// A portfolio's instruments (trades, wins, profit, time held) and how many
+/// positions were open, how much exposed.
+pub(crate) fn push_portfolio(html: &mut String, book: &sieve_core::market::Book, bt: &Backtest) {
+    use crate::portfolio::{contributions, mean_max, occupancy};
+    let o = occupancy(book, bt);
+    let (positions, max_positions) = mean_max(o.positions.iter().map(|&p| f64::from(p)));
+    let (exposure, max_exposure) = mean_max(o.exposure.iter().copied());
+    let _ = writeln!(
+        html,
+        "<h2>Instruments of the portfolio</h2>\n<p>One account over {} instruments, every trade of the best candidate (the holdout included). Positions open: mean {}, at most {}; gross exposure (the positions' value over the portfolio's): mean {}, at most {}. Profit is after fees, open trades at the last close; together the portfolio's gain.</p>",
+        book.members.len(),
+        human(positions),
+        human(max_positions),
+        human(exposure),
+        human(max_exposure),
+    );
+    html.push_str("<table><tr><th>instrument</th><th>trades</th><th>wins</th><th>profit</th><th>fees</th><th>time held</th></tr>\n");
+    for c in contributions(book, bt) {
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{:.1}%</td></tr>",
+            esc(&c.name),
+            c.trades,
+            c.wins,
+            c.pnl,
+            c.fees,
+            100.0 * c.held
+        );
+    }
+    html.push_str("</table>\n");
+}
+
+pub(crate) fn push_trades(html: &mut String, bt: &Backtest, times: &[i64], names: Vec<&str>) {
+    let trades = &bt.trades;
     let open = trades.iter().filter(|t| !t.is_closed()).count();
     let _ = writeln!(
         html,
@@ -416,15 +460,26 @@ pub(crate) fn push_trades(html: &mut String, trades: &[Trade], times: &[i64]) {
         times.len()
     );
     if !trades.is_empty() {
-        html.push_str(&trade_table(trades, times));
+        // A portfolio's trades with their instrument.
+        let instrument = |i: usize| bt.instruments.get(i).and_then(|&k| names.get(k)).copied();
+        html.push_str(&trade_table(trades, times, instrument));
     }
 }
 
-pub(crate) fn trade_table(trades: &[Trade], times: &[i64]) -> String {
+pub(crate) fn trade_table<'n>(
+    trades: &[Trade],
+    times: &[i64],
+    instrument: impl Fn(usize) -> Option<&'n str>,
+) -> String {
     let tf = TimeFormat::of(times);
     let decimals = price_decimals(trades);
-    let mut html = String::from(
-        "<table class=\"trades\"><tr><th>#</th><th>side</th><th>status</th><th>entry time</th><th>entry price</th><th>exit time</th><th>exit price</th><th>exit reason</th><th>return</th><th>pnl</th></tr>\n",
+    let named = instrument(0).is_some();
+    let mut html = String::from("<table class=\"trades\"><tr><th>#</th>");
+    if named {
+        html.push_str("<th>instrument</th>");
+    }
+    html.push_str(
+        "<th>side</th><th>status</th><th>entry time</th><th>entry price</th><th>exit time</th><th>exit price</th><th>exit reason</th><th>return</th><th>pnl</th></tr>\n",
     );
     let time = |bar: usize| times.get(bar).map_or("-".into(), |&t| tf.format(t));
     for row in trade_rows(trades.len()) {
@@ -432,16 +487,21 @@ pub(crate) fn trade_table(trades: &[Trade], times: &[i64]) -> String {
             TradeRow::Omitted(k) => {
                 let _ = writeln!(
                     html,
-                    "<tr class=\"gap\"><td colspan=\"10\">… {k} more trades …</td></tr>"
+                    "<tr class=\"gap\"><td colspan=\"{}\">… {k} more trades …</td></tr>",
+                    10 + usize::from(named)
                 );
                 continue;
             }
             TradeRow::Trade(i) => i,
         };
         let t = &trades[i];
+        let name = match instrument(i) {
+            Some(n) => format!("<td>{}</td>", esc(n)),
+            None => String::new(),
+        };
         let _ = writeln!(
             html,
-            "<tr class=\"trade\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.*}</td><td>{}</td><td>{:.*}</td><td>{}</td><td>{:+.2}%</td><td>{:.2}</td></tr>",
+            "<tr class=\"trade\"><td>{}</td>{name}<td>{}</td><td>{}</td><td>{}</td><td>{:.*}</td><td>{}</td><td>{:.*}</td><td>{}</td><td>{:+.2}%</td><td>{:.2}</td></tr>",
             i + 1,
             t.side.as_str(),
             if t.is_closed() { "closed" } else { "open" },
