@@ -101,6 +101,9 @@ def backtest(data, strategy, params, config=None, equity=False, trades=False, in
             d.arg, _config(config, indicators), overrides, sets, bool(equity), bool(trades)
         )
         tz, tzs = d.tz, d.tzs
+    # A portfolio's times (its curve is named "") in the first instrument's
+    # zone.
+    tz = next(iter(tzs.values())) if tzs else tz
     for w in warned:
         _warn(w)
     result = _numbers(json.loads(text))

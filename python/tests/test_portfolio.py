@@ -496,3 +496,11 @@ def test_real_data_rank_by_in_the_config_equals_vectorbt():
     # Without the ranking the order differs, and so do the sizes.
     plain = sieve.backtest(frames, "sma_cross", {"fast": 5, "slow": 20}, {**config, "portfolio": {"size": size, "size_of": "cash"}}, equity=True)
     assert plain["equity"].iloc[-1] != pytest.approx(out["equity"].iloc[-1], rel=1e-6)
+
+
+def test_a_config_portfolio_is_in_the_first_instruments_zone():
+    every, frames, *_ = market()
+    zoned = {"A": frames["A"].tz_localize("Asia/Tokyo"), "B": frames["B"].tz_localize("UTC"), "C": frames["C"].tz_localize("UTC")}
+    out = sieve.backtest(zoned, "sma_cross", {"fast": 5, "slow": 20}, {"portfolio": {}}, equity=True, trades=True)
+    assert str(out["equity"].index.tz) == "Asia/Tokyo"
+    assert str(out["trades"]["entry_time"].dt.tz) == "Asia/Tokyo"

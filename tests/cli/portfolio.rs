@@ -288,6 +288,35 @@ fn contributions_add_up_to_the_gain() {
     assert!(held > 0.5 && held <= 1.0 + 1e-9, "{held}");
 }
 
+/// An optimize run's report shows the portfolio's instruments, and
+/// `sieve report` rewrites it from the run folder (which reloads every
+/// instrument).
+#[test]
+fn a_portfolio_run_reports_its_instruments() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = instruments(dir.path());
+    let cfg = config(dir.path(), "p.toml", &files, "max_positions = 2");
+    let run = dir.path().join("run");
+    let run = run.to_str().unwrap();
+    run_ok(&[
+        "optimize",
+        "-c",
+        &cfg,
+        "--out",
+        run,
+        "-O",
+        "optimize.iterations=1",
+    ]);
+    let report = Path::new(run).join("report.html");
+    let first = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        first.contains("Instruments of the portfolio") && first.contains("<th>instrument</th>")
+    );
+    std::fs::remove_file(&report).unwrap();
+    run_ok(&["report", run]);
+    assert_eq!(std::fs::read_to_string(&report).unwrap(), first);
+}
+
 #[test]
 fn what_a_portfolio_cannot_run_yet_is_refused_by_key() {
     let dir = tempfile::tempdir().unwrap();
@@ -295,6 +324,7 @@ fn what_a_portfolio_cannot_run_yet_is_refused_by_key() {
     let cases = [
         ("size = 0", "portfolio.size"),
         ("max_positions = 0", "portfolio.max_positions"),
+        ("max_exposure = -1", "portfolio.max_exposure"),
         ("sizes = 1", "sizes"),
         (
             "[backtest]\ndirection = \"long_short\"",
@@ -302,7 +332,12 @@ fn what_a_portfolio_cannot_run_yet_is_refused_by_key() {
         ),
         ("[backtest]\nfill = \"close\"", "backtest.fill"),
         ("[score]\naggregate = \"median\"", "score.aggregate"),
-        ("[strategy]\nstop_loss = 0.05", "strategy"),
+        ("[strategy]\nstop_loss = 0.05", "strategy.stop_loss"),
+        ("[backtest]\nmax_leverage = 2", "backtest.max_leverage"),
+        (
+            "[score]\naggregate_skip_undefined = true",
+            "score.aggregate_skip_undefined",
+        ),
         ("rank_by = \"close > open\"", "portfolio.rank_by"),
         (
             "rank_by = \"close / sma(close, fast)\"",

@@ -69,6 +69,7 @@ pub struct PortfolioSpec {
     pub size: Option<f64>,
     pub size_of: SizeOf,
     pub max_positions: Option<usize>,
+    pub max_exposure: Option<f64>,
 }
 
 impl PortfolioSpec {
@@ -85,6 +86,7 @@ impl PortfolioSpec {
             size: self.size.unwrap_or(1.0 / slots as f64),
             size_of: self.size_of,
             max_positions: self.max_positions,
+            max_exposure: self.max_exposure,
         }
     }
 }

@@ -27,6 +27,7 @@ pub const SCORE_SHARES: &str = "score.shares";
 
 pub const PORTFOLIO_SIZE: &str = "portfolio.size";
 pub const PORTFOLIO_MAX_POSITIONS: &str = "portfolio.max_positions";
+pub const PORTFOLIO_MAX_EXPOSURE: &str = "portfolio.max_exposure";
 pub const PORTFOLIO_RANK_BY: &str = "portfolio.rank_by";
 
 pub const SWEEP_BACKEND: &str = "sweep.backend";

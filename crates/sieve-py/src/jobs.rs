@@ -493,6 +493,7 @@ pub fn portfolio_signals<'py>(
         size,
         size_of,
         max_positions,
+        max_exposure: None,
     };
     let flagged: Vec<Vec<sieve_core::engine::Signal>> = signals
         .iter()

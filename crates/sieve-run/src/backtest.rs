@@ -224,7 +224,7 @@ fn portfolio_json(book: &sieve_core::market::Book, bt: &Backtest) -> serde_json:
 /// The table of a portfolio's instruments (trades, wins, profit after
 /// fees, time held) and its positions and exposure over time.
 fn portfolio_text(book: &sieve_core::market::Book, bt: &Backtest) -> String {
-    let header: Vec<String> = ["instrument", "trades", "wins", "pnl", "fees", "held"]
+    let header: Vec<String> = ["instrument", "trades", "closed won", "pnl", "fees", "held"]
         .map(String::from)
         .to_vec();
     let rows: Vec<Vec<String>> = portfolio::contributions(book, bt)
@@ -244,7 +244,7 @@ fn portfolio_text(book: &sieve_core::market::Book, bt: &Backtest) -> String {
     let (positions, max_positions) = portfolio::mean_max(o.positions.iter().map(|&p| f64::from(p)));
     let (exposure, max_exposure) = portfolio::mean_max(o.exposure.iter().copied());
     format!(
-        "{}\npositions open: mean {}, at most {}; gross exposure: mean {}, at most {}\n",
+        "each instrument over all the bars (the holdout included), open trades at the last close:\n{}\npositions open: mean {}, at most {}; gross exposure: mean {}, at most {}\n",
         table(&header, &rows),
         human(positions),
         human(max_positions),

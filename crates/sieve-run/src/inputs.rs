@@ -48,7 +48,12 @@ pub fn load_data_with(
             instruments.push((name.clone(), loaded.bars));
         }
         let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
-        let label = format!("{} instruments ({})", names.len(), names.join(", "));
+        let several = if names.len() == 1 {
+            "instrument"
+        } else {
+            "instruments"
+        };
+        let label = format!("{} {several} ({})", names.len(), names.join(", "));
         config.paths = files.into_iter().map(|(_, p)| p).collect();
         return Ok(Data {
             instruments,

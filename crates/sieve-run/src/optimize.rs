@@ -97,11 +97,15 @@ fn open_run(study: &Study, opts: &OptimizeOptions<'_>, obs: &mut dyn Observer) -
                     .data
                     .as_ref()
                     .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())),
-                instruments: match study.market().is_several() {
+                // Several instruments' files (a portfolio's, however
+                // many), by name: what the report reloads.
+                instruments: match study.market().is_several() || study.market().portfolio.is_some()
+                {
                     true => study
                         .market()
-                        .names()
-                        .into_iter()
+                        .traded()
+                        .iter()
+                        .map(|i| i.name.as_str())
                         .zip(&study.config().paths)
                         .map(|(n, p)| {
                             let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());

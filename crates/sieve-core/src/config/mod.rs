@@ -18,7 +18,8 @@ use crate::grid::ParamSpace;
 use crate::key;
 use crate::metrics::{Aggregate, Aggregation, Boundary, Objective};
 use crate::rules::{
-    ExternalFunctions, KeyValue, ManagedBuiltin, Management, RuleSource, RuleStrategy, KEYS,
+    ExternalFunctions, KeySpec, KeyValue, ManagedBuiltin, Management, RuleSource, RuleStrategy,
+    KEYS,
 };
 use crate::strategy::{Direction, SharedStrategy, Strategy};
 
@@ -289,6 +290,7 @@ struct RawPortfolio {
     size: Option<f64>,
     size_of: Option<RawSizeOf>,
     max_positions: Option<i64>,
+    max_exposure: Option<f64>,
     rank_by: Option<String>,
 }
 
@@ -416,7 +418,14 @@ impl Config {
         let strategy_table = table.get("strategy").and_then(toml::Value::as_table);
         let strategy = strategy_section(&raw.strategy, strategy_table, functions, b.max_leverage)?;
         let timezone = timezone(&raw.data)?;
-        let portfolio = portfolio_section(raw.portfolio.as_ref(), &b, &s, strategy.managed())?;
+        let managed = strategy.managed().then(|| {
+            // The first trade-management key written, to name it.
+            let written = |k: &&KeySpec| strategy_table.is_some_and(|t| t.contains_key(k.name));
+            KEYS.iter()
+                .find(written)
+                .map_or("strategy".to_string(), |k| format!("strategy.{}", k.name))
+        });
+        let portfolio = portfolio_section(raw.portfolio.as_ref(), &b, &s, managed.as_deref())?;
         Ok(Config {
             file: None,
             source: table,
@@ -823,7 +832,7 @@ fn portfolio_section(
     p: Option<&RawPortfolio>,
     b: &RawBacktest,
     s: &RawScore,
-    managed: bool,
+    managed: Option<&str>,
 ) -> Result<Option<PortfolioSpec>> {
     let Some(p) = p else { return Ok(None) };
     if let Some(size) = p.size {
@@ -844,6 +853,14 @@ fn portfolio_section(
             ))
         }
     };
+    if let Some(m) = p.max_exposure {
+        if !(m.is_finite() && m > 0.0) {
+            return Err(Error::config(
+                key::PORTFOLIO_MAX_EXPOSURE,
+                format!("must be a number above 0 (1: the whole portfolio), got {m}"),
+            ));
+        }
+    }
     let refuse = |key: &str, why: &str| Err(Error::config(key, why.to_string()));
     if matches!(b.fill, Some(RawFill::Close)) {
         return refuse(
@@ -857,17 +874,31 @@ fn portfolio_section(
             "a portfolio is long only so far; direction = \"long_short\" is not supported with [portfolio] yet",
         );
     }
-    if managed {
+    if let Some(key) = managed {
         return refuse(
-            "strategy",
+            key,
             "stops, targets, max_bars and size are not supported with [portfolio] yet (a portfolio sizes its entries by portfolio.size)",
         );
     }
-    if s.aggregate.is_some() || s.aggregate_skip_undefined.is_some() {
+    if b.max_leverage.is_some() {
         return refuse(
-            key::SCORE_AGGREGATE,
-            "under [portfolio] the objective is the portfolio's own (one account, one equity curve): remove score.aggregate",
+            "backtest.max_leverage",
+            "a portfolio sizes its entries by portfolio.size and portfolio.max_exposure; backtest.max_leverage does not apply",
         );
+    }
+    for (set, key) in [
+        (s.aggregate.is_some(), key::SCORE_AGGREGATE),
+        (
+            s.aggregate_skip_undefined.is_some(),
+            "score.aggregate_skip_undefined",
+        ),
+    ] {
+        if set {
+            return refuse(
+                key,
+                &format!("under [portfolio] the objective is the portfolio's own (one account, one equity curve): remove {key}"),
+            );
+        }
     }
     if matches!(s.shares, Some(RawShares::Each)) {
         return refuse(
@@ -882,6 +913,7 @@ fn portfolio_section(
             Some(RawSizeOf::Equity) | None => SizeOf::Equity,
         },
         max_positions,
+        max_exposure: p.max_exposure,
     }))
 }
 

@@ -36,6 +36,11 @@ pub struct PortfolioRules {
     pub size_of: SizeOf,
     /// At most this many positions open at once.
     pub max_positions: Option<usize>,
+    /// The positions' value (each at its last close, an entry at its
+    /// price) at most this many times the portfolio's value at the last
+    /// close: an entry that would pass it is reduced to fit, or skipped
+    /// when nothing fits.
+    pub max_exposure: Option<f64>,
 }
 
 /// The union of several instruments' times, and each instrument on it:
@@ -317,7 +322,22 @@ pub fn simulate_portfolio<L: Ledger + ?Sized>(
                     };
                     // What the entry commits, fee included, at most the
                     // cash free.
-                    let commit = (rules.size * base).min(cash);
+                    let mut commit = (rules.size * base).min(cash);
+                    if let Some(max) = rules.max_exposure {
+                        // The room left under the cap, in notional; the
+                        // entry's fee comes on top.
+                        let before = step - 1;
+                        let value = schedule.value(cash, held, before);
+                        let exposed: f64 = held
+                            .iter()
+                            .map(|&(i, units)| (units * schedule.marks(i)[before]).abs())
+                            .sum();
+                        // Notional x fits when exposed + x ≤ max · (value −
+                        // x · fee): the fee paid lowers the value.
+                        let fee = leg.costs.fee;
+                        let room = (max * value - exposed) / (1.0 + max * fee);
+                        commit = commit.min(room * (1.0 + fee));
+                    }
                     // Fewer units than vectorbt's smallest order (a
                     // rounding scrap of cash) open nothing.
                     let entered = enter(&leg.costs, 1, leg.bars.open[d.bar], d.bar, 1.0, commit)
@@ -620,6 +640,7 @@ mod tests {
             size: 0.5,
             size_of: SizeOf::Cash,
             max_positions: None,
+            max_exposure: None,
         };
         let run = run_portfolio(&[leg, leg, leg], &rules);
         let units: Vec<f64> = run.trades.iter().map(|(_, t)| t.units).collect();
@@ -696,6 +717,7 @@ mod tests {
             size: 0.6,
             size_of: SizeOf::Cash,
             max_positions: Some(2),
+            max_exposure: None,
         };
         let run = run_portfolio(&legs, &rules);
         // Time 2: A then B (tie: instrument order).
@@ -725,6 +747,55 @@ mod tests {
         assert_eq!(summary, vec![(0, 1, Some(3)), (1, 1, None), (2, 2, None)]);
         assert!(close_to(run.trades[0].1.units, ua));
         assert!(close_to(run.trades[2].1.units, uc));
+    }
+
+    /// By hand: a cap of 0.5 on the exposure, a 1 % fee. A and B both
+    /// want all of the equity at time 2. A fits notional x where x =
+    /// 0.5 · (1,000 − 0.01 x), x = 500 / 1.005 (at 10, the fee on top);
+    /// B then finds no room. B's entry at time 4 (decided at 3) finds
+    /// none either: A is worth more by then.
+    #[test]
+    fn entries_fit_under_the_exposure_cap() {
+        let a = bars(
+            &[1, 2, 3, 4],
+            &[10.0, 10.0, 12.0, 12.0],
+            &[10.0, 10.0, 12.0, 12.0],
+        );
+        let b = bars(&[1, 2, 3, 4], &[20.0; 4], &[20.0; 4]);
+        let costs = Costs { fee: 0.01, ..FREE };
+        let (sa, sb) = (
+            flags(&[true, false, false, false], &[false; 4]),
+            flags(&[true, false, true, false], &[false; 4]),
+        );
+        let legs = [
+            Leg {
+                bars: &a,
+                signals: &sa,
+                rank: None,
+                costs,
+            },
+            Leg {
+                bars: &b,
+                signals: &sb,
+                rank: None,
+                costs,
+            },
+        ];
+        let rules = PortfolioRules {
+            initial_cash: 1000.0,
+            size: 1.0,
+            size_of: SizeOf::Equity,
+            max_positions: None,
+            max_exposure: Some(0.5),
+        };
+        let run = run_portfolio(&legs, &rules);
+        let x = 500.0 / 1.005;
+        assert_eq!(run.trades.len(), 1, "{:?}", run.trades);
+        assert_eq!(run.trades[0].0, 0);
+        assert!(close_to(run.trades[0].1.units, x / 10.0));
+        // At the entry's price, after its fee: half the portfolio.
+        assert!(close_to(run.exposure[1], 0.5));
+        assert!(close_to(run.equity[1], 1000.0 - 0.01 * x));
     }
 
     /// By hand, without costs: half and half, then all in B. At time 3 the

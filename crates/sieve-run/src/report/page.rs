@@ -432,7 +432,7 @@ pub(crate) fn push_portfolio(html: &mut String, book: &sieve_core::market::Book,
         human(exposure),
         human(max_exposure),
     );
-    html.push_str("<table><tr><th>instrument</th><th>trades</th><th>wins</th><th>profit</th><th>fees</th><th>time held</th></tr>\n");
+    html.push_str("<table><tr><th>instrument</th><th>trades</th><th>closed won</th><th>profit</th><th>fees</th><th>time held</th></tr>\n");
     for c in contributions(book, bt) {
         let _ = writeln!(
             html,
