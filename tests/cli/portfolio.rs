@@ -106,6 +106,34 @@ fn the_screen_scores_what_verification_scores_whatever_the_split() {
     screen_equals_verify(dir.path(), &cfg);
 }
 
+/// Longs and shorts from one account.
+#[test]
+fn long_short_screens_what_verification_scores() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = instruments(dir.path());
+    let cfg = config(
+        dir.path(),
+        "p.toml",
+        &files,
+        "size = 0.3\nsize_of = \"cash\"",
+    );
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("[backtest]\n", "[backtest]\ndirection = \"long_short\"\n");
+    std::fs::write(&cfg, text).unwrap();
+    screen_equals_verify(dir.path(), &cfg);
+    let trades = dir.path().join("t.csv");
+    let args = [
+        "backtest", "-c", &cfg, "--set", "fast=8", "--set", "slow=40",
+    ];
+    run_ok(&[&args[..], &["--trades", trades.to_str().unwrap()]].concat());
+    let rows = rows(&trades);
+    assert!(
+        rows.iter().any(|r| r["side"] == "short")
+            && rows.iter().any(|r| r["exit_reason"] == "reversal")
+    );
+}
+
 /// Rules with a trailing stop on closes, sized by equity.
 #[test]
 fn rules_screen_what_verification_scores() {
@@ -326,10 +354,6 @@ fn what_a_portfolio_cannot_run_yet_is_refused_by_key() {
         ("max_positions = 0", "portfolio.max_positions"),
         ("max_exposure = -1", "portfolio.max_exposure"),
         ("sizes = 1", "sizes"),
-        (
-            "[backtest]\ndirection = \"long_short\"",
-            "backtest.direction",
-        ),
         ("[backtest]\nfill = \"close\"", "backtest.fill"),
         ("[score]\naggregate = \"median\"", "score.aggregate"),
         ("[strategy]\nstop_loss = 0.05", "strategy.stop_loss"),

@@ -618,21 +618,16 @@ thread_local! {
     static BUFFERS: std::cell::RefCell<PortfolioBuffers> = Default::default();
 }
 
-/// Signals of a position held alone (its changes): an entry where it
-/// turns long, an exit where it stops being long.
+/// Signals of a position held alone (its changes): each change wants the
+/// side it changes to.
 fn signals_of_changes(changes: &Changes, out: &mut Vec<Signal>) {
     out.clear();
     let mut before = 0;
     for (bar, target) in changes.entries() {
-        if target == 1 && before != 1 {
+        if target != before {
             out.push(Signal {
                 bar,
-                want: Want::Enter,
-            });
-        } else if before == 1 && target != 1 {
-            out.push(Signal {
-                bar,
-                want: Want::Exit,
+                want: Want::of_target(target),
             });
         }
         before = target;

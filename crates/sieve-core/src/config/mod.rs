@@ -868,12 +868,6 @@ fn portfolio_section(
             "a portfolio fills at each instrument's next open; fill = \"close\" is not supported with [portfolio] yet",
         );
     }
-    if matches!(b.direction, Some(RawDirection::LongShort)) {
-        return refuse(
-            "backtest.direction",
-            "a portfolio is long only so far; direction = \"long_short\" is not supported with [portfolio] yet",
-        );
-    }
     if let Some(key) = managed {
         return refuse(
             key,

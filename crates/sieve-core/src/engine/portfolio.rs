@@ -128,13 +128,34 @@ impl Schedule {
     }
 }
 
-/// What an instrument asks for on the close of one of its bars.
+/// What an instrument asks for on the close of one of its bars: the side
+/// to hold from its next open (ignored where it holds that side already).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Want {
-    /// To be long (ignored while it is).
-    Enter,
-    /// Not to be long (ignored while it is not).
-    Exit,
+    Long,
+    Short,
+    /// Neither.
+    Flat,
+}
+
+impl Want {
+    /// The side wanted: 1, −1 or 0.
+    pub fn side(self) -> i8 {
+        match self {
+            Want::Long => 1,
+            Want::Short => -1,
+            Want::Flat => 0,
+        }
+    }
+
+    /// The want of a target position.
+    pub fn of_target(target: i8) -> Want {
+        match target.signum() {
+            1 => Want::Long,
+            -1 => Want::Short,
+            _ => Want::Flat,
+        }
+    }
 }
 
 /// One signal: the bar whose close decides it, and what it wants.
@@ -144,18 +165,19 @@ pub struct Signal {
     pub want: Want,
 }
 
-/// Signals of flags per bar: an entry and an exit on one bar cancel.
+/// Signals of long entry and exit flags per bar: an entry wants long, an
+/// exit flat; an entry and an exit on one bar cancel.
 pub fn signals_of_flags(entries: &[bool], exits: &[bool], out: &mut Vec<Signal>) {
     out.clear();
     for (bar, (&e, &x)) in entries.iter().zip(exits).enumerate() {
         match (e, x) {
             (true, false) => out.push(Signal {
                 bar,
-                want: Want::Enter,
+                want: Want::Long,
             }),
             (false, true) => out.push(Signal {
                 bar,
-                want: Want::Exit,
+                want: Want::Flat,
             }),
             _ => {}
         }
@@ -271,7 +293,11 @@ pub fn simulate_portfolio<L: Ledger + ?Sized>(
     // By step, instrument order within one (one order per instrument and
     // step).
     due.sort_unstable_by_key(|d| (d.step, d.leg));
+    // The cash, proceeds of short sales included; what is free of it is
+    // `cash − 2 · debt`, `debt` the shorts' value at their entries (as
+    // vectorbt counts a short: its proceeds and as much again are held).
     let mut cash = rules.initial_cash;
+    let mut debt = 0.0;
     let mut from = 0;
     let mut at = 0;
     while at < due.len() {
@@ -288,69 +314,84 @@ pub fn simulate_portfolio<L: Ledger + ?Sized>(
             _ => cash,
         };
         let orders = &mut due[at..until];
-        // Those that would change nothing drop out: exits to the front by
-        // worth, then entries by rank.
-        let worth = |d: &Due| holdings[d.leg].units * legs[d.leg].bars.open[d.bar];
-        orders.sort_by(|a, b| match (a.want, b.want) {
-            (Want::Exit, Want::Exit) => worth(b).total_cmp(&worth(a)),
-            (Want::Exit, Want::Enter) => std::cmp::Ordering::Less,
-            (Want::Enter, Want::Exit) => std::cmp::Ordering::Greater,
-            (Want::Enter, Want::Enter) => match (a.rank.is_nan(), b.rank.is_nan()) {
+        // Exits first: positions whose side is no longer wanted, the
+        // largest first (a stable sort: ties in instrument order).
+        let worth = |d: &Due| (holdings[d.leg].units * legs[d.leg].bars.open[d.bar]).abs();
+        orders.sort_by(|a, b| worth(b).total_cmp(&worth(a)));
+        let mut closed_short = false;
+        for d in orders.iter() {
+            let (leg, h) = (&legs[d.leg], &mut holdings[d.leg]);
+            if h.side == 0 || d.want.side() == h.side {
+                continue;
+            }
+            let reason = match d.want {
+                Want::Flat => ExitReason::Rule,
+                _ => ExitReason::Reversal,
+            };
+            let out = exit(&leg.costs, h, leg.bars.open[d.bar], d.bar, reason);
+            cash += out.cash_in;
+            if let Some(trade) = out.trade {
+                ledger.trade(d.leg, &trade, entered_at[d.leg], Some(step));
+            }
+            closed_short |= h.side < 0;
+            *h = Holding::FLAT;
+            held.retain(|&(i, _)| i != d.leg);
+        }
+        if closed_short {
+            debt = debt_of(held, holdings);
+        }
+        // Then entries, by rank: highest first, undefined last, ties in
+        // instrument order.
+        orders.sort_by(|a, b| {
+            match (a.rank.is_nan(), b.rank.is_nan()) {
                 (false, false) => b.rank.total_cmp(&a.rank),
                 (x, y) => x.cmp(&y),
-            },
+            }
+            .then(a.leg.cmp(&b.leg))
         });
         for d in orders.iter() {
             let (leg, h) = (&legs[d.leg], &mut holdings[d.leg]);
-            match d.want {
-                Want::Exit if h.side != 0 => {
-                    let out = exit(&leg.costs, h, leg.bars.open[d.bar], d.bar, ExitReason::Rule);
-                    cash += out.cash_in;
-                    if let Some(trade) = out.trade {
-                        ledger.trade(d.leg, &trade, entered_at[d.leg], Some(step));
-                    }
-                    *h = Holding::FLAT;
-                    held.retain(|&(i, _)| i != d.leg);
+            let side = d.want.side();
+            if side == 0 || h.side != 0 {
+                continue;
+            }
+            if rules.max_positions.is_some_and(|m| held.len() >= m) {
+                continue;
+            }
+            let free = cash - 2.0 * debt;
+            let base = match rules.size_of {
+                SizeOf::Cash => free,
+                SizeOf::Equity => value,
+            };
+            // What the entry commits, fee included, at most the cash free.
+            let mut commit = (rules.size * base).min(free);
+            if let Some(max) = rules.max_exposure {
+                // The room left under the cap, in notional; notional x
+                // fits when exposed + x ≤ max · (value − x · fee): the fee
+                // paid lowers the value.
+                let before = step - 1;
+                let value = schedule.value(cash, held, before);
+                let exposed: f64 = held
+                    .iter()
+                    .map(|&(i, units)| (units * schedule.marks(i)[before]).abs())
+                    .sum();
+                let fee = leg.costs.fee;
+                let room = (max * value - exposed) / (1.0 + max * fee);
+                commit = commit.min(room * (1.0 + fee));
+            }
+            // Fewer units than vectorbt's smallest order (a rounding scrap
+            // of cash) open nothing.
+            let entered = enter(&leg.costs, side, leg.bars.open[d.bar], d.bar, 1.0, commit)
+                .filter(|e| e.holding.units >= MIN_UNITS);
+            if let Some(e) = entered {
+                cash -= e.cash_out;
+                *h = e.holding;
+                entered_at[d.leg] = step;
+                let place = held.partition_point(|&(i, _)| i < d.leg);
+                held.insert(place, (d.leg, h.signed_units()));
+                if side < 0 {
+                    debt = debt_of(held, holdings);
                 }
-                Want::Enter if h.side == 0 => {
-                    if rules.max_positions.is_some_and(|m| held.len() >= m) {
-                        continue;
-                    }
-                    let base = match rules.size_of {
-                        SizeOf::Cash => cash,
-                        SizeOf::Equity => value,
-                    };
-                    // What the entry commits, fee included, at most the
-                    // cash free.
-                    let mut commit = (rules.size * base).min(cash);
-                    if let Some(max) = rules.max_exposure {
-                        // The room left under the cap, in notional; the
-                        // entry's fee comes on top.
-                        let before = step - 1;
-                        let value = schedule.value(cash, held, before);
-                        let exposed: f64 = held
-                            .iter()
-                            .map(|&(i, units)| (units * schedule.marks(i)[before]).abs())
-                            .sum();
-                        // Notional x fits when exposed + x ≤ max · (value −
-                        // x · fee): the fee paid lowers the value.
-                        let fee = leg.costs.fee;
-                        let room = (max * value - exposed) / (1.0 + max * fee);
-                        commit = commit.min(room * (1.0 + fee));
-                    }
-                    // Fewer units than vectorbt's smallest order (a
-                    // rounding scrap of cash) open nothing.
-                    let entered = enter(&leg.costs, 1, leg.bars.open[d.bar], d.bar, 1.0, commit)
-                        .filter(|e| e.holding.units >= MIN_UNITS);
-                    if let Some(e) = entered {
-                        cash -= e.cash_out;
-                        *h = e.holding;
-                        entered_at[d.leg] = step;
-                        let place = held.partition_point(|&(i, _)| i < d.leg);
-                        held.insert(place, (d.leg, h.signed_units()));
-                    }
-                }
-                _ => {}
             }
         }
         at = until;
@@ -366,6 +407,19 @@ pub fn simulate_portfolio<L: Ledger + ?Sized>(
             }
         }
     }
+}
+
+/// The shorts' value at their entries (with slippage), in instrument
+/// order.
+fn debt_of(held: &[(usize, f64)], holdings: &[Holding]) -> f64 {
+    let mut debt = 0.0;
+    for &(i, units) in held {
+        if units < 0.0 {
+            let entry = holdings[i].trade.map_or(0.0, |t| t.entry_price);
+            debt += -units * entry;
+        }
+    }
+    debt
 }
 
 impl Ledger for PortfolioRun {
@@ -591,6 +645,7 @@ pub fn run_weights(legs: &[WeightLeg<'_>], initial_cash: f64) -> WeightsRun {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Side;
 
     fn bars(time: &[i64], open: &[f64], close: &[f64]) -> Bars {
         Bars {
@@ -796,6 +851,89 @@ mod tests {
         // At the entry's price, after its fee: half the portfolio.
         assert!(close_to(run.exposure[1], 0.5));
         assert!(close_to(run.equity[1], 1000.0 - 0.01 * x));
+    }
+
+    /// By hand, a long and a short from one account (fee 1 %, half the
+    /// free cash each). A short's proceeds come into the cash, and it
+    /// holds as much again: the cash free is `cash − 2 · debt`.
+    /// * Time 2: A long at 10 commits 500; B short at 20 then commits half
+    ///   of the 500 free: its proceeds less the fee come in.
+    /// * Time 3: B covers at 18 (its buy-back and fee go out).
+    /// * Time 4: A reverses at 12: sold, then short half the cash.
+    #[test]
+    fn shorts_share_the_cash_by_hand() {
+        let a = bars(
+            &[1, 2, 3, 4],
+            &[10.0, 10.0, 11.0, 12.0],
+            &[10.0, 10.5, 11.5, 12.5],
+        );
+        let b = bars(
+            &[1, 2, 3, 4],
+            &[20.0, 20.0, 18.0, 16.0],
+            &[20.0, 19.0, 17.0, 15.0],
+        );
+        let costs = Costs { fee: 0.01, ..FREE };
+        let at = |bar, want| Signal { bar, want };
+        let sa = [at(0, Want::Long), at(2, Want::Short)];
+        let sb = [at(0, Want::Short), at(1, Want::Flat)];
+        let legs = [
+            Leg {
+                bars: &a,
+                signals: &sa,
+                rank: None,
+                costs,
+            },
+            Leg {
+                bars: &b,
+                signals: &sb,
+                rank: None,
+                costs,
+            },
+        ];
+        let rules = PortfolioRules {
+            initial_cash: 1000.0,
+            size: 0.5,
+            size_of: SizeOf::Cash,
+            max_positions: None,
+            max_exposure: None,
+        };
+        let run = run_portfolio(&legs, &rules);
+        // Time 2.
+        let ua = 500.0 / (10.0 * 1.01);
+        let mut cash = 500.0;
+        let ub = 250.0 / (20.0 * 1.01);
+        cash += ub * 20.0 - ub * 20.0 * 0.01;
+        assert!(close_to(cash - 2.0 * ub * 20.0, 250.0));
+        assert!(close_to(run.equity[1], cash + ua * 10.5 - ub * 19.0));
+        // Time 3.
+        cash -= ub * 18.0 * 1.01;
+        assert!(close_to(run.equity[2], cash + ua * 11.5));
+        // Time 4: out of A at 12, then short A with half the cash.
+        cash += ua * 12.0 * 0.99;
+        let us = 0.5 * cash / (12.0 * 1.01);
+        cash += us * 12.0 * 0.99;
+        assert!(
+            close_to(run.equity[3], cash - us * 12.5),
+            "{:?}",
+            run.equity
+        );
+        let summary: Vec<(usize, Side, Option<usize>, ExitReason)> = run
+            .trades
+            .iter()
+            .map(|(i, t)| (*i, t.side, t.exit_bar, t.exit_reason))
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                (1, Side::Short, Some(2), ExitReason::Rule),
+                (0, Side::Long, Some(3), ExitReason::Reversal),
+                (0, Side::Short, None, ExitReason::End),
+            ]
+        );
+        // B's profit: sold at 20, bought back at 18, both fees paid.
+        let pnl = ub * 20.0 * 0.99 - ub * 18.0 * 1.01;
+        assert!(close_to(run.trades[0].1.pnl, pnl));
+        assert!(close_to(run.trades[2].1.units, us));
     }
 
     /// By hand, without costs: half and half, then all in B. At time 3 the
