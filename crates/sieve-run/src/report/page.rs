@@ -432,6 +432,16 @@ pub(crate) fn push_portfolio(html: &mut String, book: &sieve_core::market::Book,
         human(exposure),
         human(max_exposure),
     );
+    match super::charts::occupancy::occupancy_svg(&book.schedule.time, &o.positions, &o.exposure) {
+        Ok(svg) => html.push_str(&svg),
+        Err(e) => {
+            let _ = writeln!(
+                html,
+                "<p>The chart of positions: not drawn ({}).</p>",
+                esc(&e.to_string())
+            );
+        }
+    }
     html.push_str("<table><tr><th>instrument</th><th>trades</th><th>closed won</th><th>profit</th><th>fees</th><th>time held</th></tr>\n");
     for c in contributions(book, bt) {
         let _ = writeln!(

@@ -4,6 +4,7 @@
 pub(crate) mod equity;
 pub(crate) mod heatmap;
 pub(crate) mod history;
+pub(crate) mod occupancy;
 pub(crate) mod scatter;
 
 use plotters::coord::Shift;
