@@ -340,6 +340,10 @@ fn a_portfolio_run_reports_its_instruments() {
     assert!(
         first.contains("Instruments of the portfolio") && first.contains("<th>instrument</th>")
     );
+    assert!(
+        first.contains("Gross exposure (positions"),
+        "the chart of positions and exposure"
+    );
     std::fs::remove_file(&report).unwrap();
     run_ok(&["report", run]);
     assert_eq!(std::fs::read_to_string(&report).unwrap(), first);
