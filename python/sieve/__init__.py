@@ -367,7 +367,11 @@ def backtest_signals(
 def _portfolio_signals(data, entries, exits, config, size, size_of, max_positions, rank):
     """backtest_signals(portfolio=True): the instruments of ``data`` (a dict
     of DataFrames) trading from one account; see docs/config.md,
-    "Portfolios"."""
+    "Portfolios". Signal columns with an ``instrument`` level beside others
+    are a grid: one portfolio per combination of the other levels."""
+    columns = getattr(entries, "columns", None)
+    if isinstance(columns, pd.MultiIndex) and "instrument" in columns.names:
+        return _portfolio_grid(data, entries, exits, config, size, size_of, max_positions, rank)
     if not isinstance(data, Mapping) or not data:
         raise DataError("data: portfolio=True takes a dict of DataFrames, one per instrument")
     if size is None:
@@ -418,6 +422,44 @@ def _portfolio_signals(data, entries, exits, config, size, size_of, max_position
     out["contribution"] = (
         out["trades"].groupby("instrument")["pnl"].sum().reindex(names, fill_value=0.0).rename("contribution")
     )
+    return out
+
+
+def _portfolio_grid(data, entries, exits, config, size, size_of, max_positions, rank):
+    """One portfolio per combination of the signal columns' levels other
+    than ``instrument`` (in the order they first appear), each as
+    backtest_signals(portfolio=True) runs it alone; the results side by
+    side: ``equity``, ``positions`` and ``exposure`` a column per
+    portfolio, ``trades`` with the portfolio's levels first,
+    ``contribution`` a column per portfolio."""
+    columns = entries.columns
+    levels = [n for n in columns.names if n != "instrument"]
+    if not isinstance(exits, pd.DataFrame) or not exits.columns.equals(columns):
+        raise DataError("exits: a grid of portfolios needs exits with the same columns as entries (an instrument level beside %s)" % levels)
+    keys = list(dict.fromkeys(columns.droplevel("instrument")))
+
+    def part(frame, key):
+        if frame is None or not isinstance(getattr(frame, "columns", None), pd.MultiIndex):
+            return frame  # the same ranks for every portfolio
+        return frame.xs(key if isinstance(key, tuple) else (key,), axis=1, level=levels, drop_level=True)
+
+    runs = [
+        _portfolio_signals(data, part(entries, k), part(exits, k), config, size, size_of, max_positions, part(rank, k))
+        for k in keys
+    ]
+    index = pd.MultiIndex.from_tuples([k if isinstance(k, tuple) else (k,) for k in keys], names=levels)
+    if len(levels) == 1:
+        index = index.get_level_values(0)
+    out = {}
+    for what in ("equity", "positions", "exposure", "contribution"):
+        out[what] = pd.concat([r[what] for r in runs], axis=1, keys=index)
+    tables = []
+    for k, r in zip(keys, runs):
+        table = r["trades"].copy()
+        for level, value in reversed(list(zip(levels, k if isinstance(k, tuple) else (k,)))):
+            table.insert(0, level, value)
+        tables.append(table)
+    out["trades"] = pd.concat(tables, ignore_index=True)
     return out
 
 

@@ -504,3 +504,23 @@ def test_a_config_portfolio_is_in_the_first_instruments_zone():
     out = sieve.backtest(zoned, "sma_cross", {"fast": 5, "slow": 20}, {"portfolio": {}}, equity=True, trades=True)
     assert str(out["equity"].index.tz) == "Asia/Tokyo"
     assert str(out["trades"]["entry_time"].dt.tz) == "Asia/Tokyo"
+
+
+def test_a_grid_of_portfolios_equals_each_alone():
+    """Signal columns with an instrument level beside a parameter level:
+    one portfolio per parameter value, each what it gives alone."""
+    every, frames = real_market()
+    grid = {}
+    for fast, slow in [(5, 20), (10, 40), (20, 100)]:
+        grid[(fast, slow)] = crossings(frames, every, fast, slow)
+    entries = pd.concat({k: v[0] for k, v in grid.items()}, axis=1, names=["fast", "slow", "instrument"])
+    exits = pd.concat({k: v[1] for k, v in grid.items()}, axis=1, names=["fast", "slow", "instrument"])
+    out = sieve.backtest_signals(frames, entries, exits, portfolio=True, size=0.3, size_of="cash", config=CONFIG)
+    assert list(out["equity"].columns) == list(grid)
+    for k, (e, x) in grid.items():
+        alone = sieve.backtest_signals(frames, e, x, portfolio=True, size=0.3, size_of="cash", config=CONFIG)
+        np.testing.assert_array_equal(out["equity"][k].to_numpy(), alone["equity"].to_numpy())
+        mine = out["trades"][(out["trades"]["fast"] == k[0]) & (out["trades"]["slow"] == k[1])]
+        assert len(mine) == len(alone["trades"]) > 5
+        np.testing.assert_array_equal(mine["units"].to_numpy(), alone["trades"]["units"].to_numpy())
+    assert list(out["trades"].columns[:3]) == ["fast", "slow", "instrument"]
