@@ -211,6 +211,33 @@ fn backtest_windows(cfg: &str, extra: &[&str]) -> serde_json::Value {
     doc["windows"].clone()
 }
 
+/// Stops and targets fill inside the bar, as each instrument's trades
+/// alone have them.
+#[test]
+fn stops_and_targets_screen_what_verification_scores() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = instruments(dir.path());
+    let cfg = config(dir.path(), "p.toml", &files, "max_positions = 2");
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(
+        "name = \"sma_cross\"\n",
+        "name = \"sma_cross\"\nstop_loss = 0.04\ntake_profit = 0.08\nmax_bars = 30\n",
+    );
+    std::fs::write(&cfg, text).unwrap();
+    screen_equals_verify(dir.path(), &cfg);
+    let trades = dir.path().join("t.csv");
+    let args = [
+        "backtest", "-c", &cfg, "--set", "fast=8", "--set", "slow=40",
+    ];
+    run_ok(&[&args[..], &["--trades", trades.to_str().unwrap()]].concat());
+    let reasons: std::collections::HashSet<String> = rows(&trades)
+        .iter()
+        .map(|r| r["exit_reason"].clone())
+        .collect();
+    for r in ["stop_loss", "take_profit"] {
+        assert!(reasons.contains(r), "{reasons:?}");
+    }
+}
+
 #[test]
 fn a_portfolio_of_one_instrument_is_the_single_run() {
     let dir = tempfile::tempdir().unwrap();
@@ -228,6 +255,22 @@ fn a_portfolio_of_one_instrument_is_the_single_run() {
     let portfolio = backtest_windows(&all_in, &[]);
     assert!(portfolio["full"]["trades"].as_u64().unwrap() > 5);
     assert_eq!(portfolio, backtest_windows(alone.to_str().unwrap(), &[]));
+    // With a stop and a target (filled at their levels: no slippage to
+    // take out of the trades' prices).
+    let bracket = [
+        "-O",
+        "strategy.stop_loss=0.03",
+        "-O",
+        "strategy.take_profit=0.06",
+        "-O",
+        "backtest.slippage=0",
+    ];
+    let portfolio = backtest_windows(&all_in, &bracket);
+    assert!(portfolio["full"]["trades"].as_u64().unwrap() > 5);
+    assert_eq!(
+        portfolio,
+        backtest_windows(alone.to_str().unwrap(), &bracket)
+    );
 }
 
 #[test]
@@ -360,7 +403,7 @@ fn what_a_portfolio_cannot_run_yet_is_refused_by_key() {
         ("sizes = 1", "sizes"),
         ("[backtest]\nfill = \"close\"", "backtest.fill"),
         ("[score]\naggregate = \"median\"", "score.aggregate"),
-        ("[strategy]\nstop_loss = 0.05", "strategy.stop_loss"),
+        ("[strategy]\nsize = 0.5", "strategy.size"),
         ("[backtest]\nmax_leverage = 2", "backtest.max_leverage"),
         (
             "[score]\naggregate_skip_undefined = true",

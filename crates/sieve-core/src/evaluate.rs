@@ -498,6 +498,23 @@ impl PortfolioLegs<'_> {
             b.fit(self.members.len());
             for (m, member) in self.members.iter().enumerate() {
                 let bars = self.schedule.bars_until(m, end);
+                if member.strategy.trade_management() == TradeManagement::Full {
+                    // Its stops and targets feed back into its rules: its
+                    // trades alone, the exits inside a bar with their price.
+                    b.trades.0.clear();
+                    member.strategy.simulate(
+                        member.bars,
+                        member.indicators,
+                        params,
+                        member.scoring.direction,
+                        &member.scoring.engine,
+                        bars,
+                        &mut b.trades,
+                    );
+                    let slippage = member.scoring.engine.slippage;
+                    signals_of_trades(&b.trades.0, slippage, &mut b.signals[m]);
+                    continue;
+                }
                 member.positions_until(params, bars, &mut b.targets);
                 b.changes.set_from(&b.targets);
                 signals_of_changes(&b.changes, &mut b.signals[m]);
@@ -550,6 +567,18 @@ impl PortfolioLegs<'_> {
         buffers: &mut LaneBuffers,
         out: &mut [ScreenScore],
     ) {
+        let managed = self
+            .members
+            .iter()
+            .any(|m| m.strategy.trade_management() == TradeManagement::Full);
+        if managed {
+            // No lane code finds a managed strategy's trades.
+            let mut scratch = Vec::new();
+            for (p, o) in params.iter().zip(out.iter_mut()) {
+                *o = portfolio.screen(p, &mut scratch);
+            }
+            return;
+        }
         let end = portfolio.screen_end();
         BUFFERS.with_borrow_mut(|b| {
             b.fit(self.members.len());
@@ -605,6 +634,64 @@ struct PortfolioBuffers {
     lanes: Vec<[Changes; LANES]>,
     /// The engine's, and room for a stretch's equity.
     sim: (PortfolioScratch, Vec<f64>),
+    /// A managed instrument's trades alone.
+    trades: TradesOnly,
+}
+
+/// A sink that keeps the trades only.
+#[derive(Default)]
+struct TradesOnly(Vec<engine::Trade>);
+
+impl engine::Sink for TradesOnly {
+    #[inline]
+    fn bar(&mut self, _: usize, _: f64, _: i8) {}
+    fn trade(&mut self, trade: &engine::Trade) {
+        self.0.push(*trade);
+    }
+}
+
+/// Signals of an instrument's trades alone: each entry wants its side from
+/// the open of its bar; each exit at an open (its rules, a reversal, a
+/// trailing stop, a bar limit) wants flat from there, and each exit inside
+/// a bar (a stop or a target touched, a liquidation) is that exit at its
+/// price before slippage. A trade still open at the end ends nothing.
+fn signals_of_trades(trades: &[engine::Trade], slippage: f64, out: &mut Vec<Signal>) {
+    use engine::ExitReason as R;
+    out.clear();
+    for t in trades {
+        let side = match t.side {
+            engine::Side::Long => 1,
+            engine::Side::Short => -1,
+        };
+        if let Some(decided) = t.entry_bar.checked_sub(1) {
+            // A reversal's exit is in its entry.
+            if out
+                .last()
+                .is_some_and(|s: &Signal| s.bar == decided && s.inside.is_none())
+            {
+                out.pop();
+            }
+            out.push(Signal::at_open(decided, Want::of_target(side)));
+        }
+        let Some(exit) = t.exit_bar else { continue };
+        let Some(decided) = exit.checked_sub(1) else {
+            continue;
+        };
+        match t.exit_reason {
+            R::Rule | R::Reversal | R::TrailingStop | R::MaxBars => {
+                out.push(Signal::at_open(decided, Want::Flat));
+            }
+            R::End => {}
+            reason => {
+                let raw = t.exit_price / (1.0 - f64::from(side) * slippage);
+                out.push(Signal {
+                    bar: decided,
+                    want: Want::Flat,
+                    inside: Some((raw, reason)),
+                });
+            }
+        }
+    }
 }
 
 impl PortfolioBuffers {
@@ -625,10 +712,7 @@ fn signals_of_changes(changes: &Changes, out: &mut Vec<Signal>) {
     let mut before = 0;
     for (bar, target) in changes.entries() {
         if target != before {
-            out.push(Signal {
-                bar,
-                want: Want::of_target(target),
-            });
+            out.push(Signal::at_open(bar, Want::of_target(target)));
         }
         before = target;
     }

@@ -18,8 +18,7 @@ use crate::grid::ParamSpace;
 use crate::key;
 use crate::metrics::{Aggregate, Aggregation, Boundary, Objective};
 use crate::rules::{
-    ExternalFunctions, KeySpec, KeyValue, ManagedBuiltin, Management, RuleSource, RuleStrategy,
-    KEYS,
+    ExternalFunctions, KeyValue, ManagedBuiltin, Management, RuleSource, RuleStrategy, KEYS,
 };
 use crate::strategy::{Direction, SharedStrategy, Strategy};
 
@@ -418,13 +417,10 @@ impl Config {
         let strategy_table = table.get("strategy").and_then(toml::Value::as_table);
         let strategy = strategy_section(&raw.strategy, strategy_table, functions, b.max_leverage)?;
         let timezone = timezone(&raw.data)?;
-        let managed = strategy.managed().then(|| {
-            // The first trade-management key written, to name it.
-            let written = |k: &&KeySpec| strategy_table.is_some_and(|t| t.contains_key(k.name));
-            KEYS.iter()
-                .find(written)
-                .map_or("strategy".to_string(), |k| format!("strategy.{}", k.name))
-        });
+        // A portfolio sizes its entries itself: `strategy.size` does not
+        // apply.
+        let sized = strategy_table.is_some_and(|t| t.contains_key("size"));
+        let managed = sized.then(|| "strategy.size".to_string());
         let portfolio = portfolio_section(raw.portfolio.as_ref(), &b, &s, managed.as_deref())?;
         Ok(Config {
             file: None,
@@ -871,7 +867,7 @@ fn portfolio_section(
     if let Some(key) = managed {
         return refuse(
             key,
-            "stops, targets, max_bars and size are not supported with [portfolio] yet (a portfolio sizes its entries by portfolio.size)",
+            "a portfolio sizes its entries by portfolio.size (of its cash or equity); strategy.size does not apply",
         );
     }
     if b.max_leverage.is_some() {
@@ -956,19 +952,6 @@ struct StrategySection {
     rules: Option<Arc<RuleStrategy>>,
     managed_builtin: Option<Arc<ManagedBuiltin>>,
     max_leverage: f64,
-}
-
-impl StrategySection {
-    /// Whether the engine's stops, targets, bar limits or sizes feed back
-    /// into the strategy.
-    fn managed(&self) -> bool {
-        use crate::strategy::TradeManagement;
-        self.managed_builtin.is_some()
-            || self
-                .rules
-                .as_ref()
-                .is_some_and(|r| r.trade_management() == TradeManagement::Full)
-    }
 }
 
 /// The numbers the trade-management keys read, by the rule Python's signal

@@ -158,11 +158,26 @@ impl Want {
     }
 }
 
-/// One signal: the bar whose close decides it, and what it wants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One signal: the bar whose close decides it, and what it wants from the
+/// next bar's open; or an exit inside the next bar.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Signal {
     pub bar: usize,
     pub want: Want,
+    /// An exit inside the next bar (a stop or a target touched): its price
+    /// before slippage and why. Filled after that bar's open's orders.
+    pub inside: Option<(f64, ExitReason)>,
+}
+
+impl Signal {
+    /// `want` from the open after bar `bar`'s close.
+    pub fn at_open(bar: usize, want: Want) -> Signal {
+        Signal {
+            bar,
+            want,
+            inside: None,
+        }
+    }
 }
 
 /// Signals of long entry and exit flags per bar: an entry wants long, an
@@ -171,14 +186,8 @@ pub fn signals_of_flags(entries: &[bool], exits: &[bool], out: &mut Vec<Signal>)
     out.clear();
     for (bar, (&e, &x)) in entries.iter().zip(exits).enumerate() {
         match (e, x) {
-            (true, false) => out.push(Signal {
-                bar,
-                want: Want::Long,
-            }),
-            (false, true) => out.push(Signal {
-                bar,
-                want: Want::Flat,
-            }),
+            (true, false) => out.push(Signal::at_open(bar, Want::Long)),
+            (false, true) => out.push(Signal::at_open(bar, Want::Flat)),
             _ => {}
         }
     }
@@ -227,6 +236,7 @@ struct Due {
     leg: usize,
     bar: usize,
     want: Want,
+    inside: Option<(f64, ExitReason)>,
     rank: f64,
 }
 
@@ -286,13 +296,14 @@ pub fn simulate_portfolio<L: Ledger + ?Sized>(
                 leg,
                 bar,
                 want: s.want,
+                inside: s.inside,
                 rank,
             });
         }
     }
-    // By step, instrument order within one (one order per instrument and
-    // step).
-    due.sort_unstable_by_key(|d| (d.step, d.leg));
+    // By step, instrument order within one (an instrument's order at the
+    // open before its exit inside the bar).
+    due.sort_unstable_by_key(|d| (d.step, d.leg, d.inside.is_some()));
     // The cash, proceeds of short sales included; what is free of it is
     // `cash − 2 · debt`, `debt` the shorts' value at their entries (as
     // vectorbt counts a short: its proceeds and as much again are held).
@@ -319,7 +330,7 @@ pub fn simulate_portfolio<L: Ledger + ?Sized>(
         let worth = |d: &Due| (holdings[d.leg].units * legs[d.leg].bars.open[d.bar]).abs();
         orders.sort_by(|a, b| worth(b).total_cmp(&worth(a)));
         let mut closed_short = false;
-        for d in orders.iter() {
+        for d in orders.iter().filter(|d| d.inside.is_none()) {
             let (leg, h) = (&legs[d.leg], &mut holdings[d.leg]);
             if h.side == 0 || d.want.side() == h.side {
                 continue;
@@ -349,7 +360,7 @@ pub fn simulate_portfolio<L: Ledger + ?Sized>(
             }
             .then(a.leg.cmp(&b.leg))
         });
-        for d in orders.iter() {
+        for d in orders.iter().filter(|d| d.inside.is_none()) {
             let (leg, h) = (&legs[d.leg], &mut holdings[d.leg]);
             let side = d.want.side();
             if side == 0 || h.side != 0 {
@@ -393,6 +404,30 @@ pub fn simulate_portfolio<L: Ledger + ?Sized>(
                     debt = debt_of(held, holdings);
                 }
             }
+        }
+        // Last, the exits inside the bar (stops and targets touched), in
+        // instrument order: their cash serves the next step's entries.
+        orders.sort_by_key(|d| d.leg);
+        let mut closed_short = false;
+        for d in orders.iter() {
+            let (leg, h) = (&legs[d.leg], &mut holdings[d.leg]);
+            let Some((price, reason)) = d.inside else {
+                continue;
+            };
+            if h.side == 0 {
+                continue;
+            }
+            let out = exit(&leg.costs, h, price, d.bar, reason);
+            cash += out.cash_in;
+            if let Some(trade) = out.trade {
+                ledger.trade(d.leg, &trade, entered_at[d.leg], Some(step));
+            }
+            closed_short |= h.side < 0;
+            *h = Holding::FLAT;
+            held.retain(|&(i, _)| i != d.leg);
+        }
+        if closed_short {
+            debt = debt_of(held, holdings);
         }
         at = until;
     }
@@ -873,7 +908,7 @@ mod tests {
             &[20.0, 19.0, 17.0, 15.0],
         );
         let costs = Costs { fee: 0.01, ..FREE };
-        let at = |bar, want| Signal { bar, want };
+        let at = Signal::at_open;
         let sa = [at(0, Want::Long), at(2, Want::Short)];
         let sb = [at(0, Want::Short), at(1, Want::Flat)];
         let legs = [
@@ -934,6 +969,62 @@ mod tests {
         let pnl = ub * 20.0 * 0.99 - ub * 18.0 * 1.01;
         assert!(close_to(run.trades[0].1.pnl, pnl));
         assert!(close_to(run.trades[2].1.units, us));
+    }
+
+    /// An exit inside a bar (a stop) fills after the bar's open: its cash
+    /// is not there for an entry at that open. All of the cash in A at
+    /// time 2; at time 3 B enters at the open with nothing free (skipped)
+    /// and A is stopped inside the bar at 9.
+    #[test]
+    fn exits_inside_a_bar_come_after_its_open() {
+        let a = bars(
+            &[1, 2, 3, 4],
+            &[10.0, 10.0, 10.0, 10.0],
+            &[10.0, 10.0, 9.5, 9.0],
+        );
+        let b = bars(&[1, 2, 3, 4], &[20.0; 4], &[20.0; 4]);
+        let stop = Signal {
+            bar: 1,
+            want: Want::Flat,
+            inside: Some((9.0, ExitReason::StopLoss)),
+        };
+        let sa = [Signal::at_open(0, Want::Long), stop];
+        let sb = [
+            Signal::at_open(1, Want::Long),
+            Signal::at_open(2, Want::Flat),
+        ];
+        let legs = [
+            Leg {
+                bars: &a,
+                signals: &sa,
+                rank: None,
+                costs: FREE,
+            },
+            Leg {
+                bars: &b,
+                signals: &sb,
+                rank: None,
+                costs: FREE,
+            },
+        ];
+        let rules = PortfolioRules {
+            initial_cash: 1000.0,
+            size: 1.0,
+            size_of: SizeOf::Cash,
+            max_positions: None,
+            max_exposure: None,
+        };
+        let run = run_portfolio(&legs, &rules);
+        // Only A traded: in at 10, out at 9 inside the third bar.
+        assert_eq!(run.trades.len(), 1, "{:?}", run.trades);
+        let (i, t) = run.trades[0];
+        assert_eq!(
+            (i, t.exit_bar, t.exit_reason),
+            (0, Some(2), ExitReason::StopLoss)
+        );
+        assert_eq!(t.exit_price, 9.0);
+        assert_eq!(run.equity, vec![1000.0, 1000.0, 900.0, 900.0]);
+        assert_eq!(run.positions, vec![0, 1, 0, 0]);
     }
 
     /// By hand, without costs: half and half, then all in B. At time 3 the
