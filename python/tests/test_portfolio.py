@@ -524,3 +524,19 @@ def test_a_grid_of_portfolios_equals_each_alone():
         assert len(mine) == len(alone["trades"]) > 5
         np.testing.assert_array_equal(mine["units"].to_numpy(), alone["trades"]["units"].to_numpy())
     assert list(out["trades"].columns[:3]) == ["fast", "slow", "instrument"]
+
+
+def test_real_data_rank_by_reading_a_parameter_equals_vectorbt():
+    """`rank_by` may read the strategy's parameters: here the slow
+    average's length, 20."""
+    every, frames = real_market()
+    size = 0.5
+    config = {
+        "backtest": {"fee": FEE, "slippage": SLIPPAGE, "initial_cash": CASH},
+        "portfolio": {"size": size, "size_of": "cash", "rank_by": "close / sma(close, slow)"},
+    }
+    out = sieve.backtest(frames, "sma_cross", {"fast": 5, "slow": 20}, config, equity=True, trades=True)
+    entries, exits = crossings(frames, every, 5, 20)
+    rank = pd.DataFrame({n: f["close"] / f["close"].rolling(20).mean() for n, f in frames.items()}).reindex(every)
+    seq = call_seq_by_rank(entries, exits, rank, frames, every)
+    assert_orders_and_value(out, vectorbt_run(frames, every, entries, exits, size, call_seq=seq))

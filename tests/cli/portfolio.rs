@@ -106,6 +106,16 @@ fn the_screen_scores_what_verification_scores_whatever_the_split() {
     screen_equals_verify(dir.path(), &cfg);
 }
 
+/// `rank_by` reading a parameter: computed per combination.
+#[test]
+fn a_ranking_of_the_parameters_screens_what_verification_scores() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = instruments(dir.path());
+    let rank = "max_positions = 1\nrank_by = \"close / sma(close, slow)\"";
+    let cfg = config(dir.path(), "p.toml", &files, rank);
+    screen_equals_verify(dir.path(), &cfg);
+}
+
 /// Longs and shorts from one account.
 #[test]
 fn long_short_screens_what_verification_scores() {
@@ -410,10 +420,6 @@ fn what_a_portfolio_cannot_run_yet_is_refused_by_key() {
             "score.aggregate_skip_undefined",
         ),
         ("rank_by = \"close > open\"", "portfolio.rank_by"),
-        (
-            "rank_by = \"close / sma(close, fast)\"",
-            "portfolio.rank_by",
-        ),
     ];
     for (k, (extra, key)) in cases.iter().enumerate() {
         // Sections already in the grid get their keys merged with -O.

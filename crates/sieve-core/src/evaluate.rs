@@ -13,9 +13,11 @@ use crate::indicators::{Indicator, IndicatorSet};
 use crate::metrics::{
     self, Aggregation, Boundary, Metrics, Objective, Window, WindowStats, Windows,
 };
+use crate::rules::Expression;
 use crate::simd::{Level, LANES};
 use crate::strategy::{Changes, LaneBuffers};
 use crate::strategy::{Direction, Strategy, TradeManagement};
+use std::sync::Arc;
 
 /// P in the annualised ratios.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -477,15 +479,33 @@ pub fn screen_all(
 /// it leaves long), filled from one cash balance by [`simulate_portfolio`]
 /// on the portfolio's timeline. An entry the portfolio skips (no room, no
 /// cash) is not retried until the instrument's next entry.
+/// `portfolio.rank_by`, computed once per instrument where it reads no
+/// parameter, else compiled to run per combination.
+#[derive(Clone)]
+pub enum RankBy {
+    /// Each instrument's values.
+    Fixed(Vec<Vec<f64>>),
+    /// An expression of the strategy's parameters.
+    Params(Arc<Expression>),
+}
+
+impl std::fmt::Debug for RankBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RankBy::Fixed(v) => write!(f, "RankBy::Fixed({} instruments)", v.len()),
+            RankBy::Params(_) => write!(f, "RankBy::Params"),
+        }
+    }
+}
+
 /// What a portfolio's evaluator runs: the book, and one evaluator per
 /// instrument (its bars, series and engine settings).
 pub struct PortfolioLegs<'a> {
     pub rules: &'a PortfolioRules,
     /// The union of the instruments' times.
     pub schedule: &'a Schedule,
-    /// What orders entries on one step, per instrument (`None`: their
-    /// order).
-    pub ranks: Option<&'a [Vec<f64>]>,
+    /// What orders entries on one step (`None`: the instruments' order).
+    pub rank_by: Option<&'a RankBy>,
     pub members: Vec<Evaluator<'a>>,
 }
 
@@ -519,14 +539,28 @@ impl PortfolioLegs<'_> {
                 b.changes.set_from(&b.targets);
                 signals_of_changes(&b.changes, &mut b.signals[m]);
             }
-            self.simulate(&b.signals, &mut b.sim, end, sink);
+            self.rank(params, end, &mut b.ranks);
+            self.simulate(&b.signals, &b.ranks, &mut b.sim, end, sink);
         });
+    }
+
+    /// Each instrument's `rank_by` for `params` over the first `end` steps
+    /// into `out` (where it reads parameters).
+    fn rank(&self, params: &[f64], end: usize, out: &mut [Vec<f64>]) {
+        if let Some(RankBy::Params(e)) = self.rank_by {
+            for (m, (member, out)) in self.members.iter().zip(out).enumerate() {
+                let bars = self.schedule.bars_until(m, end);
+                *out = e.values(member.bars, params);
+                out.truncate(bars);
+            }
+        }
     }
 
     /// The portfolio of each instrument's `signals`.
     fn simulate<S: engine::Sink + ?Sized>(
         &self,
         signals: &[Vec<Signal>],
+        ranks: &[Vec<f64>],
         scratch: &mut (PortfolioScratch, Vec<f64>),
         end: usize,
         sink: &mut S,
@@ -539,7 +573,11 @@ impl PortfolioLegs<'_> {
             .map(|(m, (member, signals))| Leg {
                 bars: member.bars,
                 signals,
-                rank: self.ranks.map(|r| r[m].as_slice()),
+                rank: match self.rank_by {
+                    Some(RankBy::Fixed(r)) => Some(r[m].as_slice()),
+                    Some(RankBy::Params(_)) => Some(ranks[m].as_slice()),
+                    None => None,
+                },
                 costs: Costs::of(&member.scoring.engine),
             })
             .collect();
@@ -599,9 +637,11 @@ impl PortfolioLegs<'_> {
                     for m in 0..self.members.len() {
                         signals_of_changes(&b.lanes[m][l], &mut b.signals[m]);
                     }
+                    self.rank(batch[l], end, &mut b.ranks);
                     *o = portfolio.screen_of(&mut Signals {
                         legs: self,
                         signals: &b.signals,
+                        ranks: &b.ranks,
                         scratch: &mut b.sim,
                     });
                 }
@@ -614,12 +654,14 @@ impl PortfolioLegs<'_> {
 struct Signals<'e, 'a> {
     legs: &'e PortfolioLegs<'a>,
     signals: &'e [Vec<Signal>],
+    ranks: &'e [Vec<f64>],
     scratch: &'e mut (PortfolioScratch, Vec<f64>),
 }
 
 impl Simulation for Signals<'_, '_> {
     fn run<S: engine::Sink>(&mut self, end: usize, sink: &mut S) {
-        self.legs.simulate(self.signals, self.scratch, end, sink);
+        self.legs
+            .simulate(self.signals, self.ranks, self.scratch, end, sink);
     }
 }
 
@@ -628,8 +670,10 @@ impl Simulation for Signals<'_, '_> {
 struct PortfolioBuffers {
     targets: Vec<i8>,
     changes: Changes,
-    /// Each instrument's signals.
+    /// Each instrument's signals, and its `rank_by` where that reads
+    /// parameters.
     signals: Vec<Vec<Signal>>,
+    ranks: Vec<Vec<f64>>,
     /// Each instrument's changes of a batch of sets.
     lanes: Vec<[Changes; LANES]>,
     /// The engine's, and room for a stretch's equity.
@@ -697,6 +741,7 @@ fn signals_of_trades(trades: &[engine::Trade], slippage: f64, out: &mut Vec<Sign
 impl PortfolioBuffers {
     fn fit(&mut self, instruments: usize) {
         self.signals.resize_with(instruments, Vec::new);
+        self.ranks.resize_with(instruments, Vec::new);
         self.lanes.resize_with(instruments, Default::default);
     }
 }

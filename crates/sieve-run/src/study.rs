@@ -87,21 +87,12 @@ impl Study {
         if let (Some(book), Some((expression, functions))) =
             (&mut market.portfolio, &config.rank_by)
         {
-            // Computed once per instrument: no parameter to sweep.
-            let words = expression.split(|c: char| !(c.is_alphanumeric() || c == '_'));
-            if let Some(p) = words
-                .filter_map(|w| strategy.params().iter().find(|p| p.name.as_ref() == w))
-                .next()
-            {
-                return Err(config.in_file(sieve_core::Error::config(
-                    key::PORTFOLIO_RANK_BY,
-                    format!(
-                        "reads the parameter '{}'; rank_by is computed once per instrument, before the grid, and cannot read parameters yet",
-                        p.name
-                    ),
-                )));
-            }
-            book.rank_by(expression, functions)
+            let params: Vec<(&str, bool)> = strategy
+                .params()
+                .iter()
+                .map(|p| (p.name.as_ref(), p.kind == sieve_core::param::ParamKind::Int))
+                .collect();
+            book.rank_by(expression, functions, &params)
                 .map_err(|e| config.in_file(e))?;
         }
         Ok(Study {

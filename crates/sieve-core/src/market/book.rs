@@ -14,8 +14,10 @@ use super::instrument::Instrument;
 use crate::data::Bars;
 use crate::engine::{PortfolioRules, Schedule, Trade};
 use crate::error::{Error, Result};
+use crate::evaluate::RankBy;
 use crate::key;
-use crate::rules::{values_of, ExternalFunctions};
+use crate::rules::{Expression, ExternalFunctions};
+use std::sync::Arc;
 
 /// The instruments of a portfolio and its account's rules.
 #[derive(Debug, Clone)]
@@ -26,9 +28,9 @@ pub struct Book {
     pub members: Vec<Instrument>,
     /// The union of their times.
     pub schedule: Schedule,
-    /// `portfolio.rank_by` on each instrument's bars: on a step with more
-    /// entries than room or cash, the highest go first.
-    pub ranks: Option<Vec<Vec<f64>>>,
+    /// `portfolio.rank_by`: on a step with more entries than room or cash,
+    /// the highest go first.
+    pub rank_by: Option<RankBy>,
 }
 
 impl Book {
@@ -41,30 +43,48 @@ impl Book {
             rules,
             members,
             schedule,
-            ranks: None,
+            rank_by: None,
         })
     }
 
-    /// Ranks entries by `expression` (a rule expression of no parameter,
-    /// `portfolio.rank_by`) on each instrument's bars.
-    pub fn rank_by(&mut self, expression: &str, functions: &ExternalFunctions) -> Result<()> {
-        let several = self.members.len() > 1;
-        let ranks = self
-            .members
-            .iter()
-            .map(|m| {
-                values_of(key::PORTFOLIO_RANK_BY, expression, &m.bars, functions, true).map_err(
-                    |e| match (several, e) {
-                        (true, Error::Config { key, message }) => Error::Config {
-                            key,
-                            message: format!("instrument '{}': {message}", m.name),
-                        },
-                        (_, e) => e,
-                    },
-                )
-            })
-            .collect::<Result<Vec<_>>>()?;
-        self.ranks = Some(ranks);
+    /// Ranks entries by `expression` (`portfolio.rank_by`, a rule
+    /// expression that may read the parameters `params`: names, and
+    /// whether each is a whole number) on each instrument's bars.
+    pub fn rank_by(
+        &mut self,
+        expression: &str,
+        functions: &ExternalFunctions,
+        params: &[(&str, bool)],
+    ) -> Result<()> {
+        let key = key::PORTFOLIO_RANK_BY;
+        let named = |m: &Instrument, e: Error| match (self.members.len() > 1, e) {
+            (true, Error::Config { key, message }) => Error::Config {
+                key,
+                message: format!("instrument '{}': {message}", m.name),
+            },
+            (_, e) => e,
+        };
+        // Without a parameter it is computed once here.
+        let fixed = Expression::compile(key, expression, &[], functions, true);
+        let (compiled, reads_params) = match fixed {
+            Ok(e) => (e, false),
+            Err(_) => (
+                Expression::compile(key, expression, params, functions, true)?,
+                true,
+            ),
+        };
+        for m in &self.members {
+            compiled.check_data(&m.bars).map_err(|e| named(m, e))?;
+        }
+        self.rank_by = Some(match reads_params {
+            false => RankBy::Fixed(
+                self.members
+                    .iter()
+                    .map(|m| compiled.values(&m.bars, &[]))
+                    .collect(),
+            ),
+            true => RankBy::Params(Arc::new(compiled)),
+        });
         Ok(())
     }
 

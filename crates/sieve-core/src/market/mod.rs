@@ -77,7 +77,7 @@ impl Market {
             portfolio: Some(crate::evaluate::PortfolioLegs {
                 rules: &book.rules,
                 schedule: &book.schedule,
-                ranks: book.ranks.as_deref(),
+                rank_by: book.rank_by.as_ref(),
                 members: evaluators,
             }),
         }]

@@ -61,5 +61,5 @@ pub use ir::Col;
 pub use keys::{KeySpec, KeyValue, Kind, ManagedKeys, Management, Role, KEYS};
 pub use signals::{signal_targets, simulate_signals, SignalKeys};
 pub use source::{reserved, RuleAxis, RuleSource, MAX_DEFINES};
-pub use values::{fuzz_one, values, values_of};
+pub use values::{fuzz_one, values, values_of, Expression};
 pub use wgsl::{RuleKernel, BAR_COLUMNS, ENTRY_POINT, NAN_BITS};

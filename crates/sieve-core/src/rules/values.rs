@@ -60,59 +60,103 @@ pub fn values_of(
     functions: &ExternalFunctions,
     number: bool,
 ) -> Result<Vec<f64>> {
-    let mut checker = Checker::new(Vec::new(), Vec::new(), functions.clone());
-    let id = compile_text(&mut checker, key, expression, None)?;
-    if checker.graph.nodes[id].state {
-        return Err(Error::config(
-            key,
-            "reads position, entry_price or bars_held, which exist only while a strategy trades",
-        ));
+    let e = Expression::compile(key, expression, &[], functions, number)?;
+    e.check_data(bars)?;
+    Ok(e.values(bars, &[]))
+}
+
+/// An expression of the rule language compiled once, that may read
+/// parameters (by position in `params`), evaluated on any bars: a
+/// portfolio's `rank_by`.
+pub struct Expression {
+    rules: Rules,
+    id: super::ir::Id,
+    ty: Ty,
+}
+
+impl Expression {
+    /// `expression` of config key `key`, reading the parameters `params`
+    /// (names, and whether each takes whole numbers only); with `number`,
+    /// a true/false expression is an error.
+    pub fn compile(
+        key: &str,
+        expression: &str,
+        params: &[(&str, bool)],
+        functions: &ExternalFunctions,
+        number: bool,
+    ) -> Result<Expression> {
+        let names = params.iter().map(|p| p.0.to_string()).collect();
+        let int_params = params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.1)
+            .fold(0u64, |m, (i, _)| m | 1 << i);
+        let mut checker = Checker::new(names, Vec::new(), functions.clone());
+        let id = compile_text(&mut checker, key, expression, None)?;
+        if checker.graph.nodes[id].state {
+            return Err(Error::config(
+                key,
+                "reads position, entry_price or bars_held, which exist only while a strategy trades",
+            ));
+        }
+        let ty = checker.graph.nodes[id].ty;
+        if number && ty == Ty::Bool {
+            return Err(Error::config(
+                key,
+                format!("must be a number, and \"{expression}\" is true or false"),
+            ));
+        }
+        let rules = Rules {
+            source: RuleSource {
+                name: key.to_string(),
+                ..RuleSource::default()
+            },
+            n_params: params.len(),
+            plan: Plan::new(&checker.graph, &[id], int_params),
+            graph: checker.graph,
+            roots: Roots {
+                entry: id,
+                exit: id,
+                short: None,
+                stop: None,
+                managed: ManagedRoots::default(),
+            },
+            defines: Vec::new(),
+            canonical: Vec::new(),
+            cross_pair: None,
+            gated: None,
+        };
+        Ok(Expression { rules, id, ty })
     }
-    let ty = checker.graph.nodes[id].ty;
-    if number && ty == Ty::Bool {
-        return Err(Error::config(
-            key,
-            format!("must be a number, and \"{expression}\" is true or false"),
-        ));
+
+    /// Refuses bars without a column the expression reads.
+    pub fn check_data(&self, bars: &Bars) -> Result<()> {
+        self.rules.check_data(bars)
     }
-    let rules = Rules {
-        source: RuleSource {
-            name: key.to_string(),
-            ..RuleSource::default()
-        },
-        n_params: 0,
-        plan: Plan::new(&checker.graph, &[id], 0),
-        graph: checker.graph,
-        roots: Roots {
-            entry: id,
-            exit: id,
-            short: None,
-            stop: None,
-            managed: ManagedRoots::default(),
-        },
-        defines: Vec::new(),
-        canonical: Vec::new(),
-        cross_pair: None,
-        gated: None,
-    };
-    rules.check_data(bars)?;
-    let mut keys = Vec::new();
-    rules.indicators(&[], &mut keys);
-    let set = IndicatorSet::build_for(bars, &rules, keys);
-    let mut out = vec![f64::NAN; bars.len()];
-    rules.blocks(bars, &set, &[], Direction::Long, bars.len(), |block| {
-        let (start, len) = (block.start, block.len);
-        let out = &mut out[start..start + len];
-        match ty {
-            Ty::Num => out.copy_from_slice(block.frame.num(block.full, id, start, len)),
-            Ty::Bool => {
-                for (o, &b) in out.iter_mut().zip(block.frame.bools(id, len)) {
-                    *o = f64::from(b);
+
+    /// Its value on every bar for `params`: numbers, true/false as 1 / 0,
+    /// undefined as NaN.
+    pub fn values(&self, bars: &Bars, params: &[f64]) -> Vec<f64> {
+        let rules = &self.rules;
+        let mut keys = Vec::new();
+        rules.indicators(params, &mut keys);
+        let set = IndicatorSet::build_for(bars, rules, keys);
+        let (id, ty) = (self.id, self.ty);
+        let mut out = vec![f64::NAN; bars.len()];
+        rules.blocks(bars, &set, params, Direction::Long, bars.len(), |block| {
+            let (start, len) = (block.start, block.len);
+            let out = &mut out[start..start + len];
+            match ty {
+                Ty::Num => out.copy_from_slice(block.frame.num(block.full, id, start, len)),
+                Ty::Bool => {
+                    for (o, &b) in out.iter_mut().zip(block.frame.bools(id, len)) {
+                        *o = f64::from(b);
+                    }
                 }
             }
-        }
-    });
-    Ok(out)
+        });
+        out
+    }
 }
 
 #[cfg(test)]
