@@ -305,8 +305,6 @@ def test_arguments_and_indexes_are_checked():
     twice = pd.concat([entries, entries[["A"]]], axis=1)
     with pytest.raises(sieve.DataError, match="column 'A' appears twice"):
         sieve.backtest_signals(frames, twice, exits, portfolio=True)
-    with pytest.raises(sieve.SieveError, match="fill"):
-        sieve.backtest_signals(frames, entries, exits, portfolio=True, config={"backtest": {"fill": "close"}})
     with pytest.raises(sieve.SieveError, match="lot_size"):
         sieve.backtest_weights(frames, entries.astype(float), config={"backtest": {"lot_size": 1}})
 
@@ -540,3 +538,27 @@ def test_real_data_rank_by_reading_a_parameter_equals_vectorbt():
     rank = pd.DataFrame({n: f["close"] / f["close"].rolling(20).mean() for n, f in frames.items()}).reindex(every)
     seq = call_seq_by_rank(entries, exits, rank, frames, every)
     assert_orders_and_value(out, vectorbt_run(frames, every, entries, exits, size, call_seq=seq))
+
+
+def test_real_data_fills_at_the_close_equal_vectorbt_at_its_default_price():
+    """`backtest.fill = "close"`: each order fills at the close that
+    decided it, vectorbt's default price, with the signals unshifted."""
+    every, frames = real_market()
+    size = 0.3
+    config = {
+        "backtest": {"fee": FEE, "slippage": SLIPPAGE, "initial_cash": CASH, "fill": "close"},
+        "portfolio": {"size": size, "size_of": "cash"},
+    }
+    out = sieve.backtest(frames, "sma_cross", {"fast": 10, "slow": 40}, config, equity=True, trades=True)
+    entries, exits = crossings(frames, every, 10, 40)
+    pf = vbt.Portfolio.from_signals(
+        close=wide(frames, every, "close"), entries=entries, exits=exits, size=size, size_type="percent",
+        group_by=True, cash_sharing=True, call_seq="auto", fees=FEE, slippage=SLIPPAGE, init_cash=CASH,
+    )
+    assert_orders_and_value(out, pf)
+    own = {"backtest": config["backtest"]}
+    signals = sieve.backtest_signals(frames, entries, exits, portfolio=True, size=size, size_of="cash", config=own)
+    assert_orders_and_value(signals, pf)
+    # The account's rules are keywords there, not a config table.
+    with pytest.raises(sieve.SieveError, match="portfolio table"):
+        sieve.backtest_signals(frames, entries, exits, portfolio=True, config=config)

@@ -281,6 +281,16 @@ fn a_portfolio_of_one_instrument_is_the_single_run() {
         portfolio,
         backtest_windows(alone.to_str().unwrap(), &bracket)
     );
+    // Filled at the closes that decide, with and without the bracket.
+    for extra in [&[][..], &bracket[..]] {
+        let at_close = [extra, &["-O", "backtest.fill=\"close\""][..]].concat();
+        let portfolio = backtest_windows(&all_in, &at_close);
+        assert!(portfolio["full"]["trades"].as_u64().unwrap() > 5);
+        assert_eq!(
+            portfolio,
+            backtest_windows(alone.to_str().unwrap(), &at_close)
+        );
+    }
 }
 
 #[test]
@@ -411,7 +421,6 @@ fn what_a_portfolio_cannot_run_yet_is_refused_by_key() {
         ("max_positions = 0", "portfolio.max_positions"),
         ("max_exposure = -1", "portfolio.max_exposure"),
         ("sizes = 1", "sizes"),
-        ("[backtest]\nfill = \"close\"", "backtest.fill"),
         ("[score]\naggregate = \"median\"", "score.aggregate"),
         ("[strategy]\nsize = 0.5", "strategy.size"),
         ("[backtest]\nmax_leverage = 2", "backtest.max_leverage"),

@@ -78,13 +78,14 @@ impl PortfolioSpec {
     /// The rules for `instruments` instruments starting with `initial_cash`:
     /// `size` defaults to an equal share of the positions that can be open
     /// (1 / `max_positions`, else 1 / the number of instruments).
-    pub fn rules(&self, instruments: usize, initial_cash: f64) -> PortfolioRules {
+    pub fn rules(&self, instruments: usize, engine: &EngineConfig) -> PortfolioRules {
         let slots = self
             .max_positions
             .unwrap_or(instruments)
             .clamp(1, instruments.max(1));
         PortfolioRules {
-            initial_cash,
+            initial_cash: engine.initial_cash,
+            at_close: engine.fill == engine::Fill::Close,
             size: self.size.unwrap_or(1.0 / slots as f64),
             size_of: self.size_of,
             max_positions: self.max_positions,
@@ -531,8 +532,9 @@ impl PortfolioLegs<'_> {
                         bars,
                         &mut b.trades,
                     );
-                    let slippage = member.scoring.engine.slippage;
-                    signals_of_trades(&b.trades.0, slippage, &mut b.signals[m]);
+                    let cfg = &member.scoring.engine;
+                    let at_close = cfg.fill == engine::Fill::Close;
+                    signals_of_trades(&b.trades.0, cfg.slippage, at_close, &mut b.signals[m]);
                     continue;
                 }
                 member.positions_until(params, bars, &mut b.targets);
@@ -695,11 +697,17 @@ impl engine::Sink for TradesOnly {
 }
 
 /// Signals of an instrument's trades alone: each entry wants its side from
-/// the open of its bar; each exit at an open (its rules, a reversal, a
-/// trailing stop, a bar limit) wants flat from there, and each exit inside
-/// a bar (a stop or a target touched, a liquidation) is that exit at its
-/// price before slippage. A trade still open at the end ends nothing.
-fn signals_of_trades(trades: &[engine::Trade], slippage: f64, out: &mut Vec<Signal>) {
+/// the open of its bar (or its close, `at_close`); each exit there (its
+/// rules, a reversal, a trailing stop, a bar limit) wants flat, and each
+/// exit inside a bar (a stop or a target touched, a liquidation) is that
+/// exit at its price before slippage. A trade still open at the end ends
+/// nothing.
+fn signals_of_trades(
+    trades: &[engine::Trade],
+    slippage: f64,
+    at_close: bool,
+    out: &mut Vec<Signal>,
+) {
     use engine::ExitReason as R;
     out.clear();
     for t in trades {
@@ -707,7 +715,12 @@ fn signals_of_trades(trades: &[engine::Trade], slippage: f64, out: &mut Vec<Sign
             engine::Side::Long => 1,
             engine::Side::Short => -1,
         };
-        if let Some(decided) = t.entry_bar.checked_sub(1) {
+        // The close that decided a fill: the bar before its open, or its own.
+        let decided_for = |bar: usize| match at_close {
+            true => Some(bar),
+            false => bar.checked_sub(1),
+        };
+        if let Some(decided) = decided_for(t.entry_bar) {
             // A reversal's exit is in its entry.
             if out
                 .last()
@@ -715,7 +728,7 @@ fn signals_of_trades(trades: &[engine::Trade], slippage: f64, out: &mut Vec<Sign
             {
                 out.pop();
             }
-            out.push(Signal::at_open(decided, Want::of_target(side)));
+            out.push(Signal::new(decided, Want::of_target(side)));
         }
         let Some(exit) = t.exit_bar else { continue };
         let Some(decided) = exit.checked_sub(1) else {
@@ -723,7 +736,7 @@ fn signals_of_trades(trades: &[engine::Trade], slippage: f64, out: &mut Vec<Sign
         };
         match t.exit_reason {
             R::Rule | R::Reversal | R::TrailingStop | R::MaxBars => {
-                out.push(Signal::at_open(decided, Want::Flat));
+                out.push(Signal::new(decided, Want::Flat));
             }
             R::End => {}
             reason => {
@@ -757,7 +770,7 @@ fn signals_of_changes(changes: &Changes, out: &mut Vec<Signal>) {
     let mut before = 0;
     for (bar, target) in changes.entries() {
         if target != before {
-            out.push(Signal::at_open(bar, Want::of_target(target)));
+            out.push(Signal::new(bar, Want::of_target(target)));
         }
         before = target;
     }

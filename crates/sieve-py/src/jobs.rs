@@ -486,7 +486,6 @@ pub fn portfolio_signals<'py>(
         }
     };
     let engine = &study.config().scoring.engine;
-    next_open_fills(engine)?;
     let costs = sieve_core::engine::Costs::of(engine);
     let rules = sieve_core::engine::PortfolioRules {
         initial_cash: engine.initial_cash,
@@ -494,6 +493,7 @@ pub fn portfolio_signals<'py>(
         size_of,
         max_positions,
         max_exposure: None,
+        at_close: engine.fill == sieve_core::engine::Fill::Close,
     };
     let flagged: Vec<Vec<sieve_core::engine::Signal>> = signals
         .iter()
@@ -618,7 +618,14 @@ fn portfolio_study(
     config: &ConfigSpec,
     overrides: Vec<String>,
 ) -> Result<sieve_run::Study, Failure> {
-    study_of(py, data, config, overrides, false).map(|(_, study)| study)
+    let (_, study) = study_of(py, data, config, overrides, false)?;
+    if study.market().portfolio.is_some() {
+        return Err(crate::SieveError::new_err(
+            "config: [portfolio] is for strategies run from one account (sieve.backtest, sweep, optimize); backtest_signals(portfolio=True) and backtest_weights take the account's rules as keywords (size, size_of, max_positions, rank): remove the config's portfolio table",
+        )
+        .into());
+    }
+    Ok(study)
 }
 
 /// Portfolios fill at each instrument's next open (`backtest.fill =

@@ -858,12 +858,6 @@ fn portfolio_section(
         }
     }
     let refuse = |key: &str, why: &str| Err(Error::config(key, why.to_string()));
-    if matches!(b.fill, Some(RawFill::Close)) {
-        return refuse(
-            "backtest.fill",
-            "a portfolio fills at each instrument's next open; fill = \"close\" is not supported with [portfolio] yet",
-        );
-    }
     if let Some(key) = managed {
         return refuse(
             key,

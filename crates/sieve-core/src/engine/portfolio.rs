@@ -41,6 +41,9 @@ pub struct PortfolioRules {
     /// close: an entry that would pass it is reduced to fit, or skipped
     /// when nothing fits.
     pub max_exposure: Option<f64>,
+    /// Orders fill at the close that decides them (`backtest.fill =
+    /// "close"`), not at the next open.
+    pub at_close: bool,
 }
 
 /// The union of several instruments' times, and each instrument on it:
@@ -170,8 +173,9 @@ pub struct Signal {
 }
 
 impl Signal {
-    /// `want` from the open after bar `bar`'s close.
-    pub fn at_open(bar: usize, want: Want) -> Signal {
+    /// `want`, decided on bar `bar`'s close: filled at the next open, or
+    /// at that close ([`PortfolioRules::at_close`]).
+    pub fn new(bar: usize, want: Want) -> Signal {
         Signal {
             bar,
             want,
@@ -186,8 +190,8 @@ pub fn signals_of_flags(entries: &[bool], exits: &[bool], out: &mut Vec<Signal>)
     out.clear();
     for (bar, (&e, &x)) in entries.iter().zip(exits).enumerate() {
         match (e, x) {
-            (true, false) => out.push(Signal::at_open(bar, Want::Long)),
-            (false, true) => out.push(Signal::at_open(bar, Want::Flat)),
+            (true, false) => out.push(Signal::new(bar, Want::Long)),
+            (false, true) => out.push(Signal::new(bar, Want::Flat)),
             _ => {}
         }
     }
@@ -282,7 +286,12 @@ pub fn simulate_portfolio<L: Ledger + ?Sized>(
     entered_at.resize(legs.len(), 0);
     for (leg, l) in legs.iter().enumerate() {
         for s in l.signals {
-            let bar = s.bar + 1;
+            // The bar it fills on: the next (at its open, or inside it),
+            // or its own (at its close).
+            let bar = match (s.inside, rules.at_close) {
+                (None, true) => s.bar,
+                _ => s.bar + 1,
+            };
             if bar >= l.bars.len() {
                 break;
             }
@@ -319,115 +328,145 @@ pub fn simulate_portfolio<L: Ledger + ?Sized>(
         }
         ledger.steps(from, step, cash, held, schedule);
         from = step;
-        // The portfolio's value at the close before (equity sizing).
-        let value = match (rules.size_of, step) {
-            (SizeOf::Equity, 1..) => schedule.value(cash, held, step - 1),
-            _ => cash,
-        };
         let orders = &mut due[at..until];
-        // Exits first: positions whose side is no longer wanted, the
-        // largest first (a stable sort: ties in instrument order).
-        let worth = |d: &Due| (holdings[d.leg].units * legs[d.leg].bars.open[d.bar]).abs();
-        orders.sort_by(|a, b| worth(b).total_cmp(&worth(a)));
-        let mut closed_short = false;
-        for d in orders.iter().filter(|d| d.inside.is_none()) {
-            let (leg, h) = (&legs[d.leg], &mut holdings[d.leg]);
-            if h.side == 0 || d.want.side() == h.side {
-                continue;
-            }
-            let reason = match d.want {
-                Want::Flat => ExitReason::Rule,
-                _ => ExitReason::Reversal,
-            };
-            let out = exit(&leg.costs, h, leg.bars.open[d.bar], d.bar, reason);
-            cash += out.cash_in;
-            if let Some(trade) = out.trade {
-                ledger.trade(d.leg, &trade, entered_at[d.leg], Some(step));
-            }
-            closed_short |= h.side < 0;
-            *h = Holding::FLAT;
-            held.retain(|&(i, _)| i != d.leg);
-        }
-        if closed_short {
-            debt = debt_of(held, holdings);
-        }
-        // Then entries, by rank: highest first, undefined last, ties in
-        // instrument order.
-        orders.sort_by(|a, b| {
-            match (a.rank.is_nan(), b.rank.is_nan()) {
-                (false, false) => b.rank.total_cmp(&a.rank),
-                (x, y) => x.cmp(&y),
-            }
-            .then(a.leg.cmp(&b.leg))
-        });
-        for d in orders.iter().filter(|d| d.inside.is_none()) {
-            let (leg, h) = (&legs[d.leg], &mut holdings[d.leg]);
-            let side = d.want.side();
-            if side == 0 || h.side != 0 {
-                continue;
-            }
-            if rules.max_positions.is_some_and(|m| held.len() >= m) {
-                continue;
-            }
-            let free = cash - 2.0 * debt;
-            let base = match rules.size_of {
-                SizeOf::Cash => free,
-                SizeOf::Equity => value,
-            };
-            // What the entry commits, fee included, at most the cash free.
-            let mut commit = (rules.size * base).min(free);
-            if let Some(max) = rules.max_exposure {
-                // The room left under the cap, in notional; notional x
-                // fits when exposed + x ≤ max · (value − x · fee): the fee
-                // paid lowers the value.
-                let before = step - 1;
-                let value = schedule.value(cash, held, before);
-                let exposed: f64 = held
-                    .iter()
-                    .map(|&(i, units)| (units * schedule.marks(i)[before]).abs())
-                    .sum();
-                let fee = leg.costs.fee;
-                let room = (max * value - exposed) / (1.0 + max * fee);
-                commit = commit.min(room * (1.0 + fee));
-            }
-            // Fewer units than vectorbt's smallest order (a rounding scrap
-            // of cash) open nothing.
-            let entered = enter(&leg.costs, side, leg.bars.open[d.bar], d.bar, 1.0, commit)
-                .filter(|e| e.holding.units >= MIN_UNITS);
-            if let Some(e) = entered {
-                cash -= e.cash_out;
-                *h = e.holding;
-                entered_at[d.leg] = step;
-                let place = held.partition_point(|&(i, _)| i < d.leg);
-                held.insert(place, (d.leg, h.signed_units()));
-                if side < 0 {
-                    debt = debt_of(held, holdings);
+        // At the open: the orders at the open, then the exits inside the
+        // bar. At the close: the exits inside the bar, then the orders at
+        // the close.
+        let phases = match rules.at_close {
+            false => [Phase::Exits, Phase::Entries, Phase::Inside],
+            true => [Phase::Inside, Phase::Exits, Phase::Entries],
+        };
+        // The bar a fill is priced at: its open, or its close.
+        let price = |d: &Due| match rules.at_close {
+            false => legs[d.leg].bars.open[d.bar],
+            true => legs[d.leg].bars.close[d.bar],
+        };
+        // Equity sizing's value: at the close before the open's orders, or
+        // at this close before its orders (after the bar's stops).
+        let mut value = cash;
+        for phase in phases {
+            match phase {
+                Phase::Exits => {
+                    value = match (rules.size_of, rules.at_close, step) {
+                        (SizeOf::Cash, ..) => cash,
+                        (SizeOf::Equity, true, _) => schedule.value(cash, held, step),
+                        (SizeOf::Equity, false, 1..) => schedule.value(cash, held, step - 1),
+                        (SizeOf::Equity, false, 0) => cash,
+                    };
+                    // Positions whose side is no longer wanted, the largest
+                    // first (a stable sort: ties in instrument order).
+                    let worth = |d: &Due| (holdings[d.leg].units * price(d)).abs();
+                    orders.sort_by(|a, b| worth(b).total_cmp(&worth(a)));
+                    let mut closed_short = false;
+                    for d in orders.iter().filter(|d| d.inside.is_none()) {
+                        let (leg, h) = (&legs[d.leg], &mut holdings[d.leg]);
+                        if h.side == 0 || d.want.side() == h.side {
+                            continue;
+                        }
+                        let reason = match d.want {
+                            Want::Flat => ExitReason::Rule,
+                            _ => ExitReason::Reversal,
+                        };
+                        let out = exit(&leg.costs, h, price(d), d.bar, reason);
+                        cash += out.cash_in;
+                        if let Some(trade) = out.trade {
+                            ledger.trade(d.leg, &trade, entered_at[d.leg], Some(step));
+                        }
+                        closed_short |= h.side < 0;
+                        *h = Holding::FLAT;
+                        held.retain(|&(i, _)| i != d.leg);
+                    }
+                    if closed_short {
+                        debt = debt_of(held, holdings);
+                    }
+                }
+                Phase::Entries => {
+                    // By rank: highest first, undefined last, ties in
+                    // instrument order.
+                    orders.sort_by(|a, b| {
+                        match (a.rank.is_nan(), b.rank.is_nan()) {
+                            (false, false) => b.rank.total_cmp(&a.rank),
+                            (x, y) => x.cmp(&y),
+                        }
+                        .then(a.leg.cmp(&b.leg))
+                    });
+                    for d in orders.iter().filter(|d| d.inside.is_none()) {
+                        let (leg, h) = (&legs[d.leg], &mut holdings[d.leg]);
+                        let side = d.want.side();
+                        if side == 0 || h.side != 0 {
+                            continue;
+                        }
+                        if rules.max_positions.is_some_and(|m| held.len() >= m) {
+                            continue;
+                        }
+                        let free = cash - 2.0 * debt;
+                        let base = match rules.size_of {
+                            SizeOf::Cash => free,
+                            SizeOf::Equity => value,
+                        };
+                        // What the entry commits, fee included, at most the
+                        // cash free.
+                        let mut commit = (rules.size * base).min(free);
+                        if let Some(max) = rules.max_exposure {
+                            // The room left under the cap, in notional;
+                            // notional x fits when exposed + x ≤ max ·
+                            // (value − x · fee): the fee paid lowers the
+                            // value. Positions at their last closes.
+                            let marked = match rules.at_close {
+                                false => step.saturating_sub(1),
+                                true => step,
+                            };
+                            let value = schedule.value(cash, held, marked);
+                            let exposed: f64 = held
+                                .iter()
+                                .map(|&(i, units)| (units * schedule.marks(i)[marked]).abs())
+                                .sum();
+                            let fee = leg.costs.fee;
+                            let room = (max * value - exposed) / (1.0 + max * fee);
+                            commit = commit.min(room * (1.0 + fee));
+                        }
+                        // Fewer units than vectorbt's smallest order (a
+                        // rounding scrap of cash) open nothing.
+                        let entered = enter(&leg.costs, side, price(d), d.bar, 1.0, commit)
+                            .filter(|e| e.holding.units >= MIN_UNITS);
+                        if let Some(e) = entered {
+                            cash -= e.cash_out;
+                            *h = e.holding;
+                            entered_at[d.leg] = step;
+                            let place = held.partition_point(|&(i, _)| i < d.leg);
+                            held.insert(place, (d.leg, h.signed_units()));
+                            if side < 0 {
+                                debt = debt_of(held, holdings);
+                            }
+                        }
+                    }
+                }
+                Phase::Inside => {
+                    // Stops and targets touched, in instrument order.
+                    orders.sort_by_key(|d| d.leg);
+                    let mut closed_short = false;
+                    for d in orders.iter() {
+                        let (leg, h) = (&legs[d.leg], &mut holdings[d.leg]);
+                        let Some((price, reason)) = d.inside else {
+                            continue;
+                        };
+                        if h.side == 0 {
+                            continue;
+                        }
+                        let out = exit(&leg.costs, h, price, d.bar, reason);
+                        cash += out.cash_in;
+                        if let Some(trade) = out.trade {
+                            ledger.trade(d.leg, &trade, entered_at[d.leg], Some(step));
+                        }
+                        closed_short |= h.side < 0;
+                        *h = Holding::FLAT;
+                        held.retain(|&(i, _)| i != d.leg);
+                    }
+                    if closed_short {
+                        debt = debt_of(held, holdings);
+                    }
                 }
             }
-        }
-        // Last, the exits inside the bar (stops and targets touched), in
-        // instrument order: their cash serves the next step's entries.
-        orders.sort_by_key(|d| d.leg);
-        let mut closed_short = false;
-        for d in orders.iter() {
-            let (leg, h) = (&legs[d.leg], &mut holdings[d.leg]);
-            let Some((price, reason)) = d.inside else {
-                continue;
-            };
-            if h.side == 0 {
-                continue;
-            }
-            let out = exit(&leg.costs, h, price, d.bar, reason);
-            cash += out.cash_in;
-            if let Some(trade) = out.trade {
-                ledger.trade(d.leg, &trade, entered_at[d.leg], Some(step));
-            }
-            closed_short |= h.side < 0;
-            *h = Holding::FLAT;
-            held.retain(|&(i, _)| i != d.leg);
-        }
-        if closed_short {
-            debt = debt_of(held, holdings);
         }
         at = until;
     }
@@ -442,6 +481,17 @@ pub fn simulate_portfolio<L: Ledger + ?Sized>(
             }
         }
     }
+}
+
+/// A step's kinds of fills, in the order they run.
+#[derive(Debug, Clone, Copy)]
+enum Phase {
+    /// Exits at the open (or close) of the bar.
+    Exits,
+    /// Entries there.
+    Entries,
+    /// Exits inside the bar (stops and targets).
+    Inside,
 }
 
 /// The shorts' value at their entries (with slippage), in instrument
@@ -731,6 +781,7 @@ mod tests {
             size_of: SizeOf::Cash,
             max_positions: None,
             max_exposure: None,
+            at_close: false,
         };
         let run = run_portfolio(&[leg, leg, leg], &rules);
         let units: Vec<f64> = run.trades.iter().map(|(_, t)| t.units).collect();
@@ -808,6 +859,7 @@ mod tests {
             size_of: SizeOf::Cash,
             max_positions: Some(2),
             max_exposure: None,
+            at_close: false,
         };
         let run = run_portfolio(&legs, &rules);
         // Time 2: A then B (tie: instrument order).
@@ -877,6 +929,7 @@ mod tests {
             size_of: SizeOf::Equity,
             max_positions: None,
             max_exposure: Some(0.5),
+            at_close: false,
         };
         let run = run_portfolio(&legs, &rules);
         let x = 500.0 / 1.005;
@@ -908,7 +961,7 @@ mod tests {
             &[20.0, 19.0, 17.0, 15.0],
         );
         let costs = Costs { fee: 0.01, ..FREE };
-        let at = Signal::at_open;
+        let at = Signal::new;
         let sa = [at(0, Want::Long), at(2, Want::Short)];
         let sb = [at(0, Want::Short), at(1, Want::Flat)];
         let legs = [
@@ -931,6 +984,7 @@ mod tests {
             size_of: SizeOf::Cash,
             max_positions: None,
             max_exposure: None,
+            at_close: false,
         };
         let run = run_portfolio(&legs, &rules);
         // Time 2.
@@ -988,11 +1042,8 @@ mod tests {
             want: Want::Flat,
             inside: Some((9.0, ExitReason::StopLoss)),
         };
-        let sa = [Signal::at_open(0, Want::Long), stop];
-        let sb = [
-            Signal::at_open(1, Want::Long),
-            Signal::at_open(2, Want::Flat),
-        ];
+        let sa = [Signal::new(0, Want::Long), stop];
+        let sb = [Signal::new(1, Want::Long), Signal::new(2, Want::Flat)];
         let legs = [
             Leg {
                 bars: &a,
@@ -1013,6 +1064,7 @@ mod tests {
             size_of: SizeOf::Cash,
             max_positions: None,
             max_exposure: None,
+            at_close: false,
         };
         let run = run_portfolio(&legs, &rules);
         // Only A traded: in at 10, out at 9 inside the third bar.

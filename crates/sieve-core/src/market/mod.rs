@@ -171,7 +171,7 @@ impl Market {
                 portfolio: None,
             });
         };
-        let rules = p.rules(instruments.len(), spec.engine.initial_cash);
+        let rules = p.rules(instruments.len(), &spec.engine);
         let book = Book::new(instruments, rules)?;
         let bars = book.timeline();
         let scoring = Scoring::new(windows_spec, &bars)?;
