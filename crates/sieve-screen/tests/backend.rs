@@ -247,7 +247,8 @@ fn cases() -> Vec<Case> {
     .collect()
 }
 
-/// Three instruments of different lengths and starts, each aggregate.
+/// Three instruments of different lengths and starts, each aggregate, and
+/// the three as one portfolio.
 fn market_cases() -> Vec<Case> {
     let data = || {
         vec![
@@ -269,6 +270,13 @@ fn market_cases() -> Vec<Case> {
             grid,
             "aggregate = \"min\"",
             same_closes(),
+        )])
+        // The three from one account, at most two positions open.
+        .chain([case_on(
+            "name = \"sma_cross\"",
+            grid,
+            "objective = \"sharpe\"\n[portfolio]\nmax_positions = 2",
+            data(),
         )])
         .collect()
 }
@@ -320,25 +328,18 @@ fn exact_scores(c: &Case) -> Vec<(u64, f64)> {
         .filter(|(_, p)| c.space.allowed(p))
         .collect();
     let keys = Evaluator::indicators_for(&*c.strategy, params.iter().map(|(_, p)| p.as_slice()));
-    // Each instrument's exact objective, then the aggregate over them.
-    let per_instrument: Vec<Vec<f64>> = c
-        .market
-        .instruments
+    // Each instrument's exact objective (a portfolio's: the portfolio's),
+    // then the aggregate over them.
+    let sets = c.market.series(&*c.strategy, keys);
+    let evals = c.market.evaluators(&*c.strategy, &sets);
+    let per_instrument: Vec<Vec<f64>> = evals
         .iter()
-        .map(|inst| {
-            let ind = IndicatorSet::build_for(&inst.bars, c.strategy.series(), keys.clone());
-            let eval = Evaluator {
-                bars: &inst.bars,
-                strategy: &*c.strategy,
-                indicators: &ind,
-                scoring: &inst.scoring,
-                portfolio: None,
-            };
+        .map(|eval| {
             params
                 .iter()
                 .map(|(_, p)| {
                     let bt = eval.backtest(p);
-                    eval.objective(&eval.metrics(&bt, &inst.scoring.screen))
+                    eval.objective(&eval.metrics(&bt, &eval.scoring.screen))
                 })
                 .collect()
         })
