@@ -7,7 +7,6 @@ use sieve_core::config::Config;
 use sieve_core::data::{synth, Bars};
 use sieve_core::evaluate::Evaluator;
 use sieve_core::grid::ParamSpace;
-use sieve_core::indicators::IndicatorSet;
 use sieve_core::market::Market;
 use sieve_core::strategy::SharedStrategy;
 use sieve_screen::{Batch, Checkpoint, CpuBackend, Scored, ScreenBackend, ScreenJob, Screened};
