@@ -48,8 +48,9 @@ pub fn run(a: SweepArgs) -> Result<()> {
         } else {
             let path = match &study.market().portfolio {
                 Some(book) => format!(
-                    "one combination at a time: a portfolio of {} instruments from one account (each instrument's positions, then the shared cash)",
-                    book.members.len()
+                    "a portfolio of {} instruments from one account: each instrument's changes by its strategy's lane code ({}), then the shared cash one combination at a time",
+                    book.members.len(),
+                    sieve_core::lanes::screen_path(study.strategy(), &book.members[0].scoring)
                 ),
                 None => sieve_core::lanes::screen_path(study.strategy(), study.scoring()),
             };
