@@ -284,11 +284,14 @@ def backtest_signals(
     """
     if portfolio:
         given = dict(locals())
-        unsupported = [k for k in ("short_entries", "short_exits", "stop_loss", "stop_distance", "take_profit",
+        unsupported = [k for k in ("stop_loss", "stop_distance", "take_profit",
                                    "target_distance", "max_bars") if given[k] is not None]
         if unsupported or robust:
             raise TypeError("portfolio=True does not take %s yet" % ", ".join(unsupported or ["robust"]))
-        return _portfolio_signals(data, entries, exits, config, size, size_of, max_positions, rank)
+        if (short_entries is None) != (short_exits is None):
+            raise TypeError("short_entries and short_exits: give both or neither")
+        return _portfolio_signals(data, entries, exits, config, size, size_of, max_positions, rank,
+                                  short_entries, short_exits)
     # Every trade-management keyword, by the table's names.
     arguments = dict(locals())
     if (short_entries is None) != (short_exits is None):
@@ -364,13 +367,16 @@ def backtest_signals(
     return out
 
 
-def _portfolio_signals(data, entries, exits, config, size, size_of, max_positions, rank):
+def _portfolio_signals(data, entries, exits, config, size, size_of, max_positions, rank,
+                       short_entries=None, short_exits=None):
     """backtest_signals(portfolio=True): the instruments of ``data`` (a dict
     of DataFrames) trading from one account; see docs/config.md,
     "Portfolios". Signal columns with an ``instrument`` level beside others
     are a grid: one portfolio per combination of the other levels."""
     columns = getattr(entries, "columns", None)
     if isinstance(columns, pd.MultiIndex) and "instrument" in columns.names:
+        if short_entries is not None:
+            raise TypeError("short_entries/short_exits: a grid of portfolios takes long signals only so far")
         return _portfolio_grid(data, entries, exits, config, size, size_of, max_positions, rank)
     if not isinstance(data, Mapping) or not data:
         raise DataError("data: portfolio=True takes a dict of DataFrames, one per instrument")
@@ -382,6 +388,8 @@ def _portfolio_signals(data, entries, exits, config, size, size_of, max_position
     given = {"entries": entries, "exits": exits}
     if rank is not None:
         given["rank"] = rank
+    if short_entries is not None:
+        given["short_entries"], given["short_exits"] = short_entries, short_exits
     for what, v in given.items():
         _check_instrument_columns(what, v, data, "with portfolio=True, a DataFrame with a column per instrument")
     if isinstance(size, bool) or not isinstance(size, numbers.Real) or not (0 < size < float("inf")):
@@ -400,10 +408,14 @@ def _portfolio_signals(data, entries, exits, config, size, size_of, max_position
     r = None
     if rank is not None:
         r = [np.ascontiguousarray(_own_column(rank, n, f).to_numpy(dtype=float)) for n, f in zip(names, frames)]
+    se = sx = None
+    if short_entries is not None:
+        se = [flags(short_entries, n, f) for n, f in zip(names, frames)]
+        sx = [flags(short_exits, n, f) for n, f in zip(names, frames)]
     with _Data(data) as d:
         times, equity, positions, exposure, records, traded = _native.portfolio_signals(
             d.arg, _config(config, None), [], e, x, r, float(size), str(size_of),
-            None if max_positions is None else int(max_positions),
+            None if max_positions is None else int(max_positions), se, sx,
         )
         tz = next(iter(d.tzs.values()), None)
     index = _time_index(times, tz)

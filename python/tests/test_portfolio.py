@@ -562,3 +562,49 @@ def test_real_data_fills_at_the_close_equal_vectorbt_at_its_default_price():
     # The account's rules are keywords there, not a config table.
     with pytest.raises(sieve.SieveError, match="portfolio table"):
         sieve.backtest_signals(frames, entries, exits, portfolio=True, config=config)
+
+
+def test_real_data_shorts_share_the_cash_as_vectorbt():
+    """Longs on three instruments and shorts on two from one account:
+    vectorbt's from_signals with short entries and exits, cash shared (a
+    short's proceeds come in; twice its value is held back)."""
+    every, frames = real_market()
+    up, down = crossings(frames, every, 10, 40)
+    longs, shorts = ["SPY", "QQQ", "SSEC"], ["AAPL", "BTCUSD"]
+    none = pd.DataFrame(False, index=every, columns=TICKERS)
+    entries, exits = none.copy(), none.copy()
+    short_entries, short_exits = none.copy(), none.copy()
+    entries[longs], exits[longs] = up[longs], down[longs]
+    short_entries[shorts], short_exits[shorts] = down[shorts], up[shorts]
+    size = 0.3
+    out = sieve.backtest_signals(
+        frames, entries, exits, short_entries=short_entries, short_exits=short_exits,
+        portfolio=True, size=size, size_of="cash", config=CONFIG,
+    )
+    o = wide(frames, every, "open")
+    pf = vbt.Portfolio.from_signals(
+        close=wide(frames, every, "close"),
+        entries=shifted(entries, frames, every), exits=shifted(exits, frames, every),
+        short_entries=shifted(short_entries, frames, every), short_exits=shifted(short_exits, frames, every),
+        price=o, open=o, high=wide(frames, every, "high"), low=wide(frames, every, "low"),
+        size=size, size_type="percent", group_by=True, cash_sharing=True, call_seq="auto",
+        fees=FEE, slippage=SLIPPAGE, init_cash=CASH,
+    )
+    theirs = sorted(
+        ((r.Timestamp, r.Column, r.Side, r.Price, r.Size) for r in pf.orders.records_readable.itertuples()),
+        key=lambda r: (r[0], r[1], r[2]),
+    )
+    ours = []
+    for t in out["trades"].itertuples():
+        opening, closing = ("Buy", "Sell") if t.side == "long" else ("Sell", "Buy")
+        ours.append((t.entry_time, t.instrument, opening, t.entry_price, t.units))
+        if not pd.isna(t.exit_time):
+            ours.append((t.exit_time, t.instrument, closing, t.exit_price, t.units))
+    ours.sort(key=lambda r: (r[0], r[1], r[2]))
+    assert any(t == "short" for t in out["trades"]["side"])
+    assert len(ours) == len(theirs) > 40
+    for a, b in zip(ours, theirs):
+        assert a[:3] == b[:3], (a, b)
+        assert a[3] == pytest.approx(b[3], rel=1e-9), (a, b)
+        assert a[4] == pytest.approx(b[4], rel=1e-9), (a, b)
+    np.testing.assert_allclose(out["equity"].to_numpy(), pf.value().to_numpy(), rtol=1e-9)

@@ -418,7 +418,7 @@ type PortfolioOut<'py> = (
 /// DataFrames, in order) with its own entries/exits (0/1 per bar of its
 /// own) and optional rank values, trading from one account.
 #[pyfunction]
-#[pyo3(signature = (data, config, overrides, entries, exits, rank, size, size_of, max_positions))]
+#[pyo3(signature = (data, config, overrides, entries, exits, rank, size, size_of, max_positions, short_entries=None, short_exits=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn portfolio_signals<'py>(
     py: Python<'py>,
@@ -431,6 +431,8 @@ pub fn portfolio_signals<'py>(
     size: f64,
     size_of: &str,
     max_positions: Option<usize>,
+    short_entries: Option<Vec<Bound<'_, PyAny>>>,
+    short_exits: Option<Vec<Bound<'_, PyAny>>>,
 ) -> Result<PortfolioOut<'py>, Failure> {
     crate::functions::not_in_a_callback("backtest_signals")?;
     let spec = ConfigSpec::from_py(&config)?;
@@ -465,15 +467,29 @@ pub fn portfolio_signals<'py>(
             }
             None => None,
         };
+        // Short flags, none where not given.
+        let short = |v: &Option<Vec<Bound<'_, PyAny>>>| -> PyResult<Vec<bool>> {
+            match v.as_ref().and_then(|v| v.get(k)) {
+                Some(a) => as_bool(a),
+                None => Ok(Vec::new()),
+            }
+        };
+        let (se, sx) = (short(&short_entries)?, short(&short_exits)?);
         let n = inst.bars.len();
-        if e.len() != n || x.len() != n || r.as_ref().is_some_and(|r| r.len() != n) {
+        let wrong = |v: &[bool]| !v.is_empty() && v.len() != n;
+        if e.len() != n
+            || x.len() != n
+            || wrong(&se)
+            || wrong(&sx)
+            || r.as_ref().is_some_and(|r| r.len() != n)
+        {
             return Err(bad(format!(
                 "instrument '{}': signals of {} bars where its data has {n}",
                 inst.name,
                 e.len()
             )));
         }
-        signals.push((e, x, r));
+        signals.push((e, x, se, sx, r));
     }
     let size_of = match size_of {
         "cash" => sieve_core::engine::SizeOf::Cash,
@@ -497,9 +513,9 @@ pub fn portfolio_signals<'py>(
     };
     let flagged: Vec<Vec<sieve_core::engine::Signal>> = signals
         .iter()
-        .map(|(e, x, _)| {
+        .map(|(e, x, se, sx, _)| {
             let mut out = Vec::new();
-            sieve_core::engine::signals_of_flags(e, x, &mut out);
+            sieve_core::engine::signals_of_flags(e, x, se, sx, &mut out);
             out
         })
         .collect();
@@ -507,12 +523,14 @@ pub fn portfolio_signals<'py>(
         .iter()
         .zip(&signals)
         .zip(&flagged)
-        .map(|((inst, (_, _, r)), flagged)| sieve_core::engine::Leg {
-            bars: &inst.bars,
-            signals: flagged,
-            rank: r.as_deref(),
-            costs,
-        })
+        .map(
+            |((inst, (_, _, _, _, r)), flagged)| sieve_core::engine::Leg {
+                bars: &inst.bars,
+                signals: flagged,
+                rank: r.as_deref(),
+                costs,
+            },
+        )
         .collect();
     let run = py.detach(|| sieve_core::engine::run_portfolio(&legs, &rules));
     let equity = f64_bytes(py, &run.equity)?;

@@ -132,22 +132,38 @@ impl Schedule {
 }
 
 /// What an instrument asks for on the close of one of its bars: the side
-/// to hold from its next open (ignored where it holds that side already).
+/// to hold from its next open (ignored where it holds that side already),
+/// or one side no longer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Want {
     Long,
     Short,
     /// Neither.
     Flat,
+    /// Not long (a long exit: nothing while short or flat).
+    NotLong,
+    /// Not short (a short exit: nothing while long or flat).
+    NotShort,
 }
 
 impl Want {
-    /// The side wanted: 1, −1 or 0.
-    pub fn side(self) -> i8 {
+    /// The side it opens: 1, −1 or 0.
+    pub fn opens(self) -> i8 {
         match self {
             Want::Long => 1,
             Want::Short => -1,
-            Want::Flat => 0,
+            Want::Flat | Want::NotLong | Want::NotShort => 0,
+        }
+    }
+
+    /// Whether it ends a position of side `held`.
+    pub fn ends(self, held: i8) -> bool {
+        match self {
+            Want::Long => held < 0,
+            Want::Short => held > 0,
+            Want::Flat => held != 0,
+            Want::NotLong => held > 0,
+            Want::NotShort => held < 0,
         }
     }
 
@@ -184,16 +200,34 @@ impl Signal {
     }
 }
 
-/// Signals of long entry and exit flags per bar: an entry wants long, an
-/// exit flat; an entry and an exit on one bar cancel.
-pub fn signals_of_flags(entries: &[bool], exits: &[bool], out: &mut Vec<Signal>) {
+/// Signals of long entry and exit flags per bar (and short ones, empty
+/// for none): an entry and an exit of one side on one bar cancel, and so
+/// do a long and a short entry; an exit ends only its side.
+pub fn signals_of_flags(
+    entries: &[bool],
+    exits: &[bool],
+    short_entries: &[bool],
+    short_exits: &[bool],
+    out: &mut Vec<Signal>,
+) {
     out.clear();
+    let at = |v: &[bool], k: usize| v.get(k).copied().unwrap_or(false);
     for (bar, (&e, &x)) in entries.iter().zip(exits).enumerate() {
-        match (e, x) {
-            (true, false) => out.push(Signal::new(bar, Want::Long)),
-            (false, true) => out.push(Signal::new(bar, Want::Flat)),
-            _ => {}
-        }
+        let (se, sx) = (at(short_entries, bar), at(short_exits, bar));
+        let long = e && !x;
+        let short = se && !sx;
+        let want = match (long, short) {
+            (true, false) => Want::Long,
+            (false, true) => Want::Short,
+            (true, true) => continue,
+            (false, false) => match (x && !e, sx && !se) {
+                (true, true) => Want::Flat,
+                (true, false) => Want::NotLong,
+                (false, true) => Want::NotShort,
+                (false, false) => continue,
+            },
+        };
+        out.push(Signal::new(bar, want));
     }
 }
 
@@ -313,9 +347,10 @@ pub fn simulate_portfolio<L: Ledger + ?Sized>(
     // By step, instrument order within one (an instrument's order at the
     // open before its exit inside the bar).
     due.sort_unstable_by_key(|d| (d.step, d.leg, d.inside.is_some()));
-    // The cash, proceeds of short sales included; what is free of it is
-    // `cash − 2 · debt`, `debt` the shorts' value at their entries (as
-    // vectorbt counts a short: its proceeds and as much again are held).
+    // The cash, proceeds of short sales included: a long may spend it; a
+    // short only what is free of it, `cash − 2 · debt`, `debt` the shorts'
+    // value at their entries (as vectorbt counts a short: its proceeds and
+    // as much again are held).
     let mut cash = rules.initial_cash;
     let mut debt = 0.0;
     let mut from = 0;
@@ -360,11 +395,11 @@ pub fn simulate_portfolio<L: Ledger + ?Sized>(
                     let mut closed_short = false;
                     for d in orders.iter().filter(|d| d.inside.is_none()) {
                         let (leg, h) = (&legs[d.leg], &mut holdings[d.leg]);
-                        if h.side == 0 || d.want.side() == h.side {
+                        if !d.want.ends(h.side) {
                             continue;
                         }
-                        let reason = match d.want {
-                            Want::Flat => ExitReason::Rule,
+                        let reason = match d.want.opens() {
+                            0 => ExitReason::Rule,
                             _ => ExitReason::Reversal,
                         };
                         let out = exit(&leg.costs, h, price(d), d.bar, reason);
@@ -392,20 +427,27 @@ pub fn simulate_portfolio<L: Ledger + ?Sized>(
                     });
                     for d in orders.iter().filter(|d| d.inside.is_none()) {
                         let (leg, h) = (&legs[d.leg], &mut holdings[d.leg]);
-                        let side = d.want.side();
+                        let side = d.want.opens();
                         if side == 0 || h.side != 0 {
                             continue;
                         }
                         if rules.max_positions.is_some_and(|m| held.len() >= m) {
                             continue;
                         }
-                        let free = cash - 2.0 * debt;
+                        // What an entry may spend, as vectorbt counts it
+                        // with shared cash: a long the cash (short sales'
+                        // proceeds included), a short the cash free of
+                        // twice the shorts' value.
+                        let free = match side {
+                            1 => cash,
+                            _ => cash - 2.0 * debt,
+                        };
                         let base = match rules.size_of {
                             SizeOf::Cash => free,
                             SizeOf::Equity => value,
                         };
-                        // What the entry commits, fee included, at most the
-                        // cash free.
+                        // What the entry commits, fee included, at most
+                        // what it may spend.
                         let mut commit = (rules.size * base).min(free);
                         if let Some(max) = rules.max_exposure {
                             // The room left under the cap, in notional;
@@ -755,7 +797,7 @@ mod tests {
     /// The signals of flags per bar.
     fn flags(entries: &[bool], exits: &[bool]) -> Vec<Signal> {
         let mut out = Vec::new();
-        signals_of_flags(entries, exits, &mut out);
+        signals_of_flags(entries, exits, &[], &[], &mut out);
         out
     }
 
