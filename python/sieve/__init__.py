@@ -221,6 +221,7 @@ def backtest_signals(
     size_of="equity",
     max_positions=None,
     rank=None,
+    max_exposure=None,
 ):
     """Backtests signals of your own through the exact engine, as
     vectorbt's ``Portfolio.from_signals`` does, with ``[backtest]`` and
@@ -291,7 +292,7 @@ def backtest_signals(
         if (short_entries is None) != (short_exits is None):
             raise TypeError("short_entries and short_exits: give both or neither")
         return _portfolio_signals(data, entries, exits, config, size, size_of, max_positions, rank,
-                                  short_entries, short_exits)
+                                  short_entries, short_exits, max_exposure)
     # Every trade-management keyword, by the table's names.
     arguments = dict(locals())
     if (short_entries is None) != (short_exits is None):
@@ -368,15 +369,15 @@ def backtest_signals(
 
 
 def _portfolio_signals(data, entries, exits, config, size, size_of, max_positions, rank,
-                       short_entries=None, short_exits=None):
+                       short_entries=None, short_exits=None, max_exposure=None):
     """backtest_signals(portfolio=True): the instruments of ``data`` (a dict
     of DataFrames) trading from one account; see docs/config.md,
     "Portfolios". Signal columns with an ``instrument`` level beside others
     are a grid: one portfolio per combination of the other levels."""
     columns = getattr(entries, "columns", None)
     if isinstance(columns, pd.MultiIndex) and "instrument" in columns.names:
-        if short_entries is not None:
-            raise TypeError("short_entries/short_exits: a grid of portfolios takes long signals only so far")
+        if short_entries is not None or max_exposure is not None:
+            raise TypeError("short_entries/short_exits and max_exposure: a grid of portfolios takes neither so far")
         return _portfolio_grid(data, entries, exits, config, size, size_of, max_positions, rank)
     if not isinstance(data, Mapping) or not data:
         raise DataError("data: portfolio=True takes a dict of DataFrames, one per instrument")
@@ -398,6 +399,10 @@ def _portfolio_signals(data, entries, exits, config, size, size_of, max_position
         isinstance(max_positions, bool) or not isinstance(max_positions, numbers.Integral) or max_positions < 1
     ):
         raise ParameterError("max_positions: %r; a whole number of positions, at least 1" % (max_positions,))
+    if max_exposure is not None and (
+        isinstance(max_exposure, bool) or not isinstance(max_exposure, numbers.Real) or not (0 < max_exposure < float("inf"))
+    ):
+        raise ParameterError("max_exposure: %r; a number above 0 (1: the whole portfolio)" % (max_exposure,))
 
     def flags(v, name, frame):
         return np.ascontiguousarray(_own_column(v, name, frame).astype("boolean").fillna(False).to_numpy(dtype=bool)).view(np.uint8)
@@ -416,6 +421,7 @@ def _portfolio_signals(data, entries, exits, config, size, size_of, max_position
         times, equity, positions, exposure, records, traded = _native.portfolio_signals(
             d.arg, _config(config, None), [], e, x, r, float(size), str(size_of),
             None if max_positions is None else int(max_positions), se, sx,
+            None if max_exposure is None else float(max_exposure),
         )
         tz = next(iter(d.tzs.values()), None)
     index = _time_index(times, tz)

@@ -84,12 +84,15 @@ def backtest_signals(
     size_of: str = "equity",
     max_positions: Optional[int] = None,
     rank: Optional[pd.DataFrame] = None,
+    max_exposure: Optional[float] = None,
 ) -> Union[pd.DataFrame, Dict[str, Any]]:
     """With portfolio=True (data a dict of DataFrames; entries, exits and
     rank DataFrames with a column per instrument): the instruments trade
     from one account, sized as size × the cash free (size_of="cash") or the
-    portfolio's value (size_of="equity"; size defaults to 1 / instruments),
-    at most max_positions open, entries on one bar ordered by rank; returns
+    portfolio's value (size_of="equity"; size defaults to 1 / max_positions,
+    else 1 / instruments), at most max_positions open and the positions
+    worth at most max_exposure × the portfolio at entries, entries on one
+    bar ordered by rank; short_entries / short_exits sell short; returns
     {"equity", "positions", "exposure", "trades", "contribution"}
     (docs/config.md, "Portfolios").
 

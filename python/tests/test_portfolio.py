@@ -608,3 +608,23 @@ def test_real_data_shorts_share_the_cash_as_vectorbt():
         assert a[3] == pytest.approx(b[3], rel=1e-9), (a, b)
         assert a[4] == pytest.approx(b[4], rel=1e-9), (a, b)
     np.testing.assert_allclose(out["equity"].to_numpy(), pf.value().to_numpy(), rtol=1e-9)
+
+
+def test_max_exposure_and_shorts_through_signals_equal_the_config_portfolio():
+    """backtest_signals(portfolio=True) with max_exposure and short signals
+    runs the account `[portfolio]` runs on sma_cross's crossings."""
+    every, frames = real_market()
+    up, down = crossings(frames, every, 10, 40)
+    backtest = {"fee": FEE, "slippage": SLIPPAGE, "initial_cash": CASH, "direction": "long_short"}
+    config = {"backtest": backtest, "portfolio": {"size": 0.6, "max_exposure": 0.7}}
+    out = sieve.backtest(frames, "sma_cross", {"fast": 10, "slow": 40}, config, equity=True, trades=True)
+    # long_short: a crossing below is a short entry, a crossing above covers.
+    signals = sieve.backtest_signals(
+        frames, up, down, short_entries=down, short_exits=up, portfolio=True, size=0.6,
+        max_exposure=0.7, config={"backtest": backtest},
+    )
+    assert (out["trades"]["side"] == "short").sum() > 5
+    np.testing.assert_array_equal(signals["equity"].to_numpy(), out["equity"].to_numpy())
+    assert list(signals["trades"]["units"]) == list(out["trades"]["units"])
+    with pytest.raises(sieve.ParameterError, match="max_exposure"):
+        sieve.backtest_signals(frames, up, down, portfolio=True, max_exposure=0)

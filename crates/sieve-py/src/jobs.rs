@@ -418,7 +418,7 @@ type PortfolioOut<'py> = (
 /// DataFrames, in order) with its own entries/exits (0/1 per bar of its
 /// own) and optional rank values, trading from one account.
 #[pyfunction]
-#[pyo3(signature = (data, config, overrides, entries, exits, rank, size, size_of, max_positions, short_entries=None, short_exits=None))]
+#[pyo3(signature = (data, config, overrides, entries, exits, rank, size, size_of, max_positions, short_entries=None, short_exits=None, max_exposure=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn portfolio_signals<'py>(
     py: Python<'py>,
@@ -433,6 +433,7 @@ pub fn portfolio_signals<'py>(
     max_positions: Option<usize>,
     short_entries: Option<Vec<Bound<'_, PyAny>>>,
     short_exits: Option<Vec<Bound<'_, PyAny>>>,
+    max_exposure: Option<f64>,
 ) -> Result<PortfolioOut<'py>, Failure> {
     crate::functions::not_in_a_callback("backtest_signals")?;
     let spec = ConfigSpec::from_py(&config)?;
@@ -508,7 +509,7 @@ pub fn portfolio_signals<'py>(
         size,
         size_of,
         max_positions,
-        max_exposure: None,
+        max_exposure,
         at_close: engine.fill == sieve_core::engine::Fill::Close,
     };
     let flagged: Vec<Vec<sieve_core::engine::Signal>> = signals
