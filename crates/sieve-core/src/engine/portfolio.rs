@@ -1,8 +1,9 @@
-//! Several instruments trading from one account (issue 48, its first
-//! slice: long signal portfolios). Entries draw on one cash balance and
-//! exits return to it, on one [`Clock`] over the union of the instruments'
-//! times; each instrument decides on its own bars and fills at its own
-//! next open, with its own costs.
+//! Several instruments trading from one account (issue 48). Entries draw
+//! on one cash balance and exits return to it, on one [`Schedule`] over the
+//! union of the instruments' times; each instrument decides on its own bars
+//! and fills at its own next open (or at the deciding close), with its own
+//! costs; longs and shorts, stops and targets inside a bar, position and
+//! exposure limits.
 //!
 //! The order of a bar's fills follows vectorbt's `from_signals` with
 //! `cash_sharing=True, call_seq="auto"`, so that a portfolio ported from it
@@ -10,7 +11,7 @@
 //! against the cash the fills before it left. Entries are ranked by
 //! `rank` (highest first, undefined last, ties in instrument order); an
 //! entry past `max_positions`, or with no cash left, is skipped, not
-//! queued.
+//! queued. [`run_weights`] rebalances to target weights instead.
 
 use crate::data::Bars;
 
@@ -291,12 +292,13 @@ pub struct PortfolioScratch {
 /// of `schedule` (the schedule of the legs' bars), reporting to `ledger`.
 ///
 /// The orders of a step are each instrument's signal of its bar before,
-/// filled at this bar's open: exits first (the largest position first, as
-/// vectorbt orders its sells), then entries by rank (highest first,
-/// undefined last, ties in instrument order), each against the cash the
-/// fills before it left. Between fills the portfolio is marked at each
-/// instrument's last close, in instrument order (as vectorbt sums its
-/// group's value).
+/// filled at this bar's open (or of this bar, at its close: `at_close`):
+/// exits first (the largest position first, as vectorbt orders its sells),
+/// then entries by rank (highest first, undefined last, ties in instrument
+/// order), each against the cash the fills before it left. Exits inside
+/// the bar (stops and targets) come after the open's orders, or before the
+/// close's. Between fills the portfolio is marked at each instrument's last
+/// close, in instrument order (as vectorbt sums its group's value).
 pub fn simulate_portfolio<L: Ledger + ?Sized>(
     legs: &[Leg<'_>],
     rules: &PortfolioRules,
