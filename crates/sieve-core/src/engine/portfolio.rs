@@ -1123,6 +1123,82 @@ mod tests {
         assert_eq!(run.positions, vec![0, 1, 0, 0]);
     }
 
+    /// By hand, 3 instruments over 10 times: a cash shortfall, a rank tie
+    /// and a missing bar, sized by equity (0.6), no costs. B has no bar at
+    /// time 5.
+    /// * Time 2: A and B (decided at 1, equal ranks) in instrument order:
+    ///   A 0.6 · 1,000 = 600 at 10 (60 units); B wants 600 too, finds 400:
+    ///   20 units at 20.
+    /// * Time 3: C (rank 9) finds no cash: skipped.
+    /// * Time 4: B closes at 30. Time 5: A out at 12 (720 in); B, with no
+    ///   bar, is worth its last close, 30: the value is 1,320.
+    /// * Time 6: C wants 0.6 · 1,320 = 792, finds 720: 144 units at 5.
+    #[test]
+    fn ten_bars_of_three_by_hand() {
+        let times: Vec<i64> = (1..=10).collect();
+        let a_open = [10.0, 10.0, 10.0, 10.0, 12.0, 12.0, 12.0, 12.0, 12.0, 12.0];
+        let a_close = [10.0, 10.0, 10.0, 10.0, 12.0, 12.0, 12.0, 12.0, 12.0, 12.0];
+        let a = bars(&times, &a_open, &a_close);
+        let b_times = [1, 2, 3, 4, 6, 7, 8, 9, 10];
+        let b_open = [20.0, 20.0, 20.0, 20.0, 30.0, 30.0, 30.0, 30.0, 30.0];
+        let b_close = [20.0, 20.0, 20.0, 30.0, 30.0, 30.0, 30.0, 30.0, 30.0];
+        let b = bars(&b_times, &b_open, &b_close);
+        let c = bars(&times, &[5.0; 10], &[5.0; 10]);
+        let sa = [Signal::new(0, Want::Long), Signal::new(3, Want::Flat)];
+        let sb = [Signal::new(0, Want::Long)];
+        // C's second entry is decided at time 5 (its bar 4).
+        let sc = [Signal::new(1, Want::Long), Signal::new(4, Want::Long)];
+        let (ra, rb, rc) = ([1.0; 10], [1.0; 9], [9.0; 10]);
+        let legs = [
+            Leg {
+                bars: &a,
+                signals: &sa,
+                rank: Some(&ra),
+                costs: FREE,
+            },
+            Leg {
+                bars: &b,
+                signals: &sb,
+                rank: Some(&rb),
+                costs: FREE,
+            },
+            Leg {
+                bars: &c,
+                signals: &sc,
+                rank: Some(&rc),
+                costs: FREE,
+            },
+        ];
+        let rules = PortfolioRules {
+            initial_cash: 1000.0,
+            size: 0.6,
+            size_of: SizeOf::Equity,
+            max_positions: None,
+            max_exposure: None,
+            at_close: false,
+        };
+        let run = run_portfolio(&legs, &rules);
+        let want = [
+            1000.0, 1000.0, 1000.0, 1200.0, 1320.0, 1320.0, 1320.0, 1320.0, 1320.0, 1320.0,
+        ];
+        for (t, (got, want)) in run.equity.iter().zip(want).enumerate() {
+            assert!(close_to(*got, want), "time {}: {got} vs {want}", t + 1);
+        }
+        assert_eq!(run.positions, vec![0, 2, 2, 2, 1, 2, 2, 2, 2, 2]);
+        let summary: Vec<(usize, usize, Option<usize>, f64)> = run
+            .trades
+            .iter()
+            .map(|(i, t)| (*i, t.entry_bar, t.exit_bar, t.units))
+            .collect();
+        assert_eq!(summary.len(), 3);
+        assert_eq!((summary[0].0, summary[0].1, summary[0].2), (0, 1, Some(4)));
+        assert!(close_to(summary[0].3, 60.0));
+        assert_eq!((summary[1].0, summary[1].1, summary[1].2), (1, 1, None));
+        assert!(close_to(summary[1].3, 20.0));
+        assert_eq!((summary[2].0, summary[2].1, summary[2].2), (2, 5, None));
+        assert!(close_to(summary[2].3, 144.0));
+    }
+
     /// By hand, without costs: half and half, then all in B. At time 3 the
     /// value at the opens is 50·12 + 25·20 = 1,100; A's sale (−600) runs
     /// before B's purchase (+600), which the sale pays for exactly.
