@@ -628,3 +628,49 @@ def test_max_exposure_and_shorts_through_signals_equal_the_config_portfolio():
     assert list(signals["trades"]["units"]) == list(out["trades"]["units"])
     with pytest.raises(sieve.ParameterError, match="max_exposure"):
         sieve.backtest_signals(frames, up, down, portfolio=True, max_exposure=0)
+
+
+def test_real_data_a_rotation_by_rank_in_the_rules_equals_vectorbt():
+    """`rank` in the rules (each instrument's place among the instruments
+    by `rank_by`, 1 the highest): hold the top 2 by close over its 50-bar
+    average, decided on each instrument's own bars; written in pandas from
+    the docs for vectorbt."""
+    every, frames = real_market()
+    size = 0.5
+    config = {
+        "strategy": {"entry": "rank <= top", "exit": "rank > top", "params": {"top": {"values": [2]}}},
+        "backtest": {"fee": FEE, "slippage": SLIPPAGE, "initial_cash": CASH},
+        "portfolio": {"size": size, "size_of": "cash", "rank_by": "close / sma(close, 50)"},
+    }
+    out = sieve.backtest(frames, None, {"top": 2}, config, equity=True, trades=True)
+    score = pd.DataFrame({n: f["close"] / f["close"].rolling(50).mean() for n, f in frames.items()}).reindex(every).ffill()
+    names = list(frames)
+    # The rank at each time of the union: 1 + the instruments above (ties:
+    # those listed before); undefined where its own value is.
+    ranks = pd.DataFrame(np.nan, index=every, columns=names)
+    values = score.to_numpy()
+    for t in range(len(every)):
+        row = values[t]
+        for i in range(len(names)):
+            if row[i] == row[i]:
+                above = sum(1 for j in range(len(names)) if row[j] == row[j] and (row[j] > row[i] or (row[j] == row[i] and j < i)))
+                ranks.iat[t, i] = above + 1
+    entries, exits = {}, {}
+    for n, f in frames.items():
+        r = ranks[n].reindex(f.index)
+        long, held = [], False
+        for v in r:
+            if not held and v <= 2:
+                held = True
+            elif held and v > 2:
+                held = False
+            long.append(held)
+        pos = pd.Series(long, index=f.index)
+        before = pos.shift(1, fill_value=False)
+        entries[n], exits[n] = pos & ~before, ~pos & before
+    entries = pd.DataFrame(entries).reindex(every).fillna(False).astype(bool)
+    exits = pd.DataFrame(exits).reindex(every).fillna(False).astype(bool)
+    rank_by = pd.DataFrame({n: f["close"] / f["close"].rolling(50).mean() for n, f in frames.items()}).reindex(every)
+    seq = call_seq_by_rank(entries, exits, rank_by, frames, every)
+    assert entries.to_numpy().sum() > 50
+    assert_orders_and_value(out, vectorbt_run(frames, every, entries, exits, size, call_seq=seq))

@@ -144,6 +144,31 @@ fn long_short_screens_what_verification_scores() {
     );
 }
 
+/// A rotation in the rules: `rank` and `count` from `rank_by`.
+#[test]
+fn a_rotation_by_rank_screens_what_verification_scores() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = instruments(dir.path());
+    let cfg = config(
+        dir.path(),
+        "p.toml",
+        &files,
+        "rank_by = \"close / sma(close, 30)\"",
+    );
+    let rules = r#"[strategy]
+entry = "rank <= top and count >= 3 and close > sma(close, n)"
+exit = "rank > top"
+[strategy.params]
+top = { start = 1, stop = 3, step = 1 }
+n = { start = 5, stop = 60, step = 5 }
+"#;
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    let start = text.find("[strategy]").unwrap();
+    let end = text.find("[backtest]").unwrap();
+    std::fs::write(&cfg, format!("{}{rules}{}", &text[..start], &text[end..])).unwrap();
+    screen_equals_verify(dir.path(), &cfg);
+}
+
 /// Rules with a trailing stop on closes, sized by equity.
 #[test]
 fn rules_screen_what_verification_scores() {

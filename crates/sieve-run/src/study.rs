@@ -82,6 +82,24 @@ impl Study {
                 (name, Bars { timezone, ..bars })
             })
             .collect();
+        let mut data: Vec<(String, Bars)> = data;
+        if let (Some(_), Some((expression, functions))) =
+            (config.scoring.portfolio, &config.rank_by)
+        {
+            // `rank` and `count` for the rules, where rank_by reads no
+            // parameter (computed once, before the grid).
+            let key = key::PORTFOLIO_RANK_BY;
+            if let Ok(e) =
+                sieve_core::rules::Expression::compile(key, expression, &[], functions, true)
+            {
+                let values: Vec<Vec<f64>> = data
+                    .iter()
+                    .map(|(_, bars)| e.check_data(bars).map(|()| e.values(bars, &[])))
+                    .collect::<Result<_>>()
+                    .map_err(|e| config.in_file(e))?;
+                sieve_core::market::add_cross_section(&mut data, &values);
+            }
+        }
         let mut market =
             Market::new(&config.scoring(), data, &*strategy).map_err(|e| config.in_file(e))?;
         if let (Some(book), Some((expression, functions))) =

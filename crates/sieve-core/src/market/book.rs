@@ -11,7 +11,7 @@
 //! and the CPU screen equals verification bit for bit.
 
 use super::instrument::Instrument;
-use crate::data::Bars;
+use crate::data::{Bars, ExtraColumn};
 use crate::engine::{PortfolioRules, Schedule, Trade};
 use crate::error::{Error, Result};
 use crate::evaluate::RankBy;
@@ -128,6 +128,56 @@ impl Book {
             timezone: self.members[0].bars.timezone,
             extra: Vec::new(),
             unread: Vec::new(),
+        }
+    }
+}
+
+/// Adds to each instrument's bars its place among the instruments by
+/// `values` (each one's `rank_by` on its own bars), as the columns the
+/// rules read as `rank` and `count`: at each of its bars, `rank` is 1 for
+/// the highest of the instruments' latest values (each as of its last bar
+/// then), ties in instrument order, undefined where its own value is;
+/// `count` is how many instruments have a defined value then. A column of
+/// the data of either name is replaced.
+pub fn add_cross_section(data: &mut [(String, Bars)], values: &[Vec<f64>]) {
+    let bars: Vec<&Bars> = data.iter().map(|(_, b)| b).collect();
+    let schedule = Schedule::new(&bars);
+    let n = data.len();
+    let mut last = vec![f64::NAN; n];
+    let mut rank: Vec<Vec<f64>> = data.iter().map(|(_, b)| vec![f64::NAN; b.len()]).collect();
+    let mut count = rank.clone();
+    let mut now = Vec::with_capacity(n);
+    for t in 0..schedule.len() {
+        now.clear();
+        for (i, v) in values.iter().enumerate() {
+            if let Some(k) = schedule.bar_of(t, i) {
+                last[i] = v[k];
+                now.push((i, k));
+            }
+        }
+        let defined = last.iter().filter(|v| !v.is_nan()).count();
+        for &(i, k) in &now {
+            let v = last[i];
+            count[i][k] = defined as f64;
+            if v.is_nan() {
+                continue;
+            }
+            let above = last
+                .iter()
+                .enumerate()
+                .filter(|&(j, &w)| w > v || (w == v && j < i))
+                .count();
+            rank[i][k] = (above + 1) as f64;
+        }
+    }
+    for (((_, bars), rank), count) in data.iter_mut().zip(rank).zip(count) {
+        bars.extra.retain(|c| c.name != "rank" && c.name != "count");
+        for (name, values) in [("rank", rank), ("count", count)] {
+            bars.extra.push(ExtraColumn {
+                name: name.to_string(),
+                values,
+                problem: None,
+            });
         }
     }
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 mod book;
 mod instrument;
 
-pub use book::{share_time, Book};
+pub use book::{add_cross_section, share_time, Book};
 pub use instrument::Instrument;
 
 use crate::data::Bars;
