@@ -167,6 +167,14 @@ n = { start = 5, stop = 60, step = 5 }
     let end = text.find("[backtest]").unwrap();
     std::fs::write(&cfg, format!("{}{rules}{}", &text[..start], &text[end..])).unwrap();
     screen_equals_verify(dir.path(), &cfg);
+    // A rank_by reading a parameter gives no rank to the rules: said so.
+    let args = ["backtest", "-c", &cfg, "--set", "top=1", "--set", "n=5"];
+    let bad = [
+        &args[..],
+        &["-O", "portfolio.rank_by=\"close / sma(close, n)\""],
+    ]
+    .concat();
+    assert_refused(&run_err(&bad), "portfolio.rank_by");
 }
 
 /// Rules with a trailing stop on closes, sized by equity.

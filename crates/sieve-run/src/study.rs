@@ -89,9 +89,16 @@ impl Study {
             // `rank` and `count` for the rules, where rank_by reads no
             // parameter (computed once, before the grid).
             let key = key::PORTFOLIO_RANK_BY;
-            if let Ok(e) =
-                sieve_core::rules::Expression::compile(key, expression, &[], functions, true)
-            {
+            let fixed =
+                sieve_core::rules::Expression::compile(key, expression, &[], functions, true);
+            let reads = strategy.data_columns();
+            if fixed.is_err() && reads.iter().any(|c| c == "rank" || c == "count") {
+                return Err(config.in_file(sieve_core::Error::config(
+                    key,
+                    "the rules read rank or count, which need a rank_by that reads no parameter (they are computed once, before the grid); this one reads a parameter",
+                )));
+            }
+            if let Ok(e) = fixed {
                 let values: Vec<Vec<f64>> = data
                     .iter()
                     .map(|(_, bars)| e.check_data(bars).map(|()| e.values(bars, &[])))
