@@ -659,30 +659,11 @@ fn next_open_fills(engine: &sieve_core::engine::EngineConfig) -> Result<(), Fail
     Ok(())
 }
 
-/// A portfolio's instruments must share some stretch of time: the one
-/// that ends first must end after the one that starts last begins.
+/// A portfolio's instruments must share some stretch of time
+/// ([`sieve_core::market::share_time`]), a data error here.
 fn share_time(instruments: &[sieve_core::market::Instrument]) -> Result<(), Failure> {
-    let first =
-        |i: &sieve_core::market::Instrument| i.bars.time.first().copied().unwrap_or(i64::MAX);
-    let last = |i: &sieve_core::market::Instrument| i.bars.time.last().copied().unwrap_or(i64::MIN);
-    let (Some(late), Some(early)) = (
-        instruments.iter().max_by_key(|i| first(i)),
-        instruments.iter().min_by_key(|i| last(i)),
-    ) else {
-        return Ok(());
-    };
-    if last(early) < first(late) {
-        let t = sieve_core::format::time;
-        return Err(crate::DataError::new_err(format!(
-            "data: the instruments share no time: '{}' ends at {} before '{}' starts at {}; a portfolio trades them side by side",
-            early.name,
-            t(last(early)),
-            late.name,
-            t(first(late))
-        ))
-        .into());
-    }
-    Ok(())
+    sieve_core::market::share_time(instruments)
+        .map_err(|e| crate::DataError::new_err(e.to_string()).into())
 }
 
 /// Numbers as one bytearray of little-endian f64s (numpy reads it without
