@@ -74,20 +74,29 @@ def orders_of(out, frames):
     price, units), buys and sells, sorted like vectorbt's records."""
     rows = []
     for t in out["trades"].itertuples():
-        rows.append((t.entry_time, t.instrument, "Buy", t.entry_price, t.units))
+        opening, closing = ("Buy", "Sell") if t.side == "long" else ("Sell", "Buy")
+        rows.append((t.entry_time, t.instrument, opening, t.entry_price, t.units))
         if not pd.isna(t.exit_time):
-            rows.append((t.exit_time, t.instrument, "Sell", t.exit_price, t.units))
+            rows.append((t.exit_time, t.instrument, closing, t.exit_price, t.units))
     return rows
 
 
 def assert_same(out, pf, frames):
-    ours = sorted(orders_of(out, frames), key=lambda r: (r[0], r[1], r[2]))
-    records = pf.orders.records_readable
+    assert_orders_and_value(out, pf, least=20)
+    # Gross exposure: the positions' value over the portfolio's.
+    np.testing.assert_allclose(out["exposure"].to_numpy(), pf.gross_exposure().to_numpy(), rtol=1e-9, atol=1e-12)
+
+
+def assert_orders_and_value(out, pf, least=40):
+    """sieve's trades as orders equal vectorbt's (time, instrument, side,
+    price and units to 1e-9), more than `least` of them, and the value at
+    every time."""
+    ours = sorted(orders_of(out, None), key=lambda r: (r[0], r[1], r[2]))
     theirs = sorted(
-        ((r.Timestamp, r.Column, r.Side, r.Price, r.Size) for r in records.itertuples()),
+        ((r.Timestamp, r.Column, r.Side, r.Price, r.Size) for r in pf.orders.records_readable.itertuples()),
         key=lambda r: (r[0], r[1], r[2]),
     )
-    assert len(ours) == len(theirs) > 20
+    assert len(ours) == len(theirs) > least
     for a, b in zip(ours, theirs):
         assert a[:3] == b[:3], (a, b)
         assert a[3] == pytest.approx(b[3], rel=1e-9), (a, b)
@@ -95,8 +104,19 @@ def assert_same(out, pf, frames):
     value = pf.value()
     assert list(out["equity"].index) == list(value.index)
     np.testing.assert_allclose(out["equity"].to_numpy(), value.to_numpy(), rtol=1e-9)
-    # Gross exposure: the positions' value over the portfolio's.
-    np.testing.assert_allclose(out["exposure"].to_numpy(), pf.gross_exposure().to_numpy(), rtol=1e-9, atol=1e-12)
+
+
+def assert_same_weight_orders(out, pf, least=30):
+    """backtest_weights' orders equal vectorbt's from_orders (time,
+    instrument, signed units, price and fee), and the value at every time."""
+    theirs = sorted((r.Timestamp, r.Column, r.Size if r.Side == "Buy" else -r.Size, r.Price, r.Fees) for r in pf.orders.records_readable.itertuples())
+    ours = sorted((r.time, r.instrument, r.units, r.price, r.fee) for r in out["orders"].itertuples())
+    assert len(ours) == len(theirs) > least
+    for a, b in zip(ours, theirs):
+        assert a[:2] == b[:2], (a, b)
+        for x, y in zip(a[2:], b[2:]):
+            assert x == pytest.approx(y, rel=1e-9, abs=1e-9), (a, b)
+    np.testing.assert_allclose(out["equity"].to_numpy(), pf.value().to_numpy(), rtol=1e-9)
 
 
 def vectorbt_run(frames, every, entries, exits, size, call_seq="auto"):
@@ -256,15 +276,7 @@ def test_target_weights_equal_vectorbt_from_orders():
         close=c, size=W, size_type="targetpercent", price=o, val_price=o.fillna(c.ffill()),
         group_by=True, cash_sharing=True, call_seq="auto", fees=FEE, slippage=SLIPPAGE, init_cash=CASH,
     )
-    records = pf.orders.records_readable
-    theirs = sorted((r.Timestamp, r.Column, r.Size if r.Side == "Buy" else -r.Size, r.Price, r.Fees) for r in records.itertuples())
-    ours = sorted((r.time, r.instrument, r.units, r.price, r.fee) for r in out["orders"].itertuples())
-    assert len(ours) == len(theirs) > 30
-    for a, b in zip(ours, theirs):
-        assert a[:2] == b[:2], (a, b)
-        for x, y in zip(a[2:], b[2:]):
-            assert x == pytest.approx(y, rel=1e-9, abs=1e-9), (a, b)
-    np.testing.assert_allclose(out["equity"].to_numpy(), pf.value().to_numpy(), rtol=1e-9)
+    assert_same_weight_orders(out, pf)
 
 
 def test_negative_weights_are_refused_naming_the_instrument():
@@ -403,22 +415,6 @@ def call_seq_by_rank(entries, exits, rank, frames, every):
     return seq
 
 
-def assert_orders_and_value(out, pf):
-    ours = sorted(orders_of(out, None), key=lambda r: (r[0], r[1], r[2]))
-    theirs = sorted(
-        ((r.Timestamp, r.Column, r.Side, r.Price, r.Size) for r in pf.orders.records_readable.itertuples()),
-        key=lambda r: (r[0], r[1], r[2]),
-    )
-    assert len(ours) == len(theirs) > 40
-    for a, b in zip(ours, theirs):
-        assert a[:3] == b[:3], (a, b)
-        assert a[3] == pytest.approx(b[3], rel=1e-9), (a, b)
-        assert a[4] == pytest.approx(b[4], rel=1e-9), (a, b)
-    value = pf.value()
-    assert list(out["equity"].index) == list(value.index)
-    np.testing.assert_allclose(out["equity"].to_numpy(), value.to_numpy(), rtol=1e-9)
-
-
 @pytest.mark.parametrize("size", [0.3, 1.0])
 def test_real_data_a_config_portfolio_equals_vectorbt(size):
     """sma_cross on five real instruments with three calendars from one
@@ -467,14 +463,7 @@ def test_real_data_monthly_momentum_rotation_equals_vectorbt_from_orders():
         close=c, size=W, size_type="targetpercent", price=o, val_price=o.fillna(c.ffill()),
         group_by=True, cash_sharing=True, call_seq="auto", fees=FEE, slippage=SLIPPAGE, init_cash=CASH,
     )
-    theirs = sorted((r.Timestamp, r.Column, r.Size if r.Side == "Buy" else -r.Size, r.Price, r.Fees) for r in pf.orders.records_readable.itertuples())
-    ours = sorted((r.time, r.instrument, r.units, r.price, r.fee) for r in out["orders"].itertuples())
-    assert len(ours) == len(theirs) > 40
-    for a, b in zip(ours, theirs):
-        assert a[:2] == b[:2], (a, b)
-        for x, y in zip(a[2:], b[2:]):
-            assert x == pytest.approx(y, rel=1e-9, abs=1e-9), (a, b)
-    np.testing.assert_allclose(out["equity"].to_numpy(), pf.value().to_numpy(), rtol=1e-9)
+    assert_same_weight_orders(out, pf, least=40)
 
 
 def test_real_data_rank_by_in_the_config_equals_vectorbt():
@@ -590,24 +579,8 @@ def test_real_data_shorts_share_the_cash_as_vectorbt():
         size=size, size_type="percent", group_by=True, cash_sharing=True, call_seq="auto",
         fees=FEE, slippage=SLIPPAGE, init_cash=CASH,
     )
-    theirs = sorted(
-        ((r.Timestamp, r.Column, r.Side, r.Price, r.Size) for r in pf.orders.records_readable.itertuples()),
-        key=lambda r: (r[0], r[1], r[2]),
-    )
-    ours = []
-    for t in out["trades"].itertuples():
-        opening, closing = ("Buy", "Sell") if t.side == "long" else ("Sell", "Buy")
-        ours.append((t.entry_time, t.instrument, opening, t.entry_price, t.units))
-        if not pd.isna(t.exit_time):
-            ours.append((t.exit_time, t.instrument, closing, t.exit_price, t.units))
-    ours.sort(key=lambda r: (r[0], r[1], r[2]))
     assert any(t == "short" for t in out["trades"]["side"])
-    assert len(ours) == len(theirs) > 40
-    for a, b in zip(ours, theirs):
-        assert a[:3] == b[:3], (a, b)
-        assert a[3] == pytest.approx(b[3], rel=1e-9), (a, b)
-        assert a[4] == pytest.approx(b[4], rel=1e-9), (a, b)
-    np.testing.assert_allclose(out["equity"].to_numpy(), pf.value().to_numpy(), rtol=1e-9)
+    assert_orders_and_value(out, pf)
 
 
 def test_max_exposure_and_shorts_through_signals_equal_the_config_portfolio():

@@ -63,7 +63,7 @@ fn sweep(config: &str, out: &Path, top: &str) {
 }
 
 /// The rows of a CSV as maps from column to text.
-fn rows(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
+pub fn rows(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
     let text = std::fs::read_to_string(path).unwrap();
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use sieve_core::data::{synth, write_bars, Bars};
 
+use crate::instruments::rows;
 use crate::{assert_refused, run_err, run_ok};
 
 const GRID: &str = r#"
@@ -81,21 +82,6 @@ fn config(dir: &Path, name: &str, files: &[PathBuf], portfolio: &str) -> String 
     );
     std::fs::write(&path, text).unwrap();
     path.to_str().unwrap().to_string()
-}
-
-fn rows(path: &Path) -> Vec<HashMap<String, String>> {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    lines
-        .map(|l| {
-            header
-                .iter()
-                .zip(l.split(','))
-                .map(|(h, v)| (h.to_string(), v.to_string()))
-                .collect()
-        })
-        .collect()
 }
 
 #[test]
