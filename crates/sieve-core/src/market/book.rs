@@ -147,6 +147,7 @@ pub fn add_cross_section(data: &mut [(String, Bars)], values: &[Vec<f64>]) {
     let mut rank: Vec<Vec<f64>> = data.iter().map(|(_, b)| vec![f64::NAN; b.len()]).collect();
     let mut count = rank.clone();
     let mut now = Vec::with_capacity(n);
+    let (mut order, mut place_of) = (Vec::with_capacity(n), vec![0usize; n]);
     for t in 0..schedule.len() {
         now.clear();
         for (i, v) in values.iter().enumerate() {
@@ -155,19 +156,25 @@ pub fn add_cross_section(data: &mut [(String, Bars)], values: &[Vec<f64>]) {
                 now.push((i, k));
             }
         }
-        let defined = last.iter().filter(|v| !v.is_nan()).count();
+        // The defined latest values, highest first, ties in instrument
+        // order: an instrument's place there is its rank.
+        order.clear();
+        order.extend((0..n).filter(|&j| !last[j].is_nan()));
+        // (No NaN among them; equal values, -0 and 0 too, tie.)
+        order.sort_by(|&a, &b| {
+            let by_value = last[b].partial_cmp(&last[a]);
+            by_value
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.cmp(&b))
+        });
+        for (place, &j) in order.iter().enumerate() {
+            place_of[j] = place + 1;
+        }
         for &(i, k) in &now {
-            let v = last[i];
-            count[i][k] = defined as f64;
-            if v.is_nan() {
-                continue;
+            count[i][k] = order.len() as f64;
+            if !last[i].is_nan() {
+                rank[i][k] = place_of[i] as f64;
             }
-            let above = last
-                .iter()
-                .enumerate()
-                .filter(|&(j, &w)| w > v || (w == v && j < i))
-                .count();
-            rank[i][k] = (above + 1) as f64;
         }
     }
     for (((_, bars), rank), count) in data.iter_mut().zip(rank).zip(count) {
