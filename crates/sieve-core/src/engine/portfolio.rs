@@ -11,7 +11,7 @@
 //! against the cash the fills before it left. Entries are ranked by
 //! `rank` (highest first, undefined last, ties in instrument order); an
 //! entry past `max_positions`, or with no cash left, is skipped, not
-//! queued. [`run_weights`] rebalances to target weights instead.
+//! queued. [`super::simulate_weights`] rebalances to target weights instead.
 
 use crate::data::Bars;
 
@@ -265,6 +265,8 @@ pub trait Ledger {
     /// A trade of instrument `leg` (bars in its own bars), with the steps
     /// of its entry and exit fills.
     fn trade(&mut self, leg: usize, trade: &Trade, entry_step: usize, exit_step: Option<usize>);
+    /// An order of a target-weight portfolio ([`super::simulate_weights`]).
+    fn order(&mut self, _order: &super::Order) {}
 }
 
 /// An order due: its step, instrument, bar and what it wants, and the
@@ -630,146 +632,8 @@ impl<S: Sink + ?Sized> Ledger for OnSteps<'_, S> {
     }
 }
 
-/// One instrument of a target-weight portfolio: its bars, the weight it
-/// wants after each bar's close (NaN: no order; filled at its next open)
-/// and its costs.
-#[derive(Debug, Clone, Copy)]
-pub struct WeightLeg<'a> {
-    pub bars: &'a Bars,
-    pub weights: &'a [f64],
-    pub costs: Costs,
-}
-
-/// An order of a target-weight portfolio: instrument, its bar, units
-/// (negative: sold), the price paid or received (slippage in) and the fee.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Order {
-    pub instrument: usize,
-    pub bar: usize,
-    pub units: f64,
-    pub price: f64,
-    pub fee: f64,
-}
-
-/// A target-weight portfolio's run: its value at every time of the union
-/// and every order.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WeightsRun {
-    pub time: Vec<i64>,
-    pub equity: Vec<f64>,
-    pub orders: Vec<Order>,
-}
-
 /// The smallest order filled, in units (vectorbt's `min_size`).
-const MIN_UNITS: f64 = 1e-8;
-
-/// Whether `a` ≤ `b` up to a relative 1e-9 (vectorbt's `is_close_or_less`).
-fn close_or_less(a: f64, b: f64) -> bool {
-    a <= b || (a - b).abs() <= (1e-9 * a.abs().max(b.abs())).max(1e-12)
-}
-
-/// Rebalances `legs` from one account (long only; weights ≥ 0), as
-/// vectorbt's `from_orders(size_type="targetpercent", cash_sharing=True,
-/// call_seq="auto", price=open, val_price=open or the last close)`: at
-/// each time the portfolio's value V is taken at the opens (the last close
-/// for an instrument without a bar), each order is `w·V / price − held`
-/// units, the orders run from the largest sale to the largest purchase,
-/// and a purchase the cash cannot pay is filled as far as it can.
-pub fn run_weights(legs: &[WeightLeg<'_>], initial_cash: f64) -> WeightsRun {
-    let mut clock = Clock::new(legs.iter().map(|l| l.bars.time.as_slice()).collect());
-    let mut units = vec![0.0f64; legs.len()];
-    let mut last_close = vec![f64::NAN; legs.len()];
-    let mut cash = initial_cash;
-    let mut run = WeightsRun {
-        time: Vec::new(),
-        equity: Vec::new(),
-        orders: Vec::new(),
-    };
-    let (mut now, mut orders) = (Vec::new(), Vec::new());
-    let mut price = vec![f64::NAN; legs.len()];
-    while let Some(t) = clock.advance(&mut now) {
-        // Valuation prices: the open where there is a bar, else the last close.
-        price.clone_from(&last_close);
-        for &(i, k) in &now {
-            price[i] = legs[i].bars.open[k];
-        }
-        let mut value = cash;
-        for (u, p) in units.iter().zip(&price) {
-            if *u != 0.0 {
-                value += u * p;
-            }
-        }
-        orders.clear();
-        for &(i, k) in &now {
-            let Some(w) = k.checked_sub(1).map(|d| legs[i].weights[d]) else {
-                continue;
-            };
-            if w.is_nan() {
-                continue;
-            }
-            let p = price[i];
-            let wanted = w * value / p - units[i];
-            // What vectorbt sorts its orders by: their value.
-            orders.push((w * value - units[i] * p, i, k, wanted));
-        }
-        orders.sort_by(|a, b| a.0.total_cmp(&b.0));
-        for &(_, i, k, wanted) in &orders {
-            let costs = &legs[i].costs;
-            let open = legs[i].bars.open[k];
-            if wanted > 0.0 {
-                let paid = open * (1.0 + costs.slippage);
-                let cost = wanted * paid;
-                let (u, fee, left) = if close_or_less(cost + cost * costs.fee, cash) {
-                    (wanted, cost * costs.fee, cash - (cost + cost * costs.fee))
-                } else {
-                    // As much as the cash pays, fee included.
-                    let spend = cash / (1.0 + costs.fee);
-                    (spend / paid, cash - spend, 0.0)
-                };
-                if u < MIN_UNITS {
-                    continue;
-                }
-                cash = left;
-                units[i] += u;
-                run.orders.push(Order {
-                    instrument: i,
-                    bar: k,
-                    units: u,
-                    price: paid,
-                    fee,
-                });
-            } else if wanted < 0.0 {
-                let u = (-wanted).min(units[i]);
-                if u < MIN_UNITS {
-                    continue;
-                }
-                let got = open * (1.0 - costs.slippage);
-                let fee = u * got * costs.fee;
-                cash += u * got - fee;
-                units[i] -= u;
-                run.orders.push(Order {
-                    instrument: i,
-                    bar: k,
-                    units: -u,
-                    price: got,
-                    fee,
-                });
-            }
-        }
-        for &(i, k) in &now {
-            last_close[i] = legs[i].bars.close[k];
-        }
-        let mut value = cash;
-        for (u, c) in units.iter().zip(&last_close) {
-            if *u != 0.0 {
-                value += u * c;
-            }
-        }
-        run.time.push(t);
-        run.equity.push(value);
-    }
-    run
-}
+pub(super) const MIN_UNITS: f64 = 1e-8;
 
 #[cfg(test)]
 mod tests {
@@ -1197,46 +1061,5 @@ mod tests {
         assert!(close_to(summary[1].3, 20.0));
         assert_eq!((summary[2].0, summary[2].1, summary[2].2), (2, 5, None));
         assert!(close_to(summary[2].3, 144.0));
-    }
-
-    /// By hand, without costs: half and half, then all in B. At time 3 the
-    /// value at the opens is 50·12 + 25·20 = 1,100; A's sale (−600) runs
-    /// before B's purchase (+600), which the sale pays for exactly.
-    #[test]
-    fn target_weights_by_hand() {
-        let a = bars(&[1, 2, 3], &[10.0, 10.0, 12.0], &[10.0, 11.0, 12.0]);
-        let b = bars(&[1, 2, 3], &[20.0, 20.0, 20.0], &[20.0, 20.0, 21.0]);
-        let (wa, wb) = ([0.5, 0.0, f64::NAN], [0.5, 1.0, f64::NAN]);
-        let legs = [
-            WeightLeg {
-                bars: &a,
-                weights: &wa,
-                costs: FREE,
-            },
-            WeightLeg {
-                bars: &b,
-                weights: &wb,
-                costs: FREE,
-            },
-        ];
-        let run = run_weights(&legs, 1000.0);
-        let orders: Vec<(usize, usize, f64, f64)> = run
-            .orders
-            .iter()
-            .map(|o| (o.instrument, o.bar, o.units, o.price))
-            .collect();
-        assert_eq!(
-            orders,
-            vec![
-                (0, 1, 50.0, 10.0),
-                (1, 1, 25.0, 20.0),
-                (0, 2, -50.0, 12.0),
-                (1, 2, 30.0, 20.0)
-            ]
-        );
-        assert_eq!(
-            run.equity,
-            vec![1000.0, 50.0 * 11.0 + 25.0 * 20.0, 55.0 * 21.0]
-        );
     }
 }
