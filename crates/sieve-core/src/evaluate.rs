@@ -8,12 +8,13 @@ use crate::engine::{
     self, simulate_portfolio, Backtest, Costs, EngineConfig, Leg, OnSteps, PortfolioRules,
     PortfolioScratch, Schedule, Signal, SizeOf, Want,
 };
+use crate::engine::{simulate_weights, WeightLeg, WeightsScratch};
 use crate::error::Result;
 use crate::indicators::{Indicator, IndicatorSet};
 use crate::metrics::{
     self, Aggregation, Boundary, Metrics, Objective, Window, WindowStats, Windows,
 };
-use crate::rules::Expression;
+use crate::rules::{Expression, Weights};
 use crate::simd::{Level, LANES};
 use crate::strategy::{Changes, LaneBuffers};
 use crate::strategy::{Direction, Strategy, TradeManagement};
@@ -507,6 +508,9 @@ pub struct PortfolioLegs<'a> {
     pub schedule: &'a Schedule,
     /// What orders entries on one step (`None`: the instruments' order).
     pub rank_by: Option<&'a RankBy>,
+    /// `portfolio.weight`: a target-weight portfolio, rebalanced to each
+    /// instrument's weight (the strategy's positions are not read).
+    pub weights: Option<&'a Weights>,
     pub members: Vec<Evaluator<'a>>,
 }
 
@@ -515,6 +519,9 @@ impl PortfolioLegs<'_> {
     /// timeline, streamed to `sink` (bars are steps; trades come with
     /// their instrument).
     pub fn run<S: engine::Sink + ?Sized>(&self, params: &[f64], end: usize, sink: &mut S) {
+        if let Some(weights) = self.weights {
+            return self.rebalance(weights, params, end, sink);
+        }
         BUFFERS.with_borrow_mut(|b| {
             b.fit(self.members.len());
             for (m, member) in self.members.iter().enumerate() {
@@ -543,6 +550,44 @@ impl PortfolioLegs<'_> {
             }
             self.rank(params, end, &mut b.ranks);
             self.simulate(&b.signals, &b.ranks, &mut b.sim, end, sink);
+        });
+    }
+
+    /// The target-weight portfolio of `params` over the first `end` steps.
+    fn rebalance<S: engine::Sink + ?Sized>(
+        &self,
+        weights: &Weights,
+        params: &[f64],
+        end: usize,
+        sink: &mut S,
+    ) {
+        BUFFERS.with_borrow_mut(|b| {
+            let bars: Vec<&Bars> = self.members.iter().map(|m| m.bars).collect();
+            let PortfolioBuffers {
+                weights: room,
+                rebalance,
+                sim,
+                ..
+            } = b;
+            let columns = weights.of(&bars, self.schedule, params, room);
+            let legs: Vec<WeightLeg<'_>> = self
+                .members
+                .iter()
+                .zip(columns)
+                .map(|(member, weights)| WeightLeg {
+                    bars: member.bars,
+                    weights,
+                    costs: Costs::of(&member.scoring.engine),
+                })
+                .collect();
+            simulate_weights(
+                &legs,
+                self.rules,
+                self.schedule,
+                end,
+                rebalance,
+                &mut OnSteps(sink, &mut sim.1),
+            );
         });
     }
 
@@ -611,8 +656,8 @@ impl PortfolioLegs<'_> {
             .members
             .iter()
             .any(|m| m.strategy.trade_management() == TradeManagement::Full);
-        if managed {
-            // No lane code finds a managed strategy's trades.
+        if managed || self.weights.is_some() {
+            // No lane code finds a managed strategy's trades (nor weights).
             let mut scratch = Vec::new();
             for (p, o) in params.iter().zip(out.iter_mut()) {
                 *o = portfolio.screen(p, &mut scratch);
@@ -682,6 +727,9 @@ struct PortfolioBuffers {
     sim: (PortfolioScratch, Vec<f64>),
     /// A managed instrument's trades alone.
     trades: TradesOnly,
+    /// A target-weight portfolio's weights, and its engine's scratch.
+    weights: Vec<Vec<f64>>,
+    rebalance: WeightsScratch,
 }
 
 /// A sink that keeps the trades only.

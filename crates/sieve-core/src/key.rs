@@ -29,6 +29,8 @@ pub const PORTFOLIO_SIZE: &str = "portfolio.size";
 pub const PORTFOLIO_MAX_POSITIONS: &str = "portfolio.max_positions";
 pub const PORTFOLIO_MAX_EXPOSURE: &str = "portfolio.max_exposure";
 pub const PORTFOLIO_RANK_BY: &str = "portfolio.rank_by";
+pub const PORTFOLIO_WEIGHT: &str = "portfolio.weight";
+pub const PORTFOLIO_REBALANCE: &str = "portfolio.rebalance";
 
 pub const SWEEP_BACKEND: &str = "sweep.backend";
 pub const WALKFORWARD_START: &str = "walkforward.start";

@@ -619,7 +619,15 @@ pub fn portfolio_weights<'py>(
             costs,
         })
         .collect();
-    let run = py.detach(|| sieve_core::engine::run_weights(&legs, engine.initial_cash));
+    let rules = sieve_core::engine::PortfolioRules {
+        initial_cash: engine.initial_cash,
+        size: 1.0,
+        size_of: sieve_core::engine::SizeOf::Cash,
+        max_positions: None,
+        max_exposure: None,
+        at_close: false,
+    };
+    let run = py.detach(|| sieve_core::engine::run_weights(&legs, &rules));
     let equity = f64_bytes(py, &run.equity)?;
     let orders = run
         .orders

@@ -113,7 +113,7 @@ impl Backtested {
         if !study.market().is_several() {
             doc["windows"] = self.runs[0].windows_json();
             if let Some(book) = &study.market().portfolio {
-                doc["portfolio"] = portfolio_json(book, &self.runs[0].bt);
+                doc["portfolio"] = portfolio_json(book, &self.runs[0].bt, &self.params);
             }
             return doc;
         }
@@ -177,7 +177,7 @@ impl Backtested {
         }
         if let Some(book) = &study.market().portfolio {
             text.push('\n');
-            text.push_str(&portfolio_text(book, &self.runs[0].bt));
+            text.push_str(&portfolio_text(book, &self.runs[0].bt, &self.params));
         }
         if several {
             let mut header = vec![format!(
@@ -196,7 +196,11 @@ impl Backtested {
 
 /// A portfolio's instruments and occupancy, as `sieve backtest --json`
 /// reports them.
-fn portfolio_json(book: &sieve_core::market::Book, bt: &Backtest) -> serde_json::Value {
+fn portfolio_json(
+    book: &sieve_core::market::Book,
+    bt: &Backtest,
+    params: &[f64],
+) -> serde_json::Value {
     let instruments: serde_json::Map<String, serde_json::Value> =
         portfolio::contributions(book, bt)
             .into_iter()
@@ -211,7 +215,7 @@ fn portfolio_json(book: &sieve_core::market::Book, bt: &Backtest) -> serde_json:
                 (c.name, doc)
             })
             .collect();
-    let o = portfolio::occupancy(book, bt);
+    let o = portfolio::occupancy(book, bt, params);
     let (positions, max_positions) = portfolio::mean_max(o.positions.iter().map(|&p| f64::from(p)));
     let (exposure, max_exposure) = portfolio::mean_max(o.exposure.iter().copied());
     serde_json::json!({
@@ -223,7 +227,7 @@ fn portfolio_json(book: &sieve_core::market::Book, bt: &Backtest) -> serde_json:
 
 /// The table of a portfolio's instruments (trades, wins, profit after
 /// fees, time held) and its positions and exposure over time.
-fn portfolio_text(book: &sieve_core::market::Book, bt: &Backtest) -> String {
+fn portfolio_text(book: &sieve_core::market::Book, bt: &Backtest, params: &[f64]) -> String {
     let header: Vec<String> = ["instrument", "trades", "closed won", "pnl", "fees", "held"]
         .map(String::from)
         .to_vec();
@@ -240,7 +244,7 @@ fn portfolio_text(book: &sieve_core::market::Book, bt: &Backtest) -> String {
             ]
         })
         .collect();
-    let o = portfolio::occupancy(book, bt);
+    let o = portfolio::occupancy(book, bt, params);
     let (positions, max_positions) = portfolio::mean_max(o.positions.iter().map(|&p| f64::from(p)));
     let (exposure, max_exposure) = portfolio::mean_max(o.exposure.iter().copied());
     format!(

@@ -59,10 +59,17 @@ pub struct Occupancy {
     pub exposure: Vec<f64>,
 }
 
-/// [`Occupancy`] of `bt`, the backtest of `book`'s portfolio: a trade is
-/// open from the step of its entry up to the step of its exit (filled at
-/// that step's open).
-pub fn occupancy(book: &Book, bt: &Backtest) -> Occupancy {
+/// [`Occupancy`] of `bt`, the backtest of `book`'s portfolio of `params`:
+/// a trade is open from the step of its entry up to the step of its exit
+/// (filled at that step's open). A target-weight portfolio's trades change
+/// size as it rebalances: its engine's own record is read.
+pub fn occupancy(book: &Book, bt: &Backtest, params: &[f64]) -> Occupancy {
+    if let Some(run) = book.weights_run(params) {
+        return Occupancy {
+            positions: run.positions,
+            exposure: run.exposure,
+        };
+    }
     let n = bt.equity.len();
     let mut positions = vec![0u32; n];
     let mut gross = vec![0.0f64; n];

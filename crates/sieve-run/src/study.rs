@@ -20,6 +20,16 @@ use std::sync::Arc;
 use crate::settings::{Checked, RunSettings};
 use sieve_core::key;
 
+/// The strategy's parameters as a rule expression reads them: names, and
+/// whether each is a whole number.
+fn param_kinds(strategy: &dyn Strategy) -> Vec<(&str, bool)> {
+    strategy
+        .params()
+        .iter()
+        .map(|p| (p.name.as_ref(), p.kind == sieve_core::param::ParamKind::Int))
+        .collect()
+}
+
 /// Everything a job needs about what it studies, checked once and hashed.
 /// Its inputs are shared (`Arc`): a clone costs no copy of the prices, and
 /// nothing can change after hashing except through the methods below, each
@@ -89,16 +99,22 @@ impl Study {
             // `rank` and `count` for the rules, where rank_by reads no
             // parameter (computed once, before the grid).
             let key = key::PORTFOLIO_RANK_BY;
-            let fixed =
-                sieve_core::rules::Expression::compile(key, expression, &[], functions, true);
+            let (e, reads_params) = sieve_core::rules::Expression::compile_reading(
+                key,
+                expression,
+                &param_kinds(&*strategy),
+                functions,
+                true,
+            )
+            .map_err(|e| config.in_file(e))?;
             let reads = strategy.data_columns();
-            if fixed.is_err() && reads.iter().any(|c| c == "rank" || c == "count") {
+            if reads_params && reads.iter().any(|c| c == "rank" || c == "count") {
                 return Err(config.in_file(sieve_core::Error::config(
                     key,
                     "the rules read rank or count, which need a rank_by that reads no parameter (they are computed once, before the grid); this one reads a parameter",
                 )));
             }
-            if let Ok(e) = fixed {
+            if !reads_params {
                 let values: Vec<Vec<f64>> = data
                     .iter()
                     .map(|(_, bars)| e.check_data(bars).map(|()| e.values(bars, &[])))
@@ -112,12 +128,13 @@ impl Study {
         if let (Some(book), Some((expression, functions))) =
             (&mut market.portfolio, &config.rank_by)
         {
-            let params: Vec<(&str, bool)> = strategy
-                .params()
-                .iter()
-                .map(|p| (p.name.as_ref(), p.kind == sieve_core::param::ParamKind::Int))
-                .collect();
+            let params = param_kinds(&*strategy);
             book.rank_by(expression, functions, &params)
+                .map_err(|e| config.in_file(e))?;
+        }
+        if let (Some(book), Some(w)) = (&mut market.portfolio, &config.weights) {
+            let params = param_kinds(&*strategy);
+            book.weights(&w.weight, w.rebalance.as_deref(), &w.functions, &params)
                 .map_err(|e| config.in_file(e))?;
         }
         Ok(Study {

@@ -60,6 +60,18 @@ pub struct Config {
     /// `portfolio.rank_by`: what orders a portfolio's entries on one bar,
     /// and the functions it may call.
     pub rank_by: Option<(String, ExternalFunctions)>,
+    /// `portfolio.weight` and `portfolio.rebalance`: a target-weight
+    /// portfolio.
+    pub weights: Option<WeightsSpec>,
+}
+
+/// A target-weight portfolio's expressions as written, and the functions
+/// they may call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WeightsSpec {
+    pub weight: String,
+    pub rebalance: Option<String>,
+    pub functions: ExternalFunctions,
 }
 
 /// `score.screen_window` as written.
@@ -238,6 +250,7 @@ impl RawStrategy {
                 None => Vec::new(),
             },
             functions: Default::default(),
+            read_also: Vec::new(),
         }))
     }
 }
@@ -291,6 +304,8 @@ struct RawPortfolio {
     max_positions: Option<i64>,
     max_exposure: Option<f64>,
     rank_by: Option<String>,
+    weight: Option<String>,
+    rebalance: Option<String>,
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -415,7 +430,17 @@ impl Config {
         };
         let paths = data_paths(&raw.data, &resolve)?;
         let strategy_table = table.get("strategy").and_then(toml::Value::as_table);
-        let strategy = strategy_section(&raw.strategy, strategy_table, functions, b.max_leverage)?;
+        let weights = raw.portfolio.as_ref().and_then(|p| {
+            p.weight.clone().map(|weight| WeightsSpec {
+                weight,
+                rebalance: p.rebalance.clone(),
+                functions: functions.clone(),
+            })
+        });
+        let strategy = match &weights {
+            Some(w) => weights_strategy(&raw.strategy, strategy_table, w)?,
+            None => strategy_section(&raw.strategy, strategy_table, functions, b.max_leverage)?,
+        };
         let timezone = timezone(&raw.data)?;
         // A portfolio sizes its entries itself: `strategy.size` does not
         // apply.
@@ -441,6 +466,7 @@ impl Config {
                 .as_ref()
                 .and_then(|p| p.rank_by.clone())
                 .map(|r| (r, functions.clone())),
+            weights,
             scoring: ScoringSpec {
                 engine: EngineConfig {
                     fill: match b.fill {
@@ -858,6 +884,37 @@ fn portfolio_section(
         }
     }
     let refuse = |key: &str, why: &str| Err(Error::config(key, why.to_string()));
+    if p.weight.is_some() {
+        let sizing = [
+            (p.size.is_some(), key::PORTFOLIO_SIZE),
+            (p.size_of.is_some(), "portfolio.size_of"),
+            (p.max_positions.is_some(), key::PORTFOLIO_MAX_POSITIONS),
+            (p.rank_by.is_some(), key::PORTFOLIO_RANK_BY),
+        ];
+        if let Some((_, key)) = sizing.iter().find(|(set, _)| *set) {
+            return refuse(
+                key,
+                &format!("{key} sizes and orders a signal portfolio's entries; with portfolio.weight each instrument is held at its weight (use max_exposure to cap their sum)"),
+            );
+        }
+        if matches!(b.direction, Some(RawDirection::LongShort)) {
+            return refuse(
+                "backtest.direction",
+                "a target-weight portfolio is long only (a weight below 0 sells what is held, as 0 does); \"long_short\" does not apply",
+            );
+        }
+        if b.lot_size.is_some_and(|l| l > 0.0) {
+            return refuse(
+                "backtest.lot_size",
+                "a target-weight portfolio buys fractional units; whole lots are not supported with portfolio.weight yet",
+            );
+        }
+    } else if p.rebalance.is_some() {
+        return refuse(
+            key::PORTFOLIO_REBALANCE,
+            "says when to rebalance to portfolio.weight, which is not set",
+        );
+    }
     if let Some(key) = managed {
         return refuse(
             key,
@@ -1062,6 +1119,60 @@ fn strategy_section(
         rules,
         managed_builtin,
         max_leverage,
+    })
+}
+
+/// The strategy of a target-weight portfolio: its parameters, read by
+/// `portfolio.weight` and `portfolio.rebalance` (checked with them here);
+/// no rules of its own.
+fn weights_strategy(
+    raw: &RawStrategy,
+    table: Option<&toml::Table>,
+    weights: &WeightsSpec,
+) -> Result<StrategySection> {
+    let rule_keys = [
+        ("entry", raw.entry.is_some()),
+        ("exit", raw.exit.is_some()),
+        ("short_entry", raw.short_entry.is_some()),
+        ("short_exit", raw.short_exit.is_some()),
+        ("trailing_stop", raw.trailing_stop.is_some()),
+        ("define", raw.define.is_some()),
+    ];
+    let managed = management(table)?;
+    let first_managed = managed.entries().next().map(|(spec, _)| spec.name);
+    let refused = rule_keys
+        .iter()
+        .find(|(_, set)| *set)
+        .map(|(k, _)| *k)
+        .or(first_managed);
+    if let Some(k) = refused {
+        return Err(Error::config(
+            key::strategy(k),
+            "a target-weight portfolio (portfolio.weight) holds each instrument at its weight: rules, definitions, stops and sizes of the strategy do not apply; [strategy] gives the parameters",
+        ));
+    }
+    let mut read_also = crate::rules::pieces(key::PORTFOLIO_WEIGHT, &weights.weight, true)?;
+    if let Some(r) = &weights.rebalance {
+        read_also.extend(crate::rules::pieces(key::PORTFOLIO_REBALANCE, r, false)?);
+    }
+    let source = RuleSource {
+        name: raw.name.clone().unwrap_or_else(|| "weights".to_string()),
+        entry: "false".to_string(),
+        exit: "false".to_string(),
+        params: match &raw.params {
+            Some(table) => grid::rule_axes(table),
+            None => Vec::new(),
+        },
+        functions: weights.functions.clone(),
+        read_also,
+        ..RuleSource::default()
+    };
+    let rules = RuleStrategy::compile(source)?;
+    Ok(StrategySection {
+        name: rules.name().to_string(),
+        rules: Some(Arc::new(rules)),
+        managed_builtin: None,
+        max_leverage: 1.0,
     })
 }
 

@@ -44,12 +44,20 @@ pub struct WeightsRun {
     pub equity: Vec<f64>,
     pub orders: Vec<Order>,
     pub trades: Vec<(usize, Trade)>,
+    /// Positions open, and their value at the close over the portfolio's,
+    /// at every time.
+    pub positions: Vec<u32>,
+    pub exposure: Vec<f64>,
 }
 
 impl Ledger for WeightsRun {
     fn steps(&mut self, from: usize, to: usize, cash: f64, held: &[(usize, f64)], on: &Schedule) {
         for t in from..to {
-            self.equity.push(on.value(cash, held, t));
+            let value = on.value(cash, held, t);
+            let gross: f64 = held.iter().map(|&(i, u)| (u * on.marks(i)[t]).abs()).sum();
+            self.equity.push(value);
+            self.positions.push(held.len() as u32);
+            self.exposure.push(gross / value);
         }
     }
     fn trade(&mut self, leg: usize, trade: &Trade, _: usize, _: Option<usize>) {
@@ -298,26 +306,18 @@ pub fn simulate_weights<L: Ledger + ?Sized>(
     }
 }
 
-/// Runs `legs` from one account with `initial_cash`, rebalanced at each
-/// next open, keeping everything (Python's `backtest_weights`).
-pub fn run_weights(legs: &[WeightLeg<'_>], initial_cash: f64) -> WeightsRun {
+/// Runs `legs` from one account under `rules` (see [`simulate_weights`]),
+/// keeping everything (Python's `backtest_weights`).
+pub fn run_weights(legs: &[WeightLeg<'_>], rules: &PortfolioRules) -> WeightsRun {
     let bars: Vec<&Bars> = legs.iter().map(|l| l.bars).collect();
     let schedule = Schedule::new(&bars);
-    let rules = PortfolioRules {
-        initial_cash,
-        size: 1.0,
-        size_of: super::SizeOf::Cash,
-        max_positions: None,
-        max_exposure: None,
-        at_close: false,
-    };
     let mut run = WeightsRun {
         time: schedule.time.clone(),
         ..WeightsRun::default()
     };
     simulate_weights(
         legs,
-        &rules,
+        rules,
         &schedule,
         schedule.len(),
         &mut WeightsScratch::default(),
@@ -372,7 +372,15 @@ mod tests {
                 costs: FREE,
             },
         ];
-        let run = run_weights(&legs, 1000.0);
+        let rules = PortfolioRules {
+            initial_cash: 1000.0,
+            size: 1.0,
+            size_of: super::super::SizeOf::Cash,
+            max_positions: None,
+            max_exposure: None,
+            at_close: false,
+        };
+        let run = run_weights(&legs, &rules);
         let orders: Vec<(usize, usize, f64, f64)> = run
             .orders
             .iter()
@@ -432,15 +440,14 @@ mod tests {
             max_exposure: Some(1.0),
             at_close: false,
         };
-        let schedule = Schedule::new(&[&a, &b]);
-        let mut run = WeightsRun::default();
-        let mut scratch = WeightsScratch::default();
-        simulate_weights(&legs, &rules, &schedule, 3, &mut scratch, &mut run);
+        let run = run_weights(&legs, &rules);
         let units: Vec<f64> = run.orders.iter().map(|o| o.units).collect();
         // Time 2: 500 in A (50), 500 in B (25). Time 3 at the opens: V =
         // 50·10 + 25·30 = 1,250, B is 0.6 of it, so A may have 0.4: 50
         // units, none to buy.
         assert_eq!(units, vec![50.0, 25.0]);
         assert_eq!(run.equity, vec![1000.0, 1000.0, 1250.0]);
+        assert_eq!(run.positions, vec![0, 2, 2]);
+        assert_eq!(run.exposure, vec![0.0, 1.0, 1.0]);
     }
 }

@@ -12,11 +12,11 @@
 
 use super::instrument::Instrument;
 use crate::data::{Bars, ExtraColumn};
-use crate::engine::{PortfolioRules, Schedule, Trade};
+use crate::engine::{run_weights, Costs, PortfolioRules, Schedule, Trade, WeightLeg, WeightsRun};
 use crate::error::{Error, Result};
 use crate::evaluate::RankBy;
 use crate::key;
-use crate::rules::{Expression, ExternalFunctions};
+use crate::rules::{cross_section, Across, Expression, ExternalFunctions, Weights};
 use std::sync::Arc;
 
 /// The instruments of a portfolio and its account's rules.
@@ -31,6 +31,9 @@ pub struct Book {
     /// `portfolio.rank_by`: on a step with more entries than room or cash,
     /// the highest go first.
     pub rank_by: Option<RankBy>,
+    /// `portfolio.weight` and `portfolio.rebalance`: a target-weight
+    /// portfolio.
+    pub weights: Option<Arc<Weights>>,
 }
 
 impl Book {
@@ -44,6 +47,7 @@ impl Book {
             members,
             schedule,
             rank_by: None,
+            weights: None,
         })
     }
 
@@ -65,14 +69,8 @@ impl Book {
             (_, e) => e,
         };
         // Without a parameter it is computed once here.
-        let fixed = Expression::compile(key, expression, &[], functions, true);
-        let (compiled, reads_params) = match fixed {
-            Ok(e) => (e, false),
-            Err(_) => (
-                Expression::compile(key, expression, params, functions, true)?,
-                true,
-            ),
-        };
+        let (compiled, reads_params) =
+            Expression::compile_reading(key, expression, params, functions, true)?;
         for m in &self.members {
             compiled.check_data(&m.bars).map_err(|e| named(m, e))?;
         }
@@ -86,6 +84,55 @@ impl Book {
             true => RankBy::Params(Arc::new(compiled)),
         });
         Ok(())
+    }
+
+    /// Rebalances to `weight` (`portfolio.weight`) on the bars where
+    /// `rebalance` holds (`portfolio.rebalance`; every bar without it):
+    /// rule expressions that may read the parameters `params` and compare
+    /// the instruments (`rank`, `count`, `total`).
+    pub fn weights(
+        &mut self,
+        weight: &str,
+        rebalance: Option<&str>,
+        functions: &ExternalFunctions,
+        params: &[(&str, bool)],
+    ) -> Result<()> {
+        let members: Vec<(&str, &Bars)> = self
+            .members
+            .iter()
+            .map(|m| (m.name.as_str(), &m.bars))
+            .collect();
+        let weights = Weights::compile(
+            [key::PORTFOLIO_WEIGHT, key::PORTFOLIO_REBALANCE],
+            weight,
+            rebalance,
+            functions,
+            params,
+            &members,
+            &self.schedule,
+        )?;
+        self.weights = Some(Arc::new(weights));
+        Ok(())
+    }
+
+    /// The target-weight portfolio of `params` over all its steps, with
+    /// its orders and occupancy (`None`: not a target-weight portfolio).
+    pub fn weights_run(&self, params: &[f64]) -> Option<WeightsRun> {
+        let weights = self.weights.as_ref()?;
+        let bars: Vec<&Bars> = self.members.iter().map(|m| &m.bars).collect();
+        let mut room = Vec::new();
+        let columns = weights.of(&bars, &self.schedule, params, &mut room);
+        let legs: Vec<WeightLeg<'_>> = self
+            .members
+            .iter()
+            .zip(columns)
+            .map(|(m, weights)| WeightLeg {
+                bars: &m.bars,
+                weights,
+                costs: Costs::of(&m.scoring.engine),
+            })
+            .collect();
+        Some(run_weights(&legs, &self.rules))
     }
 
     /// `trade` of instrument `leg` with its bars, which a portfolio's run
@@ -142,41 +189,8 @@ impl Book {
 pub fn add_cross_section(data: &mut [(String, Bars)], values: &[Vec<f64>]) {
     let bars: Vec<&Bars> = data.iter().map(|(_, b)| b).collect();
     let schedule = Schedule::new(&bars);
-    let n = data.len();
-    let mut last = vec![f64::NAN; n];
-    let mut rank: Vec<Vec<f64>> = data.iter().map(|(_, b)| vec![f64::NAN; b.len()]).collect();
-    let mut count = rank.clone();
-    let mut now = Vec::with_capacity(n);
-    let (mut order, mut place_of) = (Vec::with_capacity(n), vec![0usize; n]);
-    for t in 0..schedule.len() {
-        now.clear();
-        for (i, v) in values.iter().enumerate() {
-            if let Some(k) = schedule.bar_of(t, i) {
-                last[i] = v[k];
-                now.push((i, k));
-            }
-        }
-        // The defined latest values, highest first, ties in instrument
-        // order: an instrument's place there is its rank.
-        order.clear();
-        order.extend((0..n).filter(|&j| !last[j].is_nan()));
-        // (No NaN among them; equal values, -0 and 0 too, tie.)
-        order.sort_by(|&a, &b| {
-            let by_value = last[b].partial_cmp(&last[a]);
-            by_value
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(a.cmp(&b))
-        });
-        for (place, &j) in order.iter().enumerate() {
-            place_of[j] = place + 1;
-        }
-        for &(i, k) in &now {
-            count[i][k] = order.len() as f64;
-            if !last[i].is_nan() {
-                rank[i][k] = place_of[i] as f64;
-            }
-        }
-    }
+    let rank = cross_section(&schedule, values, Across::Rank);
+    let count = cross_section(&schedule, values, Across::Count);
     for (((_, bars), rank), count) in data.iter_mut().zip(rank).zip(count) {
         bars.extra.retain(|c| c.name != "rank" && c.name != "count");
         for (name, values) in [("rank", rank), ("count", count)] {

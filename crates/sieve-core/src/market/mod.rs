@@ -78,6 +78,7 @@ impl Market {
                 rules: &book.rules,
                 schedule: &book.schedule,
                 rank_by: book.rank_by.as_ref(),
+                weights: book.weights.as_deref(),
                 members: evaluators,
             }),
         }]

@@ -324,6 +324,12 @@ impl Checker {
             return self.external(name, args, e);
         }
         let Some(func) = Func::named(name) else {
+            if super::cross::Across::is(name) {
+                return Err(err(
+                    e.span.start,
+                    format!("{name}(...) compares a portfolio's instruments at one time: it is read in portfolio.weight and portfolio.rebalance only (the rules read the columns rank and count of portfolio.rank_by)"),
+                ));
+            }
             let mut names: Vec<&str> = Func::all().map(Func::name).collect();
             names.extend(self.graph.functions.0.iter().map(|f| f.name()));
             let hint = suggest(name, names);

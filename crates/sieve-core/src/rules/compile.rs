@@ -49,7 +49,12 @@ impl Rules {
         let mut checker = Checker::new(names.clone(), define_names, source.functions.clone());
         compile_defines(&mut checker, &source, &names)?;
         let roots = compile_roots(&mut checker, &source)?;
-        mark_reached(&mut checker, &roots.all())?;
+        let mut reached = roots.all();
+        for (key, text, number) in &source.read_also {
+            let ty = if *number { Ty::Num } else { Ty::Bool };
+            reached.push(compile_text(&mut checker, key, text, Some(ty))?);
+        }
+        mark_reached(&mut checker, &reached)?;
         let params = param_specs(&checker, &source.params)?;
         let int_params = params
             .iter()

@@ -34,6 +34,12 @@ pub struct RuleSource {
     pub params: Vec<(String, RuleAxis)>,
     /// Functions defined outside sieve that the rules may call.
     pub functions: ExternalFunctions,
+    /// Expressions that read the parameters besides the rules: (key, text,
+    /// a number or else true/false). Checked with the rules, and what they
+    /// read of the parameters counts (a window makes a whole number), but
+    /// nothing trades on them: a target-weight portfolio's pieces
+    /// ([`super::cross::pieces`]).
+    pub read_also: Vec<(String, String, bool)>,
 }
 
 /// A parameter or definition name must be one a rule can write, and not a

@@ -129,6 +129,23 @@ impl Expression {
         Ok(Expression { rules, id, ty })
     }
 
+    /// [`Expression::compile`], and whether it reads a parameter: one
+    /// that reads none compiles without them (its values are the same for
+    /// every combination).
+    pub fn compile_reading(
+        key: &str,
+        expression: &str,
+        params: &[(&str, bool)],
+        functions: &ExternalFunctions,
+        number: bool,
+    ) -> Result<(Expression, bool)> {
+        let e = Expression::compile(key, expression, params, functions, number)?;
+        // (A name that is no parameter reads a column: only a parameter's
+        // node says the expression reads one.)
+        let reads = (e.rules.graph.nodes.iter()).any(|n| matches!(n.op, super::ir::Op::Param(_)));
+        Ok((e, reads))
+    }
+
     /// Refuses bars without a column the expression reads.
     pub fn check_data(&self, bars: &Bars) -> Result<()> {
         self.rules.check_data(bars)

@@ -63,7 +63,7 @@ pub(crate) fn run_page(report: &RunReport<'_>) -> Result<String> {
         }
         push_equity(&mut html, instrument, bt)?;
         if let Some(book) = &study.market().portfolio {
-            push_portfolio(&mut html, book, bt);
+            push_portfolio(&mut html, book, bt, &best.param_values());
         }
         push_trades(&mut html, bt, &instrument.bars.time, names_of(study));
     }
@@ -418,9 +418,14 @@ pub(crate) fn names_of(study: &Study) -> Vec<&str> {
 
 /// A portfolio's instruments (trades, wins, profit, time held) and how many
 /// positions were open, how much exposed.
-pub(crate) fn push_portfolio(html: &mut String, book: &sieve_core::market::Book, bt: &Backtest) {
+pub(crate) fn push_portfolio(
+    html: &mut String,
+    book: &sieve_core::market::Book,
+    bt: &Backtest,
+    params: &[f64],
+) {
     use crate::portfolio::{contributions, mean_max, occupancy};
-    let o = occupancy(book, bt);
+    let o = occupancy(book, bt, params);
     let (positions, max_positions) = mean_max(o.positions.iter().map(|&p| f64::from(p)));
     let (exposure, max_exposure) = mean_max(o.exposure.iter().copied());
     let _ = writeln!(

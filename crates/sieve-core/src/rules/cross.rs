@@ -1,0 +1,372 @@
+//! Expressions across a portfolio's instruments (`portfolio.weight`,
+//! `portfolio.rebalance`): besides what a rule reads, `rank(x)`,
+//! `count(x)` and `total(x)` compare each instrument's `x` with the
+//! others' at the same time. Each instrument's `x` is taken as of its
+//! latest bar then (an instrument without a bar keeps its last value), so
+//! nothing reads a later bar.
+
+use super::parse::{parse, Expr, ExprKind};
+use super::values::Expression;
+use super::ExternalFunctions;
+use crate::data::{Bars, ExtraColumn};
+use crate::engine::Schedule;
+use crate::error::{Error, Result};
+
+/// A cross-sectional function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Across {
+    /// 1 for the highest value, ties in instrument order; undefined where
+    /// the instrument's own value is.
+    Rank,
+    /// How many instruments have a defined value.
+    Count,
+    /// The sum of the defined values.
+    Total,
+}
+
+impl Across {
+    fn named(name: &str) -> Option<Across> {
+        match name {
+            "rank" => Some(Across::Rank),
+            "count" => Some(Across::Count),
+            "total" => Some(Across::Total),
+            _ => None,
+        }
+    }
+
+    /// Whether `name` is one (what a single instrument's rules cannot call).
+    pub fn is(name: &str) -> bool {
+        Across::named(name).is_some()
+    }
+}
+
+/// The name of the column that carries the `n`th cross-sectional value
+/// into the expression around it (no data file has it).
+fn column_of(n: usize) -> String {
+    format!("\u{b7}across {n}")
+}
+
+/// Each instrument's `rank`, `count` and `total` of `values` (each one's
+/// series on its own bars) on `schedule`, on its own bars.
+pub fn cross_section(schedule: &Schedule, values: &[Vec<f64>], what: Across) -> Vec<Vec<f64>> {
+    let n = values.len();
+    let mut last = vec![f64::NAN; n];
+    let mut out: Vec<Vec<f64>> = values.iter().map(|v| vec![f64::NAN; v.len()]).collect();
+    let mut now = Vec::with_capacity(n);
+    let (mut order, mut place_of) = (Vec::with_capacity(n), vec![0usize; n]);
+    for t in 0..schedule.len() {
+        now.clear();
+        for (i, v) in values.iter().enumerate() {
+            if let Some(k) = schedule.bar_of(t, i) {
+                last[i] = v[k];
+                now.push((i, k));
+            }
+        }
+        if now.is_empty() {
+            continue;
+        }
+        // The defined latest values, highest first, ties in instrument
+        // order: an instrument's place there is its rank.
+        order.clear();
+        order.extend((0..n).filter(|&j| !last[j].is_nan()));
+        let value = match what {
+            Across::Rank => {
+                // (No NaN among them; equal values, -0 and 0 too, tie.)
+                order.sort_by(|&a, &b| {
+                    let by_value = last[b].partial_cmp(&last[a]);
+                    by_value
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                        .then(a.cmp(&b))
+                });
+                for (place, &j) in order.iter().enumerate() {
+                    place_of[j] = place + 1;
+                }
+                f64::NAN
+            }
+            Across::Count => order.len() as f64,
+            Across::Total => order.iter().map(|&j| last[j]).sum(),
+        };
+        for &(i, k) in &now {
+            out[i][k] = match what {
+                Across::Rank if last[i].is_nan() => f64::NAN,
+                Across::Rank => place_of[i] as f64,
+                _ => value,
+            };
+        }
+    }
+    out
+}
+
+/// An expression of the rule language that may call `rank`, `count` and
+/// `total` over the instruments, and read the strategy's parameters.
+pub struct CrossExpression {
+    /// The expression with each cross-sectional call read as a column.
+    outer: Expression,
+    /// Each call: its function and its argument.
+    inner: Vec<(Across, Expression)>,
+    reads_params: bool,
+}
+
+impl CrossExpression {
+    /// `text` of config key `key`, reading the parameters `params` (names,
+    /// and whether each is a whole number); with `number`, a true/false
+    /// expression is an error.
+    pub fn compile(
+        key: &str,
+        text: &str,
+        params: &[(&str, bool)],
+        functions: &ExternalFunctions,
+        number: bool,
+    ) -> Result<CrossExpression> {
+        let expr = parse(text).map_err(|e| e.into_error(key, text))?;
+        let mut calls = Vec::new();
+        find_calls(&expr, text, false, &mut calls).map_err(|e| e.into_error(key, text))?;
+        // The text with each call (last first, so spans hold) a column.
+        let mut outer_text = text.to_string();
+        for (n, (_, span, _)) in calls.iter().enumerate().rev() {
+            let column = format!("col(\"{}\")", column_of(n));
+            outer_text.replace_range(span.start..span.end, &column);
+        }
+        let mut reads_params = false;
+        let mut compiled = |text: &str, number: bool| {
+            let (e, reads) = Expression::compile_reading(key, text, params, functions, number)?;
+            reads_params |= reads;
+            Ok::<_, Error>(e)
+        };
+        let inner = calls
+            .iter()
+            .map(|(what, _, arg)| Ok((*what, compiled(arg, true)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let outer = compiled(&outer_text, number)?;
+        Ok(CrossExpression {
+            outer,
+            inner,
+            reads_params,
+        })
+    }
+
+    /// Whether it reads a parameter (else its values are the same for every
+    /// combination).
+    pub fn reads_params(&self) -> bool {
+        self.reads_params
+    }
+
+    /// Refuses bars without a column it reads.
+    pub fn check_data(&self, bars: &Bars) -> Result<()> {
+        for (_, e) in &self.inner {
+            e.check_data(bars)?;
+        }
+        let mut with = bars.clone();
+        self.add_columns(&mut with, (0..self.inner.len()).map(|_| Vec::new()));
+        self.outer.check_data(&with)
+    }
+
+    /// Its values on each of `members` (on `schedule`) for `params`.
+    pub fn values(&self, members: &[&Bars], schedule: &Schedule, params: &[f64]) -> Vec<Vec<f64>> {
+        if self.inner.is_empty() {
+            return members
+                .iter()
+                .map(|b| self.outer.values(b, params))
+                .collect();
+        }
+        // Each call's values across the instruments, then each
+        // instrument's as columns of its bars.
+        let mut columns: Vec<Vec<Vec<f64>>> = vec![Vec::new(); members.len()];
+        for (what, e) in &self.inner {
+            let own: Vec<Vec<f64>> = members.iter().map(|b| e.values(b, params)).collect();
+            for (m, c) in cross_section(schedule, &own, *what).into_iter().enumerate() {
+                columns[m].push(c);
+            }
+        }
+        members
+            .iter()
+            .zip(columns)
+            .map(|(bars, columns)| {
+                let mut with = (*bars).clone();
+                self.add_columns(&mut with, columns.into_iter());
+                self.outer.values(&with, params)
+            })
+            .collect()
+    }
+
+    fn add_columns(&self, bars: &mut Bars, columns: impl Iterator<Item = Vec<f64>>) {
+        for (n, values) in columns.enumerate() {
+            let values = match values.is_empty() {
+                true => vec![f64::NAN; bars.len()],
+                false => values,
+            };
+            bars.extra.push(ExtraColumn {
+                name: column_of(n),
+                values,
+                problem: None,
+            });
+        }
+    }
+}
+
+/// The cross-sectional calls of `e`, outermost first in text order: each
+/// one's function, span and argument's text. One inside another's
+/// argument is an error (`inside`).
+fn find_calls<'t>(
+    e: &Expr,
+    text: &'t str,
+    inside: bool,
+    out: &mut Vec<(Across, super::parse::Span, &'t str)>,
+) -> std::result::Result<(), super::RuleError> {
+    let err = |message: String| super::RuleError {
+        at: e.span.start,
+        message,
+    };
+    match &e.kind {
+        ExprKind::Call(name, args) => {
+            if let Some(what) = Across::named(name) {
+                if inside {
+                    return Err(err(format!(
+                        "{name}(...) inside another of rank, count or total: compute the inner one in its own rank_by-free step"
+                    )));
+                }
+                let [arg] = args.as_slice() else {
+                    return Err(err(format!(
+                        "{name} takes one argument (a series of each instrument), got {}",
+                        args.len()
+                    )));
+                };
+                find_calls(arg, text, true, &mut Vec::new())?;
+                out.push((what, e.span, &text[arg.span.start..arg.span.end]));
+                return Ok(());
+            }
+            for a in args {
+                find_calls(a, text, inside, out)?;
+            }
+        }
+        ExprKind::Neg(x) | ExprKind::Not(x) => find_calls(x, text, inside, out)?,
+        ExprKind::Binary(_, a, b) => {
+            find_calls(a, text, inside, out)?;
+            find_calls(b, text, inside, out)?;
+        }
+        ExprKind::Number(_) | ExprKind::Bool(_) | ExprKind::Name(_) | ExprKind::Column(_) => {}
+    }
+    Ok(())
+}
+
+/// The pieces of `text` (config key `key`) that a single instrument's
+/// checker can read, for [`super::RuleSource::read_also`]: each
+/// cross-sectional call's argument (a number), and the text with each call
+/// blanked to a `0` of its length (so a mistake's column stays where it
+/// is written).
+pub fn pieces(key: &str, text: &str, number: bool) -> Result<Vec<(String, String, bool)>> {
+    let expr = parse(text).map_err(|e| e.into_error(key, text))?;
+    let mut calls = Vec::new();
+    find_calls(&expr, text, false, &mut calls).map_err(|e| e.into_error(key, text))?;
+    let mut outer = text.to_string();
+    let mut out = Vec::new();
+    for (_, span, arg) in calls.iter().rev() {
+        let blank = format!("0{}", " ".repeat(span.end - span.start - 1));
+        outer.replace_range(span.start..span.end, &blank);
+        out.push((key.to_string(), arg.to_string(), true));
+    }
+    out.push((key.to_string(), outer, number));
+    Ok(out)
+}
+
+/// A target-weight portfolio's rules (`portfolio.weight` and
+/// `portfolio.rebalance`): each instrument's weight after each of its
+/// bars' closes, NaN where it places no order.
+pub struct Weights {
+    weight: CrossExpression,
+    rebalance: Option<CrossExpression>,
+    /// The weights, where neither reads a parameter.
+    fixed: Option<Vec<Vec<f64>>>,
+}
+
+impl Weights {
+    /// `weight` (a number) and `rebalance` (true/false; `None`: every bar)
+    /// of keys `keys`, checked against each of `members` (named in errors).
+    pub fn compile(
+        keys: [&str; 2],
+        weight: &str,
+        rebalance: Option<&str>,
+        functions: &ExternalFunctions,
+        params: &[(&str, bool)],
+        members: &[(&str, &Bars)],
+        schedule: &Schedule,
+    ) -> Result<Weights> {
+        let weight = CrossExpression::compile(keys[0], weight, params, functions, true)?;
+        let rebalance = rebalance
+            .map(|r| CrossExpression::compile(keys[1], r, params, functions, false))
+            .transpose()?;
+        for (name, bars) in members {
+            let named = |e: Error| match (members.len() > 1, e) {
+                (true, Error::Config { key, message }) => Error::Config {
+                    key,
+                    message: format!("instrument '{name}': {message}"),
+                },
+                (_, e) => e,
+            };
+            weight.check_data(bars).map_err(named)?;
+            if let Some(r) = &rebalance {
+                r.check_data(bars).map_err(named)?;
+            }
+        }
+        let mut w = Weights {
+            weight,
+            rebalance,
+            fixed: None,
+        };
+        if !w.reads_params() {
+            let bars: Vec<&Bars> = members.iter().map(|m| m.1).collect();
+            let mut out = Vec::new();
+            w.compute(&bars, schedule, &[], &mut out);
+            w.fixed = Some(out);
+        }
+        Ok(w)
+    }
+
+    /// Whether the weights differ from one combination to another.
+    pub fn reads_params(&self) -> bool {
+        self.weight.reads_params() || self.rebalance.as_ref().is_some_and(|r| r.reads_params())
+    }
+
+    /// Each member's weights for `params` (in `out` where they read
+    /// parameters).
+    pub fn of<'s>(
+        &'s self,
+        members: &[&Bars],
+        schedule: &Schedule,
+        params: &[f64],
+        out: &'s mut Vec<Vec<f64>>,
+    ) -> &'s [Vec<f64>] {
+        if let Some(fixed) = &self.fixed {
+            return fixed;
+        }
+        self.compute(members, schedule, params, out);
+        out
+    }
+
+    fn compute(
+        &self,
+        members: &[&Bars],
+        schedule: &Schedule,
+        params: &[f64],
+        out: &mut Vec<Vec<f64>>,
+    ) {
+        *out = self.weight.values(members, schedule, params);
+        if let Some(r) = &self.rebalance {
+            let when = r.values(members, schedule, params);
+            for (w, when) in out.iter_mut().zip(when) {
+                for (w, when) in w.iter_mut().zip(when) {
+                    // Undefined (warm-up) or false: no order.
+                    if when != 1.0 {
+                        *w = f64::NAN;
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Weights {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Weights {{ reads_params: {} }}", self.reads_params())
+    }
+}
