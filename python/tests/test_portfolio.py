@@ -466,6 +466,109 @@ def test_real_data_monthly_momentum_rotation_equals_vectorbt_from_orders():
     assert_same_weight_orders(out, pf, least=40)
 
 
+def across(values, frames, every):
+    """Each instrument's series (on its own bars) on the union, each as of
+    its latest bar: what rank(), count() and total() compare."""
+    return pd.DataFrame({n: values[n] for n in frames}).reindex(every).ffill()
+
+
+def on_own_bars(wide_values, frames):
+    return {n: wide_values[n].reindex(f.index) for n, f in frames.items()}
+
+
+def monthly(frames):
+    """Each instrument's first bar of a month (in UTC), as the rule `month
+    != shift(month, 1)` reads it: false on its first bar."""
+    out = {}
+    for n, f in frames.items():
+        month = pd.Series(f.index.month, index=f.index)
+        out[n] = (month != month.shift(1)) & month.shift(1).notna()
+    return out
+
+
+def weights_vs_vectorbt(frames, every, weights, out):
+    """`out` (a config's weights portfolio) is backtest_weights of the
+    `weights` computed in pandas, bit for bit, and both equal vectorbt's
+    from_orders order for order; its round trips add up to the gain."""
+    wide_weights = pd.DataFrame(weights).reindex(every)
+    mine = sieve.backtest_weights(frames, wide_weights, config=CONFIG)
+    np.testing.assert_array_equal(out["equity"].to_numpy(), mine["equity"].to_numpy())
+    W = pd.DataFrame({n: weights[n].shift(1) for n in frames}).reindex(every)
+    o, c = wide(frames, every, "open"), wide(frames, every, "close")
+    pf = vbt.Portfolio.from_orders(
+        close=c, size=W, size_type="targetpercent", price=o, val_price=o.fillna(c.ffill()),
+        group_by=True, cash_sharing=True, call_seq="auto", fees=FEE, slippage=SLIPPAGE, init_cash=CASH,
+    )
+    assert_same_weight_orders(mine, pf, least=40)
+    gain = out["trades"]["pnl"].sum()
+    assert gain == pytest.approx(out["equity"].iloc[-1] - CASH, rel=1e-9)
+
+
+def test_real_data_weights_by_rank_in_the_config_equal_vectorbt():
+    """`portfolio.weight` with rank() across the instruments: the top 2 of
+    5 by 60-bar momentum, half each, rebalanced on each instrument's first
+    bar of a month; equal to the weights written in pandas from the docs."""
+    every, frames = real_market()
+    config = {
+        **CONFIG,
+        "strategy": {"params": {"top": {"values": [1, 2, 3]}, "lookback": {"values": [60, 120]}}},
+        "portfolio": {
+            "weight": "if(rank(close / shift(close, lookback)) <= top, 1 / top, 0)",
+            "rebalance": "month != shift(month, 1)",
+        },
+    }
+    out = sieve.backtest(frames, None, {"top": 2, "lookback": 60}, config, equity=True, trades=True)
+    momentum = across({n: f["close"] / f["close"].shift(60) for n, f in frames.items()}, frames, every)
+    rank = on_own_bars(momentum.rank(axis=1, ascending=False, method="first"), frames)
+    when = monthly(frames)
+    weights = {n: (rank[n] <= 2).astype(float).mul(0.5).where(when[n]) for n in frames}
+    weights_vs_vectorbt(frames, every, weights, out)
+    assert set(out["trades"]["instrument"]) == set(frames)
+
+
+def test_real_data_inverse_volatility_weights_equal_vectorbt():
+    """`total()`: each instrument at its inverse 20-bar volatility over the
+    instruments' sum, monthly, at most 0.95 of the portfolio (the cap does
+    not bind: the weights sum to 1 less what no bar rebalanced)."""
+    every, frames = real_market()
+    vol = "stdev(close / shift(close, 1), 20)"
+    config = {
+        **CONFIG,
+        "portfolio": {"weight": f"(1 / {vol}) / total(1 / {vol})", "rebalance": "month != shift(month, 1)"},
+    }
+    out = sieve.backtest(frames, None, {}, config, equity=True, trades=True)
+    inverse = {n: 1 / (f["close"] / f["close"].shift(1)).rolling(20).std(ddof=0) for n, f in frames.items()}
+    summed = across(inverse, frames, every).sum(axis=1, min_count=1)
+    total = {n: summed.reindex(f.index) for n, f in frames.items()}
+    when = monthly(frames)
+    weights = {n: (inverse[n] / total[n]).where(when[n]) for n in frames}
+    wide_weights = pd.DataFrame(weights).reindex(every)
+    mine = sieve.backtest_weights(frames, wide_weights, config=CONFIG)
+    # The sums may differ in the last bit from pandas': equal to 1e-12.
+    np.testing.assert_allclose(out["equity"].to_numpy(), mine["equity"].to_numpy(), rtol=1e-12)
+    W = pd.DataFrame({n: weights[n].shift(1) for n in frames}).reindex(every)
+    o, c = wide(frames, every, "open"), wide(frames, every, "close")
+    pf = vbt.Portfolio.from_orders(
+        close=c, size=W, size_type="targetpercent", price=o, val_price=o.fillna(c.ffill()),
+        group_by=True, cash_sharing=True, call_seq="auto", fees=FEE, slippage=SLIPPAGE, init_cash=CASH,
+    )
+    assert_same_weight_orders(mine, pf, least=100)
+    np.testing.assert_allclose(out["equity"].to_numpy(), pf.value().to_numpy(), rtol=1e-9)
+
+
+def test_weights_above_max_exposure_are_scaled_down():
+    """Three instruments each wanting 0.5 under max_exposure = 0.75 hold a
+    quarter each: the same as weights of 0.25."""
+    every, frames = real_market()
+    three = {n: frames[n] for n in list(frames)[:3]}
+    base = {**CONFIG, "portfolio": {"rebalance": "month != shift(month, 1)"}}
+    capped = sieve.backtest(three, None, {}, {**base, "portfolio": {**base["portfolio"], "weight": "0.5", "max_exposure": 0.75}}, equity=True)
+    quarter = sieve.backtest(three, None, {}, {**base, "portfolio": {**base["portfolio"], "weight": "0.25"}}, equity=True)
+    np.testing.assert_allclose(capped["equity"].to_numpy(), quarter["equity"].to_numpy(), rtol=1e-12)
+    free = sieve.backtest(three, None, {}, {**base, "portfolio": {**base["portfolio"], "weight": "0.5"}}, equity=True)
+    assert free["equity"].iloc[-1] != pytest.approx(quarter["equity"].iloc[-1], rel=1e-6)
+
+
 def test_real_data_rank_by_in_the_config_equals_vectorbt():
     """`portfolio.rank_by`: on a bar with several entries, the highest
     close over its 50-bar average goes first (so gets the most cash)."""

@@ -163,6 +163,61 @@ n = { start = 5, stop = 60, step = 5 }
     assert_refused(&run_err(&bad), "portfolio.rank_by");
 }
 
+/// Target weights: the strongest `top` by `rank()` across the
+/// instruments, inverse-volatility within them (`total()`), rebalanced
+/// on weekday `on`, capped at 0.9 exposed.
+#[test]
+fn target_weights_screen_what_verification_scores() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = instruments(dir.path());
+    let cfg = config(
+        dir.path(),
+        "p.toml",
+        &files,
+        r#"weight = "if(rank(close / shift(close, n)) <= top, 1 / stdev(close, 10), 0) / total(1 / stdev(close, 10))"
+rebalance = "weekday == on"
+max_exposure = 0.9"#,
+    );
+    let params = r#"[strategy.params]
+top = { start = 1, stop = 3, step = 1 }
+n = { start = 10, stop = 60, step = 10 }
+on = { values = [0, 2] }
+"#;
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    let start = text.find("[strategy]").unwrap();
+    let end = text.find("[backtest]").unwrap();
+    std::fs::write(&cfg, format!("{}{params}{}", &text[..start], &text[end..])).unwrap();
+    screen_equals_verify(dir.path(), &cfg);
+    // Sizing and ordering keys of a signal portfolio do not apply.
+    let args = ["backtest", "-c", &cfg, "--set", "top=1", "--set", "n=10"];
+    for (set, key) in [
+        ("portfolio.size=0.5", "portfolio.size"),
+        (r#"portfolio.rank_by="close""#, "portfolio.rank_by"),
+        (r#"backtest.direction="long_short""#, "backtest.direction"),
+        (r#"strategy.entry="close > 0""#, "strategy.entry"),
+        ("strategy.stop_loss=0.1", "strategy.stop_loss"),
+    ] {
+        assert_refused(&run_err(&[&args[..], &["-O", set]].concat()), key);
+    }
+    // A weight that is true or false, and rank() in a single run's rules.
+    let bad = [&args[..], &["-O", r#"portfolio.weight="close > 0""#]].concat();
+    assert_refused(&run_err(&bad), "portfolio.weight");
+    let single = dir.path().join("s.toml");
+    std::fs::write(
+        &single,
+        format!(
+            "[data]\npath = {:?}\n[strategy]\nentry = \"rank(close) <= 1\"\nexit = \"false\"\n",
+            files[0].to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let e = crate::stderr(&run_err(&["backtest", "-c", single.to_str().unwrap()]));
+    assert!(
+        e.contains("strategy.entry") && e.contains("portfolio.weight"),
+        "{e}"
+    );
+}
+
 /// Rules with a trailing stop on closes, sized by equity.
 #[test]
 fn rules_screen_what_verification_scores() {

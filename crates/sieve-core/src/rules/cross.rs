@@ -222,7 +222,7 @@ fn find_calls<'t>(
             if let Some(what) = Across::named(name) {
                 if inside {
                     return Err(err(format!(
-                        "{name}(...) inside another of rank, count or total: compute the inner one in its own rank_by-free step"
+                        "{name}(...) inside rank, count or total: their argument is each instrument's own series, which cannot itself compare the instruments"
                     )));
                 }
                 let [arg] = args.as_slice() else {
