@@ -274,6 +274,20 @@ fee = 0.001
 slippage = 0.0005
 """
 
+# The same instruments held at target weights: the `top` strongest by
+# momentum over `n` bars, rebalanced on Mondays; 20 x 5 = 100 combinations.
+WEIGHTS_GRID = """
+[strategy.params]
+n = { start = 10, stop = 200, step = 10 }
+top = { start = 1, stop = 5, step = 1 }
+[backtest]
+fee = 0.001
+slippage = 0.0005
+[portfolio]
+weight = "if(rank(close / shift(close, n)) <= top, 1 / top, 0)"
+rebalance = "weekday == 0"
+"""
+
 
 def portfolio(p, runs):
     print("\n== portfolio: 10 instruments x 5,000 daily bars, one account ([portfolio]) vs score.aggregate")
@@ -310,6 +324,15 @@ def portfolio(p, runs):
     print(f"  [portfolio]: {per_comb * 1e6:.1f} us per combination (whole process, 2 threads)")
     rss = peak_rss_mb(["sweep", "--config", p("pf.toml"), "--out", p("pf.csv"), "--top", "1000"])
     print(f"  peak RSS of the portfolio sweep: {rss:.0f} MB")
+    # Target weights (portfolio.weight): a momentum rotation whose rank()
+    # reads a parameter, so every combination computes its weights.
+    with open(p("w.toml"), "w") as f:
+        f.write(paths + WEIGHTS_GRID)
+    wall = statistics.median(run(["sweep", "--config", p("w.toml"), "--out", p("w.csv"), "--top", "1000"])
+                             for _ in range(runs))
+    n = meta(p("w.meta.json"))["objective_stats"]["combinations_evaluated"]
+    print(f"  target weights (rank of a swept momentum, weekly): {n:,} combinations, "
+          f"{wall / n * 1e6:.0f} us per combination (whole process, 2 threads)")
     try:
         out = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "bench_portfolio.py"), "--grid", "200",
                               "--runs", "3", "--files"] + names, check=True, capture_output=True, text=True).stdout

@@ -55,7 +55,12 @@ impl Rules {
             reached.push(compile_text(&mut checker, key, text, Some(ty))?);
         }
         mark_reached(&mut checker, &reached)?;
-        let params = param_specs(&checker, &source.params)?;
+        // A target-weight portfolio's parameters are read by its weights.
+        let readers = match source.read_also.is_empty() {
+            true => "any rule or definition",
+            false => "portfolio.weight or portfolio.rebalance",
+        };
+        let params = param_specs(&checker, &source.params, readers)?;
         let int_params = params
             .iter()
             .enumerate()
@@ -331,6 +336,7 @@ pub(super) fn compile_text(
 pub(super) fn param_specs(
     checker: &Checker,
     axes: &[(String, RuleAxis)],
+    readers: &str,
 ) -> Result<Vec<(String, ParamSpec)>> {
     let mut specs = Vec::new();
     for (u, (name, axis)) in checker.params.iter().zip(axes) {
@@ -338,7 +344,7 @@ pub(super) fn param_specs(
         if !u.used {
             return Err(Error::config(
                 key,
-                "is not used by any rule or definition (remove it, or use it)",
+                format!("is not used by {readers} (remove it, or use it)"),
             ));
         }
         let values = &axis

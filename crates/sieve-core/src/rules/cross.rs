@@ -53,22 +53,31 @@ pub fn cross_section(schedule: &Schedule, values: &[Vec<f64>], what: Across) -> 
     let mut last = vec![f64::NAN; n];
     let mut out: Vec<Vec<f64>> = values.iter().map(|v| vec![f64::NAN; v.len()]).collect();
     let mut now = Vec::with_capacity(n);
-    let (mut order, mut place_of) = (Vec::with_capacity(n), vec![0usize; n]);
+    let (mut order, mut place_of): (Vec<usize>, _) = (Vec::with_capacity(n), vec![0usize; n]);
+    // Each instrument's next bar.
+    let mut next = vec![0usize; n];
     for t in 0..schedule.len() {
         now.clear();
         for (i, v) in values.iter().enumerate() {
-            if let Some(k) = schedule.bar_of(t, i) {
+            let k = next[i];
+            if k < v.len() && schedule.step_of(i, k) == t {
                 last[i] = v[k];
                 now.push((i, k));
+                next[i] += 1;
             }
         }
         if now.is_empty() {
             continue;
         }
         // The defined latest values, highest first, ties in instrument
-        // order: an instrument's place there is its rank.
-        order.clear();
-        order.extend((0..n).filter(|&j| !last[j].is_nan()));
+        // order: an instrument's place there is its rank. (Kept from the
+        // step before where the same instruments are defined: nearly in
+        // order already, it sorts in about one pass.)
+        let defined = (0..n).filter(|&j| !last[j].is_nan()).count();
+        if defined != order.len() || order.iter().any(|&j| last[j].is_nan()) {
+            order.clear();
+            order.extend((0..n).filter(|&j| !last[j].is_nan()));
+        }
         let value = match what {
             Across::Rank => {
                 // (No NaN among them; equal values, -0 and 0 too, tie.)
@@ -277,6 +286,9 @@ pub struct Weights {
     rebalance: Option<CrossExpression>,
     /// The weights, where neither reads a parameter.
     fixed: Option<Vec<Vec<f64>>>,
+    /// Each part's values where it alone reads no parameter.
+    fixed_weight: Option<Vec<Vec<f64>>>,
+    fixed_rebalance: Option<Vec<Vec<f64>>>,
 }
 
 impl Weights {
@@ -308,13 +320,17 @@ impl Weights {
                 r.check_data(bars).map_err(named)?;
             }
         }
+        let bars: Vec<&Bars> = members.iter().map(|m| m.1).collect();
+        let once =
+            |e: &CrossExpression| (!e.reads_params()).then(|| e.values(&bars, schedule, &[]));
         let mut w = Weights {
+            fixed_weight: once(&weight),
+            fixed_rebalance: rebalance.as_ref().and_then(once),
             weight,
             rebalance,
             fixed: None,
         };
         if !w.reads_params() {
-            let bars: Vec<&Bars> = members.iter().map(|m| m.1).collect();
             let mut out = Vec::new();
             w.compute(&bars, schedule, &[], &mut out);
             w.fixed = Some(out);
@@ -350,11 +366,21 @@ impl Weights {
         params: &[f64],
         out: &mut Vec<Vec<f64>>,
     ) {
-        *out = self.weight.values(members, schedule, params);
+        match &self.fixed_weight {
+            Some(fixed) => out.clone_from(fixed),
+            None => *out = self.weight.values(members, schedule, params),
+        }
         if let Some(r) = &self.rebalance {
-            let when = r.values(members, schedule, params);
+            let computed;
+            let when = match &self.fixed_rebalance {
+                Some(fixed) => fixed,
+                None => {
+                    computed = r.values(members, schedule, params);
+                    &computed
+                }
+            };
             for (w, when) in out.iter_mut().zip(when) {
-                for (w, when) in w.iter_mut().zip(when) {
+                for (w, &when) in w.iter_mut().zip(when) {
                     // Undefined (warm-up) or false: no order.
                     if when != 1.0 {
                         *w = f64::NAN;
