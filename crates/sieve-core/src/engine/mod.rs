@@ -28,12 +28,12 @@ pub use account::{enter, exit, stop_or_target, Costs, Entered, Exited, Holding};
 pub use clock::Clock;
 pub use managed::{Distance, Managed, TradePlan, TradeState};
 pub use portfolio::{
-    run_portfolio, signals_of_flags, simulate_portfolio, Ledger, Leg, OnSteps, PortfolioRules,
-    PortfolioRun, PortfolioScratch, Schedule, Signal, SizeOf, Want,
+    run_portfolio, signals_of_flags, simulate_portfolio, Ledger, Leg, OnSteps, Order,
+    PortfolioRules, PortfolioRun, PortfolioScratch, Schedule, Signal, SizeOf, Want,
 };
 pub use settings::{EngineConfig, Fill};
 pub use simulate::{backtest, simulate, Backtest};
 pub use sink::{Sink, Tee};
 pub(crate) use targets::{next_change, Targets};
 pub use trade::{ExitReason, Side, Trade};
-pub use weights::{run_weights, simulate_weights, Order, WeightLeg, WeightsRun, WeightsScratch};
+pub use weights::{run_weights, simulate_weights, WeightLeg, WeightsRun, WeightsScratch};

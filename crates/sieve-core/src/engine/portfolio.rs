@@ -256,6 +256,17 @@ pub struct PortfolioRun {
     pub trades: Vec<(usize, Trade)>,
 }
 
+/// An order of a target-weight portfolio: instrument, its bar, units
+/// (negative: sold), the price paid or received (slippage in) and the fee.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Order {
+    pub instrument: usize,
+    pub bar: usize,
+    pub units: f64,
+    pub price: f64,
+    pub fee: f64,
+}
+
 /// What a portfolio's run reports as it goes.
 pub trait Ledger {
     /// Steps `from..to`, between fills: `cash` and the positions `held`
@@ -266,7 +277,7 @@ pub trait Ledger {
     /// of its entry and exit fills.
     fn trade(&mut self, leg: usize, trade: &Trade, entry_step: usize, exit_step: Option<usize>);
     /// An order of a target-weight portfolio ([`super::simulate_weights`]).
-    fn order(&mut self, _order: &super::Order) {}
+    fn order(&mut self, _order: &Order) {}
 }
 
 /// An order due: its step, instrument, bar and what it wants, and the

@@ -10,7 +10,7 @@
 //! nothing to the sale that leaves nothing, every order between adding to
 //! it or taking from it.
 
-use super::portfolio::{Ledger, PortfolioRules, Schedule, MIN_UNITS};
+use super::portfolio::{Ledger, Order, PortfolioRules, Schedule, MIN_UNITS};
 use super::{Costs, ExitReason, Side, Trade};
 use crate::data::Bars;
 
@@ -22,17 +22,6 @@ pub struct WeightLeg<'a> {
     pub bars: &'a Bars,
     pub weights: &'a [f64],
     pub costs: Costs,
-}
-
-/// An order of a target-weight portfolio: instrument, its bar, units
-/// (negative: sold), the price paid or received (slippage in) and the fee.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Order {
-    pub instrument: usize,
-    pub bar: usize,
-    pub units: f64,
-    pub price: f64,
-    pub fee: f64,
 }
 
 /// A target-weight portfolio's run: its value at every time of the union,

@@ -324,7 +324,7 @@ impl Checker {
             return self.external(name, args, e);
         }
         let Some(func) = Func::named(name) else {
-            if super::cross::Across::is(name) {
+            if super::functions::ACROSS.contains(&name) {
                 return Err(err(
                     e.span.start,
                     format!("{name}(...) compares a portfolio's instruments at one time: it is read in portfolio.weight and portfolio.rebalance only (the rules read the columns rank and count of portfolio.rank_by)"),

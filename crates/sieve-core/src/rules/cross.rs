@@ -25,6 +25,7 @@ pub enum Across {
 }
 
 impl Across {
+    /// The function `name` (one of [`super::functions::ACROSS`]).
     fn named(name: &str) -> Option<Across> {
         match name {
             "rank" => Some(Across::Rank),
@@ -32,11 +33,6 @@ impl Across {
             "total" => Some(Across::Total),
             _ => None,
         }
-    }
-
-    /// Whether `name` is one (what a single instrument's rules cannot call).
-    pub fn is(name: &str) -> bool {
-        Across::named(name).is_some()
     }
 }
 

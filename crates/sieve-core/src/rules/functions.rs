@@ -18,6 +18,10 @@ use crate::data::Bars;
 use crate::indicators::calendar::{calendar, Calendar};
 use crate::indicators::{average, channel, events, momentum, trend, volatility, volume};
 
+/// The functions across a portfolio's instruments (`rules/cross.rs`),
+/// which only `portfolio.weight` and `portfolio.rebalance` call.
+pub const ACROSS: [&str; 3] = ["rank", "count", "total"];
+
 /// A function a rule can call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Func {
