@@ -469,7 +469,7 @@ def test_real_data_monthly_momentum_rotation_equals_vectorbt_from_orders():
 def across(values, frames, every):
     """Each instrument's series (on its own bars) on the union, each as of
     its latest bar: what rank(), count() and total() compare."""
-    return pd.DataFrame({n: values[n] for n in frames}).reindex(every).ffill()
+    return pd.DataFrame({n: values[n] for n in frames}).reindex(every).ffill(limit_area="inside")
 
 
 def on_own_bars(wide_values, frames):
@@ -524,6 +524,28 @@ def test_real_data_weights_by_rank_in_the_config_equal_vectorbt():
     weights = {n: (rank[n] <= 2).astype(float).mul(0.5).where(when[n]) for n in frames}
     weights_vs_vectorbt(frames, every, weights, out)
     assert set(out["trades"]["instrument"]) == set(frames)
+
+
+def test_real_data_weights_at_the_close_equal_vectorbt():
+    """`backtest.fill = "close"`: the weights decided on a close fill at it,
+    as from_orders at its default price (the close), weights unshifted."""
+    every, frames = real_market()
+    config = {
+        "backtest": {**CONFIG["backtest"], "fill": "close"},
+        "portfolio": {"weight": "if(rank(close / shift(close, 60)) <= 2, 0.5, 0)", "rebalance": "month != shift(month, 1)"},
+    }
+    out = sieve.backtest(frames, None, {}, config, equity=True, trades=True)
+    momentum = across({n: f["close"] / f["close"].shift(60) for n, f in frames.items()}, frames, every)
+    rank = on_own_bars(momentum.rank(axis=1, ascending=False, method="first"), frames)
+    when = monthly(frames)
+    W = pd.DataFrame({n: (rank[n] <= 2).astype(float).mul(0.5).where(when[n]) for n in frames}).reindex(every)
+    c = wide(frames, every, "close")
+    pf = vbt.Portfolio.from_orders(
+        close=c, size=W, size_type="targetpercent", val_price=c.ffill(),
+        group_by=True, cash_sharing=True, call_seq="auto", fees=FEE, slippage=SLIPPAGE, init_cash=CASH,
+    )
+    assert len(pf.orders.records) > 40
+    np.testing.assert_allclose(out["equity"].to_numpy(), pf.value().to_numpy(), rtol=1e-9)
 
 
 def test_real_data_inverse_volatility_weights_equal_vectorbt():
@@ -719,7 +741,7 @@ def test_real_data_a_rotation_by_rank_in_the_rules_equals_vectorbt():
         "portfolio": {"size": size, "size_of": "cash", "rank_by": "close / sma(close, 50)"},
     }
     out = sieve.backtest(frames, None, {"top": 2}, config, equity=True, trades=True)
-    score = pd.DataFrame({n: f["close"] / f["close"].rolling(50).mean() for n, f in frames.items()}).reindex(every).ffill()
+    score = pd.DataFrame({n: f["close"] / f["close"].rolling(50).mean() for n, f in frames.items()}).reindex(every).ffill(limit_area="inside")
     names = list(frames)
     # The rank at each time of the union: 1 + the instruments above (ties:
     # those listed before); undefined where its own value is.

@@ -47,6 +47,10 @@ pub fn run(a: SweepArgs) -> Result<()> {
             eprintln!("{}", crate::inputs::gpu_kernel_note(study.strategy()));
         } else {
             let path = match &study.market().portfolio {
+                Some(book) if book.weights.is_some() => format!(
+                    "a portfolio of {} instruments held at target weights: each combination's weights (rank, count and total across the instruments), then its rebalances, one combination at a time",
+                    book.members.len()
+                ),
                 Some(book) => format!(
                     "a portfolio of {} instruments from one account: each instrument's changes by its strategy's lane code ({}), then the shared cash one combination at a time",
                     book.members.len(),

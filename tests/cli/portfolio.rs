@@ -188,6 +188,16 @@ on = { values = [0, 2] }
     let end = text.find("[backtest]").unwrap();
     std::fs::write(&cfg, format!("{}{params}{}", &text[..start], &text[end..])).unwrap();
     screen_equals_verify(dir.path(), &cfg);
+    // Equal weight never sells out (no round trip): it still scores.
+    let args = [
+        "backtest", "-c", &cfg, "--set", "top=1", "--set", "n=10", "--json",
+    ];
+    let weight = r#"portfolio.weight="if(top > 0 and n > 0, 1 / count(close), 0)""#;
+    let equal = [&args[..], &["-O", weight]].concat();
+    let doc: serde_json::Value = serde_json::from_str(&run_ok(&equal)).unwrap();
+    let score = &doc["windows"]["score"];
+    assert_eq!(score["trades"], 0, "{score}");
+    assert!(score["objective"].is_number(), "{score}");
     // Sizing and ordering keys of a signal portfolio do not apply.
     let args = ["backtest", "-c", &cfg, "--set", "top=1", "--set", "n=10"];
     for (set, key) in [

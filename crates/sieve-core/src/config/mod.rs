@@ -437,6 +437,7 @@ impl Config {
                 functions: functions.clone(),
             })
         });
+        let weights_set = weights.is_some();
         let strategy = match &weights {
             Some(w) => weights_strategy(&raw.strategy, strategy_table, w)?,
             None => strategy_section(&raw.strategy, strategy_table, functions, b.max_leverage)?,
@@ -491,7 +492,12 @@ impl Config {
                     Some(RawScreenWindow::Full) => ScreenWindow::Full,
                     Some(RawScreenWindow::Score) | None => ScreenWindow::Score,
                 },
-                min_trades: s.min_trades.unwrap_or(1),
+                // A target-weight portfolio may never sell out (its
+                // trades are round trips): no trade is needed to rank.
+                min_trades: s.min_trades.unwrap_or(match weights_set {
+                    true => 0,
+                    false => 1,
+                }),
                 aggregation: score.aggregation,
                 shares: match s.shares {
                     Some(RawShares::Each) => Shares::Each,
@@ -1151,9 +1157,13 @@ fn weights_strategy(
             "a target-weight portfolio (portfolio.weight) holds each instrument at its weight: rules, definitions, stops and sizes of the strategy do not apply; [strategy] gives the parameters",
         ));
     }
-    let mut read_also = crate::rules::pieces(key::PORTFOLIO_WEIGHT, &weights.weight, true)?;
+    let mut read_also = vec![(
+        key::PORTFOLIO_WEIGHT.to_string(),
+        weights.weight.clone(),
+        true,
+    )];
     if let Some(r) = &weights.rebalance {
-        read_also.extend(crate::rules::pieces(key::PORTFOLIO_REBALANCE, r, false)?);
+        read_also.push((key::PORTFOLIO_REBALANCE.to_string(), r.clone(), false));
     }
     let source = RuleSource {
         name: raw.name.clone().unwrap_or_else(|| "weights".to_string()),

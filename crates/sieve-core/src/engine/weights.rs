@@ -15,8 +15,8 @@ use super::{Costs, ExitReason, Side, Trade};
 use crate::data::Bars;
 
 /// One instrument of a target-weight portfolio: its bars, the weight it
-/// wants after each bar's close (NaN: no order; filled at its next open,
-/// or at that close) and its costs.
+/// wants after each bar's close (NaN or infinite: no order; filled at its
+/// next open, or at that close) and its costs.
 #[derive(Debug, Clone, Copy)]
 pub struct WeightLeg<'a> {
     pub bars: &'a Bars,
@@ -147,7 +147,8 @@ pub fn simulate_weights<L: Ledger + ?Sized>(
     rounds.resize(legs.len(), Round::default());
     for (leg, l) in legs.iter().enumerate() {
         for (k, &w) in l.weights.iter().enumerate() {
-            if w.is_nan() {
+            // Undefined or infinite: no order.
+            if !w.is_finite() {
                 continue;
             }
             let bar = k + usize::from(!rules.at_close);

@@ -183,7 +183,7 @@ impl Book {
 /// `values` (each one's `rank_by` on its own bars), as the columns the
 /// rules read as `rank` and `count`: at each of its bars, `rank` is 1 for
 /// the highest of the instruments' latest values (each as of its last bar
-/// then), ties in instrument order, undefined where its own value is;
+/// then; none past its last bar), ties in instrument order, undefined where its own value is;
 /// `count` is how many instruments have a defined value then. A column of
 /// the data of either name is replaced.
 pub fn add_cross_section(data: &mut [(String, Bars)], values: &[Vec<f64>]) {

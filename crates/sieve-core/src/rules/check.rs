@@ -332,6 +332,7 @@ impl Checker {
             }
             let mut names: Vec<&str> = Func::all().map(Func::name).collect();
             names.extend(self.graph.functions.0.iter().map(|f| f.name()));
+            names.extend(super::functions::ACROSS);
             let hint = suggest(name, names);
             let yours = match self.graph.functions.is_empty() {
                 true => String::new(),
@@ -340,8 +341,9 @@ impl Checker {
             return Err(err(
                 e.span.start,
                 format!(
-                    "unknown function '{name}'{hint}; the functions are {}{yours}",
-                    Func::listing()
+                    "unknown function '{name}'{hint}; the functions are {}{yours}; across a portfolio's instruments (in portfolio.weight and portfolio.rebalance): {}",
+                    Func::listing(),
+                    super::functions::ACROSS.join(", ")
                 ),
             ));
         };

@@ -20,10 +20,19 @@ impl RuleStrategy {
     /// Compiles `source`; errors name the key and point at the column.
     pub fn compile(source: RuleSource) -> Result<RuleStrategy> {
         let (rules, params) = Rules::compile(source)?;
-        let summary = format!(
-            "rule strategy: entry \"{}\", exit \"{}\"",
-            rules.source.entry, rules.source.exit
-        );
+        let summary = match rules.source.read_also.as_slice() {
+            [] => format!(
+                "rule strategy: entry \"{}\", exit \"{}\"",
+                rules.source.entry, rules.source.exit
+            ),
+            read => {
+                let keys: Vec<String> = read
+                    .iter()
+                    .map(|(k, t, _)| format!("{k} \"{t}\""))
+                    .collect();
+                format!("target weights: {}", keys.join(", "))
+            }
+        };
         let params: Vec<ParamSpec> = params
             .into_iter()
             .map(|(name, spec)| ParamSpec {
@@ -52,12 +61,12 @@ impl Rules {
         let mut reached = roots.all();
         for (key, text, number) in &source.read_also {
             let ty = if *number { Ty::Num } else { Ty::Bool };
-            reached.push(compile_text(&mut checker, key, text, Some(ty))?);
+            reached.extend(compile_across(&mut checker, key, text, ty)?);
         }
         mark_reached(&mut checker, &reached)?;
         // A target-weight portfolio's parameters are read by its weights.
         let readers = match source.read_also.is_empty() {
-            true => "any rule or definition",
+            true => ANY_RULE,
             false => "portfolio.weight or portfolio.rebalance",
         };
         let params = param_specs(&checker, &source.params, readers)?;
@@ -330,6 +339,26 @@ pub(super) fn compile_text(
         .map_err(|e| e.into_error(key, text))
 }
 
+/// What reads a rule strategy's parameters (for messages).
+const ANY_RULE: &str = "any rule or definition";
+
+/// `text` (config key `key`, of type `ty`), which may call `rank`,
+/// `count` and `total`: each call's argument (a number of one instrument)
+/// and the rest with the calls as numbers, every mistake shown in the text
+/// as written. Their nodes.
+fn compile_across(checker: &mut Checker, key: &str, text: &str, ty: Ty) -> Result<Vec<Id>> {
+    let expr = super::across::parse_text(key, text)?;
+    let split = super::across::split(key, text, &expr)?;
+    let mut ids = Vec::new();
+    for (_, _, arg) in &split.calls {
+        let id = checker.compile(key, text, arg, Some(Ty::Num));
+        ids.push(id.map_err(|e| e.into_error(key, text))?);
+    }
+    let rest = checker.compile(key, text, &split.rest, Some(ty));
+    ids.push(rest.map_err(|e| e.into_error(key, text))?);
+    Ok(ids)
+}
+
 /// The parameters' specs: whole-number kinds for windows (every grid value
 /// checked), any real value for the rest; the default is the fixed value
 /// or the grid's first.
@@ -351,7 +380,10 @@ pub(super) fn param_specs(
             .as_ref()
             .map_err(|message| Error::config(&key, message.clone()))?
             .values;
-        let kind = if u.window.is_some() {
+        // A target-weight portfolio's counts (`top`) are whole where the
+        // grid is written in whole numbers: its zoom keeps them whole.
+        let whole = readers != ANY_RULE && axis.as_ref().is_ok_and(|a| a.integers);
+        let kind = if u.window.is_some() || whole {
             ParamKind::Int
         } else {
             ParamKind::Float

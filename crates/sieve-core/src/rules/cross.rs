@@ -2,39 +2,16 @@
 //! `portfolio.rebalance`): besides what a rule reads, `rank(x)`,
 //! `count(x)` and `total(x)` compare each instrument's `x` with the
 //! others' at the same time. Each instrument's `x` is taken as of its
-//! latest bar then (an instrument without a bar keeps its last value), so
-//! nothing reads a later bar.
+//! latest bar then (an instrument without a bar keeps its last value, one
+//! past its last bar has none), so nothing reads a later bar.
 
-use super::parse::{parse, Expr, ExprKind};
+pub use super::across::Across;
+use super::across::{parse_text, split};
 use super::values::Expression;
 use super::ExternalFunctions;
 use crate::data::{Bars, ExtraColumn};
 use crate::engine::Schedule;
 use crate::error::{Error, Result};
-
-/// A cross-sectional function.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Across {
-    /// 1 for the highest value, ties in instrument order; undefined where
-    /// the instrument's own value is.
-    Rank,
-    /// How many instruments have a defined value.
-    Count,
-    /// The sum of the defined values.
-    Total,
-}
-
-impl Across {
-    /// The function `name` (one of [`super::functions::ACROSS`]).
-    fn named(name: &str) -> Option<Across> {
-        match name {
-            "rank" => Some(Across::Rank),
-            "count" => Some(Across::Count),
-            "total" => Some(Across::Total),
-            _ => None,
-        }
-    }
-}
 
 /// The name of the column that carries the `n`th cross-sectional value
 /// into the expression around it (no data file has it).
@@ -56,7 +33,10 @@ pub fn cross_section(schedule: &Schedule, values: &[Vec<f64>], what: Across) -> 
         now.clear();
         for (i, v) in values.iter().enumerate() {
             let k = next[i];
-            if k < v.len() && schedule.step_of(i, k) == t {
+            if k == v.len() {
+                // Past its last bar (a delisted stock): out of the count.
+                last[i] = f64::NAN;
+            } else if schedule.step_of(i, k) == t {
                 last[i] = v[k];
                 now.push((i, k));
                 next[i] += 1;
@@ -123,12 +103,11 @@ impl CrossExpression {
         functions: &ExternalFunctions,
         number: bool,
     ) -> Result<CrossExpression> {
-        let expr = parse(text).map_err(|e| e.into_error(key, text))?;
-        let mut calls = Vec::new();
-        find_calls(&expr, text, false, &mut calls).map_err(|e| e.into_error(key, text))?;
+        let expr = parse_text(key, text)?;
+        let split = split(key, text, &expr)?;
         // The text with each call (last first, so spans hold) a column.
         let mut outer_text = text.to_string();
-        for (n, (_, span, _)) in calls.iter().enumerate().rev() {
+        for (n, (_, span, _)) in split.calls.iter().enumerate().rev() {
             let column = format!("col(\"{}\")", column_of(n));
             outer_text.replace_range(span.start..span.end, &column);
         }
@@ -138,9 +117,13 @@ impl CrossExpression {
             reads_params |= reads;
             Ok::<_, Error>(e)
         };
-        let inner = calls
+        let inner = split
+            .calls
             .iter()
-            .map(|(what, _, arg)| Ok((*what, compiled(arg, true)?)))
+            .map(|(what, _, arg)| {
+                let arg = &text[arg.span.start..arg.span.end];
+                Ok((*what, compiled(arg, true)?))
+            })
             .collect::<Result<Vec<_>>>()?;
         let outer = compiled(&outer_text, number)?;
         Ok(CrossExpression {
@@ -207,71 +190,6 @@ impl CrossExpression {
             });
         }
     }
-}
-
-/// The cross-sectional calls of `e`, outermost first in text order: each
-/// one's function, span and argument's text. One inside another's
-/// argument is an error (`inside`).
-fn find_calls<'t>(
-    e: &Expr,
-    text: &'t str,
-    inside: bool,
-    out: &mut Vec<(Across, super::parse::Span, &'t str)>,
-) -> std::result::Result<(), super::RuleError> {
-    let err = |message: String| super::RuleError {
-        at: e.span.start,
-        message,
-    };
-    match &e.kind {
-        ExprKind::Call(name, args) => {
-            if let Some(what) = Across::named(name) {
-                if inside {
-                    return Err(err(format!(
-                        "{name}(...) inside rank, count or total: their argument is each instrument's own series, which cannot itself compare the instruments"
-                    )));
-                }
-                let [arg] = args.as_slice() else {
-                    return Err(err(format!(
-                        "{name} takes one argument (a series of each instrument), got {}",
-                        args.len()
-                    )));
-                };
-                find_calls(arg, text, true, &mut Vec::new())?;
-                out.push((what, e.span, &text[arg.span.start..arg.span.end]));
-                return Ok(());
-            }
-            for a in args {
-                find_calls(a, text, inside, out)?;
-            }
-        }
-        ExprKind::Neg(x) | ExprKind::Not(x) => find_calls(x, text, inside, out)?,
-        ExprKind::Binary(_, a, b) => {
-            find_calls(a, text, inside, out)?;
-            find_calls(b, text, inside, out)?;
-        }
-        ExprKind::Number(_) | ExprKind::Bool(_) | ExprKind::Name(_) | ExprKind::Column(_) => {}
-    }
-    Ok(())
-}
-
-/// The pieces of `text` (config key `key`) that a single instrument's
-/// checker can read, for [`super::RuleSource::read_also`]: each
-/// cross-sectional call's argument (a number), and the text with each call
-/// blanked to a `0` of its length (so a mistake's column stays where it
-/// is written).
-pub fn pieces(key: &str, text: &str, number: bool) -> Result<Vec<(String, String, bool)>> {
-    let expr = parse(text).map_err(|e| e.into_error(key, text))?;
-    let mut calls = Vec::new();
-    find_calls(&expr, text, false, &mut calls).map_err(|e| e.into_error(key, text))?;
-    let mut outer = text.to_string();
-    let mut out = Vec::new();
-    for (_, span, arg) in calls.iter().rev() {
-        let blank = format!("0{}", " ".repeat(span.end - span.start - 1));
-        outer.replace_range(span.start..span.end, &blank);
-        out.push((key.to_string(), arg.to_string(), true));
-    }
-    out.push((key.to_string(), outer, number));
-    Ok(out)
 }
 
 /// A target-weight portfolio's rules (`portfolio.weight` and
@@ -390,5 +308,88 @@ impl Weights {
 impl std::fmt::Debug for Weights {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Weights {{ reads_params: {} }}", self.reads_params())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bars(time: &[i64]) -> Bars {
+        let one = vec![1.0; time.len()];
+        Bars {
+            time: time.to_vec(),
+            open: one.clone(),
+            high: one.clone(),
+            low: one.clone(),
+            close: one,
+            volume: None,
+            timezone: None,
+            extra: Vec::new(),
+            unread: Vec::new(),
+        }
+    }
+
+    /// By hand: A at times 1–4, B at 1, 3, 4 (none at 2), C at 2–3 (it
+    /// ends). Values: A 5, 7, 7, 1; B 7, NaN, 3; C 9, 7.
+    /// * time 1: A 5, B 7 → B 1st, A 2nd; count 2, total 12.
+    /// * time 2: A 7, B keeps 7, C 9 → C 1, A and B tie at 7: A (first in
+    ///   order) 2nd; count 3, total 23.
+    /// * time 3: A 7, B undefined, C 7 → A 1st, C 2nd (tie, order); B has
+    ///   no rank; count 2, total 14.
+    /// * time 4: A 1, B 3, C past its end → B 1st, A 2nd; count 2, total 4.
+    #[test]
+    fn rank_count_and_total_by_hand() {
+        let (a, b, c) = (bars(&[1, 2, 3, 4]), bars(&[1, 3, 4]), bars(&[2, 3]));
+        let schedule = Schedule::new(&[&a, &b, &c]);
+        let values = vec![
+            vec![5.0, 7.0, 7.0, 1.0],
+            vec![7.0, f64::NAN, 3.0],
+            vec![9.0, 7.0],
+        ];
+        let rank = cross_section(&schedule, &values, Across::Rank);
+        let count = cross_section(&schedule, &values, Across::Count);
+        let total = cross_section(&schedule, &values, Across::Total);
+        let same = |a: &[f64], b: &[f64]| {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|(x, y)| x == y || (x.is_nan() && y.is_nan()))
+        };
+        let nan = f64::NAN;
+        assert!(same(&rank[0], &[2.0, 2.0, 1.0, 2.0]), "{:?}", rank[0]);
+        assert!(same(&rank[1], &[1.0, nan, 1.0]), "{:?}", rank[1]);
+        assert!(same(&rank[2], &[1.0, 2.0]), "{:?}", rank[2]);
+        assert_eq!(count[0], vec![2.0, 3.0, 2.0, 2.0]);
+        assert_eq!(count[1], vec![2.0, 2.0, 2.0]);
+        assert_eq!(count[2], vec![3.0, 2.0]);
+        assert_eq!(total[0], vec![12.0, 23.0, 14.0, 4.0]);
+        assert_eq!(total[1], vec![12.0, 14.0, 4.0]);
+        assert_eq!(total[2], vec![23.0, 14.0]);
+    }
+
+    /// A weight reading `rank` of a parameter's momentum: the text is
+    /// split into the argument and the rest, and the values equal the
+    /// cross-section of the argument's values put through the rest.
+    #[test]
+    fn an_expression_across_the_instruments() {
+        let (mut a, mut b) = (bars(&[1, 2, 3]), bars(&[1, 2, 3]));
+        a.close = vec![1.0, 2.0, 3.0];
+        b.close = vec![3.0, 2.0, 1.0];
+        let schedule = Schedule::new(&[&a, &b]);
+        let e = CrossExpression::compile(
+            "portfolio.weight",
+            "if(rank(close * k) <= 1, 1, 0) + total(close) / 10",
+            &[("k", false)],
+            &ExternalFunctions::default(),
+            true,
+        )
+        .unwrap();
+        assert!(e.reads_params());
+        let v = e.values(&[&a, &b], &schedule, &[2.0]);
+        // Totals are 4 at every time; A leads at time 3, B at 1, a tie at 2
+        // goes to A.
+        assert_eq!(v[0], vec![0.4, 1.4, 1.4]);
+        assert_eq!(v[1], vec![1.4, 0.4, 0.4]);
     }
 }

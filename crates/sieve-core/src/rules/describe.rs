@@ -57,9 +57,10 @@ impl RuleStrategy {
         }
         out.push_str("    parameters:\n");
         for p in &self.params {
-            let kind = match p.kind {
-                ParamKind::Int => "int (a window length)",
-                ParamKind::Float => "float",
+            let kind = match (p.kind, s.read_also.is_empty()) {
+                (ParamKind::Int, true) => "int (a window length)",
+                (ParamKind::Int, false) => "int (a window, or a grid of whole numbers)",
+                (ParamKind::Float, _) => "float",
             };
             let values = space.axes.iter().find(|a| a.name == p.name).map_or_else(
                 || format!("fixed {}", crate::format::float(p.default)),

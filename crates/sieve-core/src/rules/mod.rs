@@ -26,6 +26,7 @@
 //!   values), and [`strategy_impl`]: the [`Strategy`](crate::strategy::Strategy)
 //!   trait.
 
+mod across;
 mod block;
 mod builtin;
 mod check;
@@ -55,7 +56,7 @@ mod wgsl;
 pub use builtin::ManagedBuiltin;
 pub use check::suggest;
 pub use compiled::RuleStrategy;
-pub use cross::{cross_section, pieces, Across, CrossExpression, Weights};
+pub use cross::{cross_section, Across, CrossExpression, Weights};
 pub use error::RuleError;
 pub use eval::column;
 pub use external::{ExternalFunction, ExternalFunctions};

@@ -35,10 +35,11 @@ pub struct RuleSource {
     /// Functions defined outside sieve that the rules may call.
     pub functions: ExternalFunctions,
     /// Expressions that read the parameters besides the rules: (key, text,
-    /// a number or else true/false). Checked with the rules, and what they
-    /// read of the parameters counts (a window makes a whole number), but
-    /// nothing trades on them: a target-weight portfolio's pieces
-    /// ([`super::cross::pieces`]).
+    /// a number or else true/false), which may call `rank`, `count` and
+    /// `total`. Checked with the rules, and what they read of the
+    /// parameters counts (a window makes a whole number), but nothing
+    /// trades on them: a target-weight portfolio's `weight` and
+    /// `rebalance`.
     pub read_also: Vec<(String, String, bool)>,
 }
 
