@@ -216,6 +216,7 @@ def backtest_signals(
     target_distance=None,
     max_bars=None,
     size=None,
+    stop_level=None,
     robust=False,
     portfolio=False,
     size_of="equity",
@@ -243,7 +244,9 @@ def backtest_signals(
     ``stop_loss`` / ``take_profit`` (a fraction of the entry price),
     ``stop_distance`` / ``target_distance`` (price units; one of each
     pair), ``max_bars`` and ``size`` (a fraction of equity, capped at
-    ``backtest.max_leverage``). Each is a number for every column; one
+    ``backtest.max_leverage``), and ``stop_level`` (a price: the stop
+    moves there on each close of the trade where that is tighter, up for a
+    long, down for a short; checked from the next bar). Each is a number for every column; one
     value per column (a dict or Series by column label, or a 1-D array as
     long as the columns); one per bar for every column (a Series with the
     data's index, or a 1-D array as long as the data); or bars × columns
@@ -286,7 +289,7 @@ def backtest_signals(
     if portfolio:
         given = dict(locals())
         unsupported = [k for k in ("stop_loss", "stop_distance", "take_profit",
-                                   "target_distance", "max_bars") if given[k] is not None]
+                                   "target_distance", "max_bars", "stop_level") if given[k] is not None]
         if unsupported or robust:
             raise TypeError("portfolio=True does not take %s yet" % ", ".join(unsupported or ["robust"]))
         if (short_entries is None) != (short_exits is None):

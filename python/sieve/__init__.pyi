@@ -79,6 +79,7 @@ def backtest_signals(
     target_distance: Optional[KeyValues] = None,
     max_bars: Optional[KeyValues] = None,
     size: Optional[KeyValues] = None,
+    stop_level: Optional[KeyValues] = None,
     robust: bool = False,
     portfolio: bool = False,
     size_of: str = "equity",

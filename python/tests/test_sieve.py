@@ -794,6 +794,11 @@ def test_signals_with_trade_management_equal_the_same_rules(frame):
                 "target_distance": sieve.indicator(frame, "3 * atr(14)").to_numpy(),
             },
         ),
+        # A stop that moves on every close of the trade, up only.
+        (
+            {"stop_loss": 0.05, "stop_level": "highest(high, 10) - 2 * atr(14)"},
+            {"stop_loss": 0.05, "stop_level": sieve.indicator(frame, "highest(high, 10) - 2 * atr(14)")},
+        ),
     ]
     reasons = set()
     for rule_keys, signal_keys in cases:
@@ -805,7 +810,7 @@ def test_signals_with_trade_management_equal_the_same_rules(frame):
         assert got["metrics"]["score"].iloc[0] == want["windows"]["score"]["objective"]
         reasons |= set(want["trades"]["exit_reason"])
     # The cases reach every way a managed trade ends.
-    assert {"stop_loss", "take_profit", "max_bars", "reversal"} <= reasons
+    assert {"stop_loss", "take_profit", "max_bars", "reversal", "stop_level"} <= reasons
     # Per-column values (a dict, a Series by label) equal each column alone;
     # bars × columns (a DataFrame) pairs by label.
     entries = pd.DataFrame({"a": up, "b": up.shift(1, fill_value=False)})

@@ -609,13 +609,15 @@ fn trade_management_examples_screen_exactly_and_say_why_trades_end() {
         ("sma_cross_bracket", &["stop_loss", "take_profit"][..]),
         ("turtle_breakout", &["stop_loss"][..]),
         ("vol_target_trend", &["max_bars"][..]),
+        ("classics/chandelier_trend", &["stop_level"][..]),
     ] {
         let config = repo_file(&format!("examples/strategies/{example}.toml"));
         let config = config.to_str().unwrap();
         let shown = run_ok(&["strategies", "-c", config]);
         assert!(shown.contains("trade management"), "{shown}");
-        let sweep = dir.path().join(format!("{example}.csv"));
-        let verified = dir.path().join(format!("{example}-verified.csv"));
+        let file = example.replace('/', "-");
+        let sweep = dir.path().join(format!("{file}.csv"));
+        let verified = dir.path().join(format!("{file}-verified.csv"));
         run_ok(&[
             "sweep",
             "-c",
@@ -665,7 +667,7 @@ fn trade_management_examples_screen_exactly_and_say_why_trades_end() {
             for i in col(&vh, "grid_index") + 1..col(&vh, "screen_rank") {
                 args.extend(["--set".into(), format!("{}={}", vh[i], row[i])]);
             }
-            let trades = dir.path().join(format!("{example}-{r}-trades.csv"));
+            let trades = dir.path().join(format!("{file}-{r}-trades.csv"));
             args.extend(["--trades".into(), trades.to_str().unwrap().into()]);
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             run_ok(&args);

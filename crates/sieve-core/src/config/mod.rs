@@ -154,6 +154,8 @@ struct RawStrategy {
     _max_bars: Option<toml::Value>,
     #[serde(rename = "size")]
     _size: Option<toml::Value>,
+    #[serde(rename = "stop_level")]
+    _stop_level: Option<toml::Value>,
     define: Option<toml::Table>,
 }
 

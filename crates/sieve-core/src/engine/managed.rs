@@ -63,6 +63,10 @@ pub struct TradePlan {
     pub max_bars: f64,
     /// Fraction of equity committed (NaN: 1).
     pub size: f64,
+    /// The moving stop's level on this close (`stop_level`; NaN: none
+    /// now): read on every close of the trade, it moves the stop only in
+    /// the trade's favour.
+    pub stop_level: f64,
 }
 
 impl Default for TradePlan {
@@ -72,6 +76,7 @@ impl Default for TradePlan {
             target: Distance::Off,
             max_bars: f64::NAN,
             size: f64::NAN,
+            stop_level: f64::NAN,
         }
     }
 }
@@ -138,6 +143,12 @@ pub struct Managed<'a> {
     /// (a trailing stop's exit reasons only).
     liquidates: bool,
     liquidated: bool,
+    /// Whether the stop moves on closes (`stop_level`): then every close
+    /// of a trade is the engine's business.
+    moving: bool,
+    /// Whether the open trade's stop is its moving stop's level (tighter
+    /// than its fixed stop): its exit is `stop_level`.
+    moved: bool,
 }
 
 impl<'a> Managed<'a> {
@@ -168,7 +179,15 @@ impl<'a> Managed<'a> {
             fill_bar: 0,
             liquidates,
             liquidated: false,
+            moving: false,
+            moved: false,
         }
+    }
+
+    /// Moves the stop on each close of a trade to the plan's
+    /// `stop_level` where that is tighter ([`TradePlan::stop_level`]).
+    pub fn set_moving_stop(&mut self, on: bool) {
+        self.moving = on;
     }
 
     /// A flat account over the first `n` bars of `bars`.
@@ -226,6 +245,10 @@ impl<'a> Managed<'a> {
         let hit = stop_or_target(side, o, h, l, self.stop, self.target);
         match hit {
             Some((price, reason)) => {
+                let reason = match (reason, self.moved) {
+                    (ExitReason::StopLoss, true) => ExitReason::StopLevel,
+                    _ => reason,
+                };
                 self.acct.exit(price, t, reason, sink);
                 self.intended = 0;
                 true
@@ -273,6 +296,10 @@ impl<'a> Managed<'a> {
         if self.fill == Fill::Close && intended != side {
             self.move_to(intended, c, t, sink);
         }
+        let held = self.acct.position();
+        if self.moving && held != 0 && intended == held {
+            self.tighten(held, plan.stop_level);
+        }
         sink.bar(
             t,
             self.acct.cash + self.acct.signed_units() * c,
@@ -302,6 +329,10 @@ impl<'a> Managed<'a> {
         }
         let side = self.acct.position();
         if self.intended != side {
+            return from;
+        }
+        if self.moving && side != 0 {
+            // Every close may move the stop.
             return from;
         }
         if side == 0 {
@@ -366,6 +397,24 @@ impl<'a> Managed<'a> {
         self.acct.finish(last, sink);
     }
 
+    /// Moves the stop of a position of side `side` to `level` where that
+    /// is in the trade's favour (up for a long, down for a short); an
+    /// undefined level or one ≤ 0 moves nothing.
+    #[inline]
+    fn tighten(&mut self, side: i8, level: f64) {
+        if !(level.is_finite() && level > 0.0) {
+            return;
+        }
+        let tighter = match side > 0 {
+            true => !(level <= self.stop),
+            false => !(level >= self.stop),
+        };
+        if tighter && level != self.stop {
+            self.stop = level;
+            self.moved = true;
+        }
+    }
+
     /// Fills the decided position at raw price `p` on bar `t`.
     #[inline]
     fn move_to<S: Sink + ?Sized>(&mut self, target: i8, p: f64, t: usize, sink: &mut S) {
@@ -385,6 +434,7 @@ impl<'a> Managed<'a> {
             let entry = self.acct.entry_price();
             let sign = f64::from(target);
             self.stop = plan.stop.level(entry, -sign);
+            self.moved = false;
             self.target = plan.target.level(entry, sign);
             self.max_bars = if plan.max_bars > 0.0 {
                 plan.max_bars

@@ -36,12 +36,15 @@ pub enum ExitReason {
     Liquidated,
     /// Still open at the end of the data (marked at the last close).
     End,
+    /// The moving stop (`stop_level`) was touched, where it was tighter
+    /// than the fixed stop.
+    StopLevel,
 }
 
 impl ExitReason {
     /// Every reason, in the order of their discriminants (`reason as u8`
     /// indexes it).
-    pub const ALL: [ExitReason; 8] = [
+    pub const ALL: [ExitReason; 9] = [
         ExitReason::Rule,
         ExitReason::Reversal,
         ExitReason::TrailingStop,
@@ -50,6 +53,7 @@ impl ExitReason {
         ExitReason::TakeProfit,
         ExitReason::Liquidated,
         ExitReason::End,
+        ExitReason::StopLevel,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -59,6 +63,7 @@ impl ExitReason {
             ExitReason::TrailingStop => "trailing_stop",
             ExitReason::MaxBars => "max_bars",
             ExitReason::StopLoss => "stop_loss",
+            ExitReason::StopLevel => "stop_level",
             ExitReason::TakeProfit => "take_profit",
             ExitReason::Liquidated => "liquidated",
             ExitReason::End => "end",

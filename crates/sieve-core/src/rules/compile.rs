@@ -8,7 +8,7 @@ use super::check::{suggest, Checker};
 use super::compiled::{Roots, RuleStrategy, Rules};
 use super::functions::{Func, Windowed};
 use super::ir::{Col, Id, Op, Ty};
-use super::keys::{KeyValue, ManagedRoots};
+use super::keys::{KeyValue, ManagedRoots, Role};
 use super::parse;
 use super::plan::Plan;
 use super::source::{check_name, RuleAxis, RuleSource, MAX_DEFINES};
@@ -262,7 +262,9 @@ fn compile_roots(checker: &mut Checker, source: &RuleSource) -> Result<Roots> {
                 compile_text(checker, &key::strategy(key), text, Some(Ty::Num))?
             }
         };
-        if checker.graph.nodes[id].state {
+        // A moving stop is read on every close of the trade: it may read
+        // the trade (`entry_price` for a breakeven, `bars_held`).
+        if checker.graph.nodes[id].state && spec.role != Role::StopLevel {
             return Err(Error::config(
                 key::strategy(key),
                 "is read on the close that decides the entry, before the trade exists, so it cannot read position, entry_price or bars_held (a stop or target is measured from the entry price already)",

@@ -29,6 +29,7 @@ pub(super) fn decide<S: Sink + ?Sized>(
         target: distance(keys.target),
         max_bars: read(keys.max_bars),
         size: read(keys.size),
+        stop_level: read(keys.stop_level),
     };
     let held = engine.close(start + t, decider.position(), reason, plan, sink);
     decider.set_position(held);

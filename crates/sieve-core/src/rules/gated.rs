@@ -262,6 +262,7 @@ impl Rules {
         };
         let n = n.min(bars.len());
         let mut engine = Managed::over_bars(cfg, bars, n, self.roots.managed.any());
+        engine.set_moving_stop(self.roots.managed.stop_level.is_some());
         self.with_columns(bars, indicators, params, |scalars, full, _| {
             let mut events = Events::new(self, gated, &lists, direction, scalars, full);
             let mut machine = Machine::default();

@@ -24,6 +24,8 @@ pub enum Kind {
     Bars,
     /// A fraction of equity a trade commits.
     FractionOfEquity,
+    /// A price (a stop's level), read on every close of the trade.
+    PriceLevel,
 }
 
 /// The part of the trade the engine reads a key for: one key per role.
@@ -33,6 +35,9 @@ pub enum Role {
     Target,
     MaxBars,
     Size,
+    /// A stop that moves: its level on each close, in the trade's favour
+    /// only.
+    StopLevel,
 }
 
 /// One trade-management key.
@@ -76,6 +81,11 @@ pub const KEYS: &[KeySpec] = &[
         name: "size",
         kind: Kind::FractionOfEquity,
         role: Role::Size,
+    },
+    KeySpec {
+        name: "stop_level",
+        kind: Kind::PriceLevel,
+        role: Role::StopLevel,
     },
 ];
 
@@ -183,6 +193,7 @@ pub struct ManagedKeys<K> {
     pub target: Option<(K, bool)>,
     pub max_bars: Option<K>,
     pub size: Option<K>,
+    pub stop_level: Option<K>,
 }
 
 /// The trade-management keys' nodes.
@@ -198,6 +209,7 @@ impl<K> Default for ManagedKeys<K> {
             target: None,
             max_bars: None,
             size: None,
+            stop_level: None,
         }
     }
 }
@@ -220,10 +232,11 @@ impl<K> ManagedKeys<K> {
                 }
                 *slot = Some((value, fraction));
             }
-            Role::MaxBars | Role::Size => {
+            Role::MaxBars | Role::Size | Role::StopLevel => {
                 let slot = match key.role {
                     Role::MaxBars => &mut self.max_bars,
-                    _ => &mut self.size,
+                    Role::Size => &mut self.size,
+                    _ => &mut self.stop_level,
                 };
                 if slot.is_some() {
                     return Err(key.name);
@@ -247,6 +260,7 @@ impl<K> ManagedKeys<K> {
             .chain(distance(Role::Target, &self.target))
             .chain(plain(Role::MaxBars, &self.max_bars))
             .chain(plain(Role::Size, &self.size))
+            .chain(plain(Role::StopLevel, &self.stop_level))
     }
 
     /// Whether any key is given.
@@ -265,6 +279,7 @@ impl<K> ManagedKeys<K> {
             target: self.target.as_ref().map(|(k, fraction)| (k, *fraction)),
             max_bars: self.max_bars.as_ref(),
             size: self.size.as_ref(),
+            stop_level: self.stop_level.as_ref(),
         }
     }
 }
@@ -285,6 +300,7 @@ impl<K: Copy> ManagedKeys<K> {
             target: distance(self.target)?,
             max_bars: plain(self.max_bars)?,
             size: plain(self.size)?,
+            stop_level: plain(self.stop_level)?,
         })
     }
 
@@ -302,6 +318,7 @@ impl<K: Copy> ManagedKeys<K> {
             .chain(m.target.map(|t| t.0))
             .chain(m.max_bars)
             .chain(m.size)
+            .chain(m.stop_level)
     }
 }
 
@@ -328,6 +345,9 @@ mod tests {
             all.set(key, 0.0).unwrap();
         }
         let names: Vec<_> = all.names().collect();
-        assert_eq!(names, ["stop_loss", "take_profit", "max_bars", "size"]);
+        assert_eq!(
+            names,
+            ["stop_loss", "take_profit", "max_bars", "size", "stop_level"]
+        );
     }
 }

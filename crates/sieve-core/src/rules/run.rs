@@ -78,6 +78,7 @@ impl Rules {
         // as the plain engine does).
         let liquidates = self.roots.managed.any() || self.plan.reads_state();
         let mut engine = Managed::over_bars(cfg, bars, n, liquidates);
+        engine.set_moving_stop(self.roots.managed.stop_level.is_some());
         let reads_state = self.plan.reads_state();
         // Bars from here on pass untouched (streamed when something moves).
         let mut quiet_from: Option<usize> = None;

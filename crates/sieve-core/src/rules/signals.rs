@@ -99,13 +99,9 @@ pub fn simulate_signals<S: Sink + ?Sized>(
     let n = end.min(bars.len());
     let decisions = Decisions::new(long, short, direction);
     let signals = decisions.signals(&bars.close[..n]);
-    let values = KeyValues {
-        stop: keys.stop,
-        target: keys.target,
-        max_bars: keys.max_bars,
-        size: keys.size,
-    };
+    let values: KeyValues = *keys;
     let mut engine = Managed::over_bars(cfg, bars, n, true);
+    engine.set_moving_stop(keys.stop_level.is_some());
     let mut machine = Machine::default();
     for t in 0..n {
         if engine.before_close(t, sink) {

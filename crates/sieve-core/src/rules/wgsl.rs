@@ -93,6 +93,9 @@ impl RuleStrategy {
             ));
         }
         let r = rules.roots;
+        if r.managed.stop_level.is_some() {
+            return Err("`stop_level` (a stop that moves on every close)".to_string());
+        }
         let mut roots = vec![r.entry, r.exit];
         if let Some((a, b)) = r.short {
             roots.extend([a, b]);

@@ -845,3 +845,50 @@ proptest::proptest! {
         );
     }
 }
+
+/// `stop_level` (close − 2) moves the stop on each close of the trade, up
+/// only: 10 after the fill bar's close of 12, kept at 10 when the close of
+/// 11 says 9, so the low of 9.8 on bar 3 takes the trade out at 10.
+#[test]
+fn a_moving_stop_ratchets_up_and_never_down() {
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0], // entry decided
+        [10.0, 12.0, 10.0, 12.0], // filled at 10 (100 units); level 10
+        [12.0, 13.0, 11.0, 11.0], // low 11 > 10; level 9: the stop stays 10
+        [11.0, 12.0, 9.8, 12.0],  // low 9.8 <= 10: out at 10
+        [12.0, 12.0, 12.0, 12.0],
+    ];
+    let bt = run(
+        &format!("{ENTER_AT_10}\nstop_level = \"close - 2\""),
+        "",
+        &rows,
+    );
+    assert_eq!(trades(&bt), [(1, 10.0, Some(3), 10.0, StopLevel)]);
+    assert_close!(last(&bt), 1000.0);
+}
+
+/// Breakeven after +2 %: the level is the entry price once a close is 2 %
+/// above it (0, no level, before); with `stop_loss = 0.05` also set the
+/// tighter applies: 9.5 first, then 10 from the close of 10.3.
+#[test]
+fn a_breakeven_stop_replaces_the_fixed_one_when_tighter() {
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0], // entry decided
+        [10.0, 10.1, 9.6, 10.1],  // filled at 10, stop 9.5; 10.1 < 10.2
+        [10.1, 10.4, 10.0, 10.3], // low 10 > 9.5; 10.3 >= 10.2: stop 10
+        [10.3, 10.3, 9.9, 10.0],  // low 9.9 <= 10: out at 10
+    ];
+    let keys = "stop_loss = 0.05\nstop_level = \"if(close >= entry_price * 1.02, entry_price, 0)\"";
+    let bt = run(&format!("{ENTER_AT_10}\n{keys}"), "", &rows);
+    assert_eq!(trades(&bt), [(1, 10.0, Some(3), 10.0, StopLevel)]);
+    assert_close!(last(&bt), 1000.0);
+    // A level below the fixed stop leaves it: out at 9.5 by the stop_loss.
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 10.0, 10.0, 10.0], // filled at 10, stop 9.5; level 5
+        [10.0, 10.0, 9.4, 9.6],   // low 9.4 <= 9.5: out at 9.5
+    ];
+    let keys = "stop_loss = 0.05\nstop_level = \"close - 5\"";
+    let bt = run(&format!("{ENTER_AT_10}\n{keys}"), "", &rows);
+    assert_eq!(trades(&bt), [(1, 10.0, Some(2), 9.5, StopLoss)]);
+}
