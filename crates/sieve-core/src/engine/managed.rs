@@ -405,10 +405,12 @@ impl<'a> Managed<'a> {
         if !(level.is_finite() && level > 0.0) {
             return;
         }
-        let tighter = match side > 0 {
-            true => !(level <= self.stop),
-            false => !(level >= self.stop),
-        };
+        // (No stop yet, NaN, is looser than any level.)
+        let tighter = self.stop.is_nan()
+            || match side > 0 {
+                true => level > self.stop,
+                false => level < self.stop,
+            };
         if tighter && level != self.stop {
             self.stop = level;
             self.moved = true;
