@@ -217,6 +217,9 @@ def backtest_signals(
     max_bars=None,
     size=None,
     stop_level=None,
+    entry_stop=None,
+    entry_limit=None,
+    order_bars=None,
     robust=False,
     portfolio=False,
     size_of="equity",
@@ -246,7 +249,10 @@ def backtest_signals(
     pair), ``max_bars`` and ``size`` (a fraction of equity, capped at
     ``backtest.max_leverage``), and ``stop_level`` (a price: the stop
     moves there on each close of the trade where that is tighter, up for a
-    long, down for a short; checked from the next bar). Each is a number for every column; one
+    long, down for a short; checked from the next bar), ``entry_stop`` /
+    ``entry_limit`` (an entry becomes a stop or limit order at this price,
+    read on the deciding close, good for ``order_bars`` bars, default 1;
+    docs/config.md, "Entry orders"). Each is a number for every column; one
     value per column (a dict or Series by column label, or a 1-D array as
     long as the columns); one per bar for every column (a Series with the
     data's index, or a 1-D array as long as the data); or bars × columns
@@ -289,7 +295,8 @@ def backtest_signals(
     if portfolio:
         given = dict(locals())
         unsupported = [k for k in ("stop_loss", "stop_distance", "take_profit",
-                                   "target_distance", "max_bars", "stop_level") if given[k] is not None]
+                                   "target_distance", "max_bars", "stop_level", "entry_stop",
+                                   "entry_limit", "order_bars") if given[k] is not None]
         if unsupported or robust:
             raise TypeError("portfolio=True does not take %s yet" % ", ".join(unsupported or ["robust"]))
         if (short_entries is None) != (short_exits is None):

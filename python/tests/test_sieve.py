@@ -794,6 +794,11 @@ def test_signals_with_trade_management_equal_the_same_rules(frame):
                 "target_distance": sieve.indicator(frame, "3 * atr(14)").to_numpy(),
             },
         ),
+        # Entries by a buy stop at the 5-bar high, good for 2 bars.
+        (
+            {"entry_stop": "highest(high, 5)", "order_bars": 2, "stop_loss": 0.04},
+            {"entry_stop": sieve.indicator(frame, "highest(high, 5)"), "order_bars": 2, "stop_loss": 0.04},
+        ),
         # A stop that moves on every close of the trade, up only.
         (
             {"stop_loss": 0.05, "stop_level": "highest(high, 10) - 2 * atr(14)"},

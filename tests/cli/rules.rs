@@ -610,6 +610,7 @@ fn trade_management_examples_screen_exactly_and_say_why_trades_end() {
         ("turtle_breakout", &["stop_loss"][..]),
         ("vol_target_trend", &["max_bars"][..]),
         ("classics/chandelier_trend", &["stop_level"][..]),
+        ("classics/turtle_stop_entry", &["stop_loss", "rule"][..]),
     ] {
         let config = repo_file(&format!("examples/strategies/{example}.toml"));
         let config = config.to_str().unwrap();

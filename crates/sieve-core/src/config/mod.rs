@@ -156,6 +156,12 @@ struct RawStrategy {
     _size: Option<toml::Value>,
     #[serde(rename = "stop_level")]
     _stop_level: Option<toml::Value>,
+    #[serde(rename = "entry_stop")]
+    _entry_stop: Option<toml::Value>,
+    #[serde(rename = "entry_limit")]
+    _entry_limit: Option<toml::Value>,
+    #[serde(rename = "order_bars")]
+    _order_bars: Option<toml::Value>,
     define: Option<toml::Table>,
 }
 
@@ -447,8 +453,13 @@ impl Config {
         let timezone = timezone(&raw.data)?;
         // A portfolio sizes its entries itself: `strategy.size` does not
         // apply.
-        let sized = strategy_table.is_some_and(|t| t.contains_key("size"));
-        let managed = sized.then(|| "strategy.size".to_string());
+        // (An entry order fills inside a bar, which a portfolio's signals
+        // do not carry yet.)
+        let refused = ["size", "entry_stop", "entry_limit"];
+        let managed = refused
+            .iter()
+            .find(|k| strategy_table.is_some_and(|t| t.contains_key(**k)))
+            .map(|k| format!("strategy.{k}"));
         let portfolio = portfolio_section(raw.portfolio.as_ref(), &b, &s, managed.as_deref())?;
         Ok(Config {
             file: None,
@@ -924,10 +935,11 @@ fn portfolio_section(
         );
     }
     if let Some(key) = managed {
-        return refuse(
-            key,
-            "a portfolio sizes its entries by portfolio.size (of its cash or equity); strategy.size does not apply",
-        );
+        let why = match key {
+            "strategy.size" => "a portfolio sizes its entries by portfolio.size (of its cash or equity); strategy.size does not apply",
+            _ => "entry orders (entry_stop, entry_limit) are not supported under [portfolio] yet: a portfolio's entries fill at the open",
+        };
+        return refuse(key, why);
     }
     if b.max_leverage.is_some() {
         return refuse(

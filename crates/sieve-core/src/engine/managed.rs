@@ -67,6 +67,12 @@ pub struct TradePlan {
     /// now): read on every close of the trade, it moves the stop only in
     /// the trade's favour.
     pub stop_level: f64,
+    /// An entry by a stop order at this price, or by a limit order at
+    /// that one (NaN: none; with entry orders on, an undefined level
+    /// places no order), good for `order_bars` bars (NaN or < 1: 1).
+    pub entry_stop: f64,
+    pub entry_limit: f64,
+    pub order_bars: f64,
 }
 
 impl Default for TradePlan {
@@ -77,6 +83,9 @@ impl Default for TradePlan {
             max_bars: f64::NAN,
             size: f64::NAN,
             stop_level: f64::NAN,
+            entry_stop: f64::NAN,
+            entry_limit: f64::NAN,
+            order_bars: f64::NAN,
         }
     }
 }
@@ -149,6 +158,49 @@ pub struct Managed<'a> {
     /// Whether the open trade's stop is its moving stop's level (tighter
     /// than its fixed stop): its exit is `stop_level`.
     moved: bool,
+    /// Whether entries are orders at a level (`entry_stop`,
+    /// `entry_limit`) rather than at the next open.
+    orders: bool,
+    /// The entry order waiting to fill.
+    pending: Option<EntryOrder>,
+    /// Whether the open trade entered inside its fill bar by a stop
+    /// order (its target may fill on that bar) or a limit order.
+    entered_by: Option<OrderKind>,
+}
+
+/// A stop order (fills when the price rises to it, for a buy) or a limit
+/// order (when it falls to it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OrderKind {
+    Stop,
+    Limit,
+}
+
+/// An entry order: its side, kind and level, the last bar it is good for,
+/// and the plan of the trade it opens.
+#[derive(Debug, Clone, Copy)]
+struct EntryOrder {
+    side: i8,
+    kind: OrderKind,
+    level: f64,
+    until: usize,
+    plan: TradePlan,
+}
+
+impl EntryOrder {
+    /// Its fill price on a bar (o, h, l), if the bar reaches its level: a
+    /// buy stop at max(open, level) when the high reaches it, a buy limit
+    /// at min(open, level) when the low does; a sell mirrored.
+    #[inline]
+    fn fill(&self, o: f64, h: f64, l: f64) -> Option<f64> {
+        let level = self.level;
+        match (self.kind, self.side > 0) {
+            (OrderKind::Stop, true) => (h >= level).then(|| o.max(level)),
+            (OrderKind::Stop, false) => (l <= level).then(|| o.min(level)),
+            (OrderKind::Limit, true) => (l <= level).then(|| o.min(level)),
+            (OrderKind::Limit, false) => (h >= level).then(|| o.max(level)),
+        }
+    }
 }
 
 impl<'a> Managed<'a> {
@@ -181,7 +233,16 @@ impl<'a> Managed<'a> {
             liquidated: false,
             moving: false,
             moved: false,
+            orders: false,
+            pending: None,
+            entered_by: None,
         }
+    }
+
+    /// Makes entries orders at the plan's `entry_stop` / `entry_limit`
+    /// level, filled inside a later bar, instead of at the next open.
+    pub fn set_entry_orders(&mut self, on: bool) {
+        self.orders = on;
     }
 
     /// Moves the stop on each close of a trade to the plan's
@@ -223,26 +284,60 @@ impl<'a> Managed<'a> {
         self.trade_state().bars_held(t)
     }
 
-    /// Steps 1 and 2 of bar `t`. Whether the engine closed the position
-    /// itself (a stop or a target): the strategy is flat from here.
+    /// Steps 1 and 2 of bar `t`. Where the engine changed the position
+    /// itself, the position the strategy holds from here: 0 after a stop
+    /// or a target, the side of an entry order that filled.
     #[inline]
-    pub fn before_close<S: Sink + ?Sized>(&mut self, t: usize, sink: &mut S) -> bool {
+    pub fn before_close<S: Sink + ?Sized>(&mut self, t: usize, sink: &mut S) -> Option<i8> {
         if self.liquidated {
-            return false;
+            return None;
         }
         if self.fill == Fill::NextOpen && t > 0 && self.intended != self.acct.position() {
             self.move_to(self.intended, self.open[t], t, sink);
         }
-        let side = self.acct.position();
-        let exposed = match self.fill {
-            Fill::NextOpen => self.fill_bar <= t,
-            Fill::Close => self.fill_bar < t,
-        };
-        if side == 0 || !exposed {
-            return false;
-        }
         let (o, h, l) = (self.open[t], self.high[t], self.low[t]);
-        let hit = stop_or_target(side, o, h, l, self.stop, self.target);
+        let mut changed = None;
+        if let Some(order) = self.pending {
+            if t > order.until {
+                self.pending = None;
+            } else if self.acct.position() == 0 {
+                if let Some(price) = order.fill(o, h, l) {
+                    self.pending = None;
+                    self.plan = order.plan;
+                    self.move_to(order.side, price, t, sink);
+                    if self.acct.position() == 0 {
+                        // No units (no cash): nothing to manage.
+                        return None;
+                    }
+                    self.intended = order.side;
+                    self.entered_by = Some(order.kind);
+                    changed = Some(order.side);
+                }
+            }
+        }
+        let side = self.acct.position();
+        let exposed = match (self.fill, self.entered_by) {
+            // An order filled inside this bar: its stop and target from the
+            // next bar, but a stop entry's target touched while its stop
+            // is not fills here (backtesting.py's rule).
+            (_, Some(_)) if self.fill_bar == t => false,
+            (Fill::NextOpen, _) => self.fill_bar <= t,
+            (Fill::Close, _) => self.fill_bar < t,
+        };
+        if side == 0 {
+            return changed;
+        }
+        let hit = if exposed {
+            stop_or_target(side, o, h, l, self.stop, self.target)
+        } else if self.fill_bar == t && self.entered_by == Some(OrderKind::Stop) {
+            let target_only = match side > 0 {
+                true => h >= self.target && !(l <= self.stop),
+                false => l <= self.target && !(h >= self.stop),
+            };
+            target_only.then_some((self.target, ExitReason::TakeProfit))
+        } else {
+            None
+        };
         match hit {
             Some((price, reason)) => {
                 let reason = match (reason, self.moved) {
@@ -251,9 +346,9 @@ impl<'a> Managed<'a> {
                 };
                 self.acct.exit(price, t, reason, sink);
                 self.intended = 0;
-                true
+                Some(0)
             }
-            None => false,
+            None => changed,
         }
     }
 
@@ -268,6 +363,7 @@ impl<'a> Managed<'a> {
         mut intended: i8,
         mut reason: ExitReason,
         plan: TradePlan,
+        cancels: i8,
         sink: &mut S,
     ) -> i8 {
         let c = self.close[t];
@@ -289,6 +385,35 @@ impl<'a> Managed<'a> {
         if side != 0 && intended == side && self.bars_held(t) >= self.max_bars {
             intended = 0;
             reason = ExitReason::MaxBars;
+        }
+        if self.orders {
+            // An exit signal of its side cancels a waiting entry order.
+            if let Some(order) = self.pending {
+                if cancels == 2 || cancels == order.side {
+                    self.pending = None;
+                }
+            }
+            if intended != 0 && intended != side {
+                // The entry is an order for the next bars (a new one
+                // replaces the one waiting); a reversal's exit still fills
+                // at the next open. No level, no order.
+                let (kind, level) = match plan.entry_stop.is_nan() {
+                    false => (OrderKind::Stop, plan.entry_stop),
+                    true => (OrderKind::Limit, plan.entry_limit),
+                };
+                let bars = match plan.order_bars >= 1.0 {
+                    true => plan.order_bars as usize,
+                    false => 1,
+                };
+                self.pending = (level.is_finite() && level > 0.0).then_some(EntryOrder {
+                    side: intended,
+                    kind,
+                    level,
+                    until: t + bars,
+                    plan,
+                });
+                intended = 0;
+            }
         }
         self.intended = intended;
         self.reason = reason;
@@ -331,8 +456,8 @@ impl<'a> Managed<'a> {
         if self.intended != side {
             return from;
         }
-        if self.moving && side != 0 {
-            // Every close may move the stop.
+        if (self.moving && side != 0) || self.pending.is_some() {
+            // Every close may move the stop; every bar may fill the order.
             return from;
         }
         if side == 0 {
@@ -437,6 +562,7 @@ impl<'a> Managed<'a> {
             let sign = f64::from(target);
             self.stop = plan.stop.level(entry, -sign);
             self.moved = false;
+            self.entered_by = None;
             self.target = plan.target.level(entry, sign);
             self.max_bars = if plan.max_bars > 0.0 {
                 plan.max_bars

@@ -30,8 +30,13 @@ pub(super) fn decide<S: Sink + ?Sized>(
         max_bars: read(keys.max_bars),
         size: read(keys.size),
         stop_level: read(keys.stop_level),
+        entry_stop: read(keys.entry_stop),
+        entry_limit: read(keys.entry_limit),
+        order_bars: read(keys.order_bars),
     };
-    let held = engine.close(start + t, decider.position(), reason, plan, sink);
+    // An exit signal of a side cancels that side's entry order.
+    let cancels = decider.exit_signal(signals, start, t);
+    let held = engine.close(start + t, decider.position(), reason, plan, cancels, sink);
     decider.set_position(held);
 }
 
@@ -46,6 +51,9 @@ pub(super) trait Decider {
     fn position(&self) -> i8;
     /// The position the engine holds (flat after a stop).
     fn set_position(&mut self, position: i8);
+    /// The sides whose exit signal fires on bar `t` (1: the long's, −1: the
+    /// short's, 2: both, 0: none): it cancels an entry order of that side.
+    fn exit_signal(&self, signals: &Signals, start: usize, t: usize) -> i8;
 }
 
 impl Decider for Machine {
@@ -62,6 +70,15 @@ impl Decider for Machine {
     }
     fn set_position(&mut self, position: i8) {
         self.position = position;
+    }
+    #[inline(always)]
+    fn exit_signal(&self, signals: &Signals, _start: usize, t: usize) -> i8 {
+        match (signals.long_exit[t] != 0, signals.short_exit[t] != 0) {
+            (true, true) => 2,
+            (true, false) => 1,
+            (false, true) => -1,
+            (false, false) => 0,
+        }
     }
 }
 
@@ -85,6 +102,20 @@ impl<'a> TargetEvents<'a> {
 }
 
 impl Decider for TargetEvents<'_> {
+    /// A target leaving a side (to flat or the other side) is its exit.
+    fn exit_signal(&self, _signals: &Signals, start: usize, t: usize) -> i8 {
+        let (now, before) = (
+            self.targets[start + t],
+            match start + t {
+                0 => 0,
+                i => self.targets[i - 1],
+            },
+        );
+        match before != now {
+            true => before,
+            false => 0,
+        }
+    }
     fn quiet(&self, _signals: &Signals, start: usize, b: usize, e: usize) -> bool {
         self.targets[start + b..start + e]
             .iter()

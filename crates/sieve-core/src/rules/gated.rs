@@ -257,6 +257,12 @@ impl Rules {
         n: usize,
         sink: &mut dyn Sink,
     ) -> bool {
+        // An entry order is cancelled by an exit signal read while flat,
+        // which the gates do not read: the rules bar by bar.
+        let m = &self.roots.managed;
+        if m.entry_stop.is_some() || m.entry_limit.is_some() {
+            return false;
+        }
         let Some((gated, lists)) = self.gate_lists(bars, indicators, params) else {
             return false;
         };
@@ -287,8 +293,8 @@ impl Rules {
                 if let Some(q) = quiet_from.take() {
                     engine.pass(q, t, sink);
                 }
-                if engine.before_close(t, sink) {
-                    machine.position = 0;
+                if let Some(held) = engine.before_close(t, sink) {
+                    machine.position = held;
                 }
                 // The rules of the position after the engine's exits,
                 // where one of their gates holds.

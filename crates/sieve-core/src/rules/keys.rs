@@ -38,6 +38,12 @@ pub enum Role {
     /// A stop that moves: its level on each close, in the trade's favour
     /// only.
     StopLevel,
+    /// An entry by a stop order at this price (a buy stop above).
+    EntryStop,
+    /// An entry by a limit order at this price (a buy limit below).
+    EntryLimit,
+    /// How many bars an entry order is good for.
+    OrderBars,
 }
 
 /// One trade-management key.
@@ -86,6 +92,21 @@ pub const KEYS: &[KeySpec] = &[
         name: "stop_level",
         kind: Kind::PriceLevel,
         role: Role::StopLevel,
+    },
+    KeySpec {
+        name: "entry_stop",
+        kind: Kind::PriceLevel,
+        role: Role::EntryStop,
+    },
+    KeySpec {
+        name: "entry_limit",
+        kind: Kind::PriceLevel,
+        role: Role::EntryLimit,
+    },
+    KeySpec {
+        name: "order_bars",
+        kind: Kind::Bars,
+        role: Role::OrderBars,
     },
 ];
 
@@ -194,6 +215,9 @@ pub struct ManagedKeys<K> {
     pub max_bars: Option<K>,
     pub size: Option<K>,
     pub stop_level: Option<K>,
+    pub entry_stop: Option<K>,
+    pub entry_limit: Option<K>,
+    pub order_bars: Option<K>,
 }
 
 /// The trade-management keys' nodes.
@@ -210,6 +234,9 @@ impl<K> Default for ManagedKeys<K> {
             max_bars: None,
             size: None,
             stop_level: None,
+            entry_stop: None,
+            entry_limit: None,
+            order_bars: None,
         }
     }
 }
@@ -232,11 +259,26 @@ impl<K> ManagedKeys<K> {
                 }
                 *slot = Some((value, fraction));
             }
-            Role::MaxBars | Role::Size | Role::StopLevel => {
+            Role::EntryStop | Role::EntryLimit => {
+                // One entry order: a stop or a limit (no stop-limit yet).
+                let (slot, other, other_name) = match key.role {
+                    Role::EntryStop => (&mut self.entry_stop, &self.entry_limit, "entry_limit"),
+                    _ => (&mut self.entry_limit, &self.entry_stop, "entry_stop"),
+                };
+                if other.is_some() {
+                    return Err(other_name);
+                }
+                if slot.is_some() {
+                    return Err(key.name);
+                }
+                *slot = Some(value);
+            }
+            Role::MaxBars | Role::Size | Role::StopLevel | Role::OrderBars => {
                 let slot = match key.role {
                     Role::MaxBars => &mut self.max_bars,
                     Role::Size => &mut self.size,
-                    _ => &mut self.stop_level,
+                    Role::StopLevel => &mut self.stop_level,
+                    _ => &mut self.order_bars,
                 };
                 if slot.is_some() {
                     return Err(key.name);
@@ -261,6 +303,9 @@ impl<K> ManagedKeys<K> {
             .chain(plain(Role::MaxBars, &self.max_bars))
             .chain(plain(Role::Size, &self.size))
             .chain(plain(Role::StopLevel, &self.stop_level))
+            .chain(plain(Role::EntryStop, &self.entry_stop))
+            .chain(plain(Role::EntryLimit, &self.entry_limit))
+            .chain(plain(Role::OrderBars, &self.order_bars))
     }
 
     /// Whether any key is given.
@@ -280,6 +325,9 @@ impl<K> ManagedKeys<K> {
             max_bars: self.max_bars.as_ref(),
             size: self.size.as_ref(),
             stop_level: self.stop_level.as_ref(),
+            entry_stop: self.entry_stop.as_ref(),
+            entry_limit: self.entry_limit.as_ref(),
+            order_bars: self.order_bars.as_ref(),
         }
     }
 }
@@ -301,6 +349,9 @@ impl<K: Copy> ManagedKeys<K> {
             max_bars: plain(self.max_bars)?,
             size: plain(self.size)?,
             stop_level: plain(self.stop_level)?,
+            entry_stop: plain(self.entry_stop)?,
+            entry_limit: plain(self.entry_limit)?,
+            order_bars: plain(self.order_bars)?,
         })
     }
 
@@ -319,6 +370,9 @@ impl<K: Copy> ManagedKeys<K> {
             .chain(m.max_bars)
             .chain(m.size)
             .chain(m.stop_level)
+            .chain(m.entry_stop)
+            .chain(m.entry_limit)
+            .chain(m.order_bars)
     }
 }
 
@@ -341,13 +395,27 @@ mod tests {
         }
         // One per role, all at once, in table order.
         let mut all = ManagedKeys::default();
-        for key in KEYS.iter().filter(|k| k.kind != Kind::PriceDistance) {
+        for key in KEYS
+            .iter()
+            .filter(|k| k.kind != Kind::PriceDistance && k.name != "entry_limit")
+        {
             all.set(key, 0.0).unwrap();
         }
         let names: Vec<_> = all.names().collect();
         assert_eq!(
             names,
-            ["stop_loss", "take_profit", "max_bars", "size", "stop_level"]
+            [
+                "stop_loss",
+                "take_profit",
+                "max_bars",
+                "size",
+                "stop_level",
+                "entry_stop",
+                "order_bars"
+            ]
         );
+        // One entry order: a stop or a limit.
+        let limit = KeySpec::named("entry_limit").unwrap();
+        assert_eq!(all.clone().set(limit, 1.0), Err("entry_stop"));
     }
 }

@@ -79,6 +79,8 @@ impl Rules {
         let liquidates = self.roots.managed.any() || self.plan.reads_state();
         let mut engine = Managed::over_bars(cfg, bars, n, liquidates);
         engine.set_moving_stop(self.roots.managed.stop_level.is_some());
+        let m = &self.roots.managed;
+        engine.set_entry_orders(m.entry_stop.is_some() || m.entry_limit.is_some());
         let reads_state = self.plan.reads_state();
         // Bars from here on pass untouched (streamed when something moves).
         let mut quiet_from: Option<usize> = None;
@@ -111,15 +113,15 @@ impl Rules {
                     // The signals and keys stand for the whole stretch.
                     let (signals, keys) = (block.signals(), block.keys());
                     for t in b..e {
-                        if engine.before_close(start + t, sink) {
-                            decider.set_position(0);
+                        if let Some(held) = engine.before_close(start + t, sink) {
+                            decider.set_position(held);
                         }
                         decide(&mut engine, decider, &signals, &keys, start, t, sink);
                     }
                 } else {
                     for t in b..e {
-                        if engine.before_close(start + t, sink) {
-                            decider.set_position(0);
+                        if let Some(held) = engine.before_close(start + t, sink) {
+                            decider.set_position(held);
                         }
                         let now = engine.trade_state();
                         if !now.same(&shown) {

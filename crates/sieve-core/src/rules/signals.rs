@@ -102,10 +102,11 @@ pub fn simulate_signals<S: Sink + ?Sized>(
     let values: KeyValues = *keys;
     let mut engine = Managed::over_bars(cfg, bars, n, true);
     engine.set_moving_stop(keys.stop_level.is_some());
+    engine.set_entry_orders(keys.entry_stop.is_some() || keys.entry_limit.is_some());
     let mut machine = Machine::default();
     for t in 0..n {
-        if engine.before_close(t, sink) {
-            machine.set_position(0);
+        if let Some(held) = engine.before_close(t, sink) {
+            machine.set_position(held);
         }
         decide(&mut engine, &mut machine, &signals, &values, 0, t, sink);
     }

@@ -892,3 +892,68 @@ fn a_breakeven_stop_replaces_the_fixed_one_when_tighter() {
     let bt = run(&format!("{ENTER_AT_10}\n{keys}"), "", &rows);
     assert_eq!(trades(&bt), [(1, 10.0, Some(2), 9.5, StopLoss)]);
 }
+
+/// Entry orders by hand: a buy stop at 11 not reached on bar 1 expires
+/// (`order_bars = 1`); the entry on bar 1's close places it again and bar
+/// 2 opens at 12, through it: filled at the open (max(open, level)).
+#[test]
+fn an_entry_stop_expires_and_fills_at_the_open_on_a_gap() {
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0], // entry decided: buy stop 11 for bar 1
+        [10.0, 10.5, 9.5, 10.0],  // high 10.5 < 11: expires; placed again
+        [12.0, 13.0, 11.5, 12.5], // opens through 11: filled at 12
+    ];
+    let bt = run(&format!("{ENTER_AT_10}\nentry_stop = 11"), "", &rows);
+    assert_eq!(trades(&bt), [(2, 12.0, None, 12.5, End)]);
+    assert_close!(last(&bt), 1000.0 / 12.0 * 12.5);
+    // A buy limit at 9: bar 1 opens at 8.5, below it: filled at the open.
+    let rows = [[10.0, 10.0, 10.0, 10.0], [8.5, 9.0, 8.0, 8.8]];
+    let bt = run(&format!("{ENTER_AT_10}\nentry_limit = 9"), "", &rows);
+    assert_eq!(trades(&bt), [(1, 8.5, None, 8.8, End)]);
+}
+
+/// An order good for 2 bars is gone on the third; an exit signal cancels
+/// one still waiting.
+#[test]
+fn an_entry_order_expires_or_is_cancelled_by_an_exit() {
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0], // entry decided: buy stop 11, bars 1-2
+        [10.0, 10.5, 9.5, 10.1],
+        [10.1, 10.8, 9.9, 10.2],
+        [10.2, 12.0, 10.1, 11.5], // reaches 11, but the order is gone
+    ];
+    let keys = "entry_stop = 11\norder_bars = 2";
+    let bt = run(&format!("{ENTER_AT_10}\n{keys}"), "", &rows);
+    assert_eq!(trades(&bt), []);
+    // Good for 3 bars it fills on bar 3 at 11 (the open 10.2 is below).
+    let keys = "entry_stop = 11\norder_bars = 3";
+    let bt = run(&format!("{ENTER_AT_10}\n{keys}"), "", &rows);
+    assert_eq!(trades(&bt), [(3, 11.0, None, 11.5, End)]);
+    // An exit signal on bar 1's close (10.1) cancels it.
+    let strategy = "entry = \"close == 10\"\nexit = \"close > 10.05 and close < 10.15\"\nentry_stop = 11\norder_bars = 3";
+    let bt = run(strategy, "", &rows);
+    assert_eq!(trades(&bt), []);
+}
+
+/// After a stop entry fills inside a bar, its stop and target count from
+/// the next bar, except that the target fills on the fill bar when it is
+/// touched and the stop is not (backtesting.py's rule); with both touched
+/// the fill bar decides nothing.
+#[test]
+fn a_stop_entry_takes_its_target_on_the_fill_bar_only_without_its_stop() {
+    let keys = "entry_stop = 11\nstop_loss = 0.05\ntake_profit = 0.05";
+    // Filled at 11: stop 10.45, target 11.55; the high 12 reaches the
+    // target, the low 10.6 not the stop: out at 11.55.
+    let rows = [[10.0, 10.0, 10.0, 10.0], [10.5, 12.0, 10.6, 11.8]];
+    let bt = run(&format!("{ENTER_AT_10}\n{keys}"), "", &rows);
+    assert_eq!(trades(&bt), [(1, 11.0, Some(1), 11.55, TakeProfit)]);
+    // The low 10.4 touches the stop too: nothing on the fill bar; bar 2
+    // touches the stop (low 10.3): out at 10.45.
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.5, 12.0, 10.4, 11.0],
+        [11.0, 11.2, 10.3, 10.5],
+    ];
+    let bt = run(&format!("{ENTER_AT_10}\n{keys}"), "", &rows);
+    assert_eq!(trades(&bt), [(1, 11.0, Some(2), 10.45, StopLoss)]);
+}
