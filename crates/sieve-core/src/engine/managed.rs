@@ -331,8 +331,9 @@ impl<'a> Managed<'a> {
             stop_or_target(side, o, h, l, self.stop, self.target)
         } else if self.fill_bar == t && self.entered_by == Some(OrderKind::Stop) {
             let target_only = match side > 0 {
-                true => h >= self.target && !(l <= self.stop),
-                false => l <= self.target && !(h >= self.stop),
+                // (No stop, NaN, is never touched.)
+                true => h >= self.target && (self.stop.is_nan() || l > self.stop),
+                false => l <= self.target && (self.stop.is_nan() || h < self.stop),
             };
             target_only.then_some((self.target, ExitReason::TakeProfit))
         } else {
