@@ -65,6 +65,13 @@ SMA_BRACKET = SMA_RULES.replace(
 )
 assert "stop_loss" in SMA_BRACKET and "sl = {" in SMA_BRACKET
 
+# The same grid with an entry order and a moving stop (issue 49): a buy
+# stop at the deciding bar's high, a stop trailing the close by `sl`.
+SMA_ORDERS = SMA_BRACKET.replace('name = "sma_bracket"', 'name = "sma_orders"').replace(
+    'stop_loss = "sl"', 'entry_stop = "high"\nstop_level = "close * (1 - sl)"'
+)
+assert "entry_stop" in SMA_ORDERS and "stop_level" in SMA_ORDERS
+
 # examples/strategies/macd.toml's strategy on a grid of 109,200 points
 # (103,200 combinations with fast < slow).
 MACD_BIG = """
@@ -185,7 +192,7 @@ def main():
     p = lambda name: os.path.join(d, name)
     for name, text in [("act1m.toml", ACTIVATION_1M), ("sma.toml", SMA_ALL), ("default.toml", DEFAULT_GRID),
                        ("sma_rules.toml", SMA_RULES), ("macd_big.toml", MACD_BIG),
-                      ("sma_bracket.toml", SMA_BRACKET)]:
+                      ("sma_bracket.toml", SMA_BRACKET), ("sma_orders.toml", SMA_ORDERS)]:
         with open(p(name), "w") as f:
             f.write(text)
     run(["synth", "--bars", "4000", "--seed", "42", "--out", p("bars.csv")])
@@ -483,15 +490,18 @@ def rules(p, common, runs):
           f"sweep rows identical: {same}")
     # Trade management: the same rule with a swept stop-loss × take-profit
     # (about as many combinations), interleaved with the plain rule.
-    rates = {"rules": [], "bracket": []}
+    rates = {"rules": [], "bracket": [], "orders": []}
     for _ in range(2 * runs):
-        for kind, cfg in [("rules", "sma_rules.toml"), ("bracket", "sma_bracket.toml")]:
+        for kind, cfg in [("rules", "sma_rules.toml"), ("bracket", "sma_bracket.toml"),
+                          ("orders", "sma_orders.toml")]:
             run(["sweep", "--config", p(cfg)] + common + ["--out", p(kind + ".csv")])
             rates[kind].append(meta(p(kind + ".meta.json"))["timings"]["bar_combinations_per_s"])
     rr, rb = statistics.median(rates["rules"]), statistics.median(rates["bracket"])
     n = meta(p("bracket.meta.json"))["objective_stats"]["combinations_evaluated"]
     print(f"rule sma_cross {rr:.3e} bar-combinations/s; with stop_loss x take_profit swept ({n:,} combinations) "
           f"{rb:.3e}: {rb / rr:.2f} of the plain rule's rate")
+    ro = statistics.median(rates["orders"])
+    print(f"  with entry_stop and stop_level instead of the stop-loss: {ro:.3e}: {ro / rb:.2f} of the bracket's rate")
     for cfg, label in [(os.path.join(ROOT, "examples", "strategies", "macd.toml"), "MACD example grid"),
                        (p("macd_big.toml"), "MACD, grid of 109,200 (103,200 with fast < slow)")]:
         rates, walls = [], []

@@ -239,6 +239,12 @@ impl<'a> Managed<'a> {
         }
     }
 
+    /// The side of the entry order waiting to fill (0: none).
+    #[inline]
+    pub fn pending_side(&self) -> i8 {
+        self.pending.map_or(0, |o| o.side)
+    }
+
     /// Makes entries orders at the plan's `entry_stop` / `entry_limit`
     /// level, filled inside a later bar, instead of at the next open.
     pub fn set_entry_orders(&mut self, on: bool) {

@@ -257,18 +257,14 @@ impl Rules {
         n: usize,
         sink: &mut dyn Sink,
     ) -> bool {
-        // An entry order is cancelled by an exit signal read while flat,
-        // which the gates do not read: the rules bar by bar.
-        let m = &self.roots.managed;
-        if m.entry_stop.is_some() || m.entry_limit.is_some() {
-            return false;
-        }
         let Some((gated, lists)) = self.gate_lists(bars, indicators, params) else {
             return false;
         };
         let n = n.min(bars.len());
         let mut engine = Managed::over_bars(cfg, bars, n, self.roots.managed.any());
         engine.set_moving_stop(self.roots.managed.stop_level.is_some());
+        let m = &self.roots.managed;
+        engine.set_entry_orders(m.entry_stop.is_some() || m.entry_limit.is_some());
         self.with_columns(bars, indicators, params, |scalars, full, _| {
             let mut events = Events::new(self, gated, &lists, direction, scalars, full);
             let mut machine = Machine::default();
@@ -298,10 +294,18 @@ impl Rules {
                 }
                 // The rules of the position after the engine's exits,
                 // where one of their gates holds.
-                let signals = match events.next(machine.position, t) == t {
+                let mut signals = match events.next(machine.position, t) == t {
                     true => events.signals(machine.position, t),
                     false => BarSignals::NONE,
                 };
+                // Flat with an entry order waiting: its side's exit signal
+                // cancels it (the engine steps every bar it waits).
+                let waiting = engine.pending_side();
+                if machine.position == 0 && waiting != 0 {
+                    let exits = events.signals(waiting, t);
+                    signals.long_exit[0] |= exits.long_exit[0];
+                    signals.short_exit[0] |= exits.short_exit[0];
+                }
                 let keys = gated.keys.map(|o| [events.value(o, t)]);
                 let values = keys.as_ref().map(|k| &k[..]);
                 let view = signals.view(&bars.close, t);
@@ -634,6 +638,9 @@ mod tests {
         }
     }
 
+    /// Entry order levels: above, at and below the deciding close.
+    const ORDERS: &[&str] = &["high", "close", "low * 0.99"];
+
     /// Trade-management keys: scalars, parameters, whole columns and
     /// expressions of one bar.
     const STOPS: &[(&str, bool)] = &[
@@ -712,6 +719,8 @@ mod tests {
             target in prop::option::of(0..TARGETS.len()),
             max_bars in prop::option::of(0..MAX_BARS.len()),
             size in prop::option::of(0..SIZES.len()),
+            order in prop::option::of((0..ORDERS.len(), any::<bool>(), 1..4u8)),
+            moving in any::<bool>(),
             real_c in any::<bool>(),
         ) {
             let c: &[f64] = if real_c { &[10.0, 2.5] } else { &[10.0, 20.0] };
@@ -729,6 +738,12 @@ mod tests {
                     // At least one key: a managed strategy.
                     max_bars: max_bars.or(Some(0)).map(|k| text(MAX_BARS[k])),
                     size: size.map(|k| text(SIZES[k])),
+                    // An entry stop or limit good for 1–3 bars, and a stop
+                    // that moves on every close.
+                    entry_stop: order.filter(|o| o.1).map(|o| text(ORDERS[o.0])),
+                    entry_limit: order.filter(|o| !o.1).map(|o| text(ORDERS[o.0])),
+                    order_bars: order.map(|o| KeyValue::Number(f64::from(o.2))),
+                    stop_level: moving.then(|| text("close - 2 * atr(5)")),
                 },
                 params: vec![
                     ("a".into(), Ok(axis(&[3.0, 6.0]))),
