@@ -1228,7 +1228,7 @@ def test_signal_trade_keys_follow_the_configs_rule(frame):
         ({"size": 2}, r"size: column 'close', bar \d+ \(.*\): 2 is above backtest.max_leverage = 1"),
         ({"size": 0}, r"size: .*must be above 0"),
         ({"size": -1}, r"size: .*must be above 0"),
-        ({"max_bars": 2.5}, r"max_bars: .*must be a whole number of bars, got 2.5"),
+        ({"max_bars": 2.5}, r"max_bars: .*must be a whole number of bars ≥ 0, got 2.5"),
         ({"stop_loss": 5}, r"stop_loss: .*must be below 1 \(a fraction of the entry price: 0.05 is 5 %\)"),
         ({"stop_loss": -0.05}, r"stop_loss: .*must be above 0"),
         ({"stop_distance": 0}, r"stop_distance: .*must be above 0"),

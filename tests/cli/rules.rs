@@ -359,14 +359,14 @@ fn every_mistake_is_one_clear_error_with_key_and_column() {
             "m = { start = 1.5, stop = 3.5, step = 1 }",
             "strategy.params.m",
             None,
-            "must be a whole number of bars, got 1.5",
+            "must be a whole number of bars ≥ 0, got 1.5",
         ),
         (
             &format!("entry = \"close > 1\"\n{exit}\nmax_bars = -3"),
             "",
             "strategy.max_bars",
             None,
-            "must be a whole number of bars, got -3",
+            "must be a whole number of bars ≥ 0, got -3",
         ),
     ];
     for (keys, params, key, column, words) in cases {
@@ -609,8 +609,8 @@ fn trade_management_examples_screen_exactly_and_say_why_trades_end() {
         ("sma_cross_bracket", &["stop_loss", "take_profit"][..]),
         ("turtle_breakout", &["stop_loss"][..]),
         ("vol_target_trend", &["max_bars"][..]),
-        ("classics/chandelier_trend", &["stop_level"][..]),
-        ("classics/turtle_stop_entry", &["stop_loss", "rule"][..]),
+        ("chandelier_trend", &["stop_level"][..]),
+        ("turtle_stop_entry", &["stop_loss", "rule"][..]),
     ] {
         let config = repo_file(&format!("examples/strategies/{example}.toml"));
         let config = config.to_str().unwrap();

@@ -201,6 +201,12 @@ fn management(strategy: Option<&toml::Table>) -> Result<Management> {
             ));
         }
     }
+    if keys.order_bars.is_some() && keys.entry_stop.is_none() && keys.entry_limit.is_none() {
+        return Err(Error::config(
+            key::strategy("order_bars"),
+            "says how long an entry order waits, but there is none: set entry_stop or entry_limit",
+        ));
+    }
     Ok(keys)
 }
 
@@ -1239,7 +1245,12 @@ mod tests {
                     "name = \"sma_cross\"",
                     "entry = \"close > open\"\nexit = \"close < open\"",
                 ] {
-                    let text = format!("[strategy]\n{strategy}\n{} = {value}\n", key.name);
+                    // (`order_bars` is an entry order's: it needs one.)
+                    let order = match key.name {
+                        "order_bars" => "entry_stop = 1\n",
+                        _ => "",
+                    };
+                    let text = format!("[strategy]\n{strategy}\n{order}{} = {value}\n", key.name);
                     let config = Config::parse(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
                     let management = match (&config.rules, &config.managed_builtin) {
                         (Some(r), _) => r.management().clone(),
@@ -1248,6 +1259,7 @@ mod tests {
                     };
                     let got: Vec<_> = management
                         .entries()
+                        .filter(|(k, _)| k.name == key.name || order.is_empty())
                         .map(|(k, v)| (k.name, v.clone()))
                         .collect();
                     assert_eq!(got, vec![(key.name, want.clone())], "{text}");

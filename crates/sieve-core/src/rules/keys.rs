@@ -144,8 +144,11 @@ impl KeySpec {
             Kind::PriceDistance if v <= 0.0 => Err(format!(
                 "must be above 0 (a distance in price units), got {v}; leave the key out for none"
             )),
+            Kind::Bars if self.role == Role::OrderBars && (v < 1.0 || v.fract() != 0.0) => Err(
+                format!("must be a whole number of bars ≥ 1 (an entry order is good for the next bar at least), got {v}"),
+            ),
             Kind::Bars if v < 0.0 || v.fract() != 0.0 => {
-                Err(format!("must be a whole number of bars, got {v}"))
+                Err(format!("must be a whole number of bars ≥ 0, got {v}"))
             }
             Kind::FractionOfEquity if v <= 0.0 => Err(format!(
                 "must be above 0 (a fraction of equity: 0.5 commits half), got {v}; leave the key out to commit all equity"
