@@ -162,10 +162,13 @@ impl Backtested {
                 false => study.data_label().to_string(),
             };
             let style = TimeStyle::for_times(&bars.time);
+            // The name, then its parameters where it has any.
+            let head: Vec<&str> = std::iter::once(strategy.name())
+                .chain(named.iter().map(String::as_str))
+                .collect();
             text.push_str(&format!(
-                "{} {} on {on} ({} bars, {} .. {})\n\n",
-                strategy.name(),
-                named.join(" "),
+                "{} on {on} ({} bars, {} .. {})\n\n",
+                head.join(" "),
                 bars.len(),
                 style.format(bars.time[0]),
                 style.format(bars.time[bars.len() - 1]),
