@@ -570,16 +570,8 @@ impl PortfolioLegs<'_> {
                 ..
             } = b;
             let columns = weights.of(&bars, self.schedule, params, room);
-            let legs: Vec<WeightLeg<'_>> = self
-                .members
-                .iter()
-                .zip(columns)
-                .map(|(member, weights)| WeightLeg {
-                    bars: member.bars,
-                    weights,
-                    costs: Costs::of(&member.scoring.engine),
-                })
-                .collect();
+            let instruments = self.members.iter().map(|m| (m.bars, &m.scoring.engine));
+            let legs = WeightLeg::each(instruments, columns);
             simulate_weights(
                 &legs,
                 self.rules,

@@ -619,14 +619,7 @@ pub fn portfolio_weights<'py>(
             costs,
         })
         .collect();
-    let rules = sieve_core::engine::PortfolioRules {
-        initial_cash: engine.initial_cash,
-        size: 1.0,
-        size_of: sieve_core::engine::SizeOf::Cash,
-        max_positions: None,
-        max_exposure: None,
-        at_close: false,
-    };
+    let rules = sieve_core::engine::PortfolioRules::rebalancing(engine.initial_cash, None, false);
     let run = py.detach(|| sieve_core::engine::run_weights(&legs, &rules));
     let equity = f64_bytes(py, &run.equity)?;
     let orders = run

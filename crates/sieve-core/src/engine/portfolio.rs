@@ -47,6 +47,22 @@ pub struct PortfolioRules {
     pub at_close: bool,
 }
 
+impl PortfolioRules {
+    /// A target-weight portfolio's rules ([`super::simulate_weights`]):
+    /// only the cash, the exposure cap and the fill apply; the sizing
+    /// fields of a signal portfolio are left at their neutral values.
+    pub fn rebalancing(initial_cash: f64, max_exposure: Option<f64>, at_close: bool) -> Self {
+        PortfolioRules {
+            initial_cash,
+            size: 1.0,
+            size_of: SizeOf::Cash,
+            max_positions: None,
+            max_exposure,
+            at_close,
+        }
+    }
+}
+
 /// The union of several instruments' times, and each instrument on it:
 /// the step of each of its bars and its last close at every step. A
 /// study's portfolio runs every combination on one schedule.
@@ -647,11 +663,13 @@ impl<S: Sink + ?Sized> Ledger for OnSteps<'_, S> {
 pub(super) const MIN_UNITS: f64 = 1e-8;
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::engine::Side;
 
-    fn bars(time: &[i64], open: &[f64], close: &[f64]) -> Bars {
+    /// Bars of these times, opens and closes (high and low their max and
+    /// min).
+    pub(in crate::engine) fn bars(time: &[i64], open: &[f64], close: &[f64]) -> Bars {
         Bars {
             time: time.to_vec(),
             open: open.to_vec(),
@@ -665,7 +683,7 @@ mod tests {
         }
     }
 
-    const FREE: Costs = Costs {
+    pub(in crate::engine) const FREE: Costs = Costs {
         fee: 0.0,
         slippage: 0.0,
         lot_size: 0.0,

@@ -24,6 +24,25 @@ pub struct WeightLeg<'a> {
     pub costs: Costs,
 }
 
+impl<'a> WeightLeg<'a> {
+    /// One leg per instrument (its bars and engine settings, in order),
+    /// each with its weights.
+    pub fn each(
+        instruments: impl IntoIterator<Item = (&'a Bars, &'a super::EngineConfig)>,
+        weights: &'a [Vec<f64>],
+    ) -> Vec<WeightLeg<'a>> {
+        instruments
+            .into_iter()
+            .zip(weights)
+            .map(|((bars, engine), weights)| WeightLeg {
+                bars,
+                weights,
+                costs: Costs::of(engine),
+            })
+            .collect()
+    }
+}
+
 /// A target-weight portfolio's run: its value at every time of the union,
 /// every order and every trade (round trip) with its instrument (bars in
 /// the instrument's own bars).
@@ -318,27 +337,8 @@ pub fn run_weights(legs: &[WeightLeg<'_>], rules: &PortfolioRules) -> WeightsRun
 
 #[cfg(test)]
 mod tests {
+    use super::super::portfolio::tests::{bars, FREE};
     use super::*;
-
-    fn bars(time: &[i64], open: &[f64], close: &[f64]) -> Bars {
-        Bars {
-            time: time.to_vec(),
-            open: open.to_vec(),
-            high: open.iter().zip(close).map(|(o, c)| o.max(*c)).collect(),
-            low: open.iter().zip(close).map(|(o, c)| o.min(*c)).collect(),
-            close: close.to_vec(),
-            volume: None,
-            timezone: None,
-            extra: Vec::new(),
-            unread: Vec::new(),
-        }
-    }
-
-    const FREE: Costs = Costs {
-        fee: 0.0,
-        slippage: 0.0,
-        lot_size: 0.0,
-    };
 
     /// By hand, without costs: half and half, then all in B. At time 3 the
     /// value at the opens is 50·12 + 25·20 = 1,100; A's sale (−600) runs
@@ -362,14 +362,7 @@ mod tests {
                 costs: FREE,
             },
         ];
-        let rules = PortfolioRules {
-            initial_cash: 1000.0,
-            size: 1.0,
-            size_of: super::super::SizeOf::Cash,
-            max_positions: None,
-            max_exposure: None,
-            at_close: false,
-        };
+        let rules = PortfolioRules::rebalancing(1000.0, None, false);
         let run = run_weights(&legs, &rules);
         let orders: Vec<(usize, usize, f64, f64)> = run
             .orders
@@ -422,14 +415,7 @@ mod tests {
                 costs: FREE,
             },
         ];
-        let rules = PortfolioRules {
-            initial_cash: 1000.0,
-            size: 1.0,
-            size_of: super::super::SizeOf::Cash,
-            max_positions: None,
-            max_exposure: Some(1.0),
-            at_close: false,
-        };
+        let rules = PortfolioRules::rebalancing(1000.0, Some(1.0), false);
         let run = run_weights(&legs, &rules);
         let units: Vec<f64> = run.orders.iter().map(|o| o.units).collect();
         // Time 2: 500 in A (50), 500 in B (25). Time 3 at the opens: V =

@@ -12,7 +12,7 @@
 
 use super::instrument::Instrument;
 use crate::data::{Bars, ExtraColumn};
-use crate::engine::{run_weights, Costs, PortfolioRules, Schedule, Trade, WeightLeg, WeightsRun};
+use crate::engine::{run_weights, PortfolioRules, Schedule, Trade, WeightLeg, WeightsRun};
 use crate::error::{Error, Result};
 use crate::evaluate::RankBy;
 use crate::key;
@@ -122,16 +122,8 @@ impl Book {
         let bars: Vec<&Bars> = self.members.iter().map(|m| &m.bars).collect();
         let mut room = Vec::new();
         let columns = weights.of(&bars, &self.schedule, params, &mut room);
-        let legs: Vec<WeightLeg<'_>> = self
-            .members
-            .iter()
-            .zip(columns)
-            .map(|(m, weights)| WeightLeg {
-                bars: &m.bars,
-                weights,
-                costs: Costs::of(&m.scoring.engine),
-            })
-            .collect();
+        let instruments = self.members.iter().map(|m| (&m.bars, &m.scoring.engine));
+        let legs = WeightLeg::each(instruments, columns);
         Some(run_weights(&legs, &self.rules))
     }
 
