@@ -148,10 +148,7 @@ exit = "rank > top"
 top = { start = 1, stop = 3, step = 1 }
 n = { start = 5, stop = 60, step = 5 }
 "#;
-    let text = std::fs::read_to_string(&cfg).unwrap();
-    let start = text.find("[strategy]").unwrap();
-    let end = text.find("[backtest]").unwrap();
-    std::fs::write(&cfg, format!("{}{rules}{}", &text[..start], &text[end..])).unwrap();
+    replace_strategy(&cfg, rules);
     screen_equals_verify(dir.path(), &cfg);
     // A rank_by reading a parameter gives no rank to the rules: said so.
     let args = ["backtest", "-c", &cfg, "--set", "top=1", "--set", "n=5"];
@@ -183,10 +180,7 @@ top = { start = 1, stop = 3, step = 1 }
 n = { start = 10, stop = 60, step = 10 }
 on = { values = [0, 2] }
 "#;
-    let text = std::fs::read_to_string(&cfg).unwrap();
-    let start = text.find("[strategy]").unwrap();
-    let end = text.find("[backtest]").unwrap();
-    std::fs::write(&cfg, format!("{}{params}{}", &text[..start], &text[end..])).unwrap();
+    replace_strategy(&cfg, params);
     screen_equals_verify(dir.path(), &cfg);
     // Equal weight never sells out (no round trip): it still scores.
     let args = [
@@ -244,6 +238,14 @@ trailing_stop = "2 * atr(14)"
         .replace("[strategy]\nname = \"sma_cross\"\n", rules);
     std::fs::write(&cfg, text).unwrap();
     screen_equals_verify(dir.path(), &cfg);
+}
+
+/// Replaces the `[strategy]` section of the config at `cfg` with `section`.
+fn replace_strategy(cfg: &str, section: &str) {
+    let text = std::fs::read_to_string(cfg).unwrap();
+    let start = text.find("[strategy]").unwrap();
+    let end = text.find("[backtest]").unwrap();
+    std::fs::write(cfg, format!("{}{section}{}", &text[..start], &text[end..])).unwrap();
 }
 
 /// Sweeps of `cfg` on 2 and 1 threads, in 2 shards merged and at every
