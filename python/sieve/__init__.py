@@ -214,6 +214,8 @@ def backtest_signals(
     stop_distance=None,
     take_profit=None,
     target_distance=None,
+    trail_loss=None,
+    trail_distance=None,
     max_bars=None,
     size=None,
     stop_level=None,
@@ -246,7 +248,9 @@ def backtest_signals(
     Trade management, as the ``[strategy]`` keys of the same names:
     ``stop_loss`` / ``take_profit`` (a fraction of the entry price),
     ``stop_distance`` / ``target_distance`` (price units; one of each
-    pair), ``max_bars`` and ``size`` (a fraction of equity, capped at
+    pair), ``trail_loss`` / ``trail_distance`` (a stop that trails the
+    best price since entry inside each bar, as vectorbt's ``sl_trail``),
+    ``max_bars`` and ``size`` (a fraction of equity, capped at
     ``backtest.max_leverage``), and ``stop_level`` (a price: the stop
     moves there on each close of the trade where that is tighter, up for a
     long, down for a short; checked from the next bar), ``entry_stop`` /
@@ -295,7 +299,8 @@ def backtest_signals(
     if portfolio:
         given = dict(locals())
         unsupported = [k for k in ("stop_loss", "stop_distance", "take_profit",
-                                   "target_distance", "max_bars", "stop_level", "entry_stop",
+                                   "target_distance", "trail_loss", "trail_distance", "max_bars",
+                                   "stop_level", "entry_stop",
                                    "entry_limit", "order_bars") if given[k] is not None]
         if unsupported or robust:
             raise TypeError("portfolio=True does not take %s yet" % ", ".join(unsupported or ["robust"]))

@@ -77,6 +77,8 @@ def backtest_signals(
     stop_distance: Optional[KeyValues] = None,
     take_profit: Optional[KeyValues] = None,
     target_distance: Optional[KeyValues] = None,
+    trail_loss: Optional[KeyValues] = None,
+    trail_distance: Optional[KeyValues] = None,
     max_bars: Optional[KeyValues] = None,
     size: Optional[KeyValues] = None,
     stop_level: Optional[KeyValues] = None,

@@ -142,3 +142,114 @@ def test_signals_trade_as_vectorbt(direction, vbt_direction, short):
     np.testing.assert_allclose(
         ours["metrics"]["total_return"].to_numpy(), pf.total_return().to_numpy(), rtol=1e-10, atol=1e-12
     )
+
+
+# Stops under `backtest.conventions = "vectorbt"`: the same signals with a
+# stop-loss (fixed, or trailing as vectorbt's `sl_trail`) and a take-profit
+# that vary bar by bar and column by column, filled at the next open
+# (vectorbt: the signals and stops shifted one bar, `price = open`) or at
+# the deciding close (no shift, its default price). Half the columns are
+# crossing events (5 % of bars), half level signals (a regime that flips
+# with probability 3 % a bar: entries while it holds, exits while not).
+STOP_COLUMNS = 1200
+
+
+def stop_inputs(seed, index):
+    rng = np.random.default_rng(seed)
+    shape = (len(index), STOP_COLUMNS)
+    half = STOP_COLUMNS // 2
+    entries = rng.random(shape) < 0.05
+    exits = rng.random(shape) < 0.05
+    regime = np.cumsum(rng.random(shape) < 0.03, axis=0) % 2 == 1
+    entries[:, half:], exits[:, half:] = regime[:, half:], ~regime[:, half:]
+    frame = lambda a: pd.DataFrame(a, index=index)  # noqa: E731
+    sl = frame(rng.uniform(0.01, 0.08, shape))
+    tp = frame(np.where(rng.random(shape) < 0.2, np.nan, rng.uniform(0.02, 0.15, shape)))
+    # A third of the columns trail their stop.
+    trail = frame(np.broadcast_to(np.arange(STOP_COLUMNS) % 3 == 0, shape).copy())
+    return frame(entries), frame(exits), sl, tp, trail
+
+
+def compare_columns(ours, pf, index):
+    """Every trade of every column, and every column's final equity."""
+    a = sieve_trades(ours["trades"], index).assign(col=ours["trades"]["column"].to_numpy())
+    records = pf.trades.records
+    b = pd.DataFrame(
+        {
+            "col": records["col"].to_numpy(),
+            "entry_idx": records["entry_idx"].to_numpy(),
+            "exit_idx": records["exit_idx"].to_numpy(),
+            "entry_price": records["entry_price"].to_numpy(),
+            "exit_price": records["exit_price"].to_numpy(),
+            "size": records["size"].to_numpy(),
+            "fees": (records["entry_fees"] + records["exit_fees"]).to_numpy(),
+            "pnl": records["pnl"].to_numpy(),
+            "short": (records["direction"] == 1).to_numpy(),
+            "open": (records["status"] == 0).to_numpy(),
+        }
+    )
+    a = a.sort_values(["col", "entry_idx"], kind="stable").reset_index(drop=True)
+    b = b.sort_values(["col", "entry_idx"], kind="stable").reset_index(drop=True)
+    counts = a.groupby("col").size().reindex(range(STOP_COLUMNS), fill_value=0)
+    theirs = b.groupby("col").size().reindex(range(STOP_COLUMNS), fill_value=0)
+    differ = counts.index[counts != theirs]
+    assert len(differ) == 0, "columns %s: trade counts differ" % list(differ[:10])
+    for key in ("col", "entry_idx", "exit_idx", "short", "open"):
+        bad = a[key].to_numpy() != b[key].to_numpy()
+        assert not bad.any(), "%s differs in columns %s" % (key, sorted(set(a.col[bad]))[:10])
+    for key, rtol in (("entry_price", 1e-15), ("exit_price", 1e-15), ("size", 1e-9), ("fees", 1e-9)):
+        x, y = a[key].to_numpy(), b[key].to_numpy()
+        bad = np.abs(x - y) > rtol * np.abs(y)
+        assert not bad.any(), "%s differs in columns %s" % (key, sorted(set(a.col[bad]))[:10])
+    bad = np.abs(a.pnl.to_numpy() - b.pnl.to_numpy()) > 1e-9 * CASH
+    assert not bad.any(), "pnl differs in columns %s" % sorted(set(a.col[bad]))[:10]
+    final = ours["equity"].iloc[-1].to_numpy()
+    np.testing.assert_allclose(final, pf.final_value().to_numpy(), rtol=1e-12, atol=0)
+    return a
+
+
+@pytest.mark.parametrize("fill", ["next_open", "close"])
+@pytest.mark.parametrize("direction,vbt_direction", [("long", "longonly"), ("long_short", "both")])
+def test_stops_trade_as_vectorbt_under_its_conventions(fill, direction, vbt_direction):
+    data = GOOG
+    entries, exits, sl, tp, trail = stop_inputs(21 if fill == "close" else 22, data.index)
+    config = {
+        "backtest": {
+            "conventions": "vectorbt",
+            "fill": fill,
+            "fee": FEE,
+            "slippage": SLIPPAGE,
+            "initial_cash": CASH,
+            "direction": direction,
+        }
+    }
+    ours = sieve.backtest_signals(
+        data, entries, exits, config=config, trades=True, equity=True,
+        stop_loss=sl.where(~trail), trail_loss=sl.where(trail), take_profit=tp,
+    )
+    shift = fill == "next_open"
+    later = (lambda f: f.shift(1, fill_value=False)) if shift else (lambda f: f)  # noqa: E731
+    prices = {"price": data.Open} if shift else {}
+    pf = vbt.Portfolio.from_signals(
+        data.Close,
+        later(entries),
+        later(exits),
+        open=data.Open,
+        high=data.High,
+        low=data.Low,
+        sl_stop=sl.shift(1) if shift else sl,
+        tp_stop=tp.shift(1) if shift else tp,
+        sl_trail=trail,
+        direction=vbt_direction,
+        fees=FEE,
+        slippage=SLIPPAGE,
+        init_cash=CASH,
+        size=np.inf,
+        freq="1D",
+        **prices,
+    )
+    trades = compare_columns(ours, pf, data.index)
+    assert len(trades) > 10 * STOP_COLUMNS
+    # Every kind of exit is exercised.
+    reasons = set(ours["trades"]["exit_reason"])
+    assert {"stop_loss", "take_profit", "trail"} <= reasons, reasons

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use crate::data::parse_time;
-use crate::engine::{EngineConfig, Fill, SizeOf};
+use crate::engine::{Conventions, EngineConfig, Fill, SizeOf};
 use crate::error::{Error, Result};
 use crate::evaluate::{PortfolioSpec, ScoringSpec, Shares};
 use crate::grid::ParamSpace;
@@ -280,6 +280,85 @@ struct RawBacktest {
     initial_cash: Option<f64>,
     max_leverage: Option<f64>,
     annualization: Option<toml::Value>,
+    conventions: Option<RawConventions>,
+    stop_check: Option<RawStopCheck>,
+    exit_before_stop: Option<bool>,
+    stop_bar_orders: Option<RawStopBarOrders>,
+    stop_priority: Option<RawStopPriority>,
+    stop_price_from: Option<RawStopPriceFrom>,
+    stop_slippage: Option<bool>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+enum RawConventions {
+    #[serde(rename = "sieve")]
+    Sieve,
+    #[serde(rename = "vectorbt")]
+    Vectorbt,
+    #[serde(rename = "backtesting.py")]
+    BacktestingPy,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum RawStopCheck {
+    FillBar,
+    NextBar,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum RawStopBarOrders {
+    Keep,
+    Drop,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum RawStopPriority {
+    Open,
+    Stop,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum RawStopPriceFrom {
+    Fill,
+    Close,
+}
+
+/// `[backtest]`'s conventions: the preset, then each switch given.
+fn conventions(b: &RawBacktest, fill: Fill) -> Result<Conventions> {
+    let mut c = match b.conventions {
+        None | Some(RawConventions::Sieve) => Conventions::SIEVE,
+        Some(RawConventions::Vectorbt) => Conventions::VECTORBT,
+        Some(RawConventions::BacktestingPy) => Conventions::BACKTESTING_PY,
+    };
+    if let Some(v) = b.stop_check {
+        c.stop_from_next_bar = matches!(v, RawStopCheck::NextBar);
+    }
+    if let Some(v) = b.exit_before_stop {
+        c.exit_before_stop = v;
+    }
+    if let Some(v) = b.stop_bar_orders {
+        c.drop_orders_on_stop_bar = matches!(v, RawStopBarOrders::Drop);
+    }
+    if let Some(v) = b.stop_priority {
+        c.stop_always_first = matches!(v, RawStopPriority::Stop);
+    }
+    if let Some(v) = b.stop_price_from {
+        c.stop_from_close = matches!(v, RawStopPriceFrom::Close);
+    }
+    if let Some(v) = b.stop_slippage {
+        c.stop_slippage = v;
+    }
+    if fill == Fill::NextOpen && c.stop_from_close && !c.stop_from_next_bar {
+        return Err(Error::config(
+            "backtest.stop_price_from",
+            "\"close\" measures a trade's stop from its fill bar's close, which a stop checked on that bar (stop_check = \"fill_bar\", with fill = \"next_open\") cannot know yet; set stop_check = \"next_bar\" or stop_price_from = \"fill\"",
+        ));
+    }
+    Ok(c)
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -457,6 +536,10 @@ impl Config {
             None => strategy_section(&raw.strategy, strategy_table, functions, b.max_leverage)?,
         };
         let timezone = timezone(&raw.data)?;
+        let fill = match b.fill {
+            Some(RawFill::Close) => Fill::Close,
+            _ => Fill::NextOpen,
+        };
         // A portfolio sizes its entries itself: `strategy.size` does not
         // apply.
         // (An entry order fills inside a bar, which a portfolio's signals
@@ -467,6 +550,13 @@ impl Config {
             .find(|k| strategy_table.is_some_and(|t| t.contains_key(**k)))
             .map(|k| format!("strategy.{k}"));
         let portfolio = portfolio_section(raw.portfolio.as_ref(), &b, &s, managed.as_deref())?;
+        let conventions = conventions(&b, fill)?;
+        if portfolio.is_some() && conventions != Conventions::SIEVE {
+            return Err(Error::config(
+                "backtest.conventions",
+                "a portfolio's stops follow sieve's own conventions; the peers' presets and switches apply to a single instrument",
+            ));
+        }
         Ok(Config {
             file: None,
             source: table,
@@ -489,10 +579,8 @@ impl Config {
             weights,
             scoring: ScoringSpec {
                 engine: EngineConfig {
-                    fill: match b.fill {
-                        Some(RawFill::Close) => Fill::Close,
-                        _ => Fill::NextOpen,
-                    },
+                    fill,
+                    conventions,
                     fee: costs.fee,
                     slippage: costs.slippage,
                     lot_size: costs.lot_size,

@@ -127,7 +127,9 @@ pub fn enter(costs: &Costs, side: i8, p: f64, t: usize, size: f64, base: f64) ->
 /// Where a bar of open `o`, high `h` and low `l` ends a `side` holding
 /// with these levels (NaN: none): the price and why. A gap through a level
 /// fills at the open; inside the bar the stop is taken first (which of the
-/// two a bar touched first is not known).
+/// two a bar touched first is not known). With `stop_first`, the stop is
+/// taken whenever the bar reaches it, even where the open gapped through
+/// the target (the peers' rule).
 #[inline(always)]
 pub fn stop_or_target(
     side: i8,
@@ -136,31 +138,28 @@ pub fn stop_or_target(
     l: f64,
     stop: f64,
     target: f64,
+    stop_first: bool,
 ) -> Option<(f64, ExitReason)> {
-    // Long: the stop below, the target above; a short mirrored.
-    if side > 0 {
-        if o <= stop {
-            Some((o, ExitReason::StopLoss))
-        } else if o >= target {
-            Some((o, ExitReason::TakeProfit))
-        } else if l <= stop {
-            Some((stop, ExitReason::StopLoss))
-        } else if h >= target {
-            Some((target, ExitReason::TakeProfit))
-        } else {
-            None
-        }
-    } else if o >= stop {
+    // A long's mirror image: a short's stop above, its target below.
+    let (o, h, l, stop, target) = match side > 0 {
+        true => (o, h, l, stop, target),
+        false => (-o, -l, -h, -stop, -target),
+    };
+    let sign = if side > 0 { 1.0 } else { -1.0 };
+    let hit = if o <= stop {
         Some((o, ExitReason::StopLoss))
-    } else if o <= target {
-        Some((o, ExitReason::TakeProfit))
-    } else if h >= stop {
+    } else if stop_first && l <= stop {
         Some((stop, ExitReason::StopLoss))
-    } else if l <= target {
+    } else if o >= target {
+        Some((o, ExitReason::TakeProfit))
+    } else if l <= stop {
+        Some((stop, ExitReason::StopLoss))
+    } else if h >= target {
         Some((target, ExitReason::TakeProfit))
     } else {
         None
-    }
+    };
+    hit.map(|(p, reason)| (sign * p, reason))
 }
 
 /// A single instrument's account while simulating: cash and one holding.
@@ -266,6 +265,26 @@ impl<'a> Account<'a> {
             sink.trade(trade);
         }
         self.held = Holding::FLAT;
+    }
+
+    /// Closes the position (if any) at raw price `p` on bar `t`, with
+    /// slippage or without (a stop order filled at its level).
+    #[inline(always)]
+    pub(crate) fn exit_with<S: Sink + ?Sized>(
+        &mut self,
+        p: f64,
+        t: usize,
+        reason: ExitReason,
+        slippage: bool,
+        sink: &mut S,
+    ) {
+        if slippage {
+            return self.exit(p, t, reason, sink);
+        }
+        let costs = self.costs;
+        self.costs.slippage = 0.0;
+        self.exit(p, t, reason, sink);
+        self.costs = costs;
     }
 
     /// Opens `target` (when not 0) at raw price `p` on bar `t` from a flat
@@ -376,34 +395,48 @@ mod tests {
         use ExitReason::{StopLoss, TakeProfit};
         // Long, stop 95, target 110.
         assert_eq!(
-            stop_or_target(1, 94.0, 99.0, 90.0, 95.0, 110.0),
+            stop_or_target(1, 94.0, 99.0, 90.0, 95.0, 110.0, false),
             Some((94.0, StopLoss))
         );
         assert_eq!(
-            stop_or_target(1, 111.0, 115.0, 108.0, 95.0, 110.0),
+            stop_or_target(1, 111.0, 115.0, 108.0, 95.0, 110.0, false),
             Some((111.0, TakeProfit))
         );
         assert_eq!(
-            stop_or_target(1, 100.0, 112.0, 94.0, 95.0, 110.0),
+            stop_or_target(1, 100.0, 112.0, 94.0, 95.0, 110.0, false),
             Some((95.0, StopLoss))
         );
         assert_eq!(
-            stop_or_target(1, 100.0, 112.0, 96.0, 95.0, 110.0),
+            stop_or_target(1, 100.0, 112.0, 96.0, 95.0, 110.0, false),
             Some((110.0, TakeProfit))
         );
-        assert_eq!(stop_or_target(1, 100.0, 105.0, 96.0, 95.0, 110.0), None);
+        assert_eq!(stop_or_target(1, 100.0, 105.0, 96.0, 95.0, 110.0, false), None);
         // Short, stop 105, target 90; NaN levels never touch.
         assert_eq!(
-            stop_or_target(-1, 100.0, 106.0, 89.0, 105.0, 90.0),
+            stop_or_target(-1, 100.0, 106.0, 89.0, 105.0, 90.0, false),
             Some((105.0, StopLoss))
         );
         assert_eq!(
-            stop_or_target(-1, 88.0, 95.0, 85.0, 105.0, 90.0),
+            stop_or_target(-1, 88.0, 95.0, 85.0, 105.0, 90.0, false),
             Some((88.0, TakeProfit))
         );
         assert_eq!(
-            stop_or_target(1, 100.0, 200.0, 1.0, f64::NAN, f64::NAN),
+            stop_or_target(1, 100.0, 200.0, 1.0, f64::NAN, f64::NAN, false),
             None
         );
+    }
+
+    /// The peers' rule: the open gaps through the target (111 over 110)
+    /// and the bar falls to the stop (95): the stop at its level, not the
+    /// target at the open. A gap through the stop is still the open.
+    #[test]
+    fn the_stop_first_whenever_the_bar_reaches_it() {
+        use ExitReason::{StopLoss, TakeProfit};
+        let first = |side, o, h, l, stop, target| stop_or_target(side, o, h, l, stop, target, true);
+        assert_eq!(first(1, 111.0, 115.0, 94.0, 95.0, 110.0), Some((95.0, StopLoss)));
+        assert_eq!(first(1, 111.0, 115.0, 96.0, 95.0, 110.0), Some((111.0, TakeProfit)));
+        assert_eq!(first(1, 94.0, 115.0, 90.0, 95.0, 110.0), Some((94.0, StopLoss)));
+        assert_eq!(first(-1, 89.0, 106.0, 85.0, 105.0, 90.0), Some((105.0, StopLoss)));
+        assert_eq!(first(-1, 89.0, 104.0, 85.0, 105.0, 90.0), Some((89.0, TakeProfit)));
     }
 }

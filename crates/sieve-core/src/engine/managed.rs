@@ -14,7 +14,7 @@
 //!    else the strategy decides (and `max_bars` ends a trade held that
 //!    long), filled now (`fill = "close"`) or at the next open.
 
-use super::{stop_or_target, Account, EngineConfig, ExitReason, Fill, Sink};
+use super::{stop_or_target, Account, Conventions, EngineConfig, ExitReason, Fill, Sink};
 use crate::data::Bars;
 
 /// A stop's or target's distance from the entry price, fixed for the
@@ -59,6 +59,9 @@ impl Distance {
 pub struct TradePlan {
     pub stop: Distance,
     pub target: Distance,
+    /// A trailing stop this far from the best price since entry (high for
+    /// a long), moved inside each bar after the bar's stop check.
+    pub trail: Distance,
     /// Leave on the close where the bars held reach this (NaN: never).
     pub max_bars: f64,
     /// Fraction of equity committed (NaN: 1).
@@ -80,6 +83,7 @@ impl Default for TradePlan {
         TradePlan {
             stop: Distance::Off,
             target: Distance::Off,
+            trail: Distance::Off,
             max_bars: f64::NAN,
             size: f64::NAN,
             stop_level: f64::NAN,
@@ -132,6 +136,7 @@ impl TradeState {
 pub struct Managed<'a> {
     acct: Account<'a>,
     fill: Fill,
+    conv: Conventions,
     max_leverage: f64,
     open: &'a [f64],
     high: &'a [f64],
@@ -155,9 +160,14 @@ pub struct Managed<'a> {
     /// Whether the stop moves on closes (`stop_level`): then every close
     /// of a trade is the engine's business.
     moving: bool,
-    /// Whether the open trade's stop is its moving stop's level (tighter
-    /// than its fixed stop): its exit is `stop_level`.
-    moved: bool,
+    /// Which of the open trade's stops is the tightest (its stop's exit
+    /// reason): the fixed stop, the moving stop or the trailing stop.
+    stop_by: ExitReason,
+    /// The trailing stop's distance and the best price since entry.
+    trail: Distance,
+    peak: f64,
+    /// The last bar a stop or target filled on.
+    stopped_at: Option<usize>,
     /// Whether entries are orders at a level (`entry_stop`,
     /// `entry_limit`) rather than at the next open.
     orders: bool,
@@ -217,6 +227,7 @@ impl<'a> Managed<'a> {
         Managed {
             acct: Account::new(cfg),
             fill: cfg.fill,
+            conv: cfg.conventions,
             max_leverage: cfg.max_leverage,
             open,
             high,
@@ -232,7 +243,10 @@ impl<'a> Managed<'a> {
             liquidates,
             liquidated: false,
             moving: false,
-            moved: false,
+            stop_by: ExitReason::StopLoss,
+            trail: Distance::Off,
+            peak: f64::NAN,
+            stopped_at: None,
             orders: false,
             pending: None,
             entered_by: None,
@@ -298,11 +312,28 @@ impl<'a> Managed<'a> {
         if self.liquidated {
             return None;
         }
-        if self.fill == Fill::NextOpen && t > 0 && self.intended != self.acct.position() {
-            self.move_to(self.intended, self.open[t], t, sink);
-        }
         let (o, h, l) = (self.open[t], self.high[t], self.low[t]);
         let mut changed = None;
+        if self.fill == Fill::NextOpen && t > 0 && self.intended != self.acct.position() {
+            // The peers check the trade's stop and target before the order
+            // the last close decided (an exit, a reversal) fills at the open.
+            if !self.conv.exit_before_stop && self.acct.position() != 0 && self.exposed(t) {
+                if let Some(hit) = self.levels_hit(o, h, l) {
+                    let order = self.intended;
+                    self.stop_out(hit, t, sink);
+                    changed = Some(0);
+                    if !self.conv.drop_orders_on_stop_bar {
+                        // The rest of the order (a reversal's entry) fills
+                        // at the open still.
+                        self.intended = order;
+                        changed = Some(order);
+                    }
+                }
+            }
+            if self.intended != self.acct.position() {
+                self.move_to(self.intended, o, t, sink);
+            }
+        }
         if let Some(order) = self.pending {
             if t > order.until {
                 self.pending = None;
@@ -313,7 +344,7 @@ impl<'a> Managed<'a> {
                     self.move_to(order.side, price, t, sink);
                     if self.acct.position() == 0 {
                         // No units (no cash): nothing to manage.
-                        return None;
+                        return changed;
                     }
                     self.intended = order.side;
                     self.entered_by = Some(order.kind);
@@ -322,20 +353,18 @@ impl<'a> Managed<'a> {
             }
         }
         let side = self.acct.position();
-        let exposed = match (self.fill, self.entered_by) {
-            // An order filled inside this bar: its stop and target from the
-            // next bar, but a stop entry's target touched while its stop
-            // is not fills here (backtesting.py's rule).
-            (_, Some(_)) if self.fill_bar == t => false,
-            (Fill::NextOpen, _) => self.fill_bar <= t,
-            (Fill::Close, _) => self.fill_bar < t,
-        };
         if side == 0 {
             return changed;
         }
+        let exposed = self.exposed(t);
         let hit = if exposed {
-            stop_or_target(side, o, h, l, self.stop, self.target)
-        } else if self.fill_bar == t && self.entered_by == Some(OrderKind::Stop) {
+            self.levels_hit(o, h, l)
+        } else if self.fill_bar == t
+            && self.entered_by == Some(OrderKind::Stop)
+            && !self.conv.stop_from_close
+        {
+            // A stop entry's target touched while its stop is not fills on
+            // the fill bar (backtesting.py's rule).
             let target_only = match side > 0 {
                 // (No stop, NaN, is never touched.)
                 true => h >= self.target && (self.stop.is_nan() || l > self.stop),
@@ -346,17 +375,58 @@ impl<'a> Managed<'a> {
             None
         };
         match hit {
-            Some((price, reason)) => {
-                let reason = match (reason, self.moved) {
-                    (ExitReason::StopLoss, true) => ExitReason::StopLevel,
-                    _ => reason,
-                };
-                self.acct.exit(price, t, reason, sink);
-                self.intended = 0;
+            Some(hit) => {
+                self.stop_out(hit, t, sink);
                 Some(0)
             }
-            None => changed,
+            None => {
+                if exposed && self.trail != Distance::Off {
+                    // The stop was checked first; then the peak moves.
+                    let sign = f64::from(side);
+                    self.peak = match side > 0 {
+                        true => self.peak.max(h),
+                        false => self.peak.min(l),
+                    };
+                    self.tighten(side, self.trail.level(self.peak, -sign), ExitReason::Trail);
+                }
+                changed
+            }
         }
+    }
+
+    /// Whether the open trade's stop and target are live on bar `t`: from
+    /// the fill bar's open on with a next-open fill (or from the next bar,
+    /// as the conventions say), from the next bar after a fill at the
+    /// close or inside a bar (an entry order).
+    #[inline]
+    fn exposed(&self, t: usize) -> bool {
+        match (self.fill, self.entered_by) {
+            (_, Some(_)) if self.fill_bar == t => false,
+            (Fill::NextOpen, _) if !self.conv.stop_from_next_bar => self.fill_bar <= t,
+            _ => self.fill_bar < t,
+        }
+    }
+
+    /// The held trade's stop or target that bar (o, h, l) reaches: the
+    /// price and why.
+    #[inline]
+    fn levels_hit(&self, o: f64, h: f64, l: f64) -> Option<(f64, ExitReason)> {
+        let side = self.acct.position();
+        stop_or_target(side, o, h, l, self.stop, self.target, self.conv.stop_always_first).map(
+            |(price, reason)| match reason {
+                ExitReason::StopLoss => (price, self.stop_by),
+                _ => (price, reason),
+            },
+        )
+    }
+
+    /// Ends the held trade at a stop or target on bar `t`.
+    #[inline]
+    fn stop_out<S: Sink + ?Sized>(&mut self, (price, reason): (f64, ExitReason), t: usize, sink: &mut S) {
+        self.acct
+            .exit_with(price, t, reason, self.conv.stop_slippage, sink);
+        self.intended = 0;
+        self.stopped_at = Some(t);
     }
 
     /// Step 3 of bar `t`: the strategy's decision on this close (the
@@ -388,6 +458,13 @@ impl<'a> Managed<'a> {
             self.intended = 0;
             sink.bar(t, self.acct.cash, 0);
             return 0;
+        }
+        if self.fill == Fill::Close
+            && self.conv.drop_orders_on_stop_bar
+            && self.stopped_at == Some(t)
+        {
+            // A stop filled on this bar: its close decides nothing.
+            intended = side;
         }
         if side != 0 && intended == side && self.bars_held(t) >= self.max_bars {
             intended = 0;
@@ -430,7 +507,7 @@ impl<'a> Managed<'a> {
         }
         let held = self.acct.position();
         if self.moving && held != 0 && intended == held {
-            self.tighten(held, plan.stop_level);
+            self.tighten(held, plan.stop_level, ExitReason::StopLevel);
         }
         sink.bar(
             t,
@@ -463,8 +540,9 @@ impl<'a> Managed<'a> {
         if self.intended != side {
             return from;
         }
-        if (self.moving && side != 0) || self.pending.is_some() {
-            // Every close may move the stop; every bar may fill the order.
+        if (side != 0 && (self.moving || self.trail != Distance::Off)) || self.pending.is_some() {
+            // Every close may move the stop, every bar the trailing stop;
+            // every bar may fill the order.
             return from;
         }
         if side == 0 {
@@ -530,10 +608,11 @@ impl<'a> Managed<'a> {
     }
 
     /// Moves the stop of a position of side `side` to `level` where that
-    /// is in the trade's favour (up for a long, down for a short); an
-    /// undefined level or one ≤ 0 moves nothing.
+    /// is in the trade's favour (up for a long, down for a short), `by`
+    /// then being its exit reason; an undefined level or one ≤ 0 moves
+    /// nothing.
     #[inline]
-    fn tighten(&mut self, side: i8, level: f64) {
+    fn tighten(&mut self, side: i8, level: f64, by: ExitReason) {
         if !(level.is_finite() && level > 0.0) {
             return;
         }
@@ -545,7 +624,7 @@ impl<'a> Managed<'a> {
             };
         if tighter && level != self.stop {
             self.stop = level;
-            self.moved = true;
+            self.stop_by = by;
         }
     }
 
@@ -565,10 +644,18 @@ impl<'a> Managed<'a> {
             1.0
         };
         if self.acct.enter(target, p, t, size) {
-            let entry = self.acct.entry_price();
+            // What the levels are measured from: the fill price (with
+            // slippage), or the fill bar's close.
+            let entry = match self.conv.stop_from_close {
+                true => self.close[t],
+                false => self.acct.entry_price(),
+            };
             let sign = f64::from(target);
             self.stop = plan.stop.level(entry, -sign);
-            self.moved = false;
+            self.stop_by = ExitReason::StopLoss;
+            self.trail = plan.trail;
+            self.peak = entry;
+            self.tighten(target, plan.trail.level(entry, -sign), ExitReason::Trail);
             self.entered_by = None;
             self.target = plan.target.level(entry, sign);
             self.max_bars = if plan.max_bars > 0.0 {

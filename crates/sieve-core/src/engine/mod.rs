@@ -31,7 +31,7 @@ pub use portfolio::{
     run_portfolio, signals_of_flags, simulate_portfolio, Ledger, Leg, OnSteps, Order,
     PortfolioRules, PortfolioRun, PortfolioScratch, Schedule, Signal, SizeOf, Want,
 };
-pub use settings::{EngineConfig, Fill};
+pub use settings::{Conventions, EngineConfig, Fill};
 pub use simulate::{backtest, simulate, Backtest};
 pub use sink::{Sink, Tee};
 pub(crate) use targets::{next_change, Targets};

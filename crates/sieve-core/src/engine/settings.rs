@@ -24,6 +24,76 @@ pub struct EngineConfig {
     /// The largest `strategy.size` a trade may take (a larger one is
     /// capped here).
     pub max_leverage: f64,
+    /// How stops and targets meet the strategy's orders.
+    pub conventions: Conventions,
+}
+
+/// How stops and targets meet the strategy's orders, switch by switch:
+/// sieve's own rules by default, or a peer's ([`Conventions::VECTORBT`],
+/// [`Conventions::BACKTESTING_PY`]) so that ported research reproduces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Conventions {
+    /// With `fill = "next_open"`: a trade's stop and target are first
+    /// checked on the bar after its fill bar (vectorbt), not on the fill
+    /// bar itself from its open on.
+    pub stop_from_next_bar: bool,
+    /// With `fill = "next_open"`: the order the previous close decided
+    /// (an exit, a reversal) fills at the open before the bar's stop and
+    /// target are checked. Off: the stop and target are checked first
+    /// (from the open on), as both peers do.
+    pub exit_before_stop: bool,
+    /// On a bar where a stop or target filled, the order the bar would
+    /// also fill is dropped: with `fill = "close"` that close's decision,
+    /// with `fill = "next_open"` and `exit_before_stop` off the rest of the
+    /// previous close's order (a reversal's entry). vectorbt reads no
+    /// signal on a stop bar.
+    pub drop_orders_on_stop_bar: bool,
+    /// The stop is taken whenever the bar reaches it, even where the open
+    /// gapped through the target (both peers). Off: a level the open gapped
+    /// through fills at the open first.
+    pub stop_always_first: bool,
+    /// Stops, targets and a trailing stop's peak are measured from the
+    /// fill bar's close (vectorbt's `stop_entry_price = "close"`), not
+    /// from the fill price.
+    pub stop_from_close: bool,
+    /// Slippage applies to stop and target fills (off: vectorbt's
+    /// `stop_exit_price = "stoplimit"`, filled at the level itself).
+    pub stop_slippage: bool,
+}
+
+impl Conventions {
+    pub const SIEVE: Conventions = Conventions {
+        stop_from_next_bar: false,
+        exit_before_stop: true,
+        drop_orders_on_stop_bar: false,
+        stop_always_first: false,
+        stop_from_close: false,
+        stop_slippage: true,
+    };
+    /// vectorbt 1.2.0's `from_signals` defaults.
+    pub const VECTORBT: Conventions = Conventions {
+        stop_from_next_bar: true,
+        exit_before_stop: false,
+        drop_orders_on_stop_bar: true,
+        stop_always_first: true,
+        stop_from_close: true,
+        stop_slippage: false,
+    };
+    /// backtesting.py 0.6.6 (`trade_on_close = False`).
+    pub const BACKTESTING_PY: Conventions = Conventions {
+        stop_from_next_bar: false,
+        exit_before_stop: false,
+        drop_orders_on_stop_bar: false,
+        stop_always_first: true,
+        stop_from_close: false,
+        stop_slippage: true,
+    };
+}
+
+impl Default for Conventions {
+    fn default() -> Self {
+        Conventions::SIEVE
+    }
 }
 
 impl Default for EngineConfig {
@@ -35,6 +105,7 @@ impl Default for EngineConfig {
             lot_size: 0.0,
             initial_cash: 10_000.0,
             max_leverage: 1.0,
+            conventions: Conventions::SIEVE,
         }
     }
 }

@@ -39,12 +39,15 @@ pub enum ExitReason {
     /// The moving stop (`stop_level`) was touched, where it was tighter
     /// than the fixed stop.
     StopLevel,
+    /// The trailing stop (`trail_loss` / `trail_distance`, from the best
+    /// price since entry) was touched, where it was the tightest.
+    Trail,
 }
 
 impl ExitReason {
     /// Every reason, in the order of their discriminants (`reason as u8`
     /// indexes it).
-    pub const ALL: [ExitReason; 9] = [
+    pub const ALL: [ExitReason; 10] = [
         ExitReason::Rule,
         ExitReason::Reversal,
         ExitReason::TrailingStop,
@@ -54,6 +57,7 @@ impl ExitReason {
         ExitReason::Liquidated,
         ExitReason::End,
         ExitReason::StopLevel,
+        ExitReason::Trail,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -64,6 +68,7 @@ impl ExitReason {
             ExitReason::MaxBars => "max_bars",
             ExitReason::StopLoss => "stop_loss",
             ExitReason::StopLevel => "stop_level",
+            ExitReason::Trail => "trail",
             ExitReason::TakeProfit => "take_profit",
             ExitReason::Liquidated => "liquidated",
             ExitReason::End => "end",

@@ -27,6 +27,7 @@ pub(super) fn decide<S: Sink + ?Sized>(
     let plan = TradePlan {
         stop: distance(keys.stop),
         target: distance(keys.target),
+        trail: distance(keys.trail),
         max_bars: read(keys.max_bars),
         size: read(keys.size),
         stop_level: read(keys.stop_level),

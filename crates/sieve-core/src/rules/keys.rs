@@ -33,6 +33,8 @@ pub enum Kind {
 pub enum Role {
     Stop,
     Target,
+    /// A stop that trails the best price since entry, inside each bar.
+    Trail,
     MaxBars,
     Size,
     /// A stop that moves: its level on each close, in the trade's favour
@@ -77,6 +79,16 @@ pub const KEYS: &[KeySpec] = &[
         name: "target_distance",
         kind: Kind::PriceDistance,
         role: Role::Target,
+    },
+    KeySpec {
+        name: "trail_loss",
+        kind: Kind::FractionOfPrice,
+        role: Role::Trail,
+    },
+    KeySpec {
+        name: "trail_distance",
+        kind: Kind::PriceDistance,
+        role: Role::Trail,
     },
     KeySpec {
         name: "max_bars",
@@ -138,7 +150,7 @@ impl KeySpec {
             Kind::FractionOfPrice if v <= 0.0 => Err(format!(
                 "must be above 0 ({fraction}), got {v}; leave the key out for none"
             )),
-            Kind::FractionOfPrice if self.role == Role::Stop && v >= 1.0 => Err(format!(
+            Kind::FractionOfPrice if self.role != Role::Target && v >= 1.0 => Err(format!(
                 "must be below 1 ({fraction}), got {v}: a long's stop would be at a price of 0 or below and never hit"
             )),
             Kind::PriceDistance if v <= 0.0 => Err(format!(
@@ -215,6 +227,7 @@ pub struct ManagedKeys<K> {
     /// With whether the distance is a fraction of the entry price.
     pub stop: Option<(K, bool)>,
     pub target: Option<(K, bool)>,
+    pub trail: Option<(K, bool)>,
     pub max_bars: Option<K>,
     pub size: Option<K>,
     pub stop_level: Option<K>,
@@ -234,6 +247,7 @@ impl<K> Default for ManagedKeys<K> {
         ManagedKeys {
             stop: None,
             target: None,
+            trail: None,
             max_bars: None,
             size: None,
             stop_level: None,
@@ -252,10 +266,11 @@ impl<K> ManagedKeys<K> {
         let taken =
             |slot: &Option<(K, bool)>| slot.as_ref().map(|(_, f)| KeySpec::of(key.role, *f).name);
         match key.role {
-            Role::Stop | Role::Target => {
+            Role::Stop | Role::Target | Role::Trail => {
                 let slot = match key.role {
                     Role::Stop => &mut self.stop,
-                    _ => &mut self.target,
+                    Role::Target => &mut self.target,
+                    _ => &mut self.trail,
                 };
                 if let Some(other) = taken(slot) {
                     return Err(other);
@@ -303,6 +318,7 @@ impl<K> ManagedKeys<K> {
         distance(Role::Stop, &self.stop)
             .into_iter()
             .chain(distance(Role::Target, &self.target))
+            .chain(distance(Role::Trail, &self.trail))
             .chain(plain(Role::MaxBars, &self.max_bars))
             .chain(plain(Role::Size, &self.size))
             .chain(plain(Role::StopLevel, &self.stop_level))
@@ -325,6 +341,7 @@ impl<K> ManagedKeys<K> {
         ManagedKeys {
             stop: self.stop.as_ref().map(|(k, fraction)| (k, *fraction)),
             target: self.target.as_ref().map(|(k, fraction)| (k, *fraction)),
+            trail: self.trail.as_ref().map(|(k, fraction)| (k, *fraction)),
             max_bars: self.max_bars.as_ref(),
             size: self.size.as_ref(),
             stop_level: self.stop_level.as_ref(),
@@ -349,6 +366,7 @@ impl<K: Copy> ManagedKeys<K> {
         Some(ManagedKeys {
             stop: distance(self.stop)?,
             target: distance(self.target)?,
+            trail: distance(self.trail)?,
             max_bars: plain(self.max_bars)?,
             size: plain(self.size)?,
             stop_level: plain(self.stop_level)?,
@@ -370,6 +388,7 @@ impl<K: Copy> ManagedKeys<K> {
             .map(|s| s.0)
             .into_iter()
             .chain(m.target.map(|t| t.0))
+            .chain(m.trail.map(|t| t.0))
             .chain(m.max_bars)
             .chain(m.size)
             .chain(m.stop_level)
@@ -410,6 +429,7 @@ mod tests {
             [
                 "stop_loss",
                 "take_profit",
+                "trail_loss",
                 "max_bars",
                 "size",
                 "stop_level",

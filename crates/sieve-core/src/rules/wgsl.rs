@@ -96,6 +96,11 @@ impl RuleStrategy {
         if r.managed.stop_level.is_some() {
             return Err("`stop_level` (a stop that moves on every close)".to_string());
         }
+        if r.managed.trail.is_some() {
+            return Err(
+                "`trail_loss` / `trail_distance` (a stop that trails inside each bar)".to_string(),
+            );
+        }
         if r.managed.entry_stop.is_some() || r.managed.entry_limit.is_some() {
             return Err(
                 "`entry_stop` / `entry_limit` (entry orders filled inside a bar)".to_string(),

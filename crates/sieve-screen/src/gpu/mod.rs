@@ -17,7 +17,10 @@ use sieve_core::grid::GridIndex;
 use sieve_core::indicators::{Indicator, IndicatorSet};
 use sieve_core::metrics::Objective;
 use sieve_core::strategy::{Direction, GeneratedKernel, GpuKernel};
-use sieve_core::{engine::Fill, Error, Result};
+use sieve_core::{
+    engine::{Conventions, Fill},
+    Error, Result,
+};
 use wgpu::util::DeviceExt;
 
 use std::ops::ControlFlow;
@@ -338,6 +341,12 @@ impl ScreenBackend for GpuBackend {
                 "the GPU kernels screen one instrument at a time; screening {} instruments on the CPU",
                 job.market.instruments.len()
             ));
+        }
+        if job.market.primary().scoring.engine.conventions != Conventions::SIEVE {
+            return Some(
+                "the GPU kernels follow sieve's own stop conventions (backtest.conventions); screening on the CPU"
+                    .to_string(),
+            );
         }
         match job.strategy.gpu_kernel() {
             GpuKernel::Cross | GpuKernel::Activation | GpuKernel::Generated(_) => None,
