@@ -150,6 +150,10 @@ struct RawStrategy {
     _take_profit: Option<toml::Value>,
     #[serde(rename = "target_distance")]
     _target_distance: Option<toml::Value>,
+    #[serde(rename = "trail_loss")]
+    _trail_loss: Option<toml::Value>,
+    #[serde(rename = "trail_distance")]
+    _trail_distance: Option<toml::Value>,
     #[serde(rename = "max_bars")]
     _max_bars: Option<toml::Value>,
     #[serde(rename = "size")]

@@ -410,7 +410,10 @@ mod tests {
             stop_or_target(1, 100.0, 112.0, 96.0, 95.0, 110.0, false),
             Some((110.0, TakeProfit))
         );
-        assert_eq!(stop_or_target(1, 100.0, 105.0, 96.0, 95.0, 110.0, false), None);
+        assert_eq!(
+            stop_or_target(1, 100.0, 105.0, 96.0, 95.0, 110.0, false),
+            None
+        );
         // Short, stop 105, target 90; NaN levels never touch.
         assert_eq!(
             stop_or_target(-1, 100.0, 106.0, 89.0, 105.0, 90.0, false),
@@ -433,10 +436,25 @@ mod tests {
     fn the_stop_first_whenever_the_bar_reaches_it() {
         use ExitReason::{StopLoss, TakeProfit};
         let first = |side, o, h, l, stop, target| stop_or_target(side, o, h, l, stop, target, true);
-        assert_eq!(first(1, 111.0, 115.0, 94.0, 95.0, 110.0), Some((95.0, StopLoss)));
-        assert_eq!(first(1, 111.0, 115.0, 96.0, 95.0, 110.0), Some((111.0, TakeProfit)));
-        assert_eq!(first(1, 94.0, 115.0, 90.0, 95.0, 110.0), Some((94.0, StopLoss)));
-        assert_eq!(first(-1, 89.0, 106.0, 85.0, 105.0, 90.0), Some((105.0, StopLoss)));
-        assert_eq!(first(-1, 89.0, 104.0, 85.0, 105.0, 90.0), Some((89.0, TakeProfit)));
+        assert_eq!(
+            first(1, 111.0, 115.0, 94.0, 95.0, 110.0),
+            Some((95.0, StopLoss))
+        );
+        assert_eq!(
+            first(1, 111.0, 115.0, 96.0, 95.0, 110.0),
+            Some((111.0, TakeProfit))
+        );
+        assert_eq!(
+            first(1, 94.0, 115.0, 90.0, 95.0, 110.0),
+            Some((94.0, StopLoss))
+        );
+        assert_eq!(
+            first(-1, 89.0, 106.0, 85.0, 105.0, 90.0),
+            Some((105.0, StopLoss))
+        );
+        assert_eq!(
+            first(-1, 89.0, 104.0, 85.0, 105.0, 90.0),
+            Some((89.0, TakeProfit))
+        );
     }
 }

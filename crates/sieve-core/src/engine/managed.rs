@@ -412,17 +412,29 @@ impl<'a> Managed<'a> {
     #[inline]
     fn levels_hit(&self, o: f64, h: f64, l: f64) -> Option<(f64, ExitReason)> {
         let side = self.acct.position();
-        stop_or_target(side, o, h, l, self.stop, self.target, self.conv.stop_always_first).map(
-            |(price, reason)| match reason {
-                ExitReason::StopLoss => (price, self.stop_by),
-                _ => (price, reason),
-            },
+        stop_or_target(
+            side,
+            o,
+            h,
+            l,
+            self.stop,
+            self.target,
+            self.conv.stop_always_first,
         )
+        .map(|(price, reason)| match reason {
+            ExitReason::StopLoss => (price, self.stop_by),
+            _ => (price, reason),
+        })
     }
 
     /// Ends the held trade at a stop or target on bar `t`.
     #[inline]
-    fn stop_out<S: Sink + ?Sized>(&mut self, (price, reason): (f64, ExitReason), t: usize, sink: &mut S) {
+    fn stop_out<S: Sink + ?Sized>(
+        &mut self,
+        (price, reason): (f64, ExitReason),
+        t: usize,
+        sink: &mut S,
+    ) {
         self.acct
             .exit_with(price, t, reason, self.conv.stop_slippage, sink);
         self.intended = 0;

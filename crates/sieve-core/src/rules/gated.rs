@@ -656,7 +656,7 @@ mod tests {
     /// Managed rules with gates give the same record from the gates' bars
     /// as bar by bar (every bar's equity and position, every trade), in
     /// every combination, direction and fill mode.
-    fn same_record(source: RuleSource, c: &[f64]) -> bool {
+    fn same_record(source: RuleSource, c: &[f64], conventions: crate::engine::Conventions) -> bool {
         use crate::engine::{Backtest, EngineConfig, Fill};
         let (rules, bars, set, combos) = compiled(source, c, 5);
         let record = |n: usize| Backtest {
@@ -669,6 +669,7 @@ mod tests {
             let cfg = EngineConfig {
                 fill,
                 fee,
+                conventions,
                 ..EngineConfig::default()
             };
             for direction in [Direction::Long, Direction::LongShort] {
@@ -721,8 +722,12 @@ mod tests {
             size in prop::option::of(0..SIZES.len()),
             order in prop::option::of((0..ORDERS.len(), any::<bool>(), 1..4u8)),
             moving in any::<bool>(),
+            trail in prop::option::of(0..STOPS.len()),
+            preset in 0..3usize,
             real_c in any::<bool>(),
         ) {
+            use crate::engine::Conventions;
+            let conventions = [Conventions::SIEVE, Conventions::VECTORBT, Conventions::BACKTESTING_PY][preset];
             let c: &[f64] = if real_c { &[10.0, 2.5] } else { &[10.0, 20.0] };
             let text = |s: &str| KeyValue::Expr(s.to_string());
             let source = RuleSource {
@@ -735,6 +740,7 @@ mod tests {
                 management: Management {
                     stop: stop.map(|k| (text(STOPS[k].0), STOPS[k].1)),
                     target: target.map(|k| (text(TARGETS[k].0), TARGETS[k].1)),
+                    trail: trail.map(|k| (text(STOPS[k].0), STOPS[k].1)),
                     // At least one key: a managed strategy.
                     max_bars: max_bars.or(Some(0)).map(|k| text(MAX_BARS[k])),
                     size: size.map(|k| text(SIZES[k])),
@@ -752,7 +758,7 @@ mod tests {
                 ],
                 ..RuleSource::default()
             };
-            prop_assert!(same_record(source, c), "the rules had no gates");
+            prop_assert!(same_record(source, c, conventions), "the rules had no gates");
         }
     }
 

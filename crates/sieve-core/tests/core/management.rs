@@ -470,6 +470,8 @@ mod properties {
             score_share in prop_oneof![Just(0.0f64), 0.1f64..0.8],
             screen_full in any::<bool>(),
             objective in prop::sample::select(vec!["sharpe", "sortino", "total_return", "calmar"]),
+            trail in prop_oneof![Just(None), (0.005..0.1).prop_map(Some)],
+            conventions in prop::sample::select(vec!["sieve", "vectorbt", "backtesting.py"]),
         ) {
             let mut text = format!("[strategy]\nname = \"p\"\n{}\n", RULES[rules]);
             if let Some(v) = stop {
@@ -485,6 +487,9 @@ mod properties {
             if let Some(v) = max_bars {
                 text.push_str(&format!("max_bars = {v}\n"));
             }
+            if let Some(v) = trail {
+                text.push_str(&format!("trail_loss = {v}\n"));
+            }
             if let Some(v) = size {
                 text.push_str(&format!("size = {v}\n"));
             }
@@ -493,7 +498,7 @@ mod properties {
                 text.push_str(&format!("sl = {{ values = [{}, {}] }}\n", stop.unwrap(), stop.unwrap() * 2.0));
             }
             text.push_str(&format!(
-                "[backtest]\nfill = \"{}\"\ndirection = \"{}\"\nfee = {fee}\nslippage = {slippage}\nlot_size = {lot}\nmax_leverage = 3\n[score]\nobjective = \"{objective}\"\nmin_trades = 0\nscreen_window = \"{}\"\n",
+                "[backtest]\nconventions = \"{conventions}\"\nfill = \"{}\"\ndirection = \"{}\"\nfee = {fee}\nslippage = {slippage}\nlot_size = {lot}\nmax_leverage = 3\n[score]\nobjective = \"{objective}\"\nmin_trades = 0\nscreen_window = \"{}\"\n",
                 if close_fill { "close" } else { "next_open" },
                 if long_short { "long_short" } else { "long" },
                 if screen_full { "full" } else { "score" },
@@ -956,4 +961,153 @@ fn a_stop_entry_takes_its_target_on_the_fill_bar_only_without_its_stop() {
     ];
     let bt = run(&format!("{ENTER_AT_10}\n{keys}"), "", &rows);
     assert_eq!(trades(&bt), [(1, 11.0, Some(2), 10.45, StopLoss)]);
+}
+
+/// `trail_loss = 0.1` trails the highest price since entry inside each
+/// bar: the stop is checked first, then the peak moves to the bar's high.
+/// Filled at 10 (peak 10, stop 9); bar 1's high 12 moves it to 10.8 after
+/// its low of 9.6 was checked against 9; bar 2's low 10.9 holds; bar 3's
+/// high 13 would give 11.7, but its low 10.5 reaches 10.8 first: out there.
+#[test]
+fn a_trailing_stop_is_checked_before_the_peak_moves() {
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0], // entry decided
+        [10.0, 12.0, 9.6, 11.0],  // filled at 10; low 9.6 > 9; peak 12: stop 10.8
+        [11.0, 11.5, 10.9, 11.2], // 10.9 > 10.8
+        [11.2, 13.0, 10.5, 12.0], // 10.5 <= 10.8: out at 10.8
+        [12.0, 12.0, 12.0, 12.0],
+    ];
+    let bt = run(&format!("{ENTER_AT_10}\ntrail_loss = 0.1"), "", &rows);
+    assert_eq!(trades(&bt), [(1, 10.0, Some(3), 10.8, Trail)]);
+    assert_close!(last(&bt), 1080.0);
+    // With a fixed stop 5 % under the entry (9.5) also set, the tighter
+    // is the trailing one from bar 1: the same exit. A short mirrored:
+    // filled at 10 (stop 11), bar 1's low 8 moves it to 8.8, bar 2's high
+    // 9 takes it out at 8.8.
+    let bt = run(
+        &format!("{ENTER_AT_10}\nstop_loss = 0.05\ntrail_loss = 0.1"),
+        "",
+        &rows,
+    );
+    assert_eq!(trades(&bt), [(1, 10.0, Some(3), 10.8, Trail)]);
+    let short = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 10.5, 8.0, 9.0], // short at 10; high 10.5 < 11; trough 8: 8.8
+        [8.7, 9.0, 8.5, 8.7],   // high 9 >= 8.8: out at 8.8
+    ];
+    let bt = run(
+        "entry = \"false\"\nexit = \"false\"\nshort_entry = \"close == 10\"\nshort_exit = \"false\"\ntrail_loss = 0.1",
+        "direction = \"long_short\"",
+        &short,
+    );
+    assert_eq!(trades(&bt), [(1, 10.0, Some(2), 8.8, Trail)]);
+    assert_close!(last(&bt), 1120.0);
+}
+
+/// vectorbt's conventions bar by bar, on one set of bars: the stop is
+/// measured from the fill bar's close (10.5 → 9.45), first checked on the
+/// bar after the fill bar (whose low 9 does not count), and filled at
+/// its level without slippage; the trailing peak starts at that close.
+#[test]
+fn the_vectorbt_preset_measures_from_the_close_and_checks_from_the_next_bar() {
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0], // entry decided
+        [10.0, 11.0, 9.0, 10.5],  // filled at 10: stop 10.5 · 0.9 = 9.45
+        [10.5, 10.6, 9.4, 9.9],   // 9.4 <= 9.45: out at 9.45
+        [9.9, 9.9, 9.9, 9.9],
+    ];
+    let keys = format!("{ENTER_AT_10}\nstop_loss = 0.1");
+    let bt = run(&keys, "conventions = \"vectorbt\"\nslippage = 0.01", &rows);
+    // Entered at 10 · 1.01; out at 10.5 · 0.9 flat.
+    assert_eq!(
+        trades(&bt),
+        [(1, 10.1, Some(2), 10.5 * (1.0 - 0.1), StopLoss)]
+    );
+    // sieve's own: the fill bar's low 9 reaches the stop 10.1 · 0.9 =
+    // 9.09 there, sold at 9.09 · 0.99.
+    let bt = run(&keys, "slippage = 0.01", &rows);
+    assert_eq!(trades(&bt).len(), 1);
+    assert_eq!(trades(&bt)[0].2, Some(1));
+    assert_close!(trades(&bt)[0].3, 10.1 * 0.9 * 0.99);
+    // Trailing: the peak starts at the fill bar's close, 10.5.
+    let bt = run(
+        &format!("{ENTER_AT_10}\ntrail_loss = 0.1"),
+        "conventions = \"vectorbt\"",
+        &rows,
+    );
+    assert_eq!(trades(&bt), [(1, 10.0, Some(2), 10.5 * (1.0 - 0.1), Trail)]);
+}
+
+/// With `exit_before_stop = false` (both peers) a stop touched on the bar
+/// where a decided exit would fill at the open is taken first, at its
+/// level; vectorbt also drops the rest of that order (a reversal's short
+/// entry), backtesting.py fills it at the open.
+#[test]
+fn the_stop_before_the_decided_exit_and_what_happens_to_a_reversal() {
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 10.5, 9.5, 9.8], // long at 10, stop 9; exit (reversal) decided
+        [9.6, 9.7, 8.0, 8.5],   // open 9.6 > 9, low 8 <= 9
+        [8.5, 8.6, 8.4, 8.5],
+    ];
+    let rules = "entry = \"close == 10\"\nexit = \"close < 10\"\nstop_loss = 0.1";
+    let bt = run(rules, "exit_before_stop = false", &rows);
+    assert_eq!(trades(&bt), [(1, 10.0, Some(2), 9.0, StopLoss)]);
+    assert_close!(last(&bt), 900.0);
+    let long_short = "direction = \"long_short\"\nexit_before_stop = false";
+    // Kept: short at the open 9.6 after the stop at 9.
+    let bt = run(rules, long_short, &rows);
+    let t = trades(&bt);
+    assert_eq!(t[0], (1, 10.0, Some(2), 9.0, StopLoss));
+    assert_eq!((t[1].0, t[1].1), (2, 9.6));
+    // Dropped: flat after the stop; the close of 8.5 (< 10) decides the
+    // short again, filled at bar 3's open.
+    let bt = run(
+        rules,
+        &format!("{long_short}\nstop_bar_orders = \"drop\""),
+        &rows,
+    );
+    let t = trades(&bt);
+    assert_eq!(t[0], (1, 10.0, Some(2), 9.0, StopLoss));
+    assert_eq!((t[1].0, t[1].1), (3, 8.5));
+}
+
+/// `stop_bar_orders = "drop"` with `fill = "close"`: the close of the bar
+/// a stop filled on decides nothing (vectorbt reads no signal there); the
+/// next close does.
+#[test]
+fn a_dropped_close_decision_on_the_stop_bar() {
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0], // long at the close 10, stop 9
+        [10.0, 10.0, 8.9, 10.0],  // out at 9; the close of 10 enters again (keep)
+        [10.0, 10.0, 10.0, 10.0], // … or here (drop)
+    ];
+    let keys = format!("{ENTER_AT_10}\nstop_loss = 0.1");
+    let bt = run(&keys, "fill = \"close\"", &rows);
+    assert_eq!(trades(&bt)[1].0, 1);
+    let bt = run(&keys, "fill = \"close\"\nstop_bar_orders = \"drop\"", &rows);
+    assert_eq!(trades(&bt)[0], (0, 10.0, Some(1), 9.0, StopLoss));
+    assert_eq!(trades(&bt)[1].0, 2);
+}
+
+/// A preset's switches can be set one by one over it; `stop_price_from =
+/// "close"` needs the stop checked from the next bar with a next-open
+/// fill (the fill bar's close is not known on that bar).
+#[test]
+fn presets_and_switches_are_checked() {
+    let parse = |backtest: &str| {
+        Config::parse(&format!(
+            "[strategy]\nname = \"m\"\n{ENTER_AT_10}\nstop_loss = 0.1\n[backtest]\n{backtest}\n"
+        ))
+    };
+    let c = parse("conventions = \"vectorbt\"\nstop_slippage = true").unwrap();
+    let conv = c.scoring().engine.conventions;
+    assert!(conv.stop_slippage && conv.stop_from_close && conv.stop_from_next_bar);
+    let e = parse("stop_price_from = \"close\"")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("stop_check = \"next_bar\""), "{e}");
+    assert!(parse("stop_price_from = \"close\"\nfill = \"close\"").is_ok());
+    let e = parse("conventions = \"zipline\"").unwrap_err().to_string();
+    assert!(e.contains("backtesting.py"), "{e}");
 }
