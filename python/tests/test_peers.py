@@ -25,7 +25,7 @@ import subprocess
 import pandas as pd
 import pytest
 from backtesting import Backtest, Strategy
-from backtesting.lib import crossover
+from backtesting.lib import TrailingStrategy, crossover
 from backtesting.test import EURUSD, GOOG, SMA
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -201,7 +201,7 @@ def test_convention_an_entry_on_the_last_bar(tmp_path):
 # price, as sieve's `stop_distance` read on the deciding close.
 
 
-def _order_peer(data, kind):
+def _order_peer(data, kind, clear=True):
     import talib
 
     class Orders(Strategy):
@@ -219,8 +219,9 @@ def _order_peer(data, kind):
                     t.sl = t.entry_price - 2 * self.atr[-2]
             c = self.data.Close[-1]
             if self.position and c < self.sma50[-1]:
-                for t in self.trades:
-                    t.sl = None
+                if clear:
+                    for t in self.trades:
+                        t.sl = None
                 self.position.close()
             elif not self.position and c > self.sma50[-1]:
                 if kind == "stop":
@@ -232,7 +233,7 @@ def _order_peer(data, kind):
     return bt.run()
 
 
-def _order_ours(data, kind, tmp_path):
+def _order_ours(data, kind, tmp_path, conventions="sieve"):
     csv = tmp_path / "data.csv"
     frame = data.copy()
     frame.index.name = "time"
@@ -248,7 +249,7 @@ def _order_ours(data, kind, tmp_path):
     config.write_text(
         f'[data]\npath = "{csv}"\n[strategy]\nname = "orders"\n{rules}'
         'stop_distance = "2 * atr(14)"\nsize = 0.9999\n'
-        '[backtest]\nlot_size = 1\ninitial_cash = 10000\n'
+        f'[backtest]\nlot_size = 1\ninitial_cash = 10000\nconventions = "{conventions}"\n'
     )
     trades = tmp_path / "trades.csv"
     subprocess.run([SIEVE, "backtest", "-c", str(config), "--trades", str(trades)], check=True, capture_output=True)
@@ -256,9 +257,13 @@ def _order_ours(data, kind, tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["stop", "limit"])
-def test_entry_orders_match_backtesting_py(kind, tmp_path):
-    theirs = _order_peer(GOOG, kind)._trades
-    ours = _order_ours(GOOG, kind, tmp_path)
+@pytest.mark.parametrize("preset", [False, True], ids=["own", "preset"])
+def test_entry_orders_match_backtesting_py(kind, preset, tmp_path):
+    # sieve's own conventions fill a decided exit at the open before the
+    # trade's stop: the peer clears its stop first. Under the
+    # "backtesting.py" preset it needs not.
+    theirs = _order_peer(GOOG, kind, clear=not preset)._trades
+    ours = _order_ours(GOOG, kind, tmp_path, "backtesting.py" if preset else "sieve")
     closed = ours.status == "closed"
     # backtesting.py closes a trade still open at the end on the last bar.
     n = int(closed.sum())
@@ -274,3 +279,67 @@ def test_entry_orders_match_backtesting_py(kind, tmp_path):
         opens = GOOG.Open.reindex(pd.to_datetime(ours.entry_time[closed])).values
         assert (ours.entry_price[closed].values == opens).any()
         assert (ours.entry_price[closed].values != opens).any()
+
+
+# backtesting.py's `TrailingStrategy` (lib.py): on every close of a trade
+# its stop moves to Close − n·ATR where that is tighter, ATR being its own
+# (the 100-bar rolling mean of the true range, back-filled). sieve's side
+# writes the same expression as `stop_level`. An SMA(10)/SMA(20) cross
+# enters and leaves at the next open; both sides trade from bar 100 (the
+# peer's back-filled ATR reads later bars before that). Under the
+# "backtesting.py" preset the peer's stop is checked before a decided exit,
+# as it is there, with no clearing.
+TRUE_RANGE = "max(max(high - low, abs(shift(close, 1) - high)), abs(shift(close, 1) - low))"
+
+
+def _trailing_peer(data, n_atr):
+    class Trailing(TrailingStrategy):
+        def init(self):
+            super().init()
+            self.set_trailing_sl(n_atr)
+            self.fast = self.I(SMA, self.data.Close, FAST)
+            self.slow = self.I(SMA, self.data.Close, SLOW)
+
+        def next(self):
+            super().next()
+            if len(self.data) <= 100:
+                return
+            if crossover(self.fast, self.slow) and not self.position:
+                self.buy(size=0.9999)
+            elif crossover(self.slow, self.fast) and self.position:
+                self.position.close()
+
+    bt = Backtest(data, Trailing, cash=10_000, commission=0, trade_on_close=False, finalize_trades=True)
+    return bt.run()
+
+
+@pytest.mark.parametrize("n_atr", [1.5, 3])
+def test_trailing_strategy_matches_backtesting_py(n_atr, tmp_path):
+    theirs = _trailing_peer(GOOG, n_atr)._trades
+    csv = tmp_path / "data.csv"
+    frame = GOOG.copy()
+    frame.index.name = "time"
+    frame.to_csv(csv)
+    cross = "sma(close, 10), sma(close, 20)"
+    config = tmp_path / "trailing.toml"
+    config.write_text(
+        f'[data]\npath = "{csv}"\n[strategy]\nname = "trailing"\n'
+        f'entry = "cross_above({cross}) and shift(close, 100) > 0"\n'
+        f'exit = "cross_below({cross})"\n'
+        f'stop_level = "close - {n_atr} * sma({TRUE_RANGE}, 100)"\nsize = 0.9999\n'
+        '[backtest]\nlot_size = 1\ninitial_cash = 10000\nconventions = "backtesting.py"\n'
+    )
+    trades = tmp_path / "trades.csv"
+    subprocess.run([SIEVE, "backtest", "-c", str(config), "--trades", str(trades)], check=True, capture_output=True)
+    ours = pd.read_csv(trades)
+    closed = ours.status == "closed"
+    n = int(closed.sum())
+    assert n > 20 and len(theirs) >= n
+    assert (ours.exit_reason == "stop_level").sum() > 5
+    assert stamp(ours.entry_time[closed]) == stamp(theirs.EntryTime.iloc[:n])
+    assert stamp(ours.exit_time[closed]) == stamp(theirs.ExitTime.iloc[:n])
+    assert list(ours.units[closed]) == list(theirs.Size.iloc[:n])
+    for col, their_col in [("entry_price", "EntryPrice"), ("exit_price", "ExitPrice")]:
+        a, b = ours[col][closed].values, theirs[their_col].iloc[:n].values
+        bad = abs(a - b) > 1e-9 * abs(b)
+        assert not bad.any(), (col, a[bad], b[bad])

@@ -39,8 +39,9 @@ pub struct Conventions {
     pub stop_from_next_bar: bool,
     /// With `fill = "next_open"`: the order the previous close decided
     /// (an exit, a reversal) fills at the open before the bar's stop and
-    /// target are checked. Off: the stop and target are checked first
-    /// (from the open on), as both peers do.
+    /// target are checked (backtesting.py too: its close orders go
+    /// first). Off: the stop and target are checked first (from the open
+    /// on), as vectorbt does.
     pub exit_before_stop: bool,
     /// On a bar where a stop or target filled, the order the bar would
     /// also fill is dropped: with `fill = "close"` that close's decision,
@@ -82,7 +83,7 @@ impl Conventions {
     /// backtesting.py 0.6.6 (`trade_on_close = False`).
     pub const BACKTESTING_PY: Conventions = Conventions {
         stop_from_next_bar: false,
-        exit_before_stop: false,
+        exit_before_stop: true,
         drop_orders_on_stop_bar: false,
         stop_always_first: true,
         stop_from_close: false,

@@ -1038,10 +1038,10 @@ fn the_vectorbt_preset_measures_from_the_close_and_checks_from_the_next_bar() {
     assert_eq!(trades(&bt), [(1, 10.0, Some(2), 10.5 * (1.0 - 0.1), Trail)]);
 }
 
-/// With `exit_before_stop = false` (both peers) a stop touched on the bar
-/// where a decided exit would fill at the open is taken first, at its
-/// level; vectorbt also drops the rest of that order (a reversal's short
-/// entry), backtesting.py fills it at the open.
+/// With `exit_before_stop = false` (vectorbt's rule) a stop touched on the
+/// bar where a decided exit would fill at the open is taken first, at its
+/// level; the rest of that order (a reversal's short entry) fills at the
+/// open (`stop_bar_orders = "keep"`) or is dropped (vectorbt).
 #[test]
 fn the_stop_before_the_decided_exit_and_what_happens_to_a_reversal() {
     let rows = [
