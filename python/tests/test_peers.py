@@ -5,10 +5,8 @@ An SMA(10)/SMA(20) cross with a stop-loss and take-profit (5 % on GOOG,
 0.5 % on EURUSD), filled on
 the deciding close, whole units, 0.9999 of equity (backtesting.py's default
 size), long and short: backtesting.py's ``buy(sl=close·(1−v),
-tp=close·(1+v))`` with ``trade_on_close=True``, its bracket cancelled before
-a signal exit (which removes the one documented difference: backtesting.py
-checks a trade's stop before a close order of the previous bar). Every
-closed trade must match (times, prices, units) and the final equity too.
+tp=close·(1+v))`` with ``trade_on_close=True``. Every closed trade must
+match (times, prices, units) and the final equity too.
 
 The one convention that differs: backtesting.py's ``finalize_trades``
 closes a trade still open at the end on the next-to-last bar's close;
@@ -49,9 +47,6 @@ def peer(data, short, V):
             up, down = crossover(self.fast, self.slow), crossover(self.slow, self.fast)
             enter, leave = (down, up) if short else (up, down)
             if leave and self.position:
-                for t in self.trades:
-                    t.sl = None
-                    t.tp = None
                 self.position.close()
             if enter and not self.position:
                 if short:
@@ -130,7 +125,7 @@ def _bars(rows):
     return pd.DataFrame(rows, columns=["Open", "High", "Low", "Close"], index=index).assign(Volume=1000)
 
 
-def _threshold_runs(data, level, v, tmp_path):
+def _threshold_runs(data, level, v, tmp_path, conventions="sieve"):
     """backtesting.py and sieve on a rule that buys when the close crosses
     above `level`, with a bracket of ±v: (their trades, our trades)."""
 
@@ -154,7 +149,7 @@ def _threshold_runs(data, level, v, tmp_path):
         f'[data]\npath = "{csv}"\n[strategy]\nname = "threshold"\n'
         f'entry = "cross_above(close, {level})"\nexit = "false"\n'
         f"stop_loss = {v}\ntake_profit = {v}\nsize = 0.9999\n"
-        '[backtest]\nfill = "close"\nlot_size = 1\ninitial_cash = 10000\n'
+        f'[backtest]\nfill = "close"\nlot_size = 1\ninitial_cash = 10000\nconventions = "{conventions}"\n'
     )
     trades, equity = tmp_path / "t.csv", tmp_path / "e.csv"
     subprocess.run(
@@ -168,7 +163,8 @@ def _threshold_runs(data, level, v, tmp_path):
 def test_convention_a_gap_through_the_target_beside_a_touched_stop(tmp_path):
     """The open gaps above the target and the same bar's low touches the
     stop: sieve fills the target at the open (the open comes first),
-    backtesting.py the stop (it checks stops first). docs/config.md says so."""
+    backtesting.py the stop (it checks stops first), and so does sieve under
+    its preset (`stop_priority = "stop"`). docs/config.md says so."""
     data = _bars([[99, 99, 99, 99], [99, 100, 99, 100], [115, 116, 85, 100], [100, 100, 100, 100]])
     stats, ours, _ = _threshold_runs(data, 99.5, 0.1, tmp_path)
     theirs = stats._trades
@@ -176,6 +172,9 @@ def test_convention_a_gap_through_the_target_beside_a_touched_stop(tmp_path):
     assert ours.exit_reason[0] == "take_profit" and ours.exit_price[0] == 115
     assert theirs.ExitPrice.iloc[0] == pytest.approx(90)
     assert ours.entry_price[0] == theirs.EntryPrice.iloc[0] == 100
+    _, preset, _ = _threshold_runs(data, 99.5, 0.1, tmp_path, "backtesting.py")
+    assert preset.exit_reason[0] == "stop_loss"
+    assert preset.exit_price[0] == theirs.ExitPrice.iloc[0]
 
 
 def test_convention_an_entry_on_the_last_bar(tmp_path):
