@@ -5,6 +5,9 @@
     /tmp/vbt/bin/python scripts/bench_vectorbt.py [--runs 3] [--bars 4000]
     /tmp/vbt/bin/python scripts/bench_vectorbt.py --signals [--runs 9]
 
+`--signals --stops` adds a stop-loss (trailing in half the columns) and a
+take-profit per column on both sides, sieve under `conventions = "vectorbt"`.
+
 `--signals` (needs `pip install ./python` in the same venv) times signals of
 one's own instead: 1,000 random entry/exit columns on 5,000 synthetic daily
 bars through `sieve.backtest_signals` (the metrics table) and through
@@ -47,7 +50,7 @@ def vectorbt_sweep(vbt, np, close):
     return pf.sharpe_ratio()
 
 
-def signals_benchmark(runs, bars=5000, columns=1000):
+def signals_benchmark(runs, bars=5000, columns=1000, stops=False):
     import numpy as np
     import pandas as pd
     import vectorbt as vbt
@@ -56,16 +59,31 @@ def signals_benchmark(runs, bars=5000, columns=1000):
     rng = np.random.default_rng(1)
     close = 100 * np.cumprod(1 + rng.normal(0, 0.01, bars))
     index = pd.date_range("2005-01-03", periods=bars, freq="B")
-    data = pd.DataFrame({"open": close, "high": close * 1.01, "low": close * 0.99, "close": close}, index=index)
+    opens = close * (1 + rng.normal(0, 0.003, bars))
+    high = np.maximum(opens, close) * (1 + np.abs(rng.normal(0, 0.006, bars)))
+    low = np.minimum(opens, close) * (1 - np.abs(rng.normal(0, 0.006, bars)))
+    data = pd.DataFrame({"open": opens, "high": high, "low": low, "close": close}, index=index)
     entries = pd.DataFrame(rng.random((bars, columns)) < 0.05, index=index)
     exits = pd.DataFrame(rng.random((bars, columns)) < 0.05, index=index)
     config = {"backtest": {"fill": "close", "fee": 0.001, "annualization": 252}}
+    keys, their_keys = {}, {}
+    if stops:
+        # Per column: a stop-loss 2-8 % (trailing in half the columns, as
+        # vectorbt's sl_trail) and a take-profit 3-15 %; vectorbt's
+        # conventions so that both compute the same trades.
+        sl = rng.uniform(0.02, 0.08, columns)
+        tp = rng.uniform(0.03, 0.15, columns)
+        trail = np.arange(columns) % 2 == 0
+        config["backtest"]["conventions"] = "vectorbt"
+        keys = dict(stop_loss=np.where(trail, np.nan, sl), trail_loss=np.where(trail, sl, np.nan), take_profit=tp)
+        their_keys = dict(open=data["open"], high=data["high"], low=data["low"], sl_stop=sl, tp_stop=tp, sl_trail=trail)
 
     def ours():
-        return sieve.backtest_signals(data, entries, exits, config=config)
+        return sieve.backtest_signals(data, entries, exits, config=config, **keys)
 
     def theirs():
-        pf = vbt.Portfolio.from_signals(data["close"], entries, exits, fees=0.001, init_cash=10000.0, freq="1D")
+        pf = vbt.Portfolio.from_signals(data["close"], entries, exits, fees=0.001, init_cash=10000.0, freq="1D",
+                                        **their_keys)
         return pf.total_return(), pf.sharpe_ratio(), pf.max_drawdown()
 
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs, {platform.platform()}")
@@ -83,7 +101,8 @@ def signals_benchmark(runs, bars=5000, columns=1000):
         theirs()
         b.append(time.perf_counter() - t)
     ratios = [y / x for x, y in zip(a, b)]
-    print(f"{columns:,} signal columns x {bars:,} bars, metrics included")
+    with_stops = ", stop-loss (half trailing) and take-profit" if stops else ""
+    print(f"{columns:,} signal columns x {bars:,} bars{with_stops}, metrics included")
     print(f"vectorbt first call {cold:.2f} s (compiles)")
     print(f"sieve.backtest_signals: median {statistics.median(a):.4f} s; vectorbt: median {statistics.median(b):.3f} s ({runs} rounds)")
     print(f"ratio vectorbt / sieve: median {statistics.median(ratios):.1f}x (min {min(ratios):.1f}x, max {max(ratios):.1f}x)")
@@ -92,11 +111,12 @@ def signals_benchmark(runs, bars=5000, columns=1000):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--signals", action="store_true", help="time backtest_signals against from_signals instead")
+    ap.add_argument("--stops", action="store_true", help="with --signals: stop-losses, trailing stops and targets")
     ap.add_argument("--runs", type=int, default=3, help="warm vectorbt runs and sieve runs per median")
     ap.add_argument("--bars", type=int, default=4000)
     a = ap.parse_args()
     if a.signals:
-        return signals_benchmark(a.runs)
+        return signals_benchmark(a.runs, stops=a.stops)
     try:
         import numpy as np
         import pandas as pd

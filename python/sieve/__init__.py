@@ -337,7 +337,7 @@ def backtest_signals(
         given = {k: arguments[k] for k in _SIGNAL_KEYS}
         bars = arrays["entries"][1]
         keys = [
-            (name, _signal_values(name, value, index, list(labels), named, bars))
+            (name,) + _signal_values(name, value, index, list(labels), named, bars)
             for name, value in given.items()
             if value is not None
         ]
@@ -649,9 +649,10 @@ def _signal_array(what, v, index, width):
 
 
 def _signal_values(what, v, index, labels, named, bars):
-    """Bytes of a columns × bars float64 array (column by column) of one
-    trade-management keyword (see backtest_signals for its forms);
-    `named`: the signals are DataFrames, whose labels a DataFrame of
+    """One trade-management keyword (see backtest_signals for its forms) as
+    the native side reads it: ("column", one float64 per column), ("bar",
+    one per bar) or ("full", a columns × bars array, column by column), in
+    bytes; `named`: the signals are DataFrames, whose labels a DataFrame of
     values pairs with."""
     width = len(labels)
     if isinstance(v, bool) or isinstance(v, (str, bytes)):
@@ -659,7 +660,7 @@ def _signal_values(what, v, index, labels, named, bars):
     try:
         if isinstance(v, numbers.Real) or (np.ndim(v) == 0 and not isinstance(v, Mapping)):
             # A number of any type (int, float, Decimal, a NumPy scalar).
-            out = np.full((bars, width), float(v))
+            return "column", np.full(width, float(v), dtype="<f8").tobytes()
         elif isinstance(v, pd.DataFrame):
             if index is not None and not _same_index(v.index, index):
                 raise DataError("%s: its index is not the data's (%s)" % (what, _index_difference(v.index, index)))
@@ -670,7 +671,7 @@ def _signal_values(what, v, index, labels, named, bars):
                 v = v[labels]
             out = v.to_numpy(dtype=float)
         elif isinstance(v, pd.Series) and index is not None and len(v) == bars and _same_index(v.index, index):
-            out = np.repeat(v.to_numpy(dtype=float)[:, None], width, axis=1)
+            return "bar", np.ascontiguousarray(v.to_numpy(dtype=float), dtype="<f8").tobytes()
         elif isinstance(v, pd.Series) and not set(labels) <= set(v.index):
             raise DataError(
                 "%s: a Series is one value per bar (on the data's index) or one per signal column (indexed by "
@@ -690,7 +691,7 @@ def _signal_values(what, v, index, labels, named, bars):
                     "%s: no value for column %r (a Series or dict gives one value per signal column, by label; "
                     "a Series with the data's index gives one per bar)" % (what, missing[0])
                 )
-            out = np.tile(np.array([float(by_label[c]) for c in labels]), (bars, 1))
+            return "column", np.array([float(by_label[c]) for c in labels], dtype="<f8").tobytes()
         else:
             a = np.asarray(v, dtype=float)
             if a.ndim == 1 and len(a) == width and len(a) == bars and width > 1:
@@ -699,9 +700,9 @@ def _signal_values(what, v, index, labels, named, bars):
                     % (what, len(a))
                 )
             if a.ndim == 1 and len(a) == width:
-                out = np.tile(a, (bars, 1))
+                return "column", np.ascontiguousarray(a, dtype="<f8").tobytes()
             elif a.ndim == 1 and len(a) == bars:
-                out = np.repeat(a[:, None], width, axis=1)
+                return "bar", np.ascontiguousarray(a, dtype="<f8").tobytes()
             elif a.ndim == 2:
                 out = a
             else:
@@ -715,7 +716,7 @@ def _signal_values(what, v, index, labels, named, bars):
         raise DataError("%s: expected numbers: %s" % (what, e)) from None
     if out.shape != (bars, width):
         raise DataError("%s: shape %s; expected bars × columns = %d × %d" % (what, out.shape, bars, width))
-    return np.ascontiguousarray(out.T, dtype="<f8").tobytes()
+    return "full", np.ascontiguousarray(out.T, dtype="<f8").tobytes()
 
 
 def _signal_names(values, width):

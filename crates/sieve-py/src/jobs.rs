@@ -285,9 +285,8 @@ pub fn walkforward(
 /// C-ordered numpy bool array of the transpose); returns one CSV row of `verified.csv`'s numbers per
 /// column, in parallel, without the GIL; with `trades` / `equity`, also each column's
 /// trades (as [`backtest`] gives them) and equity curve. `keys`: trade
-/// management by name (`stop_loss`, `stop_distance`, `take_profit`,
-/// `target_distance`, `max_bars`, `size`), each `len(names) × n_bars`
-/// little-endian f64s, column by column.
+/// management by name (`rules::KEYS`), each in a form [`ManagedColumns`]
+/// reads: one value per column, one per bar, or one per bar and column.
 #[pyfunction]
 #[pyo3(signature = (data, config, overrides, names, entries, exits, short, keys, threads, trades, equity, robust))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
@@ -300,7 +299,7 @@ pub fn backtest_signals<'py>(
     entries: Bound<'_, PyAny>,
     exits: Bound<'_, PyAny>,
     short: Option<(Bound<'_, PyAny>, Bound<'_, PyAny>)>,
-    keys: Vec<(String, Vec<u8>)>,
+    keys: Vec<(String, String, Vec<u8>)>,
     threads: usize,
     trades: bool,
     equity: bool,
@@ -681,25 +680,46 @@ fn f64_bytes<'py>(
     })
 }
 
-/// `backtest_signals`' trade-management columns, by key (`rules::KEYS`).
+/// `backtest_signals`' trade-management values, by key (`rules::KEYS`),
+/// each as compact as it was given.
 struct ManagedColumns {
-    /// Bars per column: each key's values hold the columns one after another.
     n_bars: usize,
-    keys: sieve_core::rules::ManagedKeys<Vec<f64>>,
+    keys: sieve_core::rules::ManagedKeys<KeyInput>,
+}
+
+/// One key's values as Python gives them.
+enum KeyInput {
+    /// One value per column.
+    PerColumn(Vec<f64>),
+    /// One value per bar, the same for every column.
+    PerBar(Vec<f64>),
+    /// Columns × bars, column by column.
+    Full(Vec<f64>),
 }
 
 impl ManagedColumns {
-    fn new(keys: &[(String, Vec<u8>)], n_bars: usize, n_cols: usize) -> PyResult<Self> {
+    /// `keys`: (name, form, little-endian f64s) with form `"column"` (one
+    /// per column), `"bar"` (one per bar) or `"full"` (columns × bars,
+    /// column by column).
+    fn new(keys: &[(String, String, Vec<u8>)], n_bars: usize, n_cols: usize) -> PyResult<Self> {
         let mut out = ManagedColumns {
             n_bars,
             keys: Default::default(),
         };
-        for (name, bytes) in keys {
-            if bytes.len() != n_bars * n_cols * 8 {
+        for (name, form, bytes) in keys {
+            let values: Vec<f64> = bytes
+                .chunks_exact(8)
+                .map(|b| f64::from_le_bytes(b.try_into().unwrap_or_default()))
+                .collect();
+            let (input, need) = match form.as_str() {
+                "column" => (KeyInput::PerColumn(values), n_cols),
+                "bar" => (KeyInput::PerBar(values), n_bars),
+                _ => (KeyInput::Full(values), n_bars * n_cols),
+            };
+            if bytes.len() != need * 8 {
                 return Err(crate::DataError::new_err(format!(
-                    "{name}: {} values where {n_bars} bars × {n_cols} columns need {}",
+                    "{name}: {} values where {need} are needed ({n_bars} bars, {n_cols} columns)",
                     bytes.len() / 8,
-                    n_bars * n_cols
                 )));
             }
             let Some(spec) = sieve_core::rules::KeySpec::named(name) else {
@@ -708,12 +728,7 @@ impl ManagedColumns {
                     sieve_core::rules::KeySpec::names()
                 )));
             };
-            // Column-major: each column's bars are contiguous.
-            let columns: Vec<f64> = bytes
-                .chunks_exact(8)
-                .map(|b| f64::from_le_bytes(b.try_into().unwrap_or_default()))
-                .collect();
-            if let Err(other) = out.keys.set(spec, columns) {
+            if let Err(other) = out.keys.set(spec, input) {
                 return Err(crate::ConfigError::new_err(format!(
                     "{other} and {name}: give one of them (a distance as a fraction of the entry price, or in price units)"
                 )));
@@ -724,8 +739,13 @@ impl ManagedColumns {
 
     /// Column `c`'s keys.
     fn of(&self, c: usize) -> sieve_core::rules::SignalKeys<'_> {
-        let range = c * self.n_bars..(c + 1) * self.n_bars;
-        self.keys.as_ref().map(|v| &v[range.clone()])
+        use sieve_core::rules::KeySeries;
+        let n = self.n_bars;
+        self.keys.as_ref().map(|k| match k {
+            KeyInput::PerColumn(v) => KeySeries::Each(v[c]),
+            KeyInput::PerBar(v) => KeySeries::Bars(v),
+            KeyInput::Full(v) => KeySeries::Bars(&v[c * n..(c + 1) * n]),
+        })
     }
 }
 

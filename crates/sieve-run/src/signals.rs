@@ -12,7 +12,7 @@ use sieve_core::format::push_float;
 use sieve_core::metrics::Metrics;
 use sieve_core::metrics::Window;
 use sieve_core::robust::{dsr, pbo, window_returns};
-use sieve_core::rules::{signal_targets, simulate_signals, SignalKeys};
+use sieve_core::rules::{signal_targets, simulate_signals, KeySeries, SignalKeys};
 use sieve_core::{Error, Result};
 
 use crate::robust::{self, Robustness};
@@ -333,6 +333,11 @@ fn check_keys(study: &Study, columns: &[SignalColumn<'_>]) -> Result<Vec<String>
         for c in columns {
             let Some((_, values)) = c.keys.entries().find(|(s, _)| s.name == spec.name) else {
                 continue;
+            };
+            // One value for every bar is checked once (as of bar 0).
+            let values = match values {
+                KeySeries::Each(v) => std::slice::from_ref(v),
+                KeySeries::Bars(b) => *b,
             };
             for (t, &v) in values.iter().enumerate().filter(|(_, v)| !v.is_nan()) {
                 spec.check(v, max_leverage).map_err(|m| {

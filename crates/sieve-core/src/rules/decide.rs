@@ -3,7 +3,7 @@
 //! [`decide`], which hands it to the engine.
 
 use super::eval::{Machine, Signals};
-use super::keys::KeyValues;
+use super::keys::{KeyRead, ManagedKeys};
 use crate::engine::{Distance, ExitReason, Managed, Sink, TradePlan};
 
 /// Step 3 of bar `t` of the block starting at `start`: the decider's
@@ -11,19 +11,19 @@ use crate::engine::{Distance, ExitReason, Managed, Sink, TradePlan};
 /// next open by the engine (which may end the trade: the decider then holds
 /// what the engine holds).
 #[inline(always)]
-pub(super) fn decide<S: Sink + ?Sized>(
+pub(super) fn decide<S: Sink + ?Sized, K: KeyRead>(
     engine: &mut Managed,
     decider: &mut impl Decider,
     signals: &Signals,
-    keys: &KeyValues,
+    keys: &ManagedKeys<K>,
     start: usize,
     t: usize,
     sink: &mut S,
 ) {
     let reason = decider.step(signals, start, t);
-    let read = |k: Option<&[f64]>| k.map_or(f64::NAN, |k| k[t]);
+    let read = |k: Option<K>| k.map_or(f64::NAN, |k| k.at(t));
     let distance =
-        |k: Option<(&[f64], bool)>| k.map_or(Distance::Off, |(k, f)| Distance::new(k[t], f));
+        |k: Option<(K, bool)>| k.map_or(Distance::Off, |(k, f)| Distance::new(k.at(t), f));
     let plan = TradePlan {
         stop: distance(keys.stop),
         target: distance(keys.target),

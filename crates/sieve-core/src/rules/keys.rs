@@ -242,6 +242,36 @@ pub type ManagedRoots = ManagedKeys<Id>;
 /// One block's trade-management values, per bar.
 pub type KeyValues<'a> = ManagedKeys<&'a [f64]>;
 
+/// A key's value on each bar, as the engine reads it.
+pub trait KeyRead: Copy {
+    fn at(&self, t: usize) -> f64;
+}
+
+impl KeyRead for &[f64] {
+    #[inline(always)]
+    fn at(&self, t: usize) -> f64 {
+        self[t]
+    }
+}
+
+/// One key's values for one set of signals: the same on every bar (a
+/// number, or one per column), or one per bar.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum KeySeries<'a> {
+    Each(f64),
+    Bars(&'a [f64]),
+}
+
+impl KeyRead for KeySeries<'_> {
+    #[inline(always)]
+    fn at(&self, t: usize) -> f64 {
+        match self {
+            KeySeries::Each(v) => *v,
+            KeySeries::Bars(b) => b[t],
+        }
+    }
+}
+
 impl<K> Default for ManagedKeys<K> {
     fn default() -> Self {
         ManagedKeys {

@@ -61,6 +61,7 @@ pub use error::RuleError;
 pub use eval::column;
 pub use external::{ExternalFunction, ExternalFunctions};
 pub use ir::Col;
+pub use keys::{KeyRead, KeySeries};
 pub use keys::{KeySpec, KeyValue, Kind, ManagedKeys, Management, Role, KEYS};
 pub use signals::{signal_targets, simulate_signals, SignalKeys};
 pub use source::{reserved, RuleAxis, RuleSource, MAX_DEFINES};

@@ -4,14 +4,15 @@
 
 use super::decide::{decide, Decider};
 use super::eval::{Machine, Signals};
-use super::keys::KeyValues;
+use super::keys::{KeySeries, ManagedKeys};
 use crate::data::Bars;
 use crate::engine::{EngineConfig, Managed, Sink};
 use crate::strategy::{Direction, PerBar};
 
-/// Trade-management values for one set of signals, one per bar, read on
-/// the close that decides an entry (as the `[strategy]` keys' values are).
-pub type SignalKeys<'a> = KeyValues<'a>;
+/// Trade-management values for one set of signals, one per bar (or one
+/// for all bars), read on the close that decides an entry (as the
+/// `[strategy]` keys' values are).
+pub type SignalKeys<'a> = ManagedKeys<KeySeries<'a>>;
 
 /// The four signal series the state machine reads: an entry and an exit on
 /// the same bar cancel, and so do a long and a short entry (as vectorbt's
@@ -99,7 +100,6 @@ pub fn simulate_signals<S: Sink + ?Sized>(
     let n = end.min(bars.len());
     let decisions = Decisions::new(long, short, direction);
     let signals = decisions.signals(&bars.close[..n]);
-    let values: KeyValues = *keys;
     let mut engine = Managed::over_bars(cfg, bars, n, true);
     engine.set_moving_stop(keys.stop_level.is_some());
     engine.set_entry_orders(keys.entry_stop.is_some() || keys.entry_limit.is_some());
@@ -108,7 +108,7 @@ pub fn simulate_signals<S: Sink + ?Sized>(
         if let Some(held) = engine.before_close(t, sink) {
             machine.set_position(held);
         }
-        decide(&mut engine, &mut machine, &signals, &values, 0, t, sink);
+        decide(&mut engine, &mut machine, &signals, keys, 0, t, sink);
     }
     engine.finish(n, sink);
 }
