@@ -545,6 +545,18 @@ impl<'a> Managed<'a> {
     /// and not over it.
     #[inline]
     pub fn first_busy(&self, from: usize, to: usize) -> usize {
+        if self.moving && self.acct.position() != 0 && from < to {
+            // Every close may move the stop: not known here.
+            return from;
+        }
+        self.first_busy_with(from, to, |_| f64::NAN)
+    }
+
+    /// [`Managed::first_busy`] where the moving stop's level on each close
+    /// is `level(t)`: a close whose level would tighten the stop is busy,
+    /// the others pass.
+    #[inline]
+    pub fn first_busy_with(&self, from: usize, to: usize, level: impl Fn(usize) -> f64) -> usize {
         if self.liquidated || from >= to {
             return to;
         }
@@ -552,9 +564,8 @@ impl<'a> Managed<'a> {
         if self.intended != side {
             return from;
         }
-        if (side != 0 && (self.moving || self.trail != Distance::Off)) || self.pending.is_some() {
-            // Every close may move the stop, every bar the trailing stop;
-            // every bar may fill the order.
+        if (side != 0 && self.trail != Distance::Off) || self.pending.is_some() {
+            // Every bar may move the trailing stop, or fill the order.
             return from;
         }
         if side == 0 {
@@ -575,6 +586,7 @@ impl<'a> Managed<'a> {
         // The bars held only grow: looked at per bar only where the last
         // bar reaches the limit.
         let limit = self.bars_held(to - 1) >= self.max_bars;
+        let moving = self.moving;
         (from..to)
             .find(|&t| {
                 let (h, l, c) = (self.high[t], self.low[t], self.close[t]);
@@ -585,6 +597,7 @@ impl<'a> Managed<'a> {
                 touched
                     | (cash + units * c <= floor)
                     | (limit && self.bars_held(t) >= self.max_bars)
+                    || (moving && self.tightens(side, level(t)))
             })
             .unwrap_or(to)
     }
@@ -619,22 +632,28 @@ impl<'a> Managed<'a> {
         self.acct.finish(last, sink);
     }
 
+    /// Whether `level` would move the stop of a position of side `side`
+    /// ([`Managed::tighten`]).
+    #[inline]
+    fn tightens(&self, side: i8, level: f64) -> bool {
+        level.is_finite()
+            && level > 0.0
+            && level != self.stop
+            && (self.stop.is_nan()
+                || match side > 0 {
+                    true => level > self.stop,
+                    false => level < self.stop,
+                })
+    }
+
     /// Moves the stop of a position of side `side` to `level` where that
     /// is in the trade's favour (up for a long, down for a short), `by`
     /// then being its exit reason; an undefined level or one ≤ 0 moves
     /// nothing.
     #[inline]
     fn tighten(&mut self, side: i8, level: f64, by: ExitReason) {
-        if !(level.is_finite() && level > 0.0) {
-            return;
-        }
         // (No stop yet, NaN, is looser than any level.)
-        let tighter = self.stop.is_nan()
-            || match side > 0 {
-                true => level > self.stop,
-                false => level < self.stop,
-            };
-        if tighter && level != self.stop {
+        if self.tightens(side, level) {
             self.stop = level;
             self.stop_by = by;
         }

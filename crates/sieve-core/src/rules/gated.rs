@@ -280,7 +280,12 @@ impl Rules {
                 // up to it, the engine alone decides, and the bars before
                 // the first it works on pass at once.
                 let e = events.next(machine.position, t).min(n);
-                let first = engine.first_busy(t, e);
+                // A moving stop's level is read only to find the first
+                // close it moves the stop on.
+                let first = match gated.keys.stop_level {
+                    Some(o) => engine.first_busy_with(t, e, |b| events.value(o, b)),
+                    None => engine.first_busy(t, e),
+                };
                 if t < first {
                     quiet_from.get_or_insert(t);
                     t = first;
