@@ -609,8 +609,8 @@ fn trade_management_examples_screen_exactly_and_say_why_trades_end() {
         ("sma_cross_bracket", &["stop_loss", "take_profit"][..]),
         ("turtle_breakout", &["stop_loss"][..]),
         ("vol_target_trend", &["max_bars"][..]),
-        ("chandelier_trend", &["stop_level"][..]),
-        ("turtle_stop_entry", &["stop_loss", "rule"][..]),
+        ("classics/chandelier", &["stop_level"][..]),
+        ("classics/turtle_original", &["stop_loss", "rule"][..]),
     ] {
         let config = repo_file(&format!("examples/strategies/{example}.toml"));
         let config = config.to_str().unwrap();

@@ -166,6 +166,8 @@ struct RawStrategy {
     _entry_limit: Option<toml::Value>,
     #[serde(rename = "order_bars")]
     _order_bars: Option<toml::Value>,
+    #[serde(rename = "max_entries")]
+    _max_entries: Option<toml::Value>,
     define: Option<toml::Table>,
 }
 
@@ -548,7 +550,7 @@ impl Config {
         // apply.
         // (An entry order fills inside a bar, which a portfolio's signals
         // do not carry yet.)
-        let refused = ["size", "entry_stop", "entry_limit"];
+        let refused = ["size", "entry_stop", "entry_limit", "max_entries"];
         let managed = refused
             .iter()
             .find(|k| strategy_table.is_some_and(|t| t.contains_key(**k)))
@@ -556,9 +558,21 @@ impl Config {
         let portfolio = portfolio_section(raw.portfolio.as_ref(), &b, &s, managed.as_deref())?;
         let conventions = conventions(&b, fill)?;
         if portfolio.is_some() && conventions != Conventions::SIEVE {
+            let set = [
+                "conventions",
+                "stop_check",
+                "exit_before_stop",
+                "stop_bar_orders",
+                "stop_priority",
+                "stop_price_from",
+                "stop_slippage",
+            ]
+            .into_iter()
+            .find(|k| table.get("backtest").and_then(|b| b.get(*k)).is_some())
+            .unwrap_or("conventions");
             return Err(Error::config(
-                "backtest.conventions",
-                "a portfolio's stops follow sieve's own conventions; the peers' presets and switches apply to a single instrument",
+                format!("backtest.{set}"),
+                "a portfolio's stops follow sieve's own conventions; the peers' presets and switches apply to a single instrument: remove it",
             ));
         }
         Ok(Config {

@@ -58,6 +58,8 @@ impl Holding {
 pub struct Exited {
     pub cash_in: f64,
     pub trade: Option<Trade>,
+    /// The fill price (slippage included).
+    pub price: f64,
 }
 
 /// A holding opened: it, and the cash it takes (a long's cost and fee; a
@@ -76,6 +78,7 @@ pub fn exit(costs: &Costs, held: &Holding, p: f64, t: usize, reason: ExitReason)
         return Exited {
             cash_in: 0.0,
             trade: None,
+            price: f64::NAN,
         };
     }
     let side = f64::from(held.side);
@@ -84,12 +87,14 @@ pub fn exit(costs: &Costs, held: &Holding, p: f64, t: usize, reason: ExitReason)
     let notional = held.units * price;
     let fee = notional * costs.fee;
     let trade = held.trade.map(|mut trade| {
-        trade.close(t, price, fee, reason);
+        // Its own units' fee (the holding may hold added units too).
+        trade.close(t, price, trade.units * price * costs.fee, reason);
         trade
     });
     Exited {
         cash_in: side * notional - fee,
         trade,
+        price,
     }
 }
 
@@ -168,6 +173,9 @@ pub(crate) struct Account<'a> {
     costs: Costs,
     pub(crate) cash: f64,
     pub(crate) held: Holding,
+    /// Units added to the holding (pyramiding), each its own trade; the
+    /// holding's trade is the first entry's.
+    adds: Vec<Trade>,
 }
 
 impl<'a> Account<'a> {
@@ -178,6 +186,7 @@ impl<'a> Account<'a> {
             costs: Costs::of(cfg),
             cash: cfg.initial_cash,
             held: Holding::FLAT,
+            adds: Vec::new(),
         }
     }
 
@@ -264,6 +273,10 @@ impl<'a> Account<'a> {
         if let Some(trade) = &out.trade {
             sink.trade(trade);
         }
+        for mut add in self.adds.drain(..) {
+            add.close(t, out.price, add.units * out.price * self.costs.fee, reason);
+            sink.trade(&add);
+        }
         self.held = Holding::FLAT;
     }
 
@@ -307,9 +320,49 @@ impl<'a> Account<'a> {
         self.held.trade.map_or(f64::NAN, |t| t.entry_price)
     }
 
+    /// The last entry's price (the first's without adds; NaN when flat).
+    pub(crate) fn last_entry_price(&self) -> f64 {
+        self.adds
+            .last()
+            .map_or_else(|| self.entry_price(), |t| t.entry_price)
+    }
+
+    /// The entries the position holds: 1 and its adds (0 when flat).
+    pub(crate) fn entries(&self) -> usize {
+        match self.held.side {
+            0 => 0,
+            _ => 1 + self.adds.len(),
+        }
+    }
+
+    /// Adds to the position at raw price `p` on bar `t`, committing `size`
+    /// × equity, within `max_leverage` × equity for the whole position;
+    /// whether it added.
+    pub(crate) fn add(&mut self, p: f64, t: usize, size: f64, max_leverage: f64) -> bool {
+        let side = self.held.side;
+        let equity = self.cash + self.held.signed_units() * p;
+        if side == 0 || equity.is_nan() || equity <= 0.0 {
+            return false;
+        }
+        let size = size.min(max_leverage - self.held.units * p / equity);
+        if size.is_nan() || size <= 0.0 {
+            return false;
+        }
+        match enter(&self.costs, side, p, t, size, equity) {
+            Some(e) => {
+                self.cash -= e.cash_out;
+                self.held.units += e.holding.units;
+                self.adds.extend(e.holding.trade);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Reports the trade still open at the end, marked at `last_close`.
     pub(crate) fn finish<S: Sink + ?Sized>(mut self, last_close: Option<f64>, sink: &mut S) {
-        if let Some(mut trade) = self.held.trade.take() {
+        let adds = std::mem::take(&mut self.adds);
+        for mut trade in self.held.trade.take().into_iter().chain(adds) {
             if let Some(c) = last_close {
                 trade.mark(c);
             }

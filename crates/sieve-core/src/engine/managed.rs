@@ -4,15 +4,19 @@
 //! engine does to the position on its own (a stop, a target, `max_bars`,
 //! a liquidation) goes back to the strategy as a flat position.
 //!
-//! One bar, in order:
+//! One bar, in order (the [`Conventions`] switch parts of it):
 //! 1. the open (`fill = "next_open"`): what the previous close decided
-//!    fills here;
-//! 2. inside the bar, for a position exposed to it: a stop or target whose
+//!    fills here (an add to the position too);
+//! 2. a waiting entry order the bar reaches fills (flat);
+//! 3. inside the bar, for a position exposed to it: a stop or target whose
 //!    level the open has gapped through fills at the open, else a level
 //!    the bar touches fills at the level; the stop when both are touched;
-//! 3. the close: a close that leaves equity at or below 0 liquidates;
+//!    then an add order the bar reaches fills, and a trailing stop's peak
+//!    moves;
+//! 4. the close: a close that leaves equity at or below 0 liquidates;
 //!    else the strategy decides (and `max_bars` ends a trade held that
-//!    long), filled now (`fill = "close"`) or at the next open.
+//!    long), filled now (`fill = "close"`) or at the next open; a moving
+//!    stop's level on this close tightens the stop.
 
 use super::{stop_or_target, Account, Conventions, EngineConfig, ExitReason, Fill, Sink};
 use crate::data::Bars;
@@ -76,6 +80,9 @@ pub struct TradePlan {
     pub entry_stop: f64,
     pub entry_limit: f64,
     pub order_bars: f64,
+    /// How many entries the position may take (NaN or < 1: 1): the
+    /// strategy's entry signal while it holds adds `size` more.
+    pub max_entries: f64,
 }
 
 impl Default for TradePlan {
@@ -90,8 +97,26 @@ impl Default for TradePlan {
             entry_stop: f64::NAN,
             entry_limit: f64::NAN,
             order_bars: f64::NAN,
+            max_entries: f64::NAN,
         }
     }
+}
+
+/// The strategy's decision on a close, for [`Managed::close`].
+#[derive(Debug, Clone, Copy)]
+pub struct Decision {
+    /// The position it wants.
+    pub position: i8,
+    /// Why a position it leaves is left.
+    pub reason: ExitReason,
+    /// The plan of a trade (or an add) it opens.
+    pub plan: TradePlan,
+    /// The sides whose exit signal fires (1, −1, 2: both, 0): it cancels
+    /// a waiting entry order of that side.
+    pub exit_signal: i8,
+    /// The side whose entry signal alone fires (0: none): held, it adds
+    /// to the position up to `max_entries`.
+    pub entry_signal: i8,
 }
 
 /// The open trade as the rules read it (`position`, `entry_price`,
@@ -103,6 +128,10 @@ pub struct TradeState {
     pub entry_price: f64,
     /// The fill bar (0 when flat).
     pub fill_bar: usize,
+    /// The entries held (0 when flat) and the last one's price (NaN when
+    /// flat; the first's without adds).
+    pub entries: usize,
+    pub last_entry_price: f64,
 }
 
 impl TradeState {
@@ -110,6 +139,8 @@ impl TradeState {
         position: 0,
         entry_price: f64::NAN,
         fill_bar: 0,
+        entries: 0,
+        last_entry_price: f64::NAN,
     };
 
     /// The same state (NaN entry prices alike).
@@ -117,6 +148,8 @@ impl TradeState {
         self.position == other.position
             && self.entry_price.to_bits() == other.entry_price.to_bits()
             && self.fill_bar == other.fill_bar
+            && self.entries == other.entries
+            && self.last_entry_price.to_bits() == other.last_entry_price.to_bits()
     }
 
     /// Bars held at bar `t`'s close: 0 on the close of the fill bar (NaN
@@ -160,6 +193,10 @@ pub struct Managed<'a> {
     /// Whether the stop moves on closes (`stop_level`): then every close
     /// of a trade is the engine's business.
     moving: bool,
+    /// How many entries the open position may take, and the plan of an
+    /// add the last close decided (filled at this open).
+    max_entries: usize,
+    add_at_open: Option<TradePlan>,
     /// Which of the open trade's stops is the tightest (its stop's exit
     /// reason): the fixed stop, the moving stop or the trailing stop.
     stop_by: ExitReason,
@@ -195,6 +232,31 @@ struct EntryOrder {
     level: f64,
     until: usize,
     plan: TradePlan,
+    /// An add to the position held (pyramiding), not a new entry.
+    add: bool,
+}
+
+impl EntryOrder {
+    /// The order the plan's `entry_stop` / `entry_limit` places for
+    /// `side` on bar `t`'s close (none without a level).
+    fn placed(side: i8, plan: TradePlan, t: usize, add: bool) -> Option<EntryOrder> {
+        let (kind, level) = match plan.entry_stop.is_nan() {
+            false => (OrderKind::Stop, plan.entry_stop),
+            true => (OrderKind::Limit, plan.entry_limit),
+        };
+        let bars = match plan.order_bars >= 1.0 {
+            true => plan.order_bars as usize,
+            false => 1,
+        };
+        (level.is_finite() && level > 0.0).then_some(EntryOrder {
+            side,
+            kind,
+            level,
+            until: t + bars,
+            plan,
+            add,
+        })
+    }
 }
 
 impl EntryOrder {
@@ -243,6 +305,8 @@ impl<'a> Managed<'a> {
             liquidates,
             liquidated: false,
             moving: false,
+            max_entries: 1,
+            add_at_open: None,
             stop_by: ExitReason::StopLoss,
             trail: Distance::Off,
             peak: f64::NAN,
@@ -293,6 +357,8 @@ impl<'a> Managed<'a> {
                 position: self.acct.position(),
                 entry_price: self.acct.entry_price(),
                 fill_bar: self.fill_bar,
+                entries: self.acct.entries(),
+                last_entry_price: self.acct.last_entry_price(),
             }
         }
     }
@@ -334,10 +400,15 @@ impl<'a> Managed<'a> {
                 self.move_to(self.intended, o, t, sink);
             }
         }
+        if let Some(plan) = self.add_at_open.take() {
+            if self.intended == self.acct.position() {
+                self.add(o, t, plan);
+            }
+        }
         if let Some(order) = self.pending {
             if t > order.until {
                 self.pending = None;
-            } else if self.acct.position() == 0 {
+            } else if self.acct.position() == 0 && !order.add {
                 if let Some(price) = order.fill(o, h, l) {
                     self.pending = None;
                     self.plan = order.plan;
@@ -380,6 +451,13 @@ impl<'a> Managed<'a> {
                 Some(0)
             }
             None => {
+                // An add order reached after the position's own check.
+                if let Some(order) = self.pending.filter(|o| o.add && o.side == side) {
+                    if let Some(price) = order.fill(o, h, l) {
+                        self.pending = None;
+                        self.add(price, t, order.plan);
+                    }
+                }
                 if exposed && self.trail != Distance::Off {
                     // The stop was checked first; then the peak moves.
                     let sign = f64::from(side);
@@ -446,15 +524,14 @@ impl<'a> Managed<'a> {
     /// Returns the position the strategy holds from here: 0 where the
     /// engine ended the trade (`max_bars`, a liquidation).
     #[inline]
-    pub fn close<S: Sink + ?Sized>(
-        &mut self,
-        t: usize,
-        mut intended: i8,
-        mut reason: ExitReason,
-        plan: TradePlan,
-        cancels: i8,
-        sink: &mut S,
-    ) -> i8 {
+    pub fn close<S: Sink + ?Sized>(&mut self, t: usize, decision: Decision, sink: &mut S) -> i8 {
+        let Decision {
+            position: mut intended,
+            mut reason,
+            plan,
+            exit_signal: cancels,
+            entry_signal: entry,
+        } = decision;
         let c = self.close[t];
         if self.liquidated {
             sink.bar(t, self.acct.cash, 0);
@@ -482,6 +559,11 @@ impl<'a> Managed<'a> {
             intended = 0;
             reason = ExitReason::MaxBars;
         }
+        // Pyramiding: the held side's entry signal adds, up to max_entries.
+        let adds = side != 0
+            && intended == side
+            && entry == side
+            && self.acct.entries() < self.max_entries;
         if self.orders {
             // An exit signal of its side cancels a waiting entry order.
             if let Some(order) = self.pending {
@@ -493,22 +575,10 @@ impl<'a> Managed<'a> {
                 // The entry is an order for the next bars (a new one
                 // replaces the one waiting); a reversal's exit still fills
                 // at the next open. No level, no order.
-                let (kind, level) = match plan.entry_stop.is_nan() {
-                    false => (OrderKind::Stop, plan.entry_stop),
-                    true => (OrderKind::Limit, plan.entry_limit),
-                };
-                let bars = match plan.order_bars >= 1.0 {
-                    true => plan.order_bars as usize,
-                    false => 1,
-                };
-                self.pending = (level.is_finite() && level > 0.0).then_some(EntryOrder {
-                    side: intended,
-                    kind,
-                    level,
-                    until: t + bars,
-                    plan,
-                });
+                self.pending = EntryOrder::placed(intended, plan, t, false);
                 intended = 0;
+            } else if adds {
+                self.pending = EntryOrder::placed(side, plan, t, true);
             }
         }
         self.intended = intended;
@@ -516,6 +586,12 @@ impl<'a> Managed<'a> {
         self.plan = plan;
         if self.fill == Fill::Close && intended != side {
             self.move_to(intended, c, t, sink);
+        }
+        if adds && !self.orders {
+            match self.fill {
+                Fill::Close => self.add(c, t, plan),
+                Fill::NextOpen => self.add_at_open = Some(plan),
+            }
         }
         let held = self.acct.position();
         if self.moving && held != 0 && intended == held {
@@ -564,8 +640,14 @@ impl<'a> Managed<'a> {
         if self.intended != side {
             return from;
         }
-        if (side != 0 && self.trail != Distance::Off) || self.pending.is_some() {
-            // Every bar may move the trailing stop, or fill the order.
+        let adds = side != 0 && self.acct.entries() < self.max_entries;
+        if (side != 0 && self.trail != Distance::Off)
+            || self.pending.is_some()
+            || adds
+            || self.add_at_open.is_some()
+        {
+            // Every bar may move the trailing stop, fill the order or add
+            // to the position.
             return from;
         }
         if side == 0 {
@@ -659,6 +741,29 @@ impl<'a> Managed<'a> {
         }
     }
 
+    /// Adds to the position held at raw price `p` on bar `t` with the plan
+    /// of the close that decided it: the whole position's stop and target
+    /// are then the last entry's.
+    fn add(&mut self, p: f64, t: usize, plan: TradePlan) {
+        let size = match plan.size.is_finite() && plan.size > 0.0 {
+            true => plan.size,
+            false => 1.0,
+        };
+        if !self.acct.add(p, t, size, self.max_leverage) {
+            return;
+        }
+        let entry = match self.conv.stop_from_close {
+            true => self.close[t],
+            false => self.acct.last_entry_price(),
+        };
+        let side = self.acct.position();
+        let sign = f64::from(side);
+        self.stop = plan.stop.level(entry, -sign);
+        self.stop_by = ExitReason::StopLoss;
+        self.tighten(side, self.trail.level(self.peak, -sign), ExitReason::Trail);
+        self.target = plan.target.level(entry, sign);
+    }
+
     /// Fills the decided position at raw price `p` on bar `t`.
     #[inline]
     fn move_to<S: Sink + ?Sized>(&mut self, target: i8, p: f64, t: usize, sink: &mut S) {
@@ -695,6 +800,11 @@ impl<'a> Managed<'a> {
                 f64::NAN
             };
             self.fill_bar = t;
+            self.max_entries = match plan.max_entries >= 1.0 {
+                true => plan.max_entries as usize,
+                false => 1,
+            };
+            self.add_at_open = None;
         }
     }
 }

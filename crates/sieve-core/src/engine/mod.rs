@@ -26,7 +26,7 @@ mod weights;
 pub(crate) use account::Account;
 pub use account::{enter, exit, stop_or_target, Costs, Entered, Exited, Holding};
 pub use clock::Clock;
-pub use managed::{Distance, Managed, TradePlan, TradeState};
+pub use managed::{Decision, Distance, Managed, TradePlan, TradeState};
 pub use portfolio::{
     run_portfolio, signals_of_flags, simulate_portfolio, Ledger, Leg, OnSteps, Order,
     PortfolioRules, PortfolioRun, PortfolioScratch, Schedule, Signal, SizeOf, Want,

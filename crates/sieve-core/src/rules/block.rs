@@ -267,6 +267,8 @@ impl Block<'_, '_> {
             match col {
                 Col::Position => slot.fill(f64::from(state.position)),
                 Col::EntryPrice => slot.fill(state.entry_price),
+                Col::Entries => slot.fill(state.entries as f64),
+                Col::LastEntryPrice => slot.fill(state.last_entry_price),
                 Col::BarsHeld => {
                     for (i, v) in slot.iter_mut().enumerate() {
                         *v = state.bars_held(self.start + from + i);

@@ -263,8 +263,13 @@ fn compile_roots(checker: &mut Checker, source: &RuleSource) -> Result<Roots> {
             }
         };
         // A moving stop is read on every close of the trade: it may read
-        // the trade (`entry_price` for a breakeven, `bars_held`).
-        if checker.graph.nodes[id].state && spec.role != Role::StopLevel {
+        // the trade (`entry_price` for a breakeven, `bars_held`); so may
+        // an entry order's level (a pyramid's add above the last entry).
+        let reads_trade = matches!(
+            spec.role,
+            Role::StopLevel | Role::EntryStop | Role::EntryLimit
+        );
+        if checker.graph.nodes[id].state && !reads_trade {
             return Err(Error::config(
                 key::strategy(key),
                 "is read on the close that decides the entry, before the trade exists, so it cannot read position, entry_price or bars_held (a stop or target is measured from the entry price already)",

@@ -4,7 +4,7 @@
 
 use super::eval::{Machine, Signals};
 use super::keys::{KeyRead, ManagedKeys};
-use crate::engine::{Distance, ExitReason, Managed, Sink, TradePlan};
+use crate::engine::{Decision, Distance, ExitReason, Managed, Sink, TradePlan};
 
 /// Step 3 of bar `t` of the block starting at `start`: the decider's
 /// decision with the plan of the keys on this close, filled or kept for the
@@ -34,10 +34,16 @@ pub(super) fn decide<S: Sink + ?Sized, K: KeyRead>(
         entry_stop: read(keys.entry_stop),
         entry_limit: read(keys.entry_limit),
         order_bars: read(keys.order_bars),
+        max_entries: read(keys.max_entries),
     };
-    // An exit signal of a side cancels that side's entry order.
-    let cancels = decider.exit_signal(signals, start, t);
-    let held = engine.close(start + t, decider.position(), reason, plan, cancels, sink);
+    let decision = Decision {
+        position: decider.position(),
+        reason,
+        plan,
+        exit_signal: decider.exit_signal(signals, start, t),
+        entry_signal: decider.entry_signal(signals, start, t),
+    };
+    let held = engine.close(start + t, decision, sink);
     decider.set_position(held);
 }
 
@@ -55,6 +61,9 @@ pub(super) trait Decider {
     /// The sides whose exit signal fires on bar `t` (1: the long's, −1: the
     /// short's, 2: both, 0: none): it cancels an entry order of that side.
     fn exit_signal(&self, signals: &Signals, start: usize, t: usize) -> i8;
+    /// The side whose entry signal alone fires on bar `t` (0: none, or
+    /// both): held, it adds to the position (pyramiding).
+    fn entry_signal(&self, signals: &Signals, start: usize, t: usize) -> i8;
 }
 
 impl Decider for Machine {
@@ -71,6 +80,14 @@ impl Decider for Machine {
     }
     fn set_position(&mut self, position: i8) {
         self.position = position;
+    }
+    #[inline(always)]
+    fn entry_signal(&self, signals: &Signals, _start: usize, t: usize) -> i8 {
+        match (signals.long_entry[t] != 0, signals.short_entry[t] != 0) {
+            (true, false) => 1,
+            (false, true) => -1,
+            _ => 0,
+        }
     }
     #[inline(always)]
     fn exit_signal(&self, signals: &Signals, _start: usize, t: usize) -> i8 {
@@ -103,6 +120,10 @@ impl<'a> TargetEvents<'a> {
 }
 
 impl Decider for TargetEvents<'_> {
+    /// A built-in's targets hold a position: no adds.
+    fn entry_signal(&self, _signals: &Signals, _start: usize, _t: usize) -> i8 {
+        0
+    }
     /// A target leaving a side (to flat or the other side) is its exit.
     fn exit_signal(&self, _signals: &Signals, start: usize, t: usize) -> i8 {
         let (now, before) = (

@@ -257,6 +257,10 @@ impl Rules {
         n: usize,
         sink: &mut dyn Sink,
     ) -> bool {
+        // Adds read the held side's entry rule, which the gates skip.
+        if self.roots.managed.max_entries.is_some() {
+            return false;
+        }
         let Some((gated, lists)) = self.gate_lists(bars, indicators, params) else {
             return false;
         };
@@ -755,6 +759,7 @@ mod tests {
                     entry_limit: order.filter(|o| !o.1).map(|o| text(ORDERS[o.0])),
                     order_bars: order.map(|o| KeyValue::Number(f64::from(o.2))),
                     stop_level: moving.then(|| text("close - 2 * atr(5)")),
+                    max_entries: None,
                 },
                 params: vec![
                     ("a".into(), Ok(axis(&[3.0, 6.0]))),

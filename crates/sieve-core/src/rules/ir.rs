@@ -26,10 +26,15 @@ pub enum Col {
     BarsHeld,
     /// 1, −1 or 0.
     Position,
+    /// The entries the open position holds (1 and its adds; 0 when flat).
+    Entries,
+    /// The last entry's price (the first's without adds; undefined when
+    /// flat).
+    LastEntryPrice,
 }
 
 impl Col {
-    pub const ALL: [(&'static str, Col); 8] = [
+    pub const ALL: [(&'static str, Col); 10] = [
         ("open", Col::Open),
         ("high", Col::High),
         ("low", Col::Low),
@@ -38,11 +43,16 @@ impl Col {
         ("entry_price", Col::EntryPrice),
         ("bars_held", Col::BarsHeld),
         ("position", Col::Position),
+        ("entries", Col::Entries),
+        ("last_entry_price", Col::LastEntryPrice),
     ];
 
     /// The trade's state: known only as the engine runs, bar by bar.
     pub fn is_state(self) -> bool {
-        matches!(self, Col::EntryPrice | Col::BarsHeld | Col::Position)
+        matches!(
+            self,
+            Col::EntryPrice | Col::BarsHeld | Col::Position | Col::Entries | Col::LastEntryPrice
+        )
     }
 }
 

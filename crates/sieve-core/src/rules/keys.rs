@@ -26,6 +26,8 @@ pub enum Kind {
     FractionOfEquity,
     /// A price (a stop's level), read on every close of the trade.
     PriceLevel,
+    /// A whole number ≥ 1 (how many entries a position may take).
+    Count,
 }
 
 /// The part of the trade the engine reads a key for: one key per role.
@@ -46,6 +48,8 @@ pub enum Role {
     EntryLimit,
     /// How many bars an entry order is good for.
     OrderBars,
+    /// How many entries a position may take (pyramiding).
+    MaxEntries,
 }
 
 /// One trade-management key.
@@ -120,6 +124,11 @@ pub const KEYS: &[KeySpec] = &[
         kind: Kind::Bars,
         role: Role::OrderBars,
     },
+    KeySpec {
+        name: "max_entries",
+        kind: Kind::Count,
+        role: Role::MaxEntries,
+    },
 ];
 
 impl KeySpec {
@@ -159,6 +168,9 @@ impl KeySpec {
             Kind::Bars if self.role == Role::OrderBars && (v < 1.0 || v.fract() != 0.0) => Err(
                 format!("must be a whole number of bars ≥ 1 (an entry order is good for the next bar at least), got {v}"),
             ),
+            Kind::Count if v < 1.0 || v.fract() != 0.0 => Err(format!(
+                "must be a whole number ≥ 1 (1: no pyramiding, the first entry only), got {v}"
+            )),
             Kind::Bars if v < 0.0 || v.fract() != 0.0 => {
                 Err(format!("must be a whole number of bars ≥ 0, got {v}"))
             }
@@ -234,6 +246,7 @@ pub struct ManagedKeys<K> {
     pub entry_stop: Option<K>,
     pub entry_limit: Option<K>,
     pub order_bars: Option<K>,
+    pub max_entries: Option<K>,
 }
 
 /// The trade-management keys' nodes.
@@ -284,6 +297,7 @@ impl<K> Default for ManagedKeys<K> {
             entry_stop: None,
             entry_limit: None,
             order_bars: None,
+            max_entries: None,
         }
     }
 }
@@ -321,12 +335,13 @@ impl<K> ManagedKeys<K> {
                 }
                 *slot = Some(value);
             }
-            Role::MaxBars | Role::Size | Role::StopLevel | Role::OrderBars => {
+            Role::MaxBars | Role::Size | Role::StopLevel | Role::OrderBars | Role::MaxEntries => {
                 let slot = match key.role {
                     Role::MaxBars => &mut self.max_bars,
                     Role::Size => &mut self.size,
                     Role::StopLevel => &mut self.stop_level,
-                    _ => &mut self.order_bars,
+                    Role::OrderBars => &mut self.order_bars,
+                    _ => &mut self.max_entries,
                 };
                 if slot.is_some() {
                     return Err(key.name);
@@ -355,6 +370,7 @@ impl<K> ManagedKeys<K> {
             .chain(plain(Role::EntryStop, &self.entry_stop))
             .chain(plain(Role::EntryLimit, &self.entry_limit))
             .chain(plain(Role::OrderBars, &self.order_bars))
+            .chain(plain(Role::MaxEntries, &self.max_entries))
     }
 
     /// Whether any key is given.
@@ -378,6 +394,7 @@ impl<K> ManagedKeys<K> {
             entry_stop: self.entry_stop.as_ref(),
             entry_limit: self.entry_limit.as_ref(),
             order_bars: self.order_bars.as_ref(),
+            max_entries: self.max_entries.as_ref(),
         }
     }
 }
@@ -403,6 +420,7 @@ impl<K: Copy> ManagedKeys<K> {
             entry_stop: plain(self.entry_stop)?,
             entry_limit: plain(self.entry_limit)?,
             order_bars: plain(self.order_bars)?,
+            max_entries: plain(self.max_entries)?,
         })
     }
 
@@ -425,6 +443,7 @@ impl<K: Copy> ManagedKeys<K> {
             .chain(m.entry_stop)
             .chain(m.entry_limit)
             .chain(m.order_bars)
+            .chain(m.max_entries)
     }
 }
 
@@ -464,7 +483,8 @@ mod tests {
                 "size",
                 "stop_level",
                 "entry_stop",
-                "order_bars"
+                "order_bars",
+                "max_entries"
             ]
         );
         // One entry order: a stop or a limit.

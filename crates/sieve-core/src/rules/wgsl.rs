@@ -96,6 +96,9 @@ impl RuleStrategy {
         if r.managed.stop_level.is_some() {
             return Err("`stop_level` (a stop that moves on every close)".to_string());
         }
+        if r.managed.max_entries.is_some() {
+            return Err("`max_entries` (pyramiding)".to_string());
+        }
         if r.managed.trail.is_some() {
             return Err(
                 "`trail_loss` / `trail_distance` (a stop that trails inside each bar)".to_string(),
@@ -231,6 +234,9 @@ impl RuleStrategy {
             let (value, defined) = match c {
                 Col::EntryPrice => ("s.entry_price", "s.pos != 0"),
                 Col::BarsHeld => ("f32(t - s.fill_bar)", "s.pos != 0"),
+                // One entry per position on the GPU (no pyramiding there).
+                Col::LastEntryPrice => ("s.entry_price", "s.pos != 0"),
+                Col::Entries => ("f32(abs(s.pos))", "true"),
                 _ => ("f32(s.pos)", "true"),
             };
             let _ = writeln!(

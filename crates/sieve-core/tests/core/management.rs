@@ -471,6 +471,7 @@ mod properties {
             screen_full in any::<bool>(),
             objective in prop::sample::select(vec!["sharpe", "sortino", "total_return", "calmar"]),
             trail in prop_oneof![Just(None), (0.005..0.1).prop_map(Some)],
+            max_entries in prop_oneof![Just(None), (2u32..5).prop_map(Some)],
             conventions in prop::sample::select(vec!["sieve", "vectorbt", "backtesting.py"]),
         ) {
             let mut text = format!("[strategy]\nname = \"p\"\n{}\n", RULES[rules]);
@@ -489,6 +490,9 @@ mod properties {
             }
             if let Some(v) = trail {
                 text.push_str(&format!("trail_loss = {v}\n"));
+            }
+            if let Some(v) = max_entries {
+                text.push_str(&format!("max_entries = {v}\n"));
             }
             if let Some(v) = size {
                 text.push_str(&format!("size = {v}\n"));
@@ -1110,4 +1114,66 @@ fn presets_and_switches_are_checked() {
     assert!(parse("stop_price_from = \"close\"\nfill = \"close\"").is_ok());
     let e = parse("conventions = \"zipline\"").unwrap_err().to_string();
     assert!(e.contains("backtesting.py"), "{e}");
+}
+
+/// Pyramiding by hand: `max_entries = 4`, `size = 0.2`, a rule true on
+/// every higher close, `stop_distance = 2` from the last entry for the
+/// whole position. Entries fill at the opens 11, 12, 13 and 14, each
+/// committing 0.2 of the equity then; the close of 15 signals a fifth,
+/// refused; bar 6's low reaches the stop 14 − 2 = 12: every unit leaves
+/// there, each its own trade.
+#[test]
+fn three_pyramid_adds_and_one_stop() {
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 10.0, 10.0, 11.0], // entry decided
+        [11.0, 11.0, 11.0, 12.0], // filled at 11; stop 9; add decided
+        [12.0, 12.0, 12.0, 13.0], // add at 12; stop 10
+        [13.0, 13.0, 13.0, 14.0], // add at 13; stop 11
+        [14.0, 14.0, 14.0, 15.0], // add at 14 (the 4th); stop 12
+        [15.0, 15.0, 11.5, 12.0], // low 11.5 <= 12: all out at 12
+    ];
+    let keys = "entry = \"close > shift(close, 1)\"\nexit = \"false\"\nmax_entries = 4\nsize = 0.2\nstop_distance = 2";
+    let bt = run(keys, "", &rows);
+    // By hand: each entry buys 0.2 × (cash + units held × price) / price.
+    let (mut cash, mut units) = (1000.0, Vec::new());
+    for p in [11.0, 12.0, 13.0, 14.0] {
+        let equity = cash + units.iter().sum::<f64>() * p;
+        let u = 0.2 * equity / p;
+        cash -= u * p;
+        units.push(u);
+    }
+    let end = cash + units.iter().sum::<f64>() * 12.0;
+    let got = trades(&bt);
+    assert_eq!(got.len(), 4, "{got:?}");
+    for (k, (trade, p)) in got.iter().zip([11.0, 12.0, 13.0, 14.0]).enumerate() {
+        assert_eq!((trade.0, trade.1), (k + 2, p));
+        assert_eq!((trade.2, trade.3, trade.4), (Some(6), 12.0, StopLoss));
+        assert_close!(bt.trades[k].units, units[k]);
+    }
+    assert_close!(last(&bt), end);
+    assert_eq!(bt.position, [0, 0, 1, 1, 1, 1, 0]);
+}
+
+/// The rules read the entries held and the last entry's price: adds only
+/// 1 above the last entry (Turtle-like), and out once three are held.
+#[test]
+fn rules_read_the_entries_and_the_last_entry_price() {
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 10.0, 10.0, 11.0], // entry decided
+        [11.0, 11.0, 11.0, 11.5], // filled at 11; 11.5 < 12: no add
+        [11.5, 12.0, 11.5, 12.0], // 12 >= 12: add decided
+        [12.0, 13.0, 12.0, 13.0], // add at 12; 13 >= 13: add decided
+        [13.0, 13.0, 13.0, 13.0], // add at 13: three entries; exit decided
+        [13.5, 13.5, 13.5, 13.5], // all out at 13.5
+    ];
+    let keys = "entry = \"close > 10.5 and (position == 0 or close >= last_entry_price + 1)\"\nexit = \"entries >= 3\"\nmax_entries = 5\nsize = 0.25";
+    let bt = run(keys, "", &rows);
+    let got = trades(&bt);
+    let entries: Vec<_> = got.iter().map(|t| (t.0, t.1)).collect();
+    assert_eq!(entries, [(2, 11.0), (4, 12.0), (5, 13.0)]);
+    assert!(got
+        .iter()
+        .all(|t| t.2 == Some(6) && t.3 == 13.5 && t.4 == Rule));
 }
