@@ -1337,7 +1337,7 @@ mod tests {
         for key in KEYS {
             // A value every key accepts (a stop is below 1, bars whole).
             let (number, text) = match key.kind {
-                crate::rules::Kind::Bars => (1.0, "1"),
+                crate::rules::Kind::Bars | crate::rules::Kind::Count => (1.0, "1"),
                 _ => (0.5, "0.5"),
             };
             for (value, want) in [

@@ -533,6 +533,25 @@ mod tests {
         assert_eq!(keys.len(), 2);
     }
 
+    /// The keys the kernels do not run (moving and trailing stops, entry
+    /// orders, pyramiding) keep the rules on the CPU, named.
+    #[test]
+    fn trade_keys_without_a_kernel_are_named() {
+        for (key, named) in [
+            ("stop_level = \"close - 1\"", "`stop_level`"),
+            ("entry_stop = \"high\"", "`entry_stop`"),
+            ("trail_loss = 0.05", "`trail_loss`"),
+            ("max_entries = 2", "`max_entries`"),
+        ] {
+            let r = rules(
+                &format!("name = \"keys\"\nentry = \"close > sma(close, n)\"\nexit = \"close < sma(close, n)\"\n{key}"),
+                "n = { values = [10, 20] }",
+            );
+            let why = r.rule_kernel().unwrap_err();
+            assert!(why.contains(named), "{key}: {why}");
+        }
+    }
+
     /// A windowed function of a real-valued parameter is computed per
     /// combination on the CPU: the kernel is refused, naming it.
     #[test]
