@@ -82,7 +82,7 @@ def backtest(data, strategy, params, config=None, equity=False, trades=False, in
     of the equity curve indexed by time (UTC); with several instruments a dict
     of them by instrument name. With ``trades=True`` also ``"trades"``: a
     DataFrame of ``trades.csv``'s columns (times as datetimes, ``exit_reason``
-    saying why each trade ended) and each trade's ``duration``, ``mae`` and
+    saying why each trade ended, ``entry_reason`` how it began) and each trade's ``duration``, ``mae`` and
     ``mfe`` (its maximum adverse and favourable excursions: the lowest low
     and highest high from its entry bar to its exit bar, both included, as
     fractions of the entry price, ≤ 0 and ≥ 0, mirrored for a short), or a
@@ -163,11 +163,11 @@ def _trades(records, tz):
     like the equity's index, an open trade's exit time NaT), then each
     trade's ``duration`` (NaT while open), ``mae`` and ``mfe``. Also the
     count of trades of each backtest, in order."""
-    counts, times, numbers, codes, reasons = records
+    counts, times, numbers, codes, reasons, entries = records
     n = int(sum(counts))
     times = np.frombuffer(times, dtype="<i8").reshape(2, n)
     numbers = np.frombuffer(numbers, dtype="<f8").reshape(8, n)
-    short, still_open, reason = np.frombuffer(codes, dtype=np.uint8).reshape(3, n)
+    short, still_open, reason, entry = np.frombuffer(codes, dtype=np.uint8).reshape(4, n)
 
     def at(ms):
         return pd.Series(_time_index(np.where(ms < 0, 0, ms), tz)).where(ms >= 0)
@@ -186,6 +186,7 @@ def _trades(records, tz):
             "pnl": numbers[4],
             "return": numbers[5],
             "exit_reason": np.asarray(reasons, dtype=object)[reason],
+            "entry_reason": np.asarray(entries, dtype=object)[entry],
             "duration": exit_time - entry_time,
             "mae": numbers[6],
             "mfe": numbers[7],

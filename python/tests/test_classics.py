@@ -397,3 +397,4 @@ def test_the_original_turtle_pyramids_and_stops():
     units_per_exit = got.groupby("exit_time").size()
     assert units_per_exit.max() == 4 and (units_per_exit == 1).any()
     assert {"stop_loss", "rule"} <= set(got.exit_reason)
+    assert set(got.entry_reason) == {"entry_stop", "add_stop"}

@@ -5,7 +5,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyByteArray;
 use sieve_core::data::Bars;
-use sieve_core::engine::{Backtest, ExitReason, Side, Trade};
+use sieve_core::engine::{Backtest, EntryReason, ExitReason, Side, Trade};
 
 /// The trades of several backtests, field by field.
 #[derive(Default)]
@@ -21,17 +21,20 @@ pub struct TradeRecords {
     open: Vec<u8>,
     /// `ExitReason as u8` (an index into [`ExitReason::ALL`]).
     reason: Vec<u8>,
+    /// `EntryReason as u8` (an index into [`EntryReason::ALL`]).
+    entry: Vec<u8>,
 }
 
 /// [`TradeRecords`] for Python: the counts per backtest; the entry then
 /// exit times (i64, little-endian); the eight numbers field after field
-/// (f64); the short, open and reason bytes, field after field; the
-/// reasons' names.
+/// (f64); the short, open, exit and entry reason bytes, field after
+/// field; the exit and the entry reasons' names.
 pub type RecordsOut<'py> = (
     Vec<u64>,
     Bound<'py, PyByteArray>,
     Bound<'py, PyByteArray>,
     Bound<'py, PyByteArray>,
+    Vec<&'static str>,
     Vec<&'static str>,
 );
 
@@ -65,6 +68,7 @@ impl TradeRecords {
             self.short.push(u8::from(t.side == Side::Short));
             self.open.push(u8::from(t.exit_bar.is_none()));
             self.reason.push(t.exit_reason as u8);
+            self.entry.push(t.entry_reason as u8);
         }
         self.counts.push((self.entry_time.len() - before) as u64);
     }
@@ -75,10 +79,16 @@ impl TradeRecords {
         let times = bytes_of(py, 2 * n, times.map(|t| t.to_le_bytes()))?;
         let numbers = self.numbers.iter().flatten().map(|v| v.to_le_bytes());
         let numbers = bytes_of(py, 8 * n, numbers)?;
-        let codes = [&self.short[..], &self.open[..], &self.reason[..]];
+        let codes = [
+            &self.short[..],
+            &self.open[..],
+            &self.reason[..],
+            &self.entry[..],
+        ];
         let codes = PyByteArray::new(py, &codes.concat());
         let names = ExitReason::ALL.iter().map(|r| r.as_str()).collect();
-        Ok((self.counts, times, numbers, codes, names))
+        let entries = EntryReason::ALL.iter().map(|r| r.as_str()).collect();
+        Ok((self.counts, times, numbers, codes, names, entries))
     }
 }
 

@@ -385,7 +385,7 @@ fn check_constraints(study: &Study, params: &[f64]) -> Result<()> {
     Ok(())
 }
 
-/// `side,status,entry_time,entry_price,exit_time,exit_price,units,fees,pnl,return,exit_reason`;
+/// `side,status,entry_time,entry_price,exit_time,exit_price,units,fees,pnl,return,exit_reason,entry_reason`;
 /// a portfolio's (`names`: its instruments) with `instrument` first.
 pub fn trades_csv(time: &[i64], bt: &Backtest, names: &[&str]) -> String {
     let style = TimeStyle::for_times(time);
@@ -394,7 +394,7 @@ pub fn trades_csv(time: &[i64], bt: &Backtest, names: &[&str]) -> String {
         out.push_str("instrument,");
     }
     out.push_str(
-        "side,status,entry_time,entry_price,exit_time,exit_price,units,fees,pnl,return,exit_reason\n",
+        "side,status,entry_time,entry_price,exit_time,exit_price,units,fees,pnl,return,exit_reason,entry_reason\n",
     );
     for (n, t) in bt.trades.iter().enumerate() {
         let (status, exit_time) = match t.exit_bar {
@@ -406,7 +406,7 @@ pub fn trades_csv(time: &[i64], bt: &Backtest, names: &[&str]) -> String {
             out.push(',');
         }
         out.push_str(&format!(
-            "{},{status},{},{},{exit_time},{},{},{},{},{},{}\n",
+            "{},{status},{},{},{exit_time},{},{},{},{},{},{},{}\n",
             t.side.as_str(),
             style.format(time[t.entry_bar]),
             float(t.entry_price),
@@ -416,6 +416,7 @@ pub fn trades_csv(time: &[i64], bt: &Backtest, names: &[&str]) -> String {
             float(t.pnl),
             float(t.ret),
             t.exit_reason.as_str(),
+            t.entry_reason.as_str(),
         ));
     }
     out

@@ -320,6 +320,13 @@ impl<'a> Account<'a> {
         self.held.trade.map_or(f64::NAN, |t| t.entry_price)
     }
 
+    /// Says how the last entry (an add, or the first) was made.
+    pub(crate) fn set_entry_reason(&mut self, reason: super::EntryReason) {
+        if let Some(t) = self.adds.last_mut().or(self.held.trade.as_mut()) {
+            t.entry_reason = reason;
+        }
+    }
+
     /// The last entry's price (the first's without adds; NaN when flat).
     pub(crate) fn last_entry_price(&self) -> f64 {
         self.adds

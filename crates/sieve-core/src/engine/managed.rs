@@ -18,7 +18,9 @@
 //!    long), filled now (`fill = "close"`) or at the next open; a moving
 //!    stop's level on this close tightens the stop.
 
-use super::{stop_or_target, Account, Conventions, EngineConfig, ExitReason, Fill, Sink};
+use super::{
+    stop_or_target, Account, Conventions, EngineConfig, EntryReason, ExitReason, Fill, Sink,
+};
 use crate::data::Bars;
 
 /// A stop's or target's distance from the entry price, fixed for the
@@ -402,7 +404,7 @@ impl<'a> Managed<'a> {
         }
         if let Some(plan) = self.add_at_open.take() {
             if self.intended == self.acct.position() {
-                self.add(o, t, plan);
+                self.add(o, t, plan, EntryReason::Add);
             }
         }
         if let Some(order) = self.pending {
@@ -419,6 +421,10 @@ impl<'a> Managed<'a> {
                     }
                     self.intended = order.side;
                     self.entered_by = Some(order.kind);
+                    self.acct.set_entry_reason(match order.kind {
+                        OrderKind::Stop => EntryReason::EntryStop,
+                        OrderKind::Limit => EntryReason::EntryLimit,
+                    });
                     changed = Some(order.side);
                 }
             }
@@ -455,7 +461,11 @@ impl<'a> Managed<'a> {
                 if let Some(order) = self.pending.filter(|o| o.add && o.side == side) {
                     if let Some(price) = order.fill(o, h, l) {
                         self.pending = None;
-                        self.add(price, t, order.plan);
+                        let how = match order.kind {
+                            OrderKind::Stop => EntryReason::AddStop,
+                            OrderKind::Limit => EntryReason::AddLimit,
+                        };
+                        self.add(price, t, order.plan, how);
                     }
                 }
                 if exposed && self.trail != Distance::Off {
@@ -589,7 +599,7 @@ impl<'a> Managed<'a> {
         }
         if adds && !self.orders {
             match self.fill {
-                Fill::Close => self.add(c, t, plan),
+                Fill::Close => self.add(c, t, plan, EntryReason::Add),
                 Fill::NextOpen => self.add_at_open = Some(plan),
             }
         }
@@ -744,7 +754,7 @@ impl<'a> Managed<'a> {
     /// Adds to the position held at raw price `p` on bar `t` with the plan
     /// of the close that decided it: the whole position's stop and target
     /// are then the last entry's.
-    fn add(&mut self, p: f64, t: usize, plan: TradePlan) {
+    fn add(&mut self, p: f64, t: usize, plan: TradePlan, how: EntryReason) {
         let size = match plan.size.is_finite() && plan.size > 0.0 {
             true => plan.size,
             false => 1.0,
@@ -752,6 +762,7 @@ impl<'a> Managed<'a> {
         if !self.acct.add(p, t, size, self.max_leverage) {
             return;
         }
+        self.acct.set_entry_reason(how);
         let entry = match self.conv.stop_from_close {
             true => self.close[t],
             false => self.acct.last_entry_price(),

@@ -35,5 +35,5 @@ pub use settings::{Conventions, EngineConfig, Fill};
 pub use simulate::{backtest, simulate, Backtest};
 pub use sink::{Sink, Tee};
 pub(crate) use targets::{next_change, Targets};
-pub use trade::{ExitReason, Side, Trade};
+pub use trade::{EntryReason, ExitReason, Side, Trade};
 pub use weights::{run_weights, simulate_weights, WeightLeg, WeightsRun, WeightsScratch};

@@ -76,6 +76,46 @@ impl ExitReason {
     }
 }
 
+/// How a trade was entered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryReason {
+    /// At the open after (or the close of) the bar that decided it.
+    Signal,
+    /// By a stop order (`entry_stop`) inside a bar.
+    EntryStop,
+    /// By a limit order (`entry_limit`) inside a bar.
+    EntryLimit,
+    /// Added to a position held (`max_entries`), at the open or close.
+    Add,
+    /// Added by a stop order.
+    AddStop,
+    /// Added by a limit order.
+    AddLimit,
+}
+
+impl EntryReason {
+    /// Every reason, in the order of their discriminants.
+    pub const ALL: [EntryReason; 6] = [
+        EntryReason::Signal,
+        EntryReason::EntryStop,
+        EntryReason::EntryLimit,
+        EntryReason::Add,
+        EntryReason::AddStop,
+        EntryReason::AddLimit,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EntryReason::Signal => "signal",
+            EntryReason::EntryStop => "entry_stop",
+            EntryReason::EntryLimit => "entry_limit",
+            EntryReason::Add => "add",
+            EntryReason::AddStop => "add_stop",
+            EntryReason::AddLimit => "add_limit",
+        }
+    }
+}
+
 /// One round trip. Prices include slippage; `fees` both fills' fees.
 ///
 /// `pnl` is cash out minus cash in, fees included; `ret` is `pnl` over the
@@ -94,6 +134,7 @@ pub struct Trade {
     pub pnl: f64,
     pub ret: f64,
     pub exit_reason: ExitReason,
+    pub entry_reason: EntryReason,
 }
 
 impl Trade {
@@ -135,6 +176,7 @@ impl Trade {
             pnl: 0.0,
             ret: 0.0,
             exit_reason: ExitReason::End,
+            entry_reason: EntryReason::Signal,
         }
     }
 

@@ -114,6 +114,7 @@ impl Round {
                 Some(_) => ExitReason::Rule,
                 None => ExitReason::End,
             },
+            entry_reason: super::EntryReason::Signal,
         }
     }
 }

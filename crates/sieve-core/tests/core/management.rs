@@ -1153,6 +1153,9 @@ fn three_pyramid_adds_and_one_stop() {
     }
     assert_close!(last(&bt), end);
     assert_eq!(bt.position, [0, 0, 1, 1, 1, 1, 0]);
+    use sieve_core::engine::EntryReason::{Add, Signal};
+    let how: Vec<_> = bt.trades.iter().map(|t| t.entry_reason).collect();
+    assert_eq!(how, [Signal, Add, Add, Add]);
 }
 
 /// The rules read the entries held and the last entry's price: adds only
@@ -1176,4 +1179,34 @@ fn rules_read_the_entries_and_the_last_entry_price() {
     assert!(got
         .iter()
         .all(|t| t.2 == Some(6) && t.3 == 13.5 && t.4 == Rule));
+}
+
+/// Several exits on one close: a liquidation before the rules' exit, the
+/// rules' exit before `max_bars`.
+#[test]
+fn the_priority_of_exits_on_one_close() {
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0], // entry decided
+        [10.0, 10.0, 10.0, 10.0], // filled at 10; bars held 0
+        [10.0, 10.0, 10.0, 10.0], // bars held 1: the rule and max_bars
+        [10.0, 10.0, 10.0, 10.0],
+    ];
+    let keys = "entry = \"close == 10 and position == 0\"\nexit = \"bars_held >= 1\"\nmax_bars = 1";
+    let bt = run(keys, "", &rows);
+    assert_eq!(trades(&bt)[0], (1, 10.0, Some(3), 10.0, Rule));
+    // Without the rule, max_bars alone.
+    let keys = "entry = \"close == 10 and position == 0\"\nexit = \"false\"\nmax_bars = 1";
+    let bt = run(keys, "", &rows);
+    assert_eq!(trades(&bt)[0], (1, 10.0, Some(3), 10.0, MaxBars));
+    // A short whose price doubles: equity at 0 on the close where its
+    // exit rule also fires; liquidated there, at that close.
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 10.0, 10.0, 10.0], // short at 10
+        [10.0, 20.0, 10.0, 20.0], // close 20: equity 0; exit decided too
+        [20.0, 20.0, 20.0, 20.0],
+    ];
+    let short = "entry = \"false\"\nexit = \"false\"\nshort_entry = \"close == 10 and position == 0\"\nshort_exit = \"close > 15\"\nmax_bars = 5";
+    let bt = run(short, "direction = \"long_short\"", &rows);
+    assert_eq!(trades(&bt)[0], (1, 10.0, Some(2), 20.0, Liquidated));
 }

@@ -19,6 +19,7 @@ fn sample() -> (sieve_core::data::Bars, Backtest) {
         pnl,
         ret,
         exit_reason: ExitReason::Rule,
+        entry_reason: sieve_core::engine::EntryReason::Signal,
     };
     let bt = Backtest {
         equity: vec![110.0, 99.0, 121.0, 110.0],

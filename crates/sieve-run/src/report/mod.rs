@@ -223,6 +223,7 @@ mod tests {
                 Some(_) => sieve_core::engine::ExitReason::Rule,
                 None => sieve_core::engine::ExitReason::End,
             },
+            entry_reason: sieve_core::engine::EntryReason::Signal,
         }
     }
 
