@@ -223,6 +223,7 @@ def backtest_signals(
     entry_stop=None,
     entry_limit=None,
     order_bars=None,
+    max_entries=None,
     robust=False,
     portfolio=False,
     size_of="equity",
@@ -257,7 +258,8 @@ def backtest_signals(
     long, down for a short; checked from the next bar), ``entry_stop`` /
     ``entry_limit`` (an entry becomes a stop or limit order at this price,
     read on the deciding close, good for ``order_bars`` bars, default 1;
-    docs/config.md, "Entry orders"). Each is a number for every column; one
+    docs/config.md, "Entry orders"), ``max_entries`` (pyramiding: an entry
+    signal while held adds ``size`` more, up to this many entries). Each is a number for every column; one
     value per column (a dict or Series by column label, or a 1-D array as
     long as the columns); one per bar for every column (a Series with the
     data's index, or a 1-D array as long as the data); or bars × columns
@@ -301,7 +303,7 @@ def backtest_signals(
         given = dict(locals())
         unsupported = [k for k in ("stop_loss", "stop_distance", "take_profit",
                                    "target_distance", "trail_loss", "trail_distance", "max_bars",
-                                   "stop_level", "entry_stop",
+                                   "stop_level", "entry_stop", "max_entries",
                                    "entry_limit", "order_bars") if given[k] is not None]
         if unsupported or robust:
             raise TypeError("portfolio=True does not take %s yet" % ", ".join(unsupported or ["robust"]))

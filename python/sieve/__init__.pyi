@@ -85,6 +85,7 @@ def backtest_signals(
     entry_stop: Optional[KeyValues] = None,
     entry_limit: Optional[KeyValues] = None,
     order_bars: Optional[KeyValues] = None,
+    max_entries: Optional[KeyValues] = None,
     robust: bool = False,
     portfolio: bool = False,
     size_of: str = "equity",

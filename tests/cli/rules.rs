@@ -673,12 +673,16 @@ fn trade_management_examples_screen_exactly_and_say_why_trades_end() {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             run_ok(&args);
             let text = std::fs::read_to_string(&trades).unwrap();
-            assert!(text.lines().next().unwrap().ends_with(",exit_reason"));
+            assert!(text
+                .lines()
+                .next()
+                .unwrap()
+                .ends_with(",exit_reason,entry_reason"));
             seen.push_str(&text);
         }
         for reason in reasons {
             assert!(
-                seen.contains(&format!(",{reason}\n")),
+                seen.contains(&format!(",{reason},")),
                 "{example}: no {reason} among the verified candidates' trades"
             );
         }

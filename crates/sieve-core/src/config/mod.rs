@@ -557,6 +557,13 @@ impl Config {
             .map(|k| format!("strategy.{k}"));
         let portfolio = portfolio_section(raw.portfolio.as_ref(), &b, &s, managed.as_deref())?;
         let conventions = conventions(&b, fill)?;
+        let pyramids = strategy_table.is_some_and(|t| t.contains_key("max_entries"));
+        if pyramids && conventions.stop_from_close {
+            return Err(Error::config(
+                "strategy.max_entries",
+                "an add's stop would be measured from its fill bar's close (backtest.stop_price_from = \"close\", as under conventions = \"vectorbt\") while the position's stop is checked on that bar; set backtest.stop_price_from = \"fill\" to pyramid",
+            ));
+        }
         if portfolio.is_some() && conventions != Conventions::SIEVE {
             let set = [
                 "conventions",

@@ -403,8 +403,17 @@ impl<'a> Managed<'a> {
             }
         }
         if let Some(plan) = self.add_at_open.take() {
-            if self.intended == self.acct.position() {
-                self.add(o, t, plan, EntryReason::Add);
+            let side = self.acct.position();
+            if self.intended == side && side != 0 {
+                // An open through the position's stop or target ends it
+                // there before the add could fill.
+                match self.exposed(t).then(|| self.levels_hit(o, o, o)).flatten() {
+                    Some(hit) => {
+                        self.stop_out(hit, t, sink);
+                        return Some(0);
+                    }
+                    None => self.add(o, t, plan, EntryReason::Add),
+                }
             }
         }
         if let Some(order) = self.pending {
@@ -752,8 +761,8 @@ impl<'a> Managed<'a> {
     }
 
     /// Adds to the position held at raw price `p` on bar `t` with the plan
-    /// of the close that decided it: the whole position's stop and target
-    /// are then the last entry's.
+    /// of the close that decided it: the whole position's target is then
+    /// the last entry's, and so is its stop where that is tighter.
     fn add(&mut self, p: f64, t: usize, plan: TradePlan, how: EntryReason) {
         let size = match plan.size.is_finite() && plan.size > 0.0 {
             true => plan.size,
@@ -769,9 +778,9 @@ impl<'a> Managed<'a> {
         };
         let side = self.acct.position();
         let sign = f64::from(side);
-        self.stop = plan.stop.level(entry, -sign);
-        self.stop_by = ExitReason::StopLoss;
-        self.tighten(side, self.trail.level(self.peak, -sign), ExitReason::Trail);
+        // The last entry's stop where it is tighter (never looser: a moving
+        // or trailing stop already above it stays); its target.
+        self.tighten(side, plan.stop.level(entry, -sign), ExitReason::StopLoss);
         self.target = plan.target.level(entry, sign);
     }
 

@@ -502,7 +502,12 @@ mod properties {
                 text.push_str(&format!("sl = {{ values = [{}, {}] }}\n", stop.unwrap(), stop.unwrap() * 2.0));
             }
             text.push_str(&format!(
-                "[backtest]\nconventions = \"{conventions}\"\nfill = \"{}\"\ndirection = \"{}\"\nfee = {fee}\nslippage = {slippage}\nlot_size = {lot}\nmax_leverage = 3\n[score]\nobjective = \"{objective}\"\nmin_trades = 0\nscreen_window = \"{}\"\n",
+                "[backtest]\nconventions = \"{conventions}\"\n{}fill = \"{}\"\ndirection = \"{}\"\nfee = {fee}\nslippage = {slippage}\nlot_size = {lot}\nmax_leverage = 3\n[score]\nobjective = \"{objective}\"\nmin_trades = 0\nscreen_window = \"{}\"\n",
+                // (Pyramids measure stops from the fill price.)
+                match max_entries {
+                    Some(_) => "stop_price_from = \"fill\"\n",
+                    None => "",
+                },
                 if close_fill { "close" } else { "next_open" },
                 if long_short { "long_short" } else { "long" },
                 if screen_full { "full" } else { "score" },
@@ -1209,4 +1214,47 @@ fn the_priority_of_exits_on_one_close() {
     let short = "entry = \"false\"\nexit = \"false\"\nshort_entry = \"close == 10 and position == 0\"\nshort_exit = \"close > 15\"\nmax_bars = 5";
     let bt = run(short, "direction = \"long_short\"", &rows);
     assert_eq!(trades(&bt)[0], (1, 10.0, Some(2), 20.0, Liquidated));
+}
+
+/// An add keeps a tighter stop: the moving stop's 11 (the fill bar's close
+/// 12 less 1) stays when the add at 12 brings no stop of its own, and the
+/// low of 9 takes both entries out there.
+#[test]
+fn an_add_never_loosens_the_stop() {
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 11.0, 10.0, 11.0], // entry decided
+        [11.0, 12.0, 11.0, 12.0], // filled at 11; stop 11; add decided
+        [12.0, 12.5, 9.0, 12.5],  // add at 12; low 9: out at 11
+        [12.5, 12.5, 12.5, 12.5],
+    ];
+    let keys = "entry = \"close > shift(close, 1)\"\nexit = \"false\"\nmax_entries = 3\nsize = 0.3\nstop_level = \"close - 1\"";
+    let bt = run(keys, "", &rows);
+    let got = trades(&bt);
+    assert_eq!(got[0], (2, 11.0, Some(3), 11.0, StopLevel));
+    assert_eq!(got[1], (3, 12.0, Some(3), 11.0, StopLevel));
+}
+
+/// An open through the position's stop ends it at the open before an add
+/// decided on the close before could fill.
+#[test]
+fn an_open_through_the_stop_comes_before_an_add() {
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 11.0, 10.0, 11.0], // entry decided
+        [11.0, 12.0, 11.0, 12.0], // filled at 11, stop 10; add decided
+        [8.0, 8.5, 7.5, 8.0],     // opens at 8 under 10: out at 8, no add
+        [8.0, 8.0, 8.0, 8.0],
+    ];
+    let keys = "entry = \"close > 10.5\"\nexit = \"false\"\nmax_entries = 3\nsize = 0.3\nstop_distance = 1";
+    let bt = run(keys, "", &rows);
+    assert_eq!(trades(&bt), [(2, 11.0, Some(3), 8.0, StopLoss)]);
+    // Pyramiding under vectorbt's conventions (stops from the fill bar's
+    // close) is refused, naming the way out.
+    let e = Config::parse(&format!(
+        "[strategy]\nname = \"m\"\n{keys}\n[backtest]\nconventions = \"vectorbt\"\n"
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("stop_price_from = \"fill\""), "{e}");
 }
