@@ -801,6 +801,35 @@ mod gpu {
         }
     }
 
+    /// A peer's stop conventions go to the CPU, said, and screen there as
+    /// the CPU backend does.
+    #[test]
+    fn a_peers_conventions_fall_back_to_the_cpu() {
+        let Some(b) = backend() else { return };
+        let c = case_of(
+            "entry = \"close > sma(close, n)\"\nexit = \"close < sma(close, n)\"\nstop_loss = 0.05",
+            "n = { values = [10, 20, 30] }",
+            "[backtest]\nconventions = \"vectorbt\"",
+        );
+        let job = ScreenJob {
+            market: &c.market,
+            strategy: &*c.strategy,
+            space: &c.space,
+            batch: Batch::whole(c.space.size()),
+            top: 3,
+            threads: 2,
+            resume: None,
+            series_budget: c.series_budget,
+            stop: None,
+        };
+        let why = b.fallback(&job).expect("another preset falls back");
+        assert!(why.contains("conventions"), "{why}");
+        assert_eq!(
+            screen(&b, &c, 3, 2, None),
+            screen(&CpuBackend, &c, 3, 2, None)
+        );
+    }
+
     #[test]
     fn index_lists_screen_exactly_their_combinations() {
         let Some(b) = backend() else { return };
