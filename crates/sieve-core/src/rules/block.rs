@@ -185,6 +185,8 @@ impl Rules {
                     frame,
                     full,
                     close: &bars.close[start..start + len],
+                    high: &bars.high,
+                    low: &bars.low,
                     direction,
                     start,
                     len,
@@ -245,6 +247,9 @@ pub(super) struct Block<'a, 'c> {
     pub(super) frame: &'a mut Frame,
     pub(super) full: &'a [Option<&'c [f64]>],
     pub(super) close: &'a [f64],
+    /// The whole high and low series (the extremes since the entry).
+    pub(super) high: &'a [f64],
+    pub(super) low: &'a [f64],
     pub(super) direction: Direction,
     /// The block's first bar and its length.
     pub(super) start: usize,
@@ -269,6 +274,29 @@ impl Block<'_, '_> {
                 Col::EntryPrice => slot.fill(state.entry_price),
                 Col::Entries => slot.fill(state.entries as f64),
                 Col::LastEntryPrice => slot.fill(state.last_entry_price),
+                Col::HighSinceEntry | Col::LowSinceEntry => {
+                    let first = self.start + from;
+                    if state.position == 0 || state.fill_bar > first {
+                        slot.fill(f64::NAN);
+                        continue;
+                    }
+                    // The running extreme from the fill bar on.
+                    let high = col == Col::HighSinceEntry;
+                    let series = if high { self.high } else { self.low };
+                    let pick = |a: f64, b: f64| if high { a.max(b) } else { a.min(b) };
+                    let init = if high {
+                        f64::NEG_INFINITY
+                    } else {
+                        f64::INFINITY
+                    };
+                    let mut m = series[state.fill_bar..first]
+                        .iter()
+                        .fold(init, |a, &b| pick(a, b));
+                    for (i, v) in slot.iter_mut().enumerate() {
+                        m = pick(m, series[first + i]);
+                        *v = m;
+                    }
+                }
                 Col::BarsHeld => {
                     for (i, v) in slot.iter_mut().enumerate() {
                         *v = state.bars_held(self.start + from + i);

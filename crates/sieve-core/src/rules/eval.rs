@@ -74,9 +74,13 @@ pub fn column(bars: &Bars, col: Col) -> Option<&[f64]> {
         Col::Low => Some(&bars.low),
         Col::Close => Some(&bars.close),
         Col::Volume => bars.volume.as_deref(),
-        Col::EntryPrice | Col::BarsHeld | Col::Position | Col::Entries | Col::LastEntryPrice => {
-            None
-        }
+        Col::EntryPrice
+        | Col::BarsHeld
+        | Col::Position
+        | Col::Entries
+        | Col::LastEntryPrice
+        | Col::HighSinceEntry
+        | Col::LowSinceEntry => None,
     }
 }
 

@@ -31,10 +31,14 @@ pub enum Col {
     /// The last entry's price (the first's without adds; undefined when
     /// flat).
     LastEntryPrice,
+    /// The highest high and the lowest low from the fill bar through this
+    /// bar (undefined when flat).
+    HighSinceEntry,
+    LowSinceEntry,
 }
 
 impl Col {
-    pub const ALL: [(&'static str, Col); 10] = [
+    pub const ALL: [(&'static str, Col); 12] = [
         ("open", Col::Open),
         ("high", Col::High),
         ("low", Col::Low),
@@ -45,13 +49,21 @@ impl Col {
         ("position", Col::Position),
         ("entries", Col::Entries),
         ("last_entry_price", Col::LastEntryPrice),
+        ("high_since_entry", Col::HighSinceEntry),
+        ("low_since_entry", Col::LowSinceEntry),
     ];
 
     /// The trade's state: known only as the engine runs, bar by bar.
     pub fn is_state(self) -> bool {
         matches!(
             self,
-            Col::EntryPrice | Col::BarsHeld | Col::Position | Col::Entries | Col::LastEntryPrice
+            Col::EntryPrice
+                | Col::BarsHeld
+                | Col::Position
+                | Col::Entries
+                | Col::LastEntryPrice
+                | Col::HighSinceEntry
+                | Col::LowSinceEntry
         )
     }
 }

@@ -96,6 +96,17 @@ impl RuleStrategy {
         if r.managed.stop_level.is_some() {
             return Err("`stop_level` (a stop that moves on every close)".to_string());
         }
+        let since_entry = graph.nodes.iter().any(|n| {
+            matches!(
+                n.op,
+                Op::Col(Col::HighSinceEntry) | Op::Col(Col::LowSinceEntry)
+            )
+        });
+        if since_entry {
+            return Err(
+                "`high_since_entry` / `low_since_entry` (extremes since the entry)".to_string(),
+            );
+        }
         if r.managed.max_entries.is_some() {
             return Err("`max_entries` (pyramiding)".to_string());
         }

@@ -1258,3 +1258,30 @@ fn an_open_through_the_stop_comes_before_an_add() {
     .to_string();
     assert!(e.contains("stop_price_from = \"fill\""), "{e}");
 }
+
+/// A chandelier from the highest high since the entry: the stop is that
+/// high less 1, moved on each close: 10 after the fill bar (high 11), 12
+/// after bar 2 (high 13), kept at 12 by bar 3, whose low 11.9 takes it.
+#[test]
+fn a_chandelier_from_the_highest_high_since_entry() {
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0], // entry decided
+        [10.0, 11.0, 10.0, 10.5], // filled at 10; high since entry 11: stop 10
+        [10.5, 13.0, 10.2, 12.5], // 10.2 > 10; 13: stop 12
+        [12.5, 12.8, 11.9, 12.5], // 11.9 <= 12: out at 12
+    ];
+    let keys = format!("{ENTER_AT_10}\nstop_level = \"high_since_entry - 1\"");
+    let bt = run(&keys, "", &rows);
+    assert_eq!(trades(&bt), [(1, 10.0, Some(3), 12.0, StopLevel)]);
+    // The lowest low since the entry, read by a rule: out once it is 2
+    // under the entry price (bar 2's low 7.9), at the next open.
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 10.0, 9.0, 9.5], // filled at 10; low since entry 9
+        [9.5, 9.6, 7.9, 9.0],   // 7.9 <= 8: exit decided
+        [9.0, 9.0, 9.0, 9.0],   // out at 9
+    ];
+    let keys = "entry = \"close == 10\"\nexit = \"low_since_entry <= entry_price - 2\"";
+    let bt = run(keys, "", &rows);
+    assert_eq!(trades(&bt), [(1, 10.0, Some(3), 9.0, Rule)]);
+}
