@@ -1225,7 +1225,11 @@ def test_signal_trade_keys_follow_the_configs_rule(frame):
     up = frame["close"] > frame["close"].rolling(10).mean()
     down = ~up
     refused = [
-        ({"size": 2}, r"size: column 'close', bar \d+ \(.*\): 2 is above backtest.max_leverage = 1"),
+        ({"size": 2}, r"size: column 'close', every bar: 2 is above backtest.max_leverage = 1"),
+        (
+            {"size": np.where(np.arange(len(frame)) == 5, 2.0, 0.5)},
+            r"size: column 'close', bar 5 \(.*\): 2 is above backtest.max_leverage = 1",
+        ),
         ({"size": 0}, r"size: .*must be above 0"),
         ({"size": -1}, r"size: .*must be above 0"),
         ({"max_bars": 2.5}, r"max_bars: .*must be a whole number of bars ≥ 0, got 2.5"),

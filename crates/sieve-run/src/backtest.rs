@@ -166,12 +166,14 @@ impl Backtested {
             let head: Vec<&str> = std::iter::once(strategy.name())
                 .chain(named.iter().map(String::as_str))
                 .collect();
+            let conventions = study.scoring().engine.conventions.describe();
             text.push_str(&format!(
-                "{} on {on} ({} bars, {} .. {})\n\n",
+                "{} on {on} ({} bars, {} .. {}){}\n\n",
                 head.join(" "),
                 bars.len(),
                 style.format(bars.time[0]),
                 style.format(bars.time[bars.len() - 1]),
+                conventions.map_or(String::new(), |c| format!(", conventions: {c}")),
             ));
             text.push_str(&run.table(bars, &style, objective));
             if several {

@@ -334,19 +334,18 @@ fn check_keys(study: &Study, columns: &[SignalColumn<'_>]) -> Result<Vec<String>
             let Some((_, values)) = c.keys.entries().find(|(s, _)| s.name == spec.name) else {
                 continue;
             };
-            // One value for every bar is checked once (as of bar 0).
-            let values = match values {
-                KeySeries::Each(v) => std::slice::from_ref(v),
-                KeySeries::Bars(b) => *b,
+            // One value for every bar is checked once, and said so.
+            let (values, each) = match values {
+                KeySeries::Each(v) => (std::slice::from_ref(v), true),
+                KeySeries::Bars(b) => (*b, false),
             };
             for (t, &v) in values.iter().enumerate().filter(|(_, v)| !v.is_nan()) {
                 spec.check(v, max_leverage).map_err(|m| {
-                    Error::Invalid(format!(
-                        "{}: column '{}', bar {t} ({}): {m}",
-                        spec.name,
-                        c.name,
-                        sieve_core::format::time(time[t])
-                    ))
+                    let at = match each {
+                        true => "every bar".to_string(),
+                        false => format!("bar {t} ({})", sieve_core::format::time(time[t])),
+                    };
+                    Error::Invalid(format!("{}: column '{}', {at}: {m}", spec.name, c.name))
                 })?;
                 if !noted {
                     if let Some(typo) = spec.typo(v) {

@@ -91,6 +91,55 @@ impl Conventions {
     };
 }
 
+impl Conventions {
+    /// What a heading says of conventions other than sieve's: the preset's
+    /// name, or the switches set differently (`None`: sieve's own).
+    pub fn describe(&self) -> Option<String> {
+        if *self == Conventions::SIEVE {
+            return None;
+        }
+        if *self == Conventions::VECTORBT {
+            return Some("vectorbt".into());
+        }
+        if *self == Conventions::BACKTESTING_PY {
+            return Some("backtesting.py".into());
+        }
+        let s = Conventions::SIEVE;
+        let switches = [
+            (
+                self.stop_from_next_bar != s.stop_from_next_bar,
+                "stop_check = \"next_bar\"",
+            ),
+            (
+                self.exit_before_stop != s.exit_before_stop,
+                "exit_before_stop = false",
+            ),
+            (
+                self.drop_orders_on_stop_bar != s.drop_orders_on_stop_bar,
+                "stop_bar_orders = \"drop\"",
+            ),
+            (
+                self.stop_always_first != s.stop_always_first,
+                "stop_priority = \"stop\"",
+            ),
+            (
+                self.stop_from_close != s.stop_from_close,
+                "stop_price_from = \"close\"",
+            ),
+            (
+                self.stop_slippage != s.stop_slippage,
+                "stop_slippage = false",
+            ),
+        ];
+        let set: Vec<&str> = switches
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, t)| *t)
+            .collect();
+        Some(set.join(", "))
+    }
+}
+
 impl Default for Conventions {
     fn default() -> Self {
         Conventions::SIEVE
@@ -108,5 +157,29 @@ impl Default for EngineConfig {
             max_leverage: 1.0,
             conventions: Conventions::SIEVE,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Conventions;
+
+    /// Sieve's own say nothing; a preset its name; a mix its switches.
+    #[test]
+    fn conventions_describe_themselves() {
+        assert_eq!(Conventions::SIEVE.describe(), None);
+        assert_eq!(
+            Conventions::VECTORBT.describe().as_deref(),
+            Some("vectorbt")
+        );
+        assert_eq!(
+            Conventions::BACKTESTING_PY.describe().as_deref(),
+            Some("backtesting.py")
+        );
+        let mixed = Conventions {
+            stop_slippage: false,
+            ..Conventions::SIEVE
+        };
+        assert_eq!(mixed.describe().as_deref(), Some("stop_slippage = false"));
     }
 }
