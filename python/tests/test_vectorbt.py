@@ -69,10 +69,13 @@ def sieve_trades(table, index):
     )
 
 
-def vbt_trades(records, column):
-    r = records[records["col"] == column]
+def vbt_trades(records, column=None):
+    """vectorbt's trade records (of one column, or of all with their
+    `col`) as `sieve_trades` reads sieve's."""
+    r = records if column is None else records[records["col"] == column]
     return pd.DataFrame(
         {
+            "col": r["col"].to_numpy(),
             "entry_idx": r["entry_idx"].to_numpy(),
             "exit_idx": r["exit_idx"].to_numpy(),
             "entry_price": r["entry_price"].to_numpy(),
@@ -173,21 +176,7 @@ def stop_inputs(seed, index):
 def compare_columns(ours, pf, index):
     """Every trade of every column, and every column's final equity."""
     a = sieve_trades(ours["trades"], index).assign(col=ours["trades"]["column"].to_numpy())
-    records = pf.trades.records
-    b = pd.DataFrame(
-        {
-            "col": records["col"].to_numpy(),
-            "entry_idx": records["entry_idx"].to_numpy(),
-            "exit_idx": records["exit_idx"].to_numpy(),
-            "entry_price": records["entry_price"].to_numpy(),
-            "exit_price": records["exit_price"].to_numpy(),
-            "size": records["size"].to_numpy(),
-            "fees": (records["entry_fees"] + records["exit_fees"]).to_numpy(),
-            "pnl": records["pnl"].to_numpy(),
-            "short": (records["direction"] == 1).to_numpy(),
-            "open": (records["status"] == 0).to_numpy(),
-        }
-    )
+    b = vbt_trades(pf.trades.records)
     a = a.sort_values(["col", "entry_idx"], kind="stable").reset_index(drop=True)
     b = b.sort_values(["col", "entry_idx"], kind="stable").reset_index(drop=True)
     counts = a.groupby("col").size().reindex(range(STOP_COLUMNS), fill_value=0)

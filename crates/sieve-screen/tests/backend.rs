@@ -780,25 +780,31 @@ mod gpu {
     fn a_fallback_is_said_and_screens_as_the_cpu() {
         let Some(b) = backend() else { return };
         for c in market_cases() {
-            let job = ScreenJob {
-                market: &c.market,
-                strategy: &*c.strategy,
-                space: &c.space,
-                batch: Batch::whole(c.space.size()),
-                top: 20,
-                threads: 2,
-                resume: None,
-                series_budget: c.series_budget,
-                stop: None,
-            };
-            let why = b.fallback(&job).expect("several instruments fall back");
-            assert!(why.contains("instruments"), "{why}");
-            assert_eq!(CpuBackend.fallback(&job), None);
-            assert_eq!(
-                screen(&b, &c, 20, 2, None),
-                screen(&CpuBackend, &c, 20, 2, None)
-            );
+            falls_back_as_the_cpu(&b, &c, "instruments");
         }
+    }
+
+    /// `c` goes to the CPU with a notice that names `why`, and screens
+    /// there exactly as the CPU backend does.
+    fn falls_back_as_the_cpu(b: &GpuBackend, c: &Case, why: &str) {
+        let job = ScreenJob {
+            market: &c.market,
+            strategy: &*c.strategy,
+            space: &c.space,
+            batch: Batch::whole(c.space.size()),
+            top: 20,
+            threads: 2,
+            resume: None,
+            series_budget: c.series_budget,
+            stop: None,
+        };
+        let said = b.fallback(&job).expect("a fallback");
+        assert!(said.contains(why), "{said}");
+        assert_eq!(CpuBackend.fallback(&job), None);
+        assert_eq!(
+            screen(b, c, 20, 2, None),
+            screen(&CpuBackend, c, 20, 2, None)
+        );
     }
 
     /// A peer's stop conventions go to the CPU, said, and screen there as
@@ -811,23 +817,7 @@ mod gpu {
             "n = { values = [10, 20, 30] }",
             "[backtest]\nconventions = \"vectorbt\"",
         );
-        let job = ScreenJob {
-            market: &c.market,
-            strategy: &*c.strategy,
-            space: &c.space,
-            batch: Batch::whole(c.space.size()),
-            top: 3,
-            threads: 2,
-            resume: None,
-            series_budget: c.series_budget,
-            stop: None,
-        };
-        let why = b.fallback(&job).expect("another preset falls back");
-        assert!(why.contains("conventions"), "{why}");
-        assert_eq!(
-            screen(&b, &c, 3, 2, None),
-            screen(&CpuBackend, &c, 3, 2, None)
-        );
+        falls_back_as_the_cpu(&b, &c, "conventions");
     }
 
     #[test]

@@ -74,13 +74,11 @@ pub fn column(bars: &Bars, col: Col) -> Option<&[f64]> {
         Col::Low => Some(&bars.low),
         Col::Close => Some(&bars.close),
         Col::Volume => bars.volume.as_deref(),
-        Col::EntryPrice
-        | Col::BarsHeld
-        | Col::Position
-        | Col::Entries
-        | Col::LastEntryPrice
-        | Col::HighSinceEntry
-        | Col::LowSinceEntry => None,
+        // The trade's state: known only as the engine runs.
+        _ => {
+            debug_assert!(col.is_state());
+            None
+        }
     }
 }
 
