@@ -161,6 +161,14 @@ pub struct SynthArgs {
     /// Output file: CSV, or Parquet (`.parquet`) or Arrow/Feather (`.feather`, `.arrow`) by its extension.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
+    /// Also write finer bars under them to this file (for `data.detail`):
+    /// the series is made at the finer spacing and `--out` gets its bars
+    /// merged `--detail-per-bar` at a time.
+    #[arg(long, value_name = "FILE")]
+    pub detail: Option<PathBuf>,
+    /// Detail bars per bar (with `--detail`); must divide `--bar-seconds`.
+    #[arg(long, default_value_t = 60, value_name = "K")]
+    pub detail_per_bar: u64,
 }
 
 #[derive(Args)]

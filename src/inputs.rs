@@ -99,13 +99,17 @@ pub fn with_config(common: &Common, mut config: Checked) -> Result<Inputs> {
     })
 }
 
-/// Files a command reads (config, data), which no output may overwrite.
+/// Files a command reads (config, data, detail bars), which no output may overwrite.
 pub fn input_paths<'a>(common: &'a Common, config: &'a Config) -> Vec<&'a Path> {
-    [common.config.as_deref(), config.data.as_deref()]
-        .into_iter()
-        .flatten()
-        .chain(config.paths.iter().map(PathBuf::as_path))
-        .collect()
+    [
+        common.config.as_deref(),
+        config.data.as_deref(),
+        config.detail.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    .chain(config.paths.iter().map(PathBuf::as_path))
+    .collect()
 }
 
 /// What `-v` says of the GPU kernel a strategy gets.

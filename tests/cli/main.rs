@@ -3,6 +3,7 @@
 mod backtest;
 mod columns;
 mod corpus;
+mod detail;
 mod formats;
 mod golden;
 mod instruments;

@@ -164,6 +164,7 @@ impl Scoring {
             position: vec![0; n],
             trades: Vec::new(),
             instruments: Vec::new(),
+            detail: None,
         };
         let metrics = self.metrics_of_run(bars, windows, |_, stats| {
             run(n, &mut engine::Tee(&mut bt, stats));
@@ -263,6 +264,7 @@ impl<'a> Evaluator<'a> {
             position: vec![0; n],
             trades: Vec::new(),
             instruments: Vec::new(),
+            detail: None,
         };
         self.run(params, n, true, &mut Vec::new(), &mut bt);
         bt
@@ -319,6 +321,7 @@ impl<'a> Evaluator<'a> {
             position: vec![0; n],
             trades: Vec::new(),
             instruments: Vec::new(),
+            detail: None,
         };
         let cash = self.scoring.engine.initial_cash;
         let mut stats: Vec<WindowStats> =

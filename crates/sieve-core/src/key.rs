@@ -5,6 +5,7 @@
 
 pub const DATA_ADJUST: &str = "data.adjust";
 pub const DATA_COLUMNS: &str = "data.columns";
+pub const DATA_DETAIL: &str = "data.detail";
 pub const DATA_NAMES: &str = "data.names";
 pub const DATA_PATHS: &str = "data.paths";
 

@@ -112,6 +112,9 @@ impl Backtested {
         });
         if !study.market().is_several() {
             doc["windows"] = self.runs[0].windows_json();
+            if let Some(d) = self.runs[0].bt.detail {
+                doc["detail"] = serde_json::json!({ "walked": d.walked, "uncovered": d.uncovered });
+            }
             if let Some(book) = &study.market().portfolio {
                 doc["portfolio"] = portfolio_json(book, &self.runs[0].bt, &self.params);
             }
@@ -176,6 +179,12 @@ impl Backtested {
                 conventions.map_or(String::new(), |c| format!(", conventions: {c}")),
             ));
             text.push_str(&run.table(bars, &style, objective));
+            if let Some(d) = run.bt.detail {
+                text.push_str(&format!(
+                    "\ndata.detail: {} ambiguous bars walked on their detail bars, {} without detail bars kept the OHLC rule\n",
+                    d.walked, d.uncovered
+                ));
+            }
             if several {
                 text.push('\n');
             }

@@ -65,7 +65,19 @@ pub fn load_data_with(
         Some(path) => {
             let loaded = data::load(path, options)?;
             notices = loaded.notices;
-            (loaded.bars, label.unwrap_or(path).display().to_string())
+            let mut bars = loaded.bars;
+            if let Some(detail) = &config.detail {
+                let mapped = load_detail(detail, &bars, options)?;
+                notices.push(mapped.summary(bars.len()));
+                bars.detail = Some(std::sync::Arc::new(mapped));
+            }
+            (bars, label.unwrap_or(path).display().to_string())
+        }
+        None if config.detail.is_some() => {
+            return Err(Error::config(
+                key::DATA_DETAIL,
+                "detail bars go under the bars of data.path, which is not set",
+            ))
         }
         None => (
             data::synth(EXAMPLE_BARS, EXAMPLE_SEED),
@@ -76,6 +88,21 @@ pub fn load_data_with(
         instruments: vec![(String::new(), bars)],
         label,
         notices,
+    })
+}
+
+/// The detail bars of `data.detail` (read as the data is, but no other
+/// column) mapped under `bars`.
+fn load_detail(path: &Path, bars: &Bars, options: &LoadOptions) -> Result<data::Detail> {
+    let options = LoadOptions {
+        columns: None,
+        extra: Some(Vec::new()),
+        ..options.clone()
+    };
+    let fine = data::load(path, &options)?.bars;
+    data::Detail::map(bars.prices(), fine.prices()).map_err(|message| Error::Data {
+        path: path.to_path_buf(),
+        message,
     })
 }
 

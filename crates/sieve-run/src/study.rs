@@ -335,6 +335,12 @@ pub fn data_hash(bars: &Bars) -> String {
             h.value(v.to_bits().to_le_bytes());
         }
     }
+    // The detail bars (`data.detail`) as mapped under the bars; none
+    // leaves the hash as it was.
+    if let Some(detail) = &bars.detail {
+        h.bytes(b"detail\0");
+        detail.hashed(|v| h.value(v));
+    }
     hex(h.finish().as_ref())
 }
 

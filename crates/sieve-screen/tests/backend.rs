@@ -820,6 +820,29 @@ mod gpu {
         falls_back_as_the_cpu(&b, &c, "conventions");
     }
 
+    /// Detail bars (`data.detail`) go to the CPU, said, and screen there
+    /// as the CPU backend does.
+    #[test]
+    fn detail_bars_fall_back_to_the_cpu() {
+        let Some(b) = backend() else { return };
+        // Four 6-hour bars under each daily bar.
+        let mut fine = synth(10_000, 11);
+        let t0 = fine.time[0];
+        for (i, t) in fine.time.iter_mut().enumerate() {
+            *t = t0 + i as i64 * 21_600_000;
+        }
+        let mut daily = sieve_core::data::coarsen(&fine, 4);
+        let detail = sieve_core::data::Detail::map(daily.prices(), fine.prices()).unwrap();
+        daily.detail = Some(std::sync::Arc::new(detail));
+        let c = case_on(
+            "entry = \"close > sma(close, n)\"\nexit = \"close < sma(close, n)\"\nstop_loss = 0.02\ntake_profit = 0.02",
+            "n = { values = [10, 20, 30] }",
+            "",
+            vec![(String::new(), daily)],
+        );
+        falls_back_as_the_cpu(&b, &c, "detail");
+    }
+
     #[test]
     fn index_lists_screen_exactly_their_combinations() {
         let Some(b) = backend() else { return };

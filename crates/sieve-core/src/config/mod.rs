@@ -41,6 +41,9 @@ pub struct Config {
     pub timezone: Option<chrono_tz::Tz>,
     /// `data.columns`: the names of a header-less file's columns.
     pub columns: Option<Vec<String>>,
+    /// `data.detail`: finer bars under `data.path`'s, resolved against the
+    /// config file's folder.
+    pub detail: Option<PathBuf>,
     /// `data.paths`: several instruments' files or glob patterns, resolved
     /// against the config file's folder (empty: one instrument, `data`).
     pub paths: Vec<PathBuf>,
@@ -112,6 +115,7 @@ struct RawConfig {
 #[serde(deny_unknown_fields)]
 struct RawData {
     path: Option<PathBuf>,
+    detail: Option<PathBuf>,
     paths: Option<RawPaths>,
     names: Option<Vec<String>>,
     adjust: Option<bool>,
@@ -557,6 +561,13 @@ impl Config {
             .map(|k| format!("strategy.{k}"));
         let portfolio = portfolio_section(raw.portfolio.as_ref(), &b, &s, managed.as_deref())?;
         let conventions = conventions(&b, fill)?;
+        let detail = raw.data.detail.map(resolve);
+        if detail.is_some() && (!paths.is_empty() || portfolio.is_some()) {
+            return Err(Error::config(
+                key::DATA_DETAIL,
+                "detail bars go under one instrument's bars (data.path); with several instruments (data.paths) it is not supported yet",
+            ));
+        }
         let pyramids = strategy_table.is_some_and(|t| t.contains_key("max_entries"));
         if pyramids && conventions.stop_from_close {
             return Err(Error::config(
@@ -589,6 +600,7 @@ impl Config {
             adjust: raw.data.adjust.unwrap_or(false),
             columns: raw.data.columns,
             data: raw.data.path.map(resolve),
+            detail,
             paths,
             names: raw.data.names,
             strategy: strategy.name,
@@ -694,6 +706,7 @@ impl Config {
         let mut source = self.source.clone();
         if let Some(toml::Value::Table(data)) = source.get_mut("data") {
             data.remove("path");
+            data.remove("detail");
             data.remove("paths");
             data.remove("columns");
         }
@@ -762,7 +775,7 @@ impl Config {
         out.retain(|k| {
             let free = matches!(
                 k.as_str(),
-                "data.path" | "optimize.iterations" | "optimize.time_budget_s"
+                "data.path" | "data.detail" | "optimize.iterations" | "optimize.time_budget_s"
             );
             // `[robust]` but the selection rule is not part of a run (a
             // walk-forward fold's windows are: `[walkforward]` stays).

@@ -1,6 +1,7 @@
 //! Price bars in columns (time, OHLC, optional volume, the file's other
 //! columns), with lookups by time and the bars per year of the data.
 
+use crate::data::detail::{Detail, Prices};
 use crate::data::time::MS_PER_DAY;
 
 /// Columnar price bars: one `Vec` per field, times in unix milliseconds (UTC),
@@ -23,6 +24,9 @@ pub struct Bars {
     /// The names of the file's other columns that were not read (nothing
     /// asked for them): for messages that list what the data has.
     pub unread: Vec<String>,
+    /// `data.detail`: finer bars under these, walked where a bar's order
+    /// of fills is ambiguous.
+    pub detail: Option<std::sync::Arc<Detail>>,
 }
 
 /// A column of the data beyond time, prices and volume.
@@ -44,6 +48,16 @@ impl Bars {
 
     pub fn is_empty(&self) -> bool {
         self.close.is_empty()
+    }
+
+    /// Times, opens, highs and lows, for mapping detail bars.
+    pub fn prices(&self) -> Prices<'_> {
+        Prices {
+            time: &self.time,
+            open: &self.open,
+            high: &self.high,
+            low: &self.low,
+        }
     }
 
     /// The names of every column beyond time, prices and volume, read or
@@ -133,6 +147,7 @@ mod tests {
                 timezone: None,
                 extra: Vec::new(),
                 unread: Vec::new(),
+                detail: None,
             };
             let all = || {
                 [&bars.open, &bars.high, &bars.low, &bars.close]

@@ -57,6 +57,7 @@ pub fn synth(n: usize, seed: u64) -> Bars {
         timezone: None,
         extra: Vec::new(),
         unread: Vec::new(),
+        detail: None,
     };
     let mut regime = 2usize;
     let mut prev_close = 100.0_f64;
@@ -81,6 +82,28 @@ pub fn synth(n: usize, seed: u64) -> Bars {
         prev_close = close;
     }
     bars
+}
+
+/// Bars of `k` consecutive bars of `fine` each (the last may have fewer),
+/// stamped at the first's time: open the first's, high the highest, low
+/// the lowest, close the last's, volume the sum. For detail bars
+/// (`data.detail`) under bars made from them.
+pub fn coarsen(fine: &Bars, k: usize) -> Bars {
+    let k = k.max(1);
+    let first = |col: &[f64]| col.iter().step_by(k).copied().collect::<Vec<f64>>();
+    let each = |col: &[f64], f: fn(&[f64]) -> f64| col.chunks(k).map(f).collect::<Vec<f64>>();
+    Bars {
+        time: fine.time.iter().step_by(k).copied().collect(),
+        open: first(&fine.open),
+        high: each(&fine.high, |c| c.iter().fold(f64::MIN, |a, &b| a.max(b))),
+        low: each(&fine.low, |c| c.iter().fold(f64::MAX, |a, &b| a.min(b))),
+        close: each(&fine.close, |c| c[c.len() - 1]),
+        volume: fine.volume.as_ref().map(|v| each(v, |c| c.iter().sum())),
+        timezone: fine.timezone,
+        extra: Vec::new(),
+        unread: Vec::new(),
+        detail: None,
+    }
 }
 
 #[cfg(test)]

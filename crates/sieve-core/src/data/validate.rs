@@ -94,6 +94,7 @@ impl Validator {
                     })
                     .collect(),
                 unread,
+                detail: None,
             },
             place,
             adjust,

@@ -21,7 +21,7 @@
 use super::{
     stop_or_target, Account, Conventions, EngineConfig, EntryReason, ExitReason, Fill, Sink,
 };
-use crate::data::Bars;
+use crate::data::{Bars, Detail, DetailCounts};
 
 /// A stop's or target's distance from the entry price, fixed for the
 /// trade on the close that decided it.
@@ -215,6 +215,19 @@ pub struct Managed<'a> {
     /// Whether the open trade entered inside its fill bar by a stop
     /// order (its target may fill on that bar) or a limit order.
     entered_by: Option<OrderKind>,
+    /// Finer bars walked where a bar's order of fills is ambiguous, and
+    /// how that went.
+    detail: Option<&'a Detail>,
+    counts: DetailCounts,
+}
+
+/// What happened inside a bar (or a detail bar) to the position.
+enum Inside {
+    Nothing,
+    /// An entry order filled: the side now held.
+    Entered(i8),
+    /// A stop or target ended the trade.
+    Out,
 }
 
 /// A stop order (fills when the price rises to it, for a buy) or a limit
@@ -316,6 +329,8 @@ impl<'a> Managed<'a> {
             orders: false,
             pending: None,
             entered_by: None,
+            detail: None,
+            counts: DetailCounts::default(),
         }
     }
 
@@ -339,14 +354,16 @@ impl<'a> Managed<'a> {
 
     /// A flat account over the first `n` bars of `bars`.
     pub fn over_bars(cfg: &'a EngineConfig, bars: &'a Bars, n: usize, liquidates: bool) -> Self {
-        Managed::new(
+        let mut engine = Managed::new(
             cfg,
             &bars.open[..n],
             &bars.high[..n],
             &bars.low[..n],
             &bars.close[..n],
             liquidates,
-        )
+        );
+        engine.detail = bars.detail.as_deref();
+        engine
     }
 
     /// The open trade now.
@@ -416,17 +433,48 @@ impl<'a> Managed<'a> {
                 }
             }
         }
+        if self.pending.is_some_and(|order| t > order.until) {
+            self.pending = None;
+        }
+        if let Some(detail) = self.detail {
+            if self.ambiguous(t, o, h, l) {
+                match detail.of_bar(t) {
+                    Some(fine) => {
+                        self.counts.walked += 1;
+                        return self.walk(t, detail, fine, changed, sink);
+                    }
+                    None => self.counts.uncovered += 1,
+                }
+            }
+        }
+        match self.inside(t, (o, h, l), self.exposed(t), sink) {
+            Inside::Out => Some(0),
+            Inside::Entered(side) => Some(side),
+            Inside::Nothing => changed,
+        }
+    }
+
+    /// Steps 2 and 3 on one stretch of bar `t`'s prices (o, h, l): the
+    /// whole bar's, or one of its detail bars'. `exposed`: whether the
+    /// held trade's stop and target are live there.
+    #[inline]
+    fn inside<S: Sink + ?Sized>(
+        &mut self,
+        t: usize,
+        (o, h, l): (f64, f64, f64),
+        exposed: bool,
+        sink: &mut S,
+    ) -> Inside {
+        let mut entered = None;
         if let Some(order) = self.pending {
-            if t > order.until {
-                self.pending = None;
-            } else if self.acct.position() == 0 && !order.add {
+            if self.acct.position() == 0 && !order.add {
                 if let Some(price) = order.fill(o, h, l) {
                     self.pending = None;
                     self.plan = order.plan;
                     self.move_to(order.side, price, t, sink);
                     if self.acct.position() == 0 {
                         // No units (no cash): nothing to manage.
-                        return changed;
+                        return Inside::Nothing;
                     }
                     self.intended = order.side;
                     self.entered_by = Some(order.kind);
@@ -434,21 +482,18 @@ impl<'a> Managed<'a> {
                         OrderKind::Stop => EntryReason::EntryStop,
                         OrderKind::Limit => EntryReason::EntryLimit,
                     });
-                    changed = Some(order.side);
+                    entered = Some(order.kind);
                 }
             }
         }
         let side = self.acct.position();
         if side == 0 {
-            return changed;
+            return Inside::Nothing;
         }
-        let exposed = self.exposed(t);
+        let exposed = exposed && entered.is_none();
         let hit = if exposed {
             self.levels_hit(o, h, l)
-        } else if self.fill_bar == t
-            && self.entered_by == Some(OrderKind::Stop)
-            && !self.conv.stop_from_close
-        {
+        } else if entered == Some(OrderKind::Stop) && !self.conv.stop_from_close {
             // A stop entry's target touched while its stop is not fills on
             // the fill bar (backtesting.py's rule).
             let target_only = match side > 0 {
@@ -460,35 +505,113 @@ impl<'a> Managed<'a> {
         } else {
             None
         };
-        match hit {
-            Some(hit) => {
-                self.stop_out(hit, t, sink);
-                Some(0)
-            }
-            None => {
-                // An add order reached after the position's own check.
-                if let Some(order) = self.pending.filter(|o| o.add && o.side == side) {
-                    if let Some(price) = order.fill(o, h, l) {
-                        self.pending = None;
-                        let how = match order.kind {
-                            OrderKind::Stop => EntryReason::AddStop,
-                            OrderKind::Limit => EntryReason::AddLimit,
-                        };
-                        self.add(price, t, order.plan, how);
-                    }
-                }
-                if exposed && self.trail != Distance::Off {
-                    // The stop was checked first; then the peak moves.
-                    let sign = f64::from(side);
-                    self.peak = match side > 0 {
-                        true => self.peak.max(h),
-                        false => self.peak.min(l),
-                    };
-                    self.tighten(side, self.trail.level(self.peak, -sign), ExitReason::Trail);
-                }
-                changed
+        if let Some(hit) = hit {
+            self.stop_out(hit, t, sink);
+            return Inside::Out;
+        }
+        // An add order reached after the position's own check.
+        if let Some(order) = self.pending.filter(|o| o.add && o.side == side) {
+            if let Some(price) = order.fill(o, h, l) {
+                self.pending = None;
+                let how = match order.kind {
+                    OrderKind::Stop => EntryReason::AddStop,
+                    OrderKind::Limit => EntryReason::AddLimit,
+                };
+                self.add(price, t, order.plan, how);
             }
         }
+        if exposed && self.trail != Distance::Off {
+            // The stop was checked first; then the peak moves.
+            self.peak = match side > 0 {
+                true => self.peak.max(h),
+                false => self.peak.min(l),
+            };
+            self.tighten(side, self.trail_level(side, self.peak), ExitReason::Trail);
+        }
+        match entered {
+            Some(_) => Inside::Entered(side),
+            None => Inside::Nothing,
+        }
+    }
+
+    /// The trailing stop's level for a position of side `side` whose best
+    /// price is `peak`.
+    #[inline]
+    fn trail_level(&self, side: i8, peak: f64) -> f64 {
+        self.trail.level(peak, -f64::from(side))
+    }
+
+    /// Whether OHLC cannot say in which order bar `t`'s fills came (the
+    /// open's fills done): an entry order fills on it with a stop, target
+    /// or trailing stop the rest of the bar may reach; or the held trade's
+    /// stop and target are both reached (neither at the open), its
+    /// trailing stop moved to the bar's high would be reached too, or an
+    /// add order fills on a bar that reaches the stop or target.
+    #[inline]
+    fn ambiguous(&self, t: usize, o: f64, h: f64, l: f64) -> bool {
+        let side = self.acct.position();
+        if side == 0 {
+            return self.pending.is_some_and(|order| {
+                let p = order.plan;
+                !order.add
+                    && order.fill(o, h, l).is_some()
+                    && (p.stop != Distance::Off
+                        || p.target != Distance::Off
+                        || p.trail != Distance::Off)
+            });
+        }
+        if !self.exposed(t) {
+            return false;
+        }
+        let adds = self
+            .pending
+            .is_some_and(|order| order.add && order.fill(o, h, l).is_some());
+        // In a long's terms: a short's prices mirrored.
+        let m = |v: f64| f64::from(side) * v;
+        let (o, h, l) = match side > 0 {
+            true => (o, h, l),
+            false => (-o, -l, -h),
+        };
+        let (stop, target) = (m(self.stop), m(self.target));
+        if o <= stop || (!self.conv.stop_always_first && o >= target) {
+            // Decided at the open.
+            return false;
+        }
+        let (stop_hit, target_hit) = (l <= stop, h >= target);
+        let trailed = self.trail != Distance::Off && {
+            let level = m(self.trail_level(side, m(m(self.peak).max(h))));
+            (stop.is_nan() || level > stop) && level >= l
+        };
+        (stop_hit && target_hit) || trailed || (adds && (stop_hit || target_hit))
+    }
+
+    /// Bar `t` at the level of its detail bars `fine` (the open's fills
+    /// done; `changed` what they changed): steps 2 and 3 on each detail
+    /// bar in order, a trade entered on one exposed from the next.
+    fn walk<S: Sink + ?Sized>(
+        &mut self,
+        t: usize,
+        detail: &Detail,
+        fine: std::ops::Range<usize>,
+        mut changed: Option<i8>,
+        sink: &mut S,
+    ) -> Option<i8> {
+        let held_exposed = self.acct.position() != 0 && self.exposed(t);
+        let mut entered_at = None;
+        for j in fine {
+            let exposed =
+                held_exposed || entered_at.is_some_and(|f| j > f && !self.conv.stop_from_close);
+            let prices = (detail.open[j], detail.high[j], detail.low[j]);
+            match self.inside(t, prices, exposed, sink) {
+                Inside::Out => return Some(0),
+                Inside::Entered(side) => {
+                    entered_at = Some(j);
+                    changed = Some(side);
+                }
+                Inside::Nothing => {}
+            }
+        }
+        changed
     }
 
     /// Whether the open trade's stop and target are live on bar `t`: from
@@ -729,6 +852,9 @@ impl<'a> Managed<'a> {
     /// The trade still open at the end of bars `..end`, marked at the last
     /// close.
     pub fn finish<S: Sink + ?Sized>(self, end: usize, sink: &mut S) {
+        if self.detail.is_some() {
+            sink.detail(self.counts);
+        }
         let last = end.checked_sub(1).map(|t| self.close[t]);
         self.acct.finish(last, sink);
     }

@@ -680,6 +680,7 @@ pub(super) mod tests {
             timezone: None,
             extra: Vec::new(),
             unread: Vec::new(),
+            detail: None,
         }
     }
 

@@ -2,7 +2,7 @@
 //! the whole record it produces ([`Backtest`], [`backtest`]).
 
 use super::{Account, EngineConfig, Sink, Trade};
-use crate::data::Bars;
+use crate::data::{Bars, DetailCounts};
 
 /// Simulates `positions` (one target per bar) over bars `0..end`.
 pub fn simulate<S: Sink + ?Sized>(
@@ -50,6 +50,9 @@ pub struct Backtest {
     pub trades: Vec<Trade>,
     /// A portfolio's: each trade's instrument (empty for one instrument).
     pub instruments: Vec<usize>,
+    /// With detail bars: the ambiguous bars walked on them and those left
+    /// to the OHLC rule.
+    pub detail: Option<DetailCounts>,
 }
 
 impl Sink for Backtest {
@@ -65,6 +68,9 @@ impl Sink for Backtest {
     fn instrument_trade(&mut self, instrument: usize, trade: &Trade) {
         self.trades.push(*trade);
         self.instruments.push(instrument);
+    }
+    fn detail(&mut self, counts: DetailCounts) {
+        self.detail = Some(counts);
     }
 
     fn flat(&mut self, from: usize, to: usize, equity: f64) {
@@ -96,6 +102,7 @@ pub fn backtest(bars: &Bars, positions: &[i8], cfg: &EngineConfig) -> Backtest {
         position: vec![0; n],
         trades: Vec::new(),
         instruments: Vec::new(),
+        detail: None,
     };
     simulate(bars, positions, cfg, bars.len(), &mut out);
     out

@@ -2,6 +2,7 @@
 //! and [`Tee`], which feeds one simulation to two sinks.
 
 use super::Trade;
+use crate::data::DetailCounts;
 
 /// Receives the simulation as it happens.
 pub trait Sink {
@@ -15,6 +16,10 @@ pub trait Sink {
     fn instrument_trade(&mut self, _instrument: usize, trade: &Trade) {
         self.trade(trade);
     }
+
+    /// Once, at the end, with detail bars (`data.detail`): how many
+    /// ambiguous bars were walked on them and how many kept the OHLC rule.
+    fn detail(&mut self, _counts: DetailCounts) {}
 
     /// Bars `from..to` all flat with the same `equity` (the simulation's fast
     /// path through flat stretches). Must equal calling `bar` for each.
@@ -63,6 +68,9 @@ impl<S: Sink + ?Sized> Sink for &mut S {
     fn instrument_trade(&mut self, instrument: usize, trade: &Trade) {
         (**self).instrument_trade(instrument, trade);
     }
+    fn detail(&mut self, counts: DetailCounts) {
+        (**self).detail(counts);
+    }
     fn flat(&mut self, from: usize, to: usize, equity: f64) {
         (**self).flat(from, to, equity);
     }
@@ -99,6 +107,10 @@ impl<A: Sink, B: Sink> Sink for Tee<A, B> {
     fn instrument_trade(&mut self, instrument: usize, trade: &Trade) {
         self.0.instrument_trade(instrument, trade);
         self.1.instrument_trade(instrument, trade);
+    }
+    fn detail(&mut self, counts: DetailCounts) {
+        self.0.detail(counts);
+        self.1.detail(counts);
     }
     fn flat(&mut self, from: usize, to: usize, equity: f64) {
         self.0.flat(from, to, equity);

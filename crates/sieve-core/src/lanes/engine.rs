@@ -789,6 +789,7 @@ mod tests {
             timezone: None,
             extra: Vec::new(),
             unread: Vec::new(),
+            detail: None,
         }
     }
 

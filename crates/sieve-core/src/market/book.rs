@@ -167,6 +167,7 @@ impl Book {
             timezone: self.members[0].bars.timezone,
             extra: Vec::new(),
             unread: Vec::new(),
+            detail: None,
         }
     }
 }

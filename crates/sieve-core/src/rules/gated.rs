@@ -673,6 +673,7 @@ mod tests {
             position: vec![9; n],
             trades: Vec::new(),
             instruments: Vec::new(),
+            detail: None,
         };
         for (fill, fee) in [(Fill::NextOpen, 0.0), (Fill::Close, 0.001)] {
             let cfg = EngineConfig {

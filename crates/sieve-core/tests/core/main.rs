@@ -36,6 +36,7 @@ pub fn bars(open: &[f64], close: &[f64]) -> Bars {
         timezone: None,
         extra: Vec::new(),
         unread: Vec::new(),
+        detail: None,
     }
 }
 

@@ -26,6 +26,7 @@ fn ohlc(rows: &[[f64; 4]]) -> Bars {
         timezone: None,
         extra: Vec::new(),
         unread: Vec::new(),
+        detail: None,
     }
 }
 
@@ -33,13 +34,17 @@ fn ohlc(rows: &[[f64; 4]]) -> Bars {
 /// `backtest` (keys of `[backtest]`, 1000 cash) on `rows`; also checks that
 /// the screen's objective is the backtest's.
 fn run(strategy: &str, backtest: &str, rows: &[[f64; 4]]) -> Backtest {
+    run_on(strategy, backtest, ohlc(rows))
+}
+
+/// [`run`] on `bars`.
+fn run_on(strategy: &str, backtest: &str, bars: Bars) -> Backtest {
     let config = Config::parse(&format!(
         "[strategy]\nname = \"m\"\n{strategy}\n[backtest]\ninitial_cash = 1000\n{backtest}\n[score]\nmin_trades = 0\n"
     ))
     .unwrap();
     let shared = config.strategy().unwrap();
     let s = &*shared;
-    let bars = ohlc(rows);
     let set = IndicatorSet::build_for(&bars, s.series(), indicators_for(s, &[]));
     let scoring = Scoring::new(&config.scoring(), &bars).unwrap();
     let eval = Evaluator {
@@ -583,6 +588,7 @@ mod properties {
                 position: vec![0; n_bars],
                 trades: Vec::new(),
                 instruments: Vec::new(),
+                detail: None,
             };
             s.simulate(&bars, &set, &[5.0], scoring.direction, &scoring.engine, n_bars, &mut managed);
             let mut positions = vec![0; n_bars];
@@ -1284,4 +1290,189 @@ fn a_chandelier_from_the_highest_high_since_entry() {
     let keys = "entry = \"close == 10\"\nexit = \"low_since_entry <= entry_price - 2\"";
     let bt = run(keys, "", &rows);
     assert_eq!(trades(&bt), [(1, 10.0, Some(3), 9.0, Rule)]);
+}
+
+/// The bars of `rows` with detail bars under them: `detail[t]` are bar
+/// t's (an hour apart from its open; none: not covered). One detail bar
+/// is followed by a flat one at its close (detail bars must be finer).
+fn with_detail(rows: &[[f64; 4]], detail: &[&[[f64; 4]]]) -> Bars {
+    let mut bars = ohlc(rows);
+    let padded: Vec<Vec<[f64; 4]>> = detail
+        .iter()
+        .map(|d| match d {
+            [one] => vec![*one, [one[3]; 4]],
+            _ => d.to_vec(),
+        })
+        .collect();
+    let detail: Vec<&[[f64; 4]]> = padded.iter().map(Vec::as_slice).collect();
+    let mut fine = ohlc(&detail.concat());
+    fine.time = bars
+        .time
+        .iter()
+        .zip(detail)
+        .flat_map(|(t, d)| (0..d.len() as i64).map(move |k| t + k * 3_600_000))
+        .collect();
+    let mapped = sieve_core::data::Detail::map(bars.prices(), fine.prices()).unwrap();
+    bars.detail = Some(std::sync::Arc::new(mapped));
+    bars
+}
+
+fn counts(bt: &Backtest) -> (u64, u64) {
+    let d = bt.detail.expect("detail counts");
+    (d.walked, d.uncovered)
+}
+
+/// Bar 2 touches both the stop (9) and the target (11.5) of a trade
+/// filled at 10: OHLC says the stop; its detail bars say which came first.
+#[test]
+fn a_both_touched_bar_is_resolved_by_its_detail_bars_each_way() {
+    let keys = "stop_loss = 0.1\ntake_profit = 0.15";
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0], // entry decided
+        [10.0, 10.2, 9.9, 10.0],  // filled at 10: stop 9, target 11.5
+        [10.0, 12.0, 8.5, 9.0],   // both touched
+    ];
+    let strategy = format!("{ENTER_AT_10}\n{keys}");
+    let plain = run(&strategy, "", &rows);
+    assert_eq!(trades(&plain), [(1, 10.0, Some(2), 9.0, StopLoss)]);
+    assert_eq!(plain.detail, None);
+    let first_two: [&[[f64; 4]]; 2] = [&[[10.0, 10.0, 10.0, 10.0]], &[[10.0, 10.2, 9.9, 10.0]]];
+    // Up first: the target at 11.5, then the fall comes too late.
+    let up = [
+        [10.0, 11.0, 9.8, 10.9],
+        [10.9, 12.0, 10.8, 11.6],
+        [11.6, 11.6, 8.5, 9.0],
+    ];
+    let bars = with_detail(&rows, &[first_two[0], first_two[1], &up]);
+    let bt = run_on(&strategy, "", bars);
+    assert_eq!(trades(&bt), [(1, 10.0, Some(2), 11.5, TakeProfit)]);
+    assert_close!(last(&bt), 1150.0);
+    assert_eq!(counts(&bt), (1, 0));
+    // Down first: the stop at 9; a detail bar opening below it (8.8, a
+    // gap inside the bar) would fill there.
+    let down = [
+        [10.0, 10.0, 8.5, 9.2],
+        [9.2, 12.0, 9.1, 11.0],
+        [11.0, 11.0, 9.0, 9.0],
+    ];
+    let bt = run_on(
+        &strategy,
+        "",
+        with_detail(&rows, &[first_two[0], first_two[1], &down]),
+    );
+    assert_eq!(trades(&bt), [(1, 10.0, Some(2), 9.0, StopLoss)]);
+    let gapped = [
+        [10.0, 10.0, 9.5, 9.6],
+        [8.8, 8.9, 8.5, 8.6],
+        [8.6, 12.0, 8.6, 9.0],
+    ];
+    let bt = run_on(
+        &strategy,
+        "",
+        with_detail(&rows, &[first_two[0], first_two[1], &gapped]),
+    );
+    assert_eq!(trades(&bt), [(1, 10.0, Some(2), 8.8, StopLoss)]);
+    // A short mirrored: short at 10 (stop 11, target 8.5); bar 2 falls to
+    // the target first.
+    let short = "entry = \"false\"\nexit = \"false\"\nshort_entry = \"close == 10\"\nshort_exit = \"false\"\nstop_loss = 0.1\ntake_profit = 0.15";
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 10.2, 9.9, 10.0],
+        [10.0, 11.5, 8.0, 11.0],
+    ];
+    let fall = [[10.0, 10.1, 8.0, 8.2], [8.2, 11.5, 8.2, 11.0]];
+    let bt = run_on(
+        short,
+        "direction = \"long_short\"",
+        with_detail(&rows, &[first_two[0], first_two[1], &fall]),
+    );
+    assert_eq!(trades(&bt), [(1, 10.0, Some(2), 8.5, TakeProfit)]);
+}
+
+/// A both-touched bar without detail bars under it (a gap in the detail
+/// file, or detail bars that do not reach its high and low) keeps the OHLC
+/// rule, counted.
+#[test]
+fn a_detail_gap_falls_back_to_the_ohlc_rule() {
+    let strategy = format!("{ENTER_AT_10}\nstop_loss = 0.1\ntake_profit = 0.15");
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 10.2, 9.9, 10.0],
+        [10.0, 12.0, 8.5, 9.0],
+    ];
+    let first_two: [&[[f64; 4]]; 2] = [&[[10.0, 10.0, 10.0, 10.0]], &[[10.0, 10.2, 9.9, 10.0]]];
+    let bt = run_on(
+        &strategy,
+        "",
+        with_detail(&rows, &[first_two[0], first_two[1], &[]]),
+    );
+    assert_eq!(trades(&bt), [(1, 10.0, Some(2), 9.0, StopLoss)]);
+    assert_eq!(counts(&bt), (0, 1));
+    // Up first, but the detail's high is 11.9, not the bar's 12.
+    let short_of = [[10.0, 11.9, 9.8, 11.0], [11.0, 11.0, 8.5, 9.0]];
+    let bars = with_detail(&rows, &[first_two[0], first_two[1], &short_of]);
+    assert_eq!(bars.detail.as_ref().unwrap().mismatched, 1);
+    let bt = run_on(&strategy, "", bars);
+    assert_eq!(trades(&bt), [(1, 10.0, Some(2), 9.0, StopLoss)]);
+    assert_eq!(counts(&bt), (0, 1));
+}
+
+/// A buy stop fills inside a bar that then falls through the trade's
+/// stop: OHLC keeps the trade (its stop counts from the next bar); the
+/// detail bars show the fill, then the fall, and stop it on that bar.
+#[test]
+fn an_entry_stop_and_the_trades_stop_in_one_bar_by_detail_bars() {
+    let strategy = format!("{ENTER_AT_10}\nentry_stop = 11\nstop_loss = 0.05");
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0], // buy stop 11 placed
+        [10.5, 11.5, 10.0, 10.2], // filled at 11 (stop 10.45); low 10
+        [10.2, 10.6, 10.1, 10.5],
+    ];
+    let bt = run(&strategy, "", &rows);
+    assert_eq!(trades(&bt), [(1, 11.0, Some(2), 10.2, StopLoss)]);
+    let first: &[[f64; 4]] = &[[10.0, 10.0, 10.0, 10.0]];
+    // Rises through 11 (a detail bar opening at 11.2: filled there), then
+    // falls to 10: out at 11.2 × 0.95 = 10.64 on bar 1.
+    let rise_then_fall = [
+        [10.5, 10.9, 10.4, 10.8],
+        [11.2, 11.5, 11.1, 11.3],
+        [11.3, 11.3, 10.0, 10.2],
+    ];
+    let bars = with_detail(&rows, &[first, &rise_then_fall, &[]]);
+    let bt = run_on(&strategy, "", bars);
+    assert_eq!(trades(&bt), [(1, 11.2, Some(1), 11.2 * 0.95, StopLoss)]);
+    assert_eq!(counts(&bt), (1, 0));
+    // Falls to 10 first, then rises through 11: the trade survives bar 1
+    // and bar 2 opens at 10.2, through its stop 10.45.
+    let fall_then_rise = [[10.5, 10.5, 10.0, 10.1], [10.1, 11.5, 10.1, 10.2]];
+    let bars = with_detail(&rows, &[first, &fall_then_rise, &[]]);
+    let bt = run_on(&strategy, "", bars);
+    assert_eq!(trades(&bt), [(1, 11.0, Some(2), 10.2, StopLoss)]);
+}
+
+/// A trailing stop walks the detail bars too: bar 2 rises to 13 (trail
+/// 11.7) and falls to 11.5; OHLC checks the old stop (10.8) first and
+/// keeps the trade; the detail bars show the rise first: out at 11.7.
+#[test]
+fn a_trailing_stop_moved_inside_a_bar_by_its_detail_bars() {
+    let strategy = format!("{ENTER_AT_10}\ntrail_loss = 0.1");
+    let rows = [
+        [10.0, 10.0, 10.0, 10.0],
+        [10.0, 12.0, 9.6, 11.0], // filled at 10; peak 12: stop 10.8
+        [11.0, 13.0, 11.5, 12.0],
+        [12.0, 12.0, 12.0, 12.0],
+    ];
+    let bt = run(&strategy, "", &rows);
+    assert_eq!(trades(&bt), [(1, 10.0, None, 12.0, End)]);
+    let bars = with_detail(
+        &rows,
+        &[
+            &[rows[0]],
+            &[rows[1]],
+            &[[11.0, 13.0, 12.5, 12.6], [12.6, 12.6, 11.5, 12.0]],
+            &[rows[3]],
+        ],
+    );
+    let bt = run_on(&strategy, "", bars);
+    assert_eq!(trades(&bt), [(1, 10.0, Some(2), 13.0 * (1.0 - 0.1), Trail)]);
 }

@@ -30,6 +30,7 @@ fn sample() -> (sieve_core::data::Bars, Backtest) {
             trade(3, 4.0, 0.04),
         ],
         instruments: Vec::new(),
+        detail: None,
     };
     (bars, bt)
 }
@@ -89,6 +90,7 @@ fn drawdown_counts_a_fall_from_the_starting_value() {
         position: vec![1, 1],
         trades: vec![],
         instruments: Vec::new(),
+        detail: None,
     };
     let m = evaluate(
         &bars,
@@ -113,6 +115,7 @@ fn flat_equity_has_nan_calmar_and_sharpe() {
         position: vec![0; 3],
         trades: vec![],
         instruments: Vec::new(),
+        detail: None,
     };
     let m = evaluate(
         &bars,

@@ -348,6 +348,12 @@ impl ScreenBackend for GpuBackend {
                     .to_string(),
             );
         }
+        if job.market.primary().bars.detail.is_some() {
+            return Some(
+                "the GPU kernels do not walk detail bars (data.detail); screening on the CPU"
+                    .to_string(),
+            );
+        }
         match job.strategy.gpu_kernel() {
             GpuKernel::Cross | GpuKernel::Activation | GpuKernel::Generated(_) => None,
             GpuKernel::Unsupported(construct) => Some(format!(
