@@ -219,6 +219,10 @@ pub struct Managed<'a> {
     /// how that went.
     detail: Option<&'a Detail>,
     counts: DetailCounts,
+    /// Walks every covered bar, ambiguous or not (the property the
+    /// ambiguity test must keep: the same run).
+    #[cfg(test)]
+    walk_all: bool,
 }
 
 /// What happened inside a bar (or a detail bar) to the position.
@@ -331,6 +335,8 @@ impl<'a> Managed<'a> {
             entered_by: None,
             detail: None,
             counts: DetailCounts::default(),
+            #[cfg(test)]
+            walk_all: false,
         }
     }
 
@@ -437,7 +443,11 @@ impl<'a> Managed<'a> {
             self.pending = None;
         }
         if let Some(detail) = self.detail {
-            if self.ambiguous(t, o, h, l) {
+            #[cfg(test)]
+            let ambiguous = self.walk_all || self.ambiguous(t, o, h, l);
+            #[cfg(not(test))]
+            let ambiguous = self.ambiguous(t, o, h, l);
+            if ambiguous {
                 match detail.of_bar(t) {
                     Some(fine) => {
                         self.counts.walked += 1;
@@ -546,7 +556,7 @@ impl<'a> Managed<'a> {
     /// or trailing stop the rest of the bar may reach; or the held trade's
     /// stop and target are both reached (neither at the open), its
     /// trailing stop moved to the bar's high would be reached too, or an
-    /// add order fills on a bar that reaches the stop or target.
+    /// add order fills on it.
     #[inline]
     fn ambiguous(&self, t: usize, o: f64, h: f64, l: f64) -> bool {
         let side = self.acct.position();
@@ -560,12 +570,12 @@ impl<'a> Managed<'a> {
                         || p.trail != Distance::Off)
             });
         }
-        if !self.exposed(t) {
-            return false;
-        }
         let adds = self
             .pending
             .is_some_and(|order| order.add && order.fill(o, h, l).is_some());
+        if !self.exposed(t) {
+            return adds;
+        }
         // In a long's terms: a short's prices mirrored.
         let m = |v: f64| f64::from(side) * v;
         let (o, h, l) = match side > 0 {
@@ -582,7 +592,9 @@ impl<'a> Managed<'a> {
             let level = m(self.trail_level(side, m(m(self.peak).max(h))));
             (stop.is_nan() || level > stop) && level >= l
         };
-        (stop_hit && target_hit) || trailed || (adds && (stop_hit || target_hit))
+        // An add fills inside the bar with the add's own stop and target,
+        // which the rest of the bar may reach.
+        (stop_hit && target_hit) || trailed || adds
     }
 
     /// Bar `t` at the level of its detail bars `fine` (the open's fills
@@ -952,5 +964,158 @@ impl<'a> Managed<'a> {
             };
             self.add_at_open = None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::coarsen;
+    use crate::engine::{Backtest, Fill};
+
+    /// SplitMix64: the same stream for both runs of a case.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+        fn unit(&mut self) -> f64 {
+            (self.next() >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    /// `n` bars of `k` detail bars each that move without gaps: each
+    /// detail bar opens at the last one's close.
+    fn continuous(n: usize, k: usize, rng: &mut Rng) -> Bars {
+        let mut fine = crate::data::synth(n * k, 1);
+        let mut close = 100.0;
+        for j in 0..n * k {
+            let open = close;
+            close = open * (0.006 * (rng.unit() - 0.5)).exp();
+            fine.time[j] = j as i64 * 60_000;
+            fine.open[j] = open;
+            fine.close[j] = close;
+            fine.high[j] = open.max(close) * (1.0 + 0.002 * rng.unit());
+            fine.low[j] = open.min(close) * (1.0 - 0.002 * rng.unit());
+        }
+        let mut bars = coarsen(&fine, k);
+        let detail = Detail::map(bars.prices(), fine.prices()).unwrap();
+        bars.detail = Some(std::sync::Arc::new(detail));
+        bars
+    }
+
+    /// A distance of `scale` × (0.5..1.5) of the price, or none.
+    fn distance(rng: &mut Rng, p_on: f64, scale: f64) -> Distance {
+        let (on, v) = (rng.unit() < p_on, rng.unit());
+        match on {
+            true => Distance::Fraction(scale * (0.5 + v)),
+            false => Distance::Off,
+        }
+    }
+
+    /// Random decisions and plans on every close, the same stream
+    /// whatever the engine does.
+    fn run(bars: &Bars, cfg: &EngineConfig, seed: u64, orders: bool, walk_all: bool) -> Backtest {
+        let n = bars.len();
+        let mut engine = Managed::over_bars(cfg, bars, n, true);
+        engine.set_entry_orders(orders);
+        engine.set_moving_stop(true);
+        engine.walk_all = walk_all;
+        let mut bt = Backtest {
+            equity: vec![0.0; n],
+            position: vec![0; n],
+            ..Default::default()
+        };
+        let mut rng = Rng(seed);
+        let mut held = 0i8;
+        for t in 0..n {
+            if let Some(p) = engine.before_close(t, &mut bt) {
+                held = p;
+            }
+            let c = bars.close[t];
+            let (turn, side) = (rng.unit(), rng.unit());
+            let position = match turn < 0.25 {
+                true => [-1, 0, 1][(side * 3.0) as usize],
+                false => held,
+            };
+            let pyramid = !cfg.conventions.stop_from_close && rng.unit() < 0.3;
+            let (above, level, bars_good) = (rng.unit() < 0.5, rng.unit(), rng.unit());
+            let moving = rng.unit() < 0.3;
+            let plan = TradePlan {
+                stop: distance(&mut rng, 0.6, 0.006),
+                target: distance(&mut rng, 0.6, 0.006),
+                trail: distance(&mut rng, 0.3, 0.005),
+                max_bars: f64::NAN,
+                size: if pyramid { 0.3 } else { f64::NAN },
+                stop_level: match moving {
+                    true => c * (1.0 - f64::from(held) * 0.003),
+                    false => f64::NAN,
+                },
+                entry_stop: match above {
+                    true => c * (1.0 + f64::from(position) * 0.004 * level),
+                    false => f64::NAN,
+                },
+                entry_limit: match above {
+                    true => f64::NAN,
+                    false => c * (1.0 - f64::from(position) * 0.004 * level),
+                },
+                order_bars: 1.0 + (bars_good * 3.0).floor(),
+                max_entries: if pyramid { 3.0 } else { 1.0 },
+            };
+            let (exit, entry) = (rng.unit(), rng.unit());
+            let decision = Decision {
+                position,
+                reason: ExitReason::Rule,
+                plan,
+                exit_signal: if exit < 0.05 { 2 } else { 0 },
+                entry_signal: if entry < 0.5 { position } else { 0 },
+            };
+            held = engine.close(t, decision, &mut bt);
+        }
+        engine.finish(n, &mut bt);
+        bt
+    }
+
+    /// Walking only the bars the engine calls ambiguous gives the run that
+    /// walking every bar gives, where the detail bars move without gaps:
+    /// every other bar is one OHLC decides alone.
+    #[test]
+    fn walking_the_ambiguous_bars_is_walking_every_bar() {
+        let presets = [
+            Conventions::SIEVE,
+            Conventions::VECTORBT,
+            Conventions::BACKTESTING_PY,
+        ];
+        let mut walked = 0;
+        for case in 0..240u64 {
+            let mut rng = Rng(case);
+            let bars = continuous(150, 2 + (case % 6) as usize * 3, &mut rng);
+            let cfg = EngineConfig {
+                fill: match case % 4 {
+                    0 => Fill::Close,
+                    _ => Fill::NextOpen,
+                },
+                conventions: presets[(case / 4 % 3) as usize],
+                max_leverage: 2.0,
+                ..EngineConfig::default()
+            };
+            let orders = case % 2 == 1;
+            let gated = run(&bars, &cfg, case, orders, false);
+            let every = run(&bars, &cfg, case, orders, true);
+            let key = |bt: &Backtest| {
+                let equity: Vec<u64> = bt.equity.iter().map(|e| e.to_bits()).collect();
+                (format!("{:?}", bt.trades), equity, bt.position.clone())
+            };
+            assert!(key(&gated) == key(&every), "case {case}");
+            let counts = gated.detail.unwrap();
+            assert!(counts.walked <= every.detail.unwrap().walked);
+            walked += counts.walked;
+        }
+        assert!(walked > 100, "only {walked} bars walked");
     }
 }
