@@ -388,7 +388,11 @@ impl DataSpec {
                     columns: None,
                     ..options.clone()
                 };
-                let (bars, notices) = f.bars(&options)?;
+                let (mut bars, mut notices) = f.bars(&options)?;
+                // data.detail (a file) goes under the DataFrame's bars.
+                notices.extend(sieve_run::inputs::attach_detail(
+                    config, &mut bars, &options,
+                )?);
                 // The DataFrame is the data, whatever the config names.
                 config.data = None;
                 config.paths.clear();
@@ -419,6 +423,12 @@ impl DataSpec {
                     })?;
                     data.push((name.clone(), bars));
                     notices.extend(noticed.into_iter().map(|n| format!("data['{name}']: {n}")));
+                }
+                if config.detail.is_some() {
+                    return Err(Error::config(
+                        sieve_core::key::DATA_DETAIL,
+                        "detail bars go under one instrument's bars; with a dict of DataFrames it is not supported yet",
+                    ));
                 }
                 config.data = None;
                 config.paths.clear();

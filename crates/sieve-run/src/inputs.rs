@@ -66,11 +66,7 @@ pub fn load_data_with(
             let loaded = data::load(path, options)?;
             notices = loaded.notices;
             let mut bars = loaded.bars;
-            if let Some(detail) = &config.detail {
-                let mapped = load_detail(detail, &bars, options)?;
-                notices.push(mapped.summary(bars.len()));
-                bars.detail = Some(std::sync::Arc::new(mapped));
-            }
+            notices.extend(attach_detail(config, &mut bars, options)?);
             (bars, label.unwrap_or(path).display().to_string())
         }
         None if config.detail.is_some() => {
@@ -91,19 +87,30 @@ pub fn load_data_with(
     })
 }
 
-/// The detail bars of `data.detail` (read as the data is, but no other
-/// column) mapped under `bars`.
-fn load_detail(path: &Path, bars: &Bars, options: &LoadOptions) -> Result<data::Detail> {
+/// Maps the detail bars of `data.detail` (read as the data is, but no
+/// other column) under `bars`; the line saying how much they cover.
+pub fn attach_detail(
+    config: &Config,
+    bars: &mut Bars,
+    options: &LoadOptions,
+) -> Result<Option<String>> {
+    let Some(path) = &config.detail else {
+        return Ok(None);
+    };
     let options = LoadOptions {
         columns: None,
         extra: Some(Vec::new()),
         ..options.clone()
     };
     let fine = data::load(path, &options)?.bars;
-    data::Detail::map(bars.prices(), fine.prices()).map_err(|message| Error::Data {
-        path: path.to_path_buf(),
-        message,
-    })
+    let mapped =
+        data::Detail::map(bars.prices(), fine.prices()).map_err(|message| Error::Data {
+            path: path.to_path_buf(),
+            message,
+        })?;
+    let summary = mapped.summary(bars.len());
+    bars.detail = Some(std::sync::Arc::new(mapped));
+    Ok(Some(summary))
 }
 
 /// `data.paths` expanded (glob patterns, each pattern's matches sorted) and
