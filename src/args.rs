@@ -167,7 +167,7 @@ pub struct SynthArgs {
     #[arg(long, value_name = "FILE")]
     pub detail: Option<PathBuf>,
     /// Detail bars per bar (with `--detail`); must divide `--bar-seconds`.
-    #[arg(long, default_value_t = 60, value_name = "K")]
+    #[arg(long, default_value_t = 60, value_name = "K", requires = "detail")]
     pub detail_per_bar: u64,
 }
 

@@ -16,7 +16,12 @@ pub fn run(a: SynthArgs) -> Result<()> {
     }
     let k = match &a.detail {
         Some(detail) => {
-            sieve_run::files::check_output(detail, &[&a.out])?;
+            if detail == &a.out {
+                anyhow::bail!(
+                    "--detail and --out name the same file; give the detail bars their own"
+                );
+            }
+            sieve_run::files::check_output(detail, &[])?;
             if a.detail_per_bar < 2 || !a.bar_seconds.is_multiple_of(a.detail_per_bar) {
                 anyhow::bail!(
                     "--detail-per-bar must be at least 2 and divide --bar-seconds ({}), got {}",
@@ -33,6 +38,15 @@ pub fn run(a: SynthArgs) -> Result<()> {
     let (t0, step) = (bars.time[0], (a.bar_seconds / k as u64) as i64 * 1000);
     for (i, t) in bars.time.iter_mut().enumerate() {
         *t = t0 + i as i64 * step;
+    }
+    if let Some(&last) = bars.time.last() {
+        if last >= data::LATEST_MS {
+            anyhow::bail!(
+                "{} bars {} s apart from 2015 pass the year 2200, the latest time sieve reads; use fewer bars or a shorter --bar-seconds",
+                a.bars,
+                a.bar_seconds
+            );
+        }
     }
     if let Some(detail) = &a.detail {
         // The daily model's moves per detail bar, shrunk k times in log
@@ -55,15 +69,6 @@ pub fn run(a: SynthArgs) -> Result<()> {
             detail.display()
         );
         bars = data::coarsen(&bars, k);
-    }
-    if let Some(&last) = bars.time.last() {
-        if last >= data::LATEST_MS {
-            anyhow::bail!(
-                "{} bars {} s apart from 2015 pass the year 2200, the latest time sieve reads; use fewer bars or a shorter --bar-seconds",
-                a.bars,
-                a.bar_seconds
-            );
-        }
     }
     data::write_bars(&bars, &a.out)?;
     eprintln!(

@@ -169,4 +169,44 @@ fn a_detail_file_that_is_not_finer_or_has_no_data_path_is_refused() {
         "{}",
         crate::stderr(&out)
     );
+    // 45-minute bars do not divide an hour; a missing file names the key;
+    // an empty path switches the detail off.
+    run_ok(&[
+        "synth",
+        "--bars",
+        "80",
+        "--bar-seconds",
+        "2700",
+        "--out",
+        &s("m45.csv"),
+    ]);
+    let config = write_config(dir.path(), "d45.toml", Some("m45.csv"));
+    let out = run_err(&["backtest", "-c", &config]);
+    assert!(
+        crate::stderr(&out).contains("divide"),
+        "{}",
+        crate::stderr(&out)
+    );
+    let config = write_config(dir.path(), "gone.toml", Some("gone.csv"));
+    let out = run_err(&["backtest", "-c", &config]);
+    assert!(
+        crate::stderr(&out).contains("data.detail"),
+        "{}",
+        crate::stderr(&out)
+    );
+    assert!(
+        crate::stderr(&out).contains("gone.csv"),
+        "{}",
+        crate::stderr(&out)
+    );
+    let text = run_ok(&[
+        "backtest",
+        "-c",
+        &config,
+        "-O",
+        "data.detail=",
+        "-O",
+        "score.score_start=2015-01-02",
+    ]);
+    assert!(!text.contains("data.detail"), "{text}");
 }

@@ -40,6 +40,7 @@ pub mod lanes;
 pub mod market;
 pub mod metrics;
 pub mod param;
+pub mod random;
 pub mod robust;
 pub mod rules;
 mod simd;

@@ -179,11 +179,15 @@ impl Backtested {
                 conventions.map_or(String::new(), |c| format!(", conventions: {c}")),
             ));
             text.push_str(&run.table(bars, &style, objective));
-            if let Some(d) = run.bt.detail {
-                text.push_str(&format!(
-                    "\ndata.detail: {} ambiguous bars walked on their detail bars, {} without detail bars kept the OHLC rule\n",
+            match run.bt.detail {
+                Some(d) => text.push_str(&format!(
+                    "\ndata.detail: {} ambiguous bars walked on their detail bars, {} without covering detail bars kept the OHLC rule\n",
                     d.walked, d.uncovered
-                ));
+                )),
+                None if bars.detail.is_some() => text.push_str(
+                    "\ndata.detail: this strategy has no stop, target, trailing stop or entry order, so its detail bars change nothing\n",
+                ),
+                None => {}
             }
             if several {
                 text.push('\n');

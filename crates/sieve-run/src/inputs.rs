@@ -87,8 +87,8 @@ pub fn load_data_with(
     })
 }
 
-/// Maps the detail bars of `data.detail` (read as the data is, but no
-/// other column) under `bars`; the line saying how much they cover.
+/// Maps the detail bars of `data.detail` (no other column, not adjusted)
+/// under `bars`; the line saying how much they cover.
 pub fn attach_detail(
     config: &Config,
     bars: &mut Bars,
@@ -97,12 +97,28 @@ pub fn attach_detail(
     let Some(path) = &config.detail else {
         return Ok(None);
     };
-    let options = LoadOptions {
-        columns: None,
-        extra: Some(Vec::new()),
-        ..options.clone()
+    if !path.is_file() {
+        return Err(Error::config(
+            key::DATA_DETAIL,
+            format!("{}: no such file", path.display()),
+        ));
+    }
+    // The layout of a header-less data file (`data.columns`) is the
+    // detail file's too, where it has no header of its own; prices are
+    // read as they are (intraday files carry no adjusted close).
+    let read = |columns: Option<Vec<String>>| {
+        let options = LoadOptions {
+            columns,
+            adjust: false,
+            extra: Some(Vec::new()),
+        };
+        data::load(path, &options)
     };
-    let fine = data::load(path, &options)?.bars;
+    let fine = match read(None) {
+        Err(e) if options.columns.is_some() => read(options.columns.clone()).map_err(|_| e),
+        read => read,
+    }?
+    .bars;
     let mapped =
         data::Detail::map(bars.prices(), fine.prices()).map_err(|message| Error::Data {
             path: path.to_path_buf(),

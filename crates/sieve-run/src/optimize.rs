@@ -157,7 +157,7 @@ pub fn optimize(
     opts: &OptimizeOptions<'_>,
     obs: &mut dyn Observer,
 ) -> Result<Outcome> {
-    run_loop(study, opts, crate::search::of(study).as_ref(), obs)
+    run_loop(study, opts, crate::search::of(study)?.as_ref(), obs)
 }
 
 /// The loop, with the search that proposes each iteration's combinations.

@@ -57,6 +57,8 @@ pub struct RunSettings {
     pub select: Selection,
     /// `[walkforward]`, when present.
     pub walkforward: Option<WalkForward>,
+    /// `[search]`.
+    pub search: SearchSettings,
 }
 
 /// How the optimize loop picks its best among an iteration's verified
@@ -166,6 +168,105 @@ struct RawSettings {
     #[serde(default)]
     robust: RawRobust,
     walkforward: Option<RawWalkForward>,
+    #[serde(default)]
+    search: RawSearch,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSearch {
+    method: Option<String>,
+    seed: Option<u64>,
+    evaluations: Option<u64>,
+    batch: Option<u64>,
+}
+
+/// How the optimize loop searches (`[search]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SearchMethod {
+    /// Every combination of the grid, then zoomed in (`"grid"`).
+    #[default]
+    Grid,
+    /// Seeded uniform samples of the grid, `batch` per iteration, until
+    /// `evaluations` (`"random"`).
+    Random,
+}
+
+impl SearchMethod {
+    /// As the config, `best.json` and the report name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SearchMethod::Grid => "grid",
+            SearchMethod::Random => "random",
+        }
+    }
+}
+
+/// `[search]`, checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchSettings {
+    pub method: SearchMethod,
+    /// Seeds the samples (part of the run's identity).
+    pub seed: u64,
+    /// Combinations screened in all (not part of the run's identity: raise
+    /// it to continue a run).
+    pub evaluations: u64,
+    /// Combinations screened per iteration.
+    pub batch: u64,
+}
+
+impl Default for SearchSettings {
+    fn default() -> Self {
+        SearchSettings {
+            method: SearchMethod::Grid,
+            seed: 0,
+            evaluations: 1_000_000,
+            batch: 100_000,
+        }
+    }
+}
+
+impl RawSearch {
+    fn check(self) -> Result<SearchSettings> {
+        let defaults = SearchSettings::default();
+        let method = match self.method.as_deref() {
+            None | Some("grid") => SearchMethod::Grid,
+            Some("random") => SearchMethod::Random,
+            Some(other) => {
+                return Err(Error::config(
+                    "search.method",
+                    format!("must be \"grid\" or \"random\", got \"{other}\""),
+                ))
+            }
+        };
+        if method == SearchMethod::Grid {
+            let set = [
+                ("seed", self.seed.is_some()),
+                ("evaluations", self.evaluations.is_some()),
+                ("batch", self.batch.is_some()),
+            ];
+            if let Some((key, _)) = set.iter().find(|(_, s)| *s) {
+                return Err(Error::config(
+                    format!("search.{key}"),
+                    "applies to a sampled search (search.method = \"random\"); the grid screens every combination",
+                ));
+            }
+        }
+        let at_least_one = |key: &str, v: Option<u64>, default: u64| match v {
+            Some(0) => Err(Error::config(key, "must be at least 1")),
+            v => Ok(v.unwrap_or(default)),
+        };
+        Ok(SearchSettings {
+            method,
+            seed: self.seed.unwrap_or(defaults.seed),
+            evaluations: at_least_one(
+                "search.evaluations",
+                self.evaluations,
+                defaults.evaluations,
+            )?,
+            batch: at_least_one("search.batch", self.batch, defaults.batch)?,
+        })
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -286,7 +387,14 @@ impl RunSettings {
     /// The settings of `config` (its run sections), checked.
     pub fn of(config: &Config) -> Result<RunSettings> {
         let mut table = toml::Table::new();
-        for key in ["sweep", "verify", "optimize", "robust", "walkforward"] {
+        for key in [
+            "sweep",
+            "verify",
+            "optimize",
+            "robust",
+            "walkforward",
+            "search",
+        ] {
             if let Some(v) = config.source.get(key) {
                 table.insert(key.to_string(), v.clone());
             }
@@ -355,6 +463,7 @@ impl RunSettings {
             time_budget_s,
             refine_top: positive("optimize.refine_top", o.refine_top, 50)?,
             walkforward: raw.walkforward.map(RawWalkForward::check).transpose()?,
+            search: raw.search.check()?,
             pbo_blocks: match raw.robust.pbo_blocks.unwrap_or(16) {
                 s if s % 2 == 0 && (4..=20).contains(&s) => s,
                 s => {

@@ -109,6 +109,8 @@ struct RawConfig {
     _robust: toml::Table,
     #[serde(default, rename = "walkforward")]
     _walkforward: toml::Table,
+    #[serde(default, rename = "search")]
+    _search: toml::Table,
 }
 
 #[derive(Deserialize, Default)]
@@ -561,7 +563,12 @@ impl Config {
             .map(|k| format!("strategy.{k}"));
         let portfolio = portfolio_section(raw.portfolio.as_ref(), &b, &s, managed.as_deref())?;
         let conventions = conventions(&b, fill)?;
-        let detail = raw.data.detail.map(resolve);
+        // An empty path (`-O data.detail=`) is none.
+        let detail = raw
+            .data
+            .detail
+            .filter(|p| !p.as_os_str().is_empty())
+            .map(resolve);
         if detail.is_some() && (!paths.is_empty() || portfolio.is_some()) {
             return Err(Error::config(
                 key::DATA_DETAIL,
@@ -710,6 +717,9 @@ impl Config {
             data.remove("paths");
             data.remove("columns");
         }
+        if let Some(toml::Value::Table(search)) = source.get_mut("search") {
+            search.remove("evaluations");
+        }
         if let Some(toml::Value::Table(optimize)) = source.get_mut("optimize") {
             optimize.remove("iterations");
             optimize.remove("time_budget_s");
@@ -775,7 +785,11 @@ impl Config {
         out.retain(|k| {
             let free = matches!(
                 k.as_str(),
-                "data.path" | "data.detail" | "optimize.iterations" | "optimize.time_budget_s"
+                "data.path"
+                    | "data.detail"
+                    | "optimize.iterations"
+                    | "optimize.time_budget_s"
+                    | "search.evaluations"
             );
             // `[robust]` but the selection rule is not part of a run (a
             // walk-forward fold's windows are: `[walkforward]` stays).

@@ -67,11 +67,29 @@ impl Detail {
     /// error names a detail file too coarse to be detail.
     pub fn map(bars: Prices<'_>, fine: Prices<'_>) -> Result<Detail, String> {
         let n = bars.len();
-        let spacing = typical_spacing(bars.time);
+        if u32::try_from(fine.len()).is_err() {
+            return Err(format!(
+                "{} detail bars: more than {} are not supported",
+                fine.len(),
+                u32::MAX
+            ));
+        }
+        // One bar: every detail bar from its open on is its.
+        let spacing = match n {
+            0 | 1 => i64::MAX / 4,
+            _ => typical_spacing(bars.time),
+        };
         let fine_spacing = typical_spacing(fine.time);
         if fine.len() > 1 && n > 1 && fine_spacing >= spacing {
             return Err(format!(
                 "its bars are {} apart, the data's {}: detail bars must be finer than the data's",
+                span(fine_spacing),
+                span(spacing)
+            ));
+        }
+        if fine.len() > 1 && n > 1 && spacing % fine_spacing != 0 {
+            return Err(format!(
+                "its bars are {} apart, which does not divide the data's {}: each bar must hold whole detail bars",
                 span(fine_spacing),
                 span(spacing)
             ));
@@ -155,6 +173,11 @@ impl Detail {
                 "; {} whose detail bars do not reach the bar's high and low keep the OHLC rule",
                 self.mismatched
             ));
+        }
+        if 2 * self.covered() < bars {
+            line.push_str(
+                ". Fewer than half the bars are covered: are both files stamped at each bar's open (not its close), from the same source, over the same dates?",
+            );
         }
         line
     }

@@ -9,10 +9,12 @@
 //! fraction of the day's volatility, so every bar is valid OHLC. One bar per
 //! calendar day from 2015-01-01 UTC, like a crypto market.
 //!
-//! The random numbers come from SplitMix64 (written here rather than taken
-//! from a crate so the series can never change under a dependency update).
+//! The random numbers come from [`SplitMix64`] (written here rather than
+//! taken from a crate so the series can never change under a dependency
+//! update).
 
 use crate::data::{Bars, MS_PER_DAY};
+use crate::random::SplitMix64;
 
 /// 2015-01-01T00:00:00Z in unix milliseconds.
 const START_MS: i64 = 1_420_070_400_000;
@@ -20,29 +22,6 @@ const START_MS: i64 = 1_420_070_400_000;
 /// (daily drift, daily volatility) per regime.
 const REGIMES: [(f64, f64); 3] = [(0.0015, 0.025), (-0.0012, 0.035), (0.0, 0.015)];
 const STAY_PROBABILITY: f64 = 0.985;
-
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in (0, 1): 53 random bits, never exactly 0.
-    fn uniform(&mut self) -> f64 {
-        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    /// Standard normal by Box–Muller (one of the pair; simplicity over speed).
-    fn normal(&mut self) -> f64 {
-        let (u1, u2) = (self.uniform(), self.uniform());
-        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-    }
-}
 
 /// `n` synthetic daily bars from `seed`.
 pub fn synth(n: usize, seed: u64) -> Bars {

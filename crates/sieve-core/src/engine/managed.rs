@@ -409,7 +409,7 @@ impl<'a> Managed<'a> {
             // The peers check the trade's stop and target before the order
             // the last close decided (an exit, a reversal) fills at the open.
             if !self.conv.exit_before_stop && self.acct.position() != 0 && self.exposed(t) {
-                if let Some(hit) = self.levels_hit(o, h, l) {
+                if let Some(hit) = self.first_level_hit(t, o, h, l) {
                     let order = self.intended;
                     self.stop_out(hit, t, sink);
                     changed = Some(0);
@@ -576,13 +576,8 @@ impl<'a> Managed<'a> {
         if !self.exposed(t) {
             return adds;
         }
-        // In a long's terms: a short's prices mirrored.
         let m = |v: f64| f64::from(side) * v;
-        let (o, h, l) = match side > 0 {
-            true => (o, h, l),
-            false => (-o, -l, -h),
-        };
-        let (stop, target) = (m(self.stop), m(self.target));
+        let [o, h, l, stop, target] = self.long_terms(o, h, l);
         if o <= stop || (!self.conv.stop_always_first && o >= target) {
             // Decided at the open.
             return false;
@@ -657,6 +652,56 @@ impl<'a> Managed<'a> {
             ExitReason::StopLoss => (price, self.stop_by),
             _ => (price, reason),
         })
+    }
+
+    /// [`Managed::levels_hit`] on bar `t`, where a bar that reaches both
+    /// levels (neither at the open) is resolved by its detail bars: the
+    /// first to reach one (for the peers' check before the open's order).
+    fn first_level_hit(&mut self, t: usize, o: f64, h: f64, l: f64) -> Option<(f64, ExitReason)> {
+        let hit = self.levels_hit(o, h, l)?;
+        let Some(detail) = self.detail else {
+            return Some(hit);
+        };
+        #[cfg(test)]
+        let ambiguous = self.walk_all || self.both_reached(o, h, l);
+        #[cfg(not(test))]
+        let ambiguous = self.both_reached(o, h, l);
+        if !ambiguous {
+            return Some(hit);
+        }
+        match detail.of_bar(t) {
+            Some(fine) => {
+                self.counts.walked += 1;
+                let first = fine
+                    .map(|j| (detail.open[j], detail.high[j], detail.low[j]))
+                    .find_map(|(o, h, l)| self.levels_hit(o, h, l));
+                Some(first.unwrap_or(hit))
+            }
+            None => {
+                self.counts.uncovered += 1;
+                Some(hit)
+            }
+        }
+    }
+
+    /// Whether bar (o, h, l) reaches both the held trade's stop and its
+    /// target, neither at the open.
+    #[inline]
+    fn both_reached(&self, o: f64, h: f64, l: f64) -> bool {
+        let [o, h, l, stop, target] = self.long_terms(o, h, l);
+        let at_open = o <= stop || (!self.conv.stop_always_first && o >= target);
+        !at_open && l <= stop && h >= target
+    }
+
+    /// A bar's open, high and low and the held trade's stop and target in
+    /// a long's terms: a short's mirrored (negated, high and low swapped).
+    #[inline]
+    fn long_terms(&self, o: f64, h: f64, l: f64) -> [f64; 5] {
+        let (stop, target) = (self.stop, self.target);
+        match self.acct.position() > 0 {
+            true => [o, h, l, stop, target],
+            false => [-o, -l, -h, -stop, -target],
+        }
     }
 
     /// Ends the held trade at a stop or target on bar `t`.
@@ -972,22 +1017,7 @@ mod tests {
     use super::*;
     use crate::data::coarsen;
     use crate::engine::{Backtest, Fill};
-
-    /// SplitMix64: the same stream for both runs of a case.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-        fn unit(&mut self) -> f64 {
-            (self.next() >> 11) as f64 / (1u64 << 53) as f64
-        }
-    }
+    use crate::random::SplitMix64 as Rng;
 
     /// `n` bars of `k` detail bars each that move without gaps: each
     /// detail bar opens at the last one's close.
@@ -996,12 +1026,12 @@ mod tests {
         let mut close = 100.0;
         for j in 0..n * k {
             let open = close;
-            close = open * (0.006 * (rng.unit() - 0.5)).exp();
+            close = open * (0.006 * (rng.uniform() - 0.5)).exp();
             fine.time[j] = j as i64 * 60_000;
             fine.open[j] = open;
             fine.close[j] = close;
-            fine.high[j] = open.max(close) * (1.0 + 0.002 * rng.unit());
-            fine.low[j] = open.min(close) * (1.0 - 0.002 * rng.unit());
+            fine.high[j] = open.max(close) * (1.0 + 0.002 * rng.uniform());
+            fine.low[j] = open.min(close) * (1.0 - 0.002 * rng.uniform());
         }
         let mut bars = coarsen(&fine, k);
         let detail = Detail::map(bars.prices(), fine.prices()).unwrap();
@@ -1011,7 +1041,7 @@ mod tests {
 
     /// A distance of `scale` × (0.5..1.5) of the price, or none.
     fn distance(rng: &mut Rng, p_on: f64, scale: f64) -> Distance {
-        let (on, v) = (rng.unit() < p_on, rng.unit());
+        let (on, v) = (rng.uniform() < p_on, rng.uniform());
         match on {
             true => Distance::Fraction(scale * (0.5 + v)),
             false => Distance::Off,
@@ -1038,14 +1068,14 @@ mod tests {
                 held = p;
             }
             let c = bars.close[t];
-            let (turn, side) = (rng.unit(), rng.unit());
+            let (turn, side) = (rng.uniform(), rng.uniform());
             let position = match turn < 0.25 {
                 true => [-1, 0, 1][(side * 3.0) as usize],
                 false => held,
             };
-            let pyramid = !cfg.conventions.stop_from_close && rng.unit() < 0.3;
-            let (above, level, bars_good) = (rng.unit() < 0.5, rng.unit(), rng.unit());
-            let moving = rng.unit() < 0.3;
+            let pyramid = !cfg.conventions.stop_from_close && rng.uniform() < 0.3;
+            let (above, level, bars_good) = (rng.uniform() < 0.5, rng.uniform(), rng.uniform());
+            let moving = rng.uniform() < 0.3;
             let plan = TradePlan {
                 stop: distance(&mut rng, 0.6, 0.006),
                 target: distance(&mut rng, 0.6, 0.006),
@@ -1067,7 +1097,7 @@ mod tests {
                 order_bars: 1.0 + (bars_good * 3.0).floor(),
                 max_entries: if pyramid { 3.0 } else { 1.0 },
             };
-            let (exit, entry) = (rng.unit(), rng.unit());
+            let (exit, entry) = (rng.uniform(), rng.uniform());
             let decision = Decision {
                 position,
                 reason: ExitReason::Rule,

@@ -19,8 +19,13 @@ pub use zoom::Zoom;
 
 use crate::Study;
 
-/// The search a study asks for: the zoom-in (a `[search] method` key will
-/// choose among several).
-pub fn of(_study: &Study) -> Box<dyn Search> {
-    Box::new(Zoom)
+/// The search a study asks for (`search.method`).
+pub fn of(study: &Study) -> sieve_core::Result<Box<dyn Search>> {
+    match study.settings().search.method {
+        crate::settings::SearchMethod::Grid => Ok(Box::new(Zoom)),
+        crate::settings::SearchMethod::Random => Err(sieve_core::Error::config(
+            "search.method",
+            "\"random\" is not available in this build yet",
+        )),
+    }
 }
