@@ -12,6 +12,7 @@ mod plateau;
 mod portfolio;
 mod robust;
 mod rules;
+mod search;
 mod sweep;
 mod trust;
 mod verify;

@@ -48,6 +48,32 @@ pub struct Best {
     /// argmax one of its iteration, side by side.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selection: Option<SelectionRecord>,
+    /// A sampled search (`search.method` other than `"grid"`): which, and
+    /// how much of the grid it screened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchRecord>,
+}
+
+/// What a sampled search did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchRecord {
+    pub method: String,
+    pub seed: u64,
+    /// Distinct combinations screened, over all iterations.
+    pub evaluated: u64,
+    /// Combinations of the grid (before its constraints).
+    pub grid_size: u64,
+}
+
+/// The record of a sampled search (none for the grid).
+fn search_record(study: &Study, state: &RunState) -> Option<SearchRecord> {
+    let s = study.settings().search;
+    (s.method != crate::settings::SearchMethod::Grid).then(|| SearchRecord {
+        method: s.method.name().to_string(),
+        seed: s.seed,
+        evaluated: state.evaluated(),
+        grid_size: study.space().size(),
+    })
 }
 
 /// How the best was chosen, and what the plain maximum would have been.
@@ -472,6 +498,7 @@ pub(crate) fn best_json(
         },
         iterations: state.iterations.len(),
         stop_reason: reason.to_string(),
+        search: search_record(study, state),
         robustness,
         selection: match (plateau, rec.verify.as_ref().and_then(|v| v.argmax.as_ref())) {
             (true, Some(argmax)) => Some(SelectionRecord {

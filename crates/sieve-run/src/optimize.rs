@@ -187,7 +187,7 @@ fn run_loop(
         let idx = (iteration - 1) as usize;
         // Iterations an earlier, longer session recorded are gone through
         // (never recomputed); only new ones stop at `iterations`.
-        if iteration > config.iterations && idx >= state.iterations.len() {
+        if iteration > config.iterations && idx >= state.iterations.len() && !search.budgeted() {
             break Stop::AllIterations(state.iterations.len() as u32);
         }
         if idx == state.iterations.len() {
@@ -204,6 +204,7 @@ fn run_loop(
             }
             match next_iteration(search, study, &dir, &state, &original)? {
                 Some(record) => state.iterations.push(record),
+                None if search.budgeted() => break Stop::Evaluations(state.evaluated()),
                 None => break Stop::NothingToRefine,
             }
             state.elapsed_s = session.total_elapsed();
@@ -253,7 +254,7 @@ fn run_loop(
         }
         let plateau = config.select != Selection::Argmax;
         let selected = rec.best().and_then(|b| b.selection_score(plateau));
-        if progress.is_stale(selected, &config.min_improvement) {
+        if !search.budgeted() && progress.is_stale(selected, &config.min_improvement) {
             break Stop::Stale { plateau };
         }
     };

@@ -27,6 +27,9 @@ pub enum Stop {
         plateau: bool,
     },
     NothingToRefine,
+    /// A sampled search screened its `search.evaluations` (or the whole
+    /// grid): this many in all.
+    Evaluations(u64),
     /// No combination of the first iteration had a finite objective.
     NoFiniteObjective,
     /// SIGINT/SIGTERM: the current step was checkpointed.
@@ -52,6 +55,10 @@ impl std::fmt::Display for Stop {
             }
             Stop::Stale { plateau: true } => f.write_str(
                 "the chosen candidate's neighbourhood (robust.select = \"plateau\") did not improve for two iterations",
+            ),
+            Stop::Evaluations(n) => write!(
+                f,
+                "search.evaluations reached: {n} combinations screened (raise it and run the same command to continue)"
             ),
             Stop::NothingToRefine => f.write_str(
                 "nothing can be refined further (the grid is as fine as it gets within optimize.max_combinations)",

@@ -47,6 +47,17 @@ pub struct RunState {
     pub iterations: Vec<IterationRecord>,
 }
 
+impl RunState {
+    /// The combinations the run's iterations screened (or will: each
+    /// iteration's proposal).
+    pub fn evaluated(&self) -> u64 {
+        self.iterations
+            .iter()
+            .map(|it| it.indices.as_ref().map_or(it.grid_size, |v| v.len() as u64))
+            .sum()
+    }
+}
+
 /// A run's status in `run.json`: `"running"` (started, or killed while
 /// running), `"stopped"` (a signal or the time budget stopped it,
 /// checkpointed: the same command continues it) or `"done"` (a stop rule

@@ -93,6 +93,17 @@ pub(crate) fn push_head(html: &mut String, state: &RunState, best: &Best) {
             .as_deref()
             .unwrap_or("the run has not finished"))
     );
+    if let Some(search) = &best.search {
+        let _ = writeln!(
+            html,
+            "<p>Search <b>{}</b> (seed {}): {} of the grid's {} combinations screened ({:.3} %).</p>",
+            esc(&search.method),
+            search.seed,
+            search.evaluated,
+            search.grid_size,
+            100.0 * search.evaluated as f64 / search.grid_size.max(1) as f64
+        );
+    }
 }
 
 pub(crate) fn push_best(html: &mut String, best: &Best) {

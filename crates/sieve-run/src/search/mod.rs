@@ -3,8 +3,8 @@
 //! indices — and verifies the best of it; the search sees every earlier
 //! iteration (its proposal, the screen's record and top K in `sweep.csv`,
 //! the verified results) and proposes the next. [`Zoom`] (the whole grid,
-//! then zoomed in) is today's method; a random, evolutionary or Bayesian
-//! method is one more file implementing the trait.
+//! then zoomed in) is the default; [`Random`] samples the grid uniformly; an
+//! evolutionary or Bayesian method is one more file implementing the trait.
 //!
 //! A proposal is stored in the iteration's record (`run.json`) before it is
 //! screened, so a resumed run screens exactly what was proposed; a search
@@ -12,9 +12,11 @@
 //! history gives the same proposal.
 
 mod propose;
+mod random;
 mod zoom;
 
 pub use propose::{History, Next, Proposal, Search};
+pub use random::Random;
 pub use zoom::Zoom;
 
 use crate::Study;
@@ -23,9 +25,8 @@ use crate::Study;
 pub fn of(study: &Study) -> sieve_core::Result<Box<dyn Search>> {
     match study.settings().search.method {
         crate::settings::SearchMethod::Grid => Ok(Box::new(Zoom)),
-        crate::settings::SearchMethod::Random => Err(sieve_core::Error::config(
-            "search.method",
-            "\"random\" is not available in this build yet",
-        )),
+        crate::settings::SearchMethod::Random => {
+            Ok(Box::new(Random::new(&study.settings().search)))
+        }
     }
 }

@@ -39,4 +39,11 @@ pub enum Next {
 pub trait Search {
     /// The next proposal, from the history alone.
     fn propose(&self, history: &History<'_>) -> Result<Next>;
+
+    /// Whether the search ends by its evaluation budget
+    /// (`search.evaluations`) alone: then `optimize.iterations` and the
+    /// stale rule do not stop it.
+    fn budgeted(&self) -> bool {
+        false
+    }
 }
