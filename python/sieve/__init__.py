@@ -781,7 +781,7 @@ def verify(data, config, candidates, top=None, threads=0, indicators=None):
     return _csv(out)
 
 
-def optimize(data, config, out, threads=0, progress=False, restart=False, indicators=None):
+def optimize(data, config, out, threads=0, progress=False, restart=False, indicators=None, search=None):
     """Runs (or resumes) the optimize loop in the run folder ``out`` — the
     same files as ``sieve optimize --out``, report.html included — and
     returns ``best.json``'s content, with the robustness ``verdict`` sentence
@@ -794,10 +794,12 @@ def optimize(data, config, out, threads=0, progress=False, restart=False, indica
     data: score window from 40 %, holdout from 80 % of the bars).
     ``progress`` and ``indicators`` as for :func:`sweep`; a resumed run
     assumes the same indicator functions (their code is not part of the
-    run's identity)."""
+    run's identity). ``search`` sets ``[search]`` keys over the config's,
+    e.g. ``search={"method": "random", "evaluations": 10**6, "seed": 3}``."""
     with _Data(data) as d:
         text, verdict = _native.optimize(
-            d.arg, _config(config, indicators), [], os.fspath(out), _threads(threads), _progress(progress), bool(restart)
+            d.arg, _config(config, indicators), _search_overrides(search), os.fspath(out), _threads(threads),
+            _progress(progress), bool(restart)
         )
     best = _numbers(json.loads(text))
     if verdict is not None:
@@ -946,6 +948,26 @@ def _plain(value, key):
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError("config: %s: %r is not a finite number" % (key, value))
     return value
+
+
+def _search_overrides(search):
+    """``search={...}`` as ``search.KEY=VALUE`` overrides."""
+    if search is None:
+        return []
+    if not isinstance(search, Mapping):
+        raise TypeError(
+            "search: expected a dict such as {'method': 'random', 'evaluations': 1000000}, got %s"
+            % type(search).__name__)
+    out = []
+    for key, value in search.items():
+        if isinstance(value, str):
+            text = _toml_string(value)
+        elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            text = str(int(value))
+        else:
+            raise TypeError("search[%r]: expected a string or a whole number, got %r" % (key, value))
+        out.append("search.%s=%s" % (key, text))
+    return out
 
 
 def _config(config, indicators=None):

@@ -151,6 +151,7 @@ def optimize(
     progress: bool = False,
     restart: bool = False,
     indicators: Optional[Indicators] = None,
+    search: Optional[Mapping[str, Union[str, int]]] = None,
 ) -> Dict[str, Any]:
     """Runs or resumes the run folder `out`; best.json's content."""
 
