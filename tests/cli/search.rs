@@ -96,6 +96,34 @@ fn random_search_is_deterministic_resumable_and_samples_each_allowed_combination
     assert_ne!(other, best);
 }
 
+/// A grid smaller than the budget is screened whole, once, and the run
+/// says so; spelled-out defaults are the same run.
+#[test]
+fn a_small_grid_is_screened_whole_and_defaults_spelled_out_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("small.toml");
+    let small = CONFIG
+        .replace("stop = 120, step = 1", "stop = 20, step = 1")
+        .replace("stop = 300, step = 1", "stop = 40, step = 1")
+        .replace("seed = 11\n", "");
+    std::fs::write(&config, small).unwrap();
+    let config = config.to_str().unwrap();
+    let out = dir.path().join("run");
+    let best = optimize(config, &out, "2", &[]);
+    let v: serde_json::Value = serde_json::from_str(&best).unwrap();
+    // fast 2..20, slow 10..40, fast < slow.
+    let allowed = (2..=20u64)
+        .map(|f| (10..=40u64).filter(|s| f < *s).count() as u64)
+        .sum::<u64>();
+    assert_eq!(v["search"]["evaluated"], allowed);
+    assert!(v["stop_reason"]
+        .as_str()
+        .unwrap()
+        .contains("every combination"));
+    let again = optimize(config, &out, "2", &["-O", "search.seed=0"]);
+    assert_eq!(again, best);
+}
+
 #[test]
 fn search_keys_are_checked() {
     for (option, key) in [

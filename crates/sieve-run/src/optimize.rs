@@ -65,7 +65,7 @@ fn open_run(study: &Study, opts: &OptimizeOptions<'_>, obs: &mut dyn Observer) -
                 String::new()
             };
             Err(Error::Invalid(format!(
-                "{} holds a run with a different {what}{changed}; use another --out, or --restart to discard it (optimize.iterations and optimize.time_budget_s may change freely)",
+                "{} holds a run with a different {what}{changed}; use another --out, or --restart to discard it (optimize.iterations, optimize.time_budget_s and search.evaluations may change freely)",
                 opts.out.display()
             )))
         }
@@ -204,7 +204,13 @@ fn run_loop(
             }
             match next_iteration(search, study, &dir, &state, &original)? {
                 Some(record) => state.iterations.push(record),
-                None if search.budgeted() => break Stop::Evaluations(state.evaluated()),
+                None if search.budgeted() => {
+                    let n = state.evaluated();
+                    break match n >= config.search.evaluations {
+                        true => Stop::Evaluations(n),
+                        false => Stop::SpaceScreened(n),
+                    };
+                }
                 None => break Stop::NothingToRefine,
             }
             state.elapsed_s = session.total_elapsed();
@@ -249,7 +255,8 @@ fn run_loop(
         // Stop rules, evaluated identically on a resumed run. Progress is
         // measured by what the selection compares (the neighbourhood's
         // aggregate under `plateau`).
-        if iteration == 1 && rec.best().and_then(|b| b.score).is_none() {
+        // (A sampled search goes on: the next batch may hold one.)
+        if iteration == 1 && !search.budgeted() && rec.best().and_then(|b| b.score).is_none() {
             break Stop::NoFiniteObjective;
         }
         let plateau = config.select != Selection::Argmax;

@@ -30,6 +30,8 @@ pub enum Stop {
     /// A sampled search screened its `search.evaluations` (or the whole
     /// grid): this many in all.
     Evaluations(u64),
+    /// A sampled search screened every combination the constraints allow.
+    SpaceScreened(u64),
     /// No combination of the first iteration had a finite objective.
     NoFiniteObjective,
     /// SIGINT/SIGTERM: the current step was checkpointed.
@@ -59,6 +61,10 @@ impl std::fmt::Display for Stop {
             Stop::Evaluations(n) => write!(
                 f,
                 "search.evaluations reached: {n} combinations screened (raise it and run the same command to continue)"
+            ),
+            Stop::SpaceScreened(n) => write!(
+                f,
+                "every combination of the grid the constraints allow was screened ({n})"
             ),
             Stop::NothingToRefine => f.write_str(
                 "nothing can be refined further (the grid is as fine as it gets within optimize.max_combinations)",

@@ -226,6 +226,10 @@ impl Default for SearchSettings {
     }
 }
 
+/// The largest `search.batch`: the indices of a batch are kept in the
+/// run's record.
+const MAX_BATCH: u64 = 100_000_000;
+
 impl RawSearch {
     fn check(self) -> Result<SearchSettings> {
         let defaults = SearchSettings::default();
@@ -264,7 +268,15 @@ impl RawSearch {
                 self.evaluations,
                 defaults.evaluations,
             )?,
-            batch: at_least_one("search.batch", self.batch, defaults.batch)?,
+            batch: match at_least_one("search.batch", self.batch, defaults.batch)? {
+                b if b > MAX_BATCH => {
+                    return Err(Error::config(
+                        "search.batch",
+                        format!("must be at most {MAX_BATCH}, got {b}"),
+                    ))
+                }
+                b => b,
+            },
         })
     }
 }

@@ -717,8 +717,22 @@ impl Config {
             data.remove("paths");
             data.remove("columns");
         }
+        // Of `[search]`, what decides the proposals, written the same
+        // whether its defaults are spelled out or not (the grid: nothing;
+        // `search.evaluations` is a stop rule).
         if let Some(toml::Value::Table(search)) = source.get_mut("search") {
             search.remove("evaluations");
+            if search.get("method").and_then(toml::Value::as_str) == Some("random") {
+                search.entry("seed").or_insert(toml::Value::Integer(0));
+                search
+                    .entry("batch")
+                    .or_insert(toml::Value::Integer(100_000));
+            } else if search
+                .get("method")
+                .is_none_or(|m| m.as_str() == Some("grid"))
+            {
+                search.remove("method");
+            }
         }
         if let Some(toml::Value::Table(optimize)) = source.get_mut("optimize") {
             optimize.remove("iterations");

@@ -12,7 +12,7 @@
 use std::collections::HashSet;
 
 use sieve_core::random::SplitMix64;
-use sieve_core::Result;
+use sieve_core::{key, Error, Result};
 
 use super::{History, Next, Proposal, Search};
 use crate::settings::SearchSettings;
@@ -35,9 +35,14 @@ impl Random {
     }
 }
 
-/// Above this many combinations left to draw from, rejection sampling
-/// always finds enough; below it, the rest of the grid is listed.
+/// Grids up to this size are listed when drawing finds too few; above
+/// it, drawing must find them.
 const LISTED: u64 = 1 << 24;
+
+/// Draws allowed beyond 64 per wanted combination: about a second of
+/// constraint checks, enough for constraints that allow 1 combination in
+/// a thousand.
+const DRAWS: u64 = 1 << 24;
 
 impl Search for Random {
     fn propose(&self, history: &History<'_>) -> Result<Next> {
@@ -62,15 +67,18 @@ impl Search for Random {
             space.params_at(i, &mut params);
             space.allowed(&params)
         };
-        let mut picked: HashSet<u64> = HashSet::with_capacity(want as usize);
-        let mut order: Vec<u64> = Vec::with_capacity(want as usize);
-        // Draws until enough (most grids), or until the draws mostly miss:
-        // then what is left is listed and shuffled.
-        let mut misses = 0u64;
-        while (order.len() as u64) < want && misses < 64 + 8 * want {
+        let room = want.min(1 << 20) as usize;
+        let mut picked: HashSet<u64> = HashSet::with_capacity(room);
+        let mut order: Vec<u64> = Vec::with_capacity(room);
+        // Draws until enough, within a bound on draws (each is a grid point
+        // and a constraint check): then, on a grid small enough, what is
+        // left is listed and shuffled.
+        let bound = 64 * want + DRAWS;
+        let mut draws = 0u64;
+        while (order.len() as u64) < want && draws < bound {
+            draws += 1;
             let i = rng.below(size);
             if screened.contains(&i) || picked.contains(&i) || !allowed(i) {
-                misses += 1;
                 continue;
             }
             picked.insert(i);
@@ -85,6 +93,18 @@ impl Search for Random {
                 rest.swap(j, rng.below(j as u64 + 1) as usize);
             }
             order.extend(rest.into_iter().take(want as usize - order.len()));
+        }
+        // Under 1/16 of a batch from all those draws: the constraints (or
+        // what is screened already) leave too little of a large grid to
+        // sample; narrowing the grid is the cure.
+        if size > LISTED && 16 * (order.len() as u64) < want {
+            return Err(Error::config(
+                key::STRATEGY_CONSTRAINTS,
+                format!(
+                    "{draws} random combinations of the grid ({size} in all) found {} the constraints allow and not screened yet, for a batch of {want}: they exclude nearly all of it; narrow [strategy.params] to what they allow",
+                    order.len()
+                ),
+            ));
         }
         if order.is_empty() {
             return Ok(Next::Exhausted);
