@@ -44,7 +44,48 @@ pub struct RunState {
     pub stop_reason: Option<String>,
     /// Seconds spent over every session of this run.
     pub elapsed_s: f64,
+    #[serde(
+        serialize_with = "save_iterations",
+        deserialize_with = "load_iterations"
+    )]
     pub iterations: Vec<IterationRecord>,
+}
+
+/// The iterations as `run.json` holds them: a later iteration on the first
+/// one's grid (every iteration of a sampled search) says `"grid_of": 1`
+/// rather than repeating its axes (a run of many iterations would grow
+/// with their square).
+fn save_iterations<S: serde::Serializer>(
+    its: &[IterationRecord],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(Some(its.len()))?;
+    for (k, it) in its.iter().enumerate() {
+        let mut file = IterationFile::from(it.clone());
+        if k > 0 && it.grid == its[0].grid {
+            file.grid = Vec::new();
+            file.grid_of = Some(its[0].iteration);
+        }
+        seq.serialize_element(&file)?;
+    }
+    seq.end()
+}
+
+fn load_iterations<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Vec<IterationRecord>, D::Error> {
+    let files: Vec<IterationFile> = Vec::deserialize(d)?;
+    let first = files.first().map(|f| f.grid.clone()).unwrap_or_default();
+    Ok(files
+        .into_iter()
+        .map(|mut f| {
+            if f.grid_of.take().is_some() {
+                f.grid = first.clone();
+            }
+            IterationRecord::from(f)
+        })
+        .collect())
 }
 
 impl RunState {
@@ -105,7 +146,11 @@ pub struct SweepRecord {
 #[derive(Serialize, Deserialize)]
 struct IterationFile {
     iteration: u32,
+    #[serde(default)]
     grid: Vec<AxisRecord>,
+    /// The iteration whose grid this one's is (its `grid` then empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    grid_of: Option<u32>,
     grid_size: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     indices: Option<Vec<u64>>,
@@ -161,6 +206,7 @@ impl From<IterationRecord> for IterationFile {
         IterationFile {
             iteration: r.iteration,
             grid: r.grid,
+            grid_of: None,
             grid_size: r.grid_size,
             indices: r.indices,
             stage: r.stage,
