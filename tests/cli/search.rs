@@ -143,3 +143,36 @@ fn search_keys_are_checked() {
     let out = run_err(&["optimize", "--out", "/nonexistent/x", "-O", "search.seed=3"]);
     assert_refused(&out, "search.seed");
 }
+
+/// A walk-forward runs the sampled search in every fold and says so.
+#[test]
+fn a_walkforward_samples_in_every_fold_and_names_the_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("wf.toml");
+    let wf = CONFIG.replace(
+        "[verify]",
+        "[walkforward]\ntrain = \"3y\"\ntest = \"1y\"\n[verify]",
+    );
+    std::fs::write(&config, wf).unwrap();
+    let out = dir.path().join("wf");
+    run_ok(&[
+        "walkforward",
+        "-c",
+        config.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-O",
+        "search.evaluations=600",
+    ]);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("walkforward.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        summary["search"],
+        "random (seed 11, 600 evaluations per fold)"
+    );
+    let fold: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("fold-001/best.json")).unwrap())
+            .unwrap();
+    assert_eq!(fold["search"]["evaluated"], 600);
+}

@@ -222,6 +222,10 @@ pub struct Summary {
     /// Metrics of the test windows' returns concatenated, each from its own
     /// fold's parameters.
     pub stitched: Stitched,
+    /// A sampled search in every fold (`search.method` other than
+    /// `"grid"`): which, its seed and its budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -539,7 +543,16 @@ fn summarize(
         true => mean_test / mean_train,
         false => f64::NAN,
     };
+    let search = study.settings().search;
     Summary {
+        search: (search.method != crate::settings::SearchMethod::Grid).then(|| {
+            format!(
+                "{} (seed {}, {} evaluations per fold)",
+                search.method.name(),
+                search.seed,
+                search.evaluations
+            )
+        }),
         folds: results.len(),
         folds_with_a_best: results.iter().filter(|r| r.params.is_some()).count(),
         efficiency: Num(efficiency),
