@@ -47,16 +47,6 @@ pub struct DetailCounts {
     pub uncovered: u64,
 }
 
-impl DetailCounts {
-    /// Both counts summed.
-    pub fn plus(self, other: DetailCounts) -> DetailCounts {
-        DetailCounts {
-            walked: self.walked + other.walked,
-            uncovered: self.uncovered + other.uncovered,
-        }
-    }
-}
-
 /// How close a detail extreme must be to the bar's (relative): the same
 /// prices written by two programs may differ in the last digits.
 const SPAN_TOLERANCE: f64 = 1e-9;
@@ -188,7 +178,7 @@ fn close_to(a: f64, b: f64) -> bool {
 }
 
 /// The most common spacing of `time` (ms; 1 with fewer than two bars).
-pub fn typical_spacing(time: &[i64]) -> i64 {
+fn typical_spacing(time: &[i64]) -> i64 {
     let mut gaps: Vec<i64> = time.windows(2).map(|w| w[1] - w[0]).collect();
     gaps.sort_unstable();
     let (mut best, mut best_count, mut k) = (1, 0, 0);

@@ -20,7 +20,7 @@ pub use bars::{Bars, ExtraColumn};
 pub use columnar::parse_batch;
 pub use columns::{column_role, TIME_NAMES};
 pub use csv::{parse_csv, parse_csv_with};
-pub use detail::{typical_spacing, Detail, DetailCounts, Prices};
+pub use detail::{Detail, DetailCounts, Prices};
 pub use ipc::parse_arrow;
 pub use load::{load, parse, Format};
 pub use options::{LoadOptions, Loaded};

@@ -443,11 +443,7 @@ impl<'a> Managed<'a> {
             self.pending = None;
         }
         if let Some(detail) = self.detail {
-            #[cfg(test)]
-            let ambiguous = self.walk_all || self.ambiguous(t, o, h, l);
-            #[cfg(not(test))]
-            let ambiguous = self.ambiguous(t, o, h, l);
-            if ambiguous {
+            if self.walks(self.ambiguous(t, o, h, l)) {
                 match detail.of_bar(t) {
                     Some(fine) => {
                         self.counts.walked += 1;
@@ -576,20 +572,42 @@ impl<'a> Managed<'a> {
         if !self.exposed(t) {
             return adds;
         }
-        let m = |v: f64| f64::from(side) * v;
-        let [o, h, l, stop, target] = self.long_terms(o, h, l);
-        if o <= stop || (!self.conv.stop_always_first && o >= target) {
-            // Decided at the open.
+        if self.open_decides(o) {
             return false;
         }
-        let (stop_hit, target_hit) = (l <= stop, h >= target);
+        // The trailing stop moved to the bar's best price, tighter than the
+        // stop now, and still inside the bar.
         let trailed = self.trail != Distance::Off && {
-            let level = m(self.trail_level(side, m(m(self.peak).max(h))));
-            (stop.is_nan() || level > stop) && level >= l
+            let (peak, reached) = match side > 0 {
+                true => (self.peak.max(h), l),
+                false => (self.peak.min(l), h),
+            };
+            let level = self.trail_level(side, peak);
+            self.tightens(side, level) && f64::from(side) * (level - reached) >= 0.0
         };
         // An add fills inside the bar with the add's own stop and target,
         // which the rest of the bar may reach.
-        (stop_hit && target_hit) || trailed || adds
+        self.both_reached(o, h, l) || trailed || adds
+    }
+
+    /// Whether the open of a bar opening at `o` is through the held
+    /// trade's stop (or its target, but under `stop_priority = "stop"`):
+    /// that fill is the bar's, whatever happens after.
+    #[inline]
+    fn open_decides(&self, o: f64) -> bool {
+        let [o, _, _, stop, target] = self.long_terms(o, o, o);
+        o <= stop || (!self.conv.stop_always_first && o >= target)
+    }
+
+    /// Whether a bar is walked on its detail bars: where `ambiguous` (in
+    /// the tests, every covered bar when asked).
+    #[inline]
+    fn walks(&self, ambiguous: bool) -> bool {
+        #[cfg(test)]
+        if self.walk_all {
+            return true;
+        }
+        ambiguous
     }
 
     /// Bar `t` at the level of its detail bars `fine` (the open's fills
@@ -662,11 +680,7 @@ impl<'a> Managed<'a> {
         let Some(detail) = self.detail else {
             return Some(hit);
         };
-        #[cfg(test)]
-        let ambiguous = self.walk_all || self.both_reached(o, h, l);
-        #[cfg(not(test))]
-        let ambiguous = self.both_reached(o, h, l);
-        if !ambiguous {
+        if !self.walks(self.both_reached(o, h, l)) {
             return Some(hit);
         }
         match detail.of_bar(t) {
@@ -688,9 +702,8 @@ impl<'a> Managed<'a> {
     /// target, neither at the open.
     #[inline]
     fn both_reached(&self, o: f64, h: f64, l: f64) -> bool {
-        let [o, h, l, stop, target] = self.long_terms(o, h, l);
-        let at_open = o <= stop || (!self.conv.stop_always_first && o >= target);
-        !at_open && l <= stop && h >= target
+        let [_, h, l, stop, target] = self.long_terms(o, h, l);
+        !self.open_decides(o) && l <= stop && h >= target
     }
 
     /// A bar's open, high and low and the held trade's stop and target in
