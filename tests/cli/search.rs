@@ -43,9 +43,19 @@ fn optimize(config: &str, out: &Path, threads: &str, extra: &[&str]) -> String {
 
 #[test]
 fn random_search_is_deterministic_resumable_and_samples_each_allowed_combination_once() {
+    sampled_search_is_deterministic_resumable_and_distinct("random");
+}
+
+#[test]
+fn evolutionary_search_is_deterministic_resumable_and_samples_each_allowed_combination_once() {
+    sampled_search_is_deterministic_resumable_and_distinct("evolve");
+}
+
+fn sampled_search_is_deterministic_resumable_and_distinct(method: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("random.toml");
-    std::fs::write(&config, CONFIG).unwrap();
+    let config = dir.path().join("search.toml");
+    let text = CONFIG.replace("method = \"random\"", &format!("method = \"{method}\""));
+    std::fs::write(&config, text).unwrap();
     let config = config.to_str().unwrap();
     let whole = dir.path().join("whole");
     let best = optimize(config, &whole, "2", &[]);
@@ -53,6 +63,7 @@ fn random_search_is_deterministic_resumable_and_samples_each_allowed_combination
     // 1,500 rounded up to whole batches of 600: three iterations.
     assert_eq!(v["search"]["evaluated"], 1800);
     assert_eq!(v["search"]["grid_size"], 119 * 291);
+    assert_eq!(v["search"]["method"], method);
     assert!(v["stop_reason"]
         .as_str()
         .unwrap()
@@ -175,4 +186,129 @@ fn a_walkforward_samples_in_every_fold_and_names_the_search() {
         serde_json::from_str(&std::fs::read_to_string(out.join("fold-001/best.json")).unwrap())
             .unwrap();
     assert_eq!(fold["search"]["evaluated"], 600);
+}
+
+/// Bars whose next return is +1 % exactly when the bar's volume lies in
+/// 60..=110 and −1 % otherwise (volumes 0..199, drawn by a fixed LCG): a
+/// strategy holding while `lo ≤ volume ≤ hi` makes the most at lo = 60,
+/// hi = 110 and less at any other band.
+fn planted_band(path: &Path) {
+    let mut csv = String::from("date,open,high,low,close,volume\n");
+    let (mut state, mut price, mut volume) = (12345u64, 100.0f64, 0u64);
+    for day in 0..2000u64 {
+        let open = price;
+        let r = if (60..=110).contains(&volume) {
+            0.01
+        } else {
+            -0.01
+        };
+        let close = open * (1.0 + r);
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        volume = (state >> 33) % 200;
+        let date = chrono_like(day);
+        csv.push_str(&format!(
+            "{date},{open},{},{},{close},{volume}\n",
+            open.max(close),
+            open.min(close)
+        ));
+        price = close;
+    }
+    std::fs::write(path, csv).unwrap();
+}
+
+/// Day `n` after 2000-01-01 as YYYY-MM-DD (a calendar without a crate).
+fn chrono_like(n: u64) -> String {
+    let (mut y, mut d) = (2000u64, n);
+    loop {
+        let len = if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) {
+            366
+        } else {
+            365
+        };
+        if d < len {
+            break;
+        }
+        d -= len;
+        y += 1;
+    }
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let months = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    let mut m = 0;
+    while d >= months[m] {
+        d -= months[m];
+        m += 1;
+    }
+    format!("{y}-{:02}-{:02}", m + 1, d + 1)
+}
+
+/// The planted band is found by every method: the grid screens it all,
+/// the random sampler with a budget of the whole grid, the evolutionary
+/// search with a twentieth of it.
+#[test]
+fn each_search_method_finds_a_planted_edge() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("band.csv");
+    planted_band(&data);
+    let config = dir.path().join("band.toml");
+    std::fs::write(
+        &config,
+        r#"
+[strategy]
+name = "band"
+entry = "volume >= lo and volume <= hi"
+exit = "volume < lo or volume > hi"
+constraints = ["lo <= hi"]
+[strategy.params]
+lo = { start = 0, stop = 199, step = 1 }
+hi = { start = 0, stop = 199, step = 1 }
+[score]
+objective = "total_return"
+[verify]
+top = 20
+"#,
+    )
+    .unwrap();
+    let allowed = 200 * 201 / 2;
+    for (method, evaluations, batch) in [
+        ("grid", None, None),
+        ("random", Some(allowed), Some(5_000)),
+        ("evolve", Some(allowed / 20), Some(250)),
+    ] {
+        let out = dir.path().join(method);
+        let mut extra = vec![
+            "--data".to_string(),
+            data.to_str().unwrap().to_string(),
+            "-O".to_string(),
+            format!("search.method=\"{method}\""),
+        ];
+        for (key, v) in [("evaluations", evaluations), ("batch", batch)] {
+            if let Some(v) = v {
+                extra.extend(["-O".to_string(), format!("search.{key}={v}")]);
+            }
+        }
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+        let best = optimize(config.to_str().unwrap(), &out, "2", &extra);
+        let v: serde_json::Value = serde_json::from_str(&best).unwrap();
+        let params = &v["params"];
+        assert_eq!(
+            (params["lo"].as_f64(), params["hi"].as_f64()),
+            (Some(60.0), Some(110.0)),
+            "{method}: {params}"
+        );
+    }
 }

@@ -615,6 +615,7 @@ mod tests {
             grid: Vec::new(),
             grid_size: 1,
             indices: None,
+            biased: false,
             stage: Stage::Done,
             sweep: None,
             verify: Some(VerifyRecord {

@@ -350,6 +350,7 @@ fn next_iteration(
             .collect(),
         grid_size,
         indices,
+        biased: proposal.biased,
         stage: Stage::Sweep,
         sweep: None,
         verify: None,
@@ -464,6 +465,7 @@ mod tests {
             Ok(Next::Try(Proposal {
                 axes: history.original.to_vec(),
                 indices: Some(list),
+                biased: false,
             }))
         }
     }
@@ -503,6 +505,15 @@ mod tests {
 
     /// The outcome, and how many screens went through the executor.
     fn run(study: &Study, out: &std::path::Path, stop_at: Option<u32>) -> (Outcome, u32) {
+        run_with(study, &Scattered { step: 7 }, out, stop_at)
+    }
+
+    fn run_with(
+        study: &Study,
+        search: &dyn Search,
+        out: &std::path::Path,
+        stop_at: Option<u32>,
+    ) -> (Outcome, u32) {
         let flag = AtomicBool::new(false);
         let executor = Counting::default();
         let opts = OptimizeOptions {
@@ -518,7 +529,7 @@ mod tests {
             at: stop_at,
             flag: &flag,
         };
-        let outcome = run_loop(study, &opts, &Scattered { step: 7 }, &mut obs).unwrap();
+        let outcome = run_loop(study, &opts, search, &mut obs).unwrap();
         (outcome, executor.0.into_inner())
     }
 
@@ -579,6 +590,82 @@ mod tests {
                     .join("\n")
             };
             assert_eq!(mask(read(&whole.dir)), mask(read(&cut)), "{name}");
+        }
+    }
+
+    /// The evolutionary search: its generations after the first are bred
+    /// (marked biased, so V is the uniform first generation's alone),
+    /// never repeat a combination, and a run stopped in generation 3
+    /// resumes to the uninterrupted run's files.
+    #[test]
+    fn an_evolutionary_run_stopped_mid_generation_resumes_identically() {
+        let config = sieve_core::config::Config::parse(
+            "[strategy]\nname = \"sma_cross\"\nconstraints = [\"fast < slow\"]\n[strategy.params]\nfast = { start = 2, stop = 80, step = 1 }\nslow = { start = 10, stop = 200, step = 1 }\n[score]\nscore_start = \"50%\"\n[sweep]\ntop = 60\n[verify]\ntop = 10\n[search]\nmethod = \"evolve\"\nseed = 5\nevaluations = 1600\nbatch = 400\n",
+        )
+        .unwrap();
+        let bars = sieve_core::data::synth(1200, 5);
+        let study = Study::new(config, bars, "synthetic".into()).unwrap();
+        let search = crate::search::of(&study).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let (whole, _) = run_with(&study, search.as_ref(), &tmp.path().join("whole"), None);
+        assert!(
+            matches!(whole.stop, Stop::Evaluations(1600)),
+            "{:?}",
+            whole.stop
+        );
+        let its = &whole.state.iterations;
+        assert_eq!(its.len(), 4);
+        let biased: Vec<bool> = its.iter().map(|i| i.biased).collect();
+        assert_eq!(biased, [false, true, true, true]);
+        let mut seen = std::collections::HashSet::new();
+        for it in its {
+            for &i in it.indices.as_ref().unwrap() {
+                assert!(seen.insert(i), "{i} screened twice");
+            }
+        }
+        // V is the first generation's: its Sharpe variance, not the
+        // pooled one.
+        let best: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(whole.dir.join("best.json")).unwrap())
+                .unwrap();
+        let first = sieve_screen::ObjectiveStats::from(
+            its[0]
+                .sweep
+                .as_ref()
+                .unwrap()
+                .sharpe_stats
+                .as_ref()
+                .unwrap(),
+        );
+        let v = best["robustness"]["dsr"]["sharpe_variance"]
+            .as_f64()
+            .unwrap();
+        assert_eq!(v, first.variance());
+        assert_eq!(best["robustness"]["dsr"]["trials"], 1600);
+
+        let cut = tmp.path().join("cut");
+        let (stopped, _) = run_with(&study, search.as_ref(), &cut, Some(3));
+        assert_eq!(stopped.stop, Stop::Interrupted);
+        let (resumed, screens) = run_with(&study, search.as_ref(), &cut, None);
+        assert!(matches!(resumed.stop, Stop::Evaluations(1600)));
+        assert_eq!(
+            screens, 2,
+            "generations 3 and 4 are screened after the stop"
+        );
+        let mask = |t: String| {
+            t.lines()
+                .filter(|l| !l.contains("_s\""))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        for name in [
+            "best.json",
+            "run.json",
+            "iter-003/sweep.csv",
+            "iter-004/verified.csv",
+        ] {
+            let read = |d: &std::path::Path| mask(std::fs::read_to_string(d.join(name)).unwrap());
+            assert_eq!(read(&whole.dir), read(&cut), "{name}");
         }
     }
 

@@ -98,9 +98,13 @@ pub fn deflated_sharpe(study: &Study, state: &RunState, best: &[f64]) -> DsrReco
     let shape = dsr::ReturnShape::of(&score_returns(study, best));
     let swept = || state.iterations.iter().filter_map(|i| i.sweep.as_ref());
     let trials: u64 = swept().map(|s| s.combinations_evaluated).sum();
-    // V is known only when every iteration's backend computed it.
+    // V is known only when every iteration's backend computed it; an
+    // evolutionary generation's samples, bunched near the earlier bests,
+    // would shrink it (and inflate the DSR): V is its uniform first
+    // generation's.
     let mut stats = Some(ObjectiveStats::default());
-    for sweep in swept() {
+    let uniform = state.iterations.iter().filter(|i| !i.biased);
+    for sweep in uniform.filter_map(|i| i.sweep.as_ref()) {
         stats = stats.zip(sweep.sharpe_stats.as_ref()).map(|(mut s, m)| {
             s.combine(&ObjectiveStats::from(m));
             s

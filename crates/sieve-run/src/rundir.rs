@@ -125,6 +125,9 @@ pub struct IterationRecord {
     /// The grid indices the search proposed, ascending; `None`: the whole
     /// grid. Kept so that a resumed run screens exactly what was proposed.
     pub indices: Option<Vec<u64>>,
+    /// Drawn near earlier bests (an evolutionary generation): its Sharpes
+    /// stay out of the Deflated Sharpe's V.
+    pub biased: bool,
     /// The next step to run.
     pub stage: Stage,
     /// What the sweep found, once it is done.
@@ -140,6 +143,8 @@ pub struct SweepRecord {
     /// The per-period score-window Sharpe over the combinations screened.
     pub sharpe_stats: Option<crate::files::StatsMeta>,
     pub sweep_s: f64,
+    /// A sampled batch's distinct indicator series (`None`: a whole grid).
+    pub series: Option<u64>,
 }
 
 /// An iteration as `run.json` holds it.
@@ -154,11 +159,15 @@ struct IterationFile {
     grid_size: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     indices: Option<Vec<u64>>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    biased: bool,
     stage: Stage,
     combinations_evaluated: Option<u64>,
     #[serde(default)]
     sharpe_stats: Option<crate::files::StatsMeta>,
     sweep_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    series: Option<u64>,
     verify_s: Option<f64>,
     candidates_verified: Option<usize>,
     best: Option<BestRecord>,
@@ -173,13 +182,14 @@ struct IterationFile {
 impl From<IterationRecord> for IterationFile {
     fn from(r: IterationRecord) -> Self {
         let (sweep, verify) = (r.sweep, r.verify);
-        let (combinations_evaluated, sharpe_stats, sweep_s) = match sweep {
+        let (combinations_evaluated, sharpe_stats, sweep_s, series) = match sweep {
             Some(s) => (
                 Some(s.combinations_evaluated),
                 s.sharpe_stats,
                 Some(s.sweep_s),
+                s.series,
             ),
-            None => (None, None, None),
+            None => (None, None, None, None),
         };
         let v = verify.map(|v| {
             (
@@ -209,10 +219,12 @@ impl From<IterationRecord> for IterationFile {
             grid_of: None,
             grid_size: r.grid_size,
             indices: r.indices,
+            biased: r.biased,
             stage: r.stage,
             combinations_evaluated,
             sharpe_stats,
             sweep_s,
+            series,
             verify_s,
             candidates_verified,
             best,
@@ -232,6 +244,7 @@ impl From<IterationFile> for IterationRecord {
                 combinations_evaluated,
                 sharpe_stats: f.sharpe_stats,
                 sweep_s,
+                series: f.series,
             }),
             _ => None,
         };
@@ -253,6 +266,7 @@ impl From<IterationFile> for IterationRecord {
             grid: f.grid,
             grid_size: f.grid_size,
             indices: f.indices,
+            biased: f.biased,
             stage: f.stage,
             sweep,
             verify,
@@ -704,7 +718,8 @@ mod record_tests {
             Some(SweepRecord {
                 combinations_evaluated: 2,
                 sharpe_stats: None,
-                sweep_s: 0.5
+                sweep_s: 0.5,
+                series: None,
             })
         );
         assert_eq!(rec.verify, None);

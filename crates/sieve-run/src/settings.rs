@@ -190,6 +190,9 @@ pub enum SearchMethod {
     /// Seeded uniform samples of the grid, `batch` per iteration, until
     /// `evaluations` (`"random"`).
     Random,
+    /// A uniform first generation, then each bred from the best of the
+    /// earlier ones (`"evolve"`).
+    Evolve,
 }
 
 impl SearchMethod {
@@ -198,6 +201,7 @@ impl SearchMethod {
         match self {
             SearchMethod::Grid => "grid",
             SearchMethod::Random => "random",
+            SearchMethod::Evolve => "evolve",
         }
     }
 }
@@ -236,10 +240,11 @@ impl RawSearch {
         let method = match self.method.as_deref() {
             None | Some("grid") => SearchMethod::Grid,
             Some("random") => SearchMethod::Random,
+            Some("evolve") => SearchMethod::Evolve,
             Some(other) => {
                 return Err(Error::config(
                     "search.method",
-                    format!("must be \"grid\" or \"random\", got \"{other}\""),
+                    format!("must be \"grid\", \"random\" or \"evolve\", got \"{other}\""),
                 ))
             }
         };
@@ -252,7 +257,7 @@ impl RawSearch {
             if let Some((key, _)) = set.iter().find(|(_, s)| *s) {
                 return Err(Error::config(
                     format!("search.{key}"),
-                    "applies to a sampled search (search.method = \"random\"); the grid screens every combination",
+                    "applies to a sampled search (search.method = \"random\" or \"evolve\"); the grid screens every combination",
                 ));
             }
         }

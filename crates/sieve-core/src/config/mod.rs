@@ -722,7 +722,8 @@ impl Config {
         // `search.evaluations` is a stop rule).
         if let Some(toml::Value::Table(search)) = source.get_mut("search") {
             search.remove("evaluations");
-            if search.get("method").and_then(toml::Value::as_str) == Some("random") {
+            let method = search.get("method").and_then(toml::Value::as_str);
+            if matches!(method, Some("random" | "evolve")) {
                 search.entry("seed").or_insert(toml::Value::Integer(0));
                 search
                     .entry("batch")

@@ -624,7 +624,10 @@ pub(crate) fn push_history(html: &mut String, state: &RunState, exact: bool) -> 
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}</tr>",
             it.iteration,
             esc(&grid.join(" × ")),
-            sweep.map_or("-".into(), |s| s.combinations_evaluated.to_string()),
+            sweep.map_or("-".into(), |s| match s.series {
+                None => s.combinations_evaluated.to_string(),
+                Some(n) => format!("{} ({n} indicator series)", s.combinations_evaluated),
+            }),
             sweep.map_or("-".into(), |s| format!("{:.2}", s.sweep_s)),
             verify.map_or("-".into(), |v| v.candidates_verified.to_string()),
             verify.map_or("-".into(), |v| format!("{:.2}", v.verify_s)),

@@ -25,6 +25,9 @@ pub struct Proposal {
     pub axes: Vec<Axis>,
     /// Grid indices of `axes` to screen; `None`: every one.
     pub indices: Option<Vec<u64>>,
+    /// Drawn near earlier bests rather than across the grid: the
+    /// iteration's Sharpes stay out of the Deflated Sharpe's V.
+    pub biased: bool,
 }
 
 /// What a search says next.

@@ -40,6 +40,7 @@ impl Search for Zoom {
             Some(axes) => Next::Try(Proposal {
                 axes,
                 indices: None,
+                biased: false,
             }),
             None => Next::Exhausted,
         })

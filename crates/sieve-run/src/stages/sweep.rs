@@ -56,6 +56,19 @@ fn run(
 ) -> Result<ControlFlow<Stop>> {
     let batch = rec.batch()?;
     let (first, end) = (batch.positions().start, batch.positions().end);
+    // A sampled batch shares fewer indicator settings than a grid's block:
+    // how many it reads says what its screen costs.
+    let series = rec
+        .indices
+        .as_deref()
+        .map(|list| distinct_series(study, list));
+    if let (Some(n), Some(list)) = (series, &rec.indices) {
+        obs.note(&format!(
+            "iteration {iteration}: {} combinations read {n} distinct indicator series ({:.1} combinations per series)",
+            list.len(),
+            list.len() as f64 / n.max(1) as f64
+        ));
+    }
     let checkpoint_path = iter_dir.join("sweep.checkpoint.json");
     let resume = read_checkpoint(&checkpoint_path, study.space().size())?;
     if let Some(c) = &resume {
@@ -121,9 +134,25 @@ fn run(
         combinations_evaluated: meta.objective_stats.combinations_evaluated,
         sharpe_stats: meta.sharpe_stats,
         sweep_s: meta.timings.screen_s,
+        series,
     });
     let _ = std::fs::remove_file(&checkpoint_path);
     Ok(ControlFlow::Continue(()))
+}
+
+/// The distinct indicator settings (shared series) the combinations
+/// `indices` of the study's grid read.
+pub(crate) fn distinct_series(study: &Study, indices: &[u64]) -> u64 {
+    let space = study.space();
+    let mut params = space.params_of(0);
+    let (mut keys, mut seen) = (Vec::new(), std::collections::HashSet::new());
+    for &i in indices {
+        space.params_at(i, &mut params);
+        keys.clear();
+        study.strategy().indicators(&params, &mut keys);
+        seen.extend(keys.iter().copied());
+    }
+    seen.len() as u64
 }
 
 #[derive(Serialize, Deserialize)]
