@@ -194,8 +194,8 @@ impl Model {
             }
         }
         for a in 0..d {
-            for b in 0..=a {
-                cov[a][b] *= STEP_SCALE;
+            for c in cov[a].iter_mut().take(a + 1) {
+                *c *= STEP_SCALE;
             }
             // At least one grid step: the search can always reach its
             // neighbours.
@@ -266,7 +266,7 @@ fn cholesky(a: &[Vec<f64>]) -> Vec<Vec<f64>> {
             let s: f64 = (0..j).map(|k| l[i][k] * l[j][k]).sum();
             if i == j {
                 let v = a[i][i] - s;
-                if !(v > 1e-300) {
+                if v.is_nan() || v <= 1e-300 {
                     return (0..d)
                         .map(|r| {
                             (0..d)
