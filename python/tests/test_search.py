@@ -1,5 +1,5 @@
-"""``sieve.optimize(..., search={...})``: the random search from Python,
-the same run whatever the threads, as the CLI's."""
+"""``sieve.optimize(..., search={...})``: the random and evolutionary
+searches from Python, the same run whatever the threads, as the CLI's."""
 import pytest
 
 import sieve
@@ -16,10 +16,12 @@ CONFIG = {
 SEARCH = {"method": "random", "seed": 4, "evaluations": 1000, "batch": 500}
 
 
-def test_random_search_from_python_is_the_same_run_on_any_threads(tmp_path):
-    one = sieve.optimize(None, CONFIG, tmp_path / "one", threads=1, search=SEARCH)
-    two = sieve.optimize(None, CONFIG, tmp_path / "two", threads=2, search=SEARCH)
-    assert one["search"] == {"method": "random", "seed": 4, "evaluated": 1000, "grid_size": 99 * 241}
+@pytest.mark.parametrize("method", ["random", "evolve"])
+def test_a_sampled_search_from_python_is_the_same_run_on_any_threads(tmp_path, method):
+    search = dict(SEARCH, method=method)
+    one = sieve.optimize(None, CONFIG, tmp_path / "one", threads=1, search=search)
+    two = sieve.optimize(None, CONFIG, tmp_path / "two", threads=2, search=search)
+    assert one["search"] == {"method": method, "seed": 4, "evaluated": 1000, "grid_size": 99 * 241}
     assert (tmp_path / "one" / "best.json").read_bytes() == (tmp_path / "two" / "best.json").read_bytes()
     assert one["params"]["fast"] < one["params"]["slow"]
 

@@ -91,9 +91,16 @@ fn sampled_search_is_deterministic_resumable_and_distinct(method: &str) {
     assert!(its[1..]
         .iter()
         .all(|it| it["grid_of"] == 1 && it["grid"] == serde_json::json!([])));
-    for it in its {
-        for i in it["indices"].as_array().unwrap() {
-            let i = i.as_u64().unwrap();
+    for (k, it) in its.iter().enumerate() {
+        // Each proposal beside run.json: ascending little-endian u64s.
+        let bin = std::fs::read(whole.join(format!("iter-{:03}/indices.bin", k + 1))).unwrap();
+        let indices: Vec<u64> = bin
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(it["indices_in"], indices.len());
+        assert!(indices.windows(2).all(|w| w[0] < w[1]));
+        for i in indices {
             assert!(i < 119 * 291);
             assert!(seen.insert(i), "index {i} screened twice");
             // Grid order: the last parameter fastest.
@@ -155,7 +162,8 @@ fn search_keys_are_checked() {
     assert_refused(&out, "search.seed");
 }
 
-/// A walk-forward runs the sampled search in every fold and says so.
+/// A walk-forward runs the sampled search in every fold (the evolutionary
+/// one: its second generation reads the fold's first) and says so.
 #[test]
 fn a_walkforward_samples_in_every_fold_and_names_the_search() {
     let dir = tempfile::tempdir().unwrap();
@@ -173,19 +181,22 @@ fn a_walkforward_samples_in_every_fold_and_names_the_search() {
         "--out",
         out.to_str().unwrap(),
         "-O",
-        "search.evaluations=600",
+        "search.method=\"evolve\"",
+        "-O",
+        "search.evaluations=1200",
     ]);
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("walkforward.json")).unwrap())
             .unwrap();
     assert_eq!(
         summary["search"],
-        "random (seed 11, 600 evaluations per fold)"
+        "evolve (seed 11, 1200 evaluations per fold)"
     );
     let fold: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("fold-001/best.json")).unwrap())
             .unwrap();
-    assert_eq!(fold["search"]["evaluated"], 600);
+    assert_eq!(fold["search"]["evaluated"], 1200);
+    assert_eq!(fold["search"]["method"], "evolve");
 }
 
 /// Bars whose next return is +1 % exactly when the bar's volume lies in

@@ -247,6 +247,15 @@ fn run_loop(
         }
         let rec = &state.iterations[idx];
         obs.note(&iteration_line(study, rec));
+        if search.budgeted() {
+            let plateau = config.select != Selection::Argmax;
+            obs.note(&budget_line(
+                study,
+                &state,
+                config.search.evaluations,
+                plateau,
+            ));
+        }
         // A partial run always has both best.json and report.html.
         if newly_done {
             let progress = format!("in progress: {iteration} iteration(s) done");
@@ -399,6 +408,33 @@ pub fn no_finite_objective(study: &Study) -> String {
         ));
     }
     message
+}
+
+/// A sampled search's progress: evaluations against the budget, and the
+/// best so far (by what the selection compares; the earlier on a tie).
+fn budget_line(study: &Study, state: &RunState, budget: u64, plateau: bool) -> String {
+    let mut best: Option<(f64, u32)> = None;
+    for it in &state.iterations {
+        if let Some(s) = it.best().and_then(|b| b.selection_score(plateau)) {
+            if best.is_none_or(|(b, _)| s > b) {
+                best = Some((s, it.iteration));
+            }
+        }
+    }
+    let done = state.evaluated();
+    format!(
+        "search: {done} of {} evaluations{}",
+        budget.max(done),
+        match best {
+            Some((s, k)) => format!(
+                "; {} so far {} {} (iteration {k})",
+                if plateau { "chosen" } else { "best" },
+                study.scoring().objective,
+                crate::text::human(s)
+            ),
+            None => String::new(),
+        }
+    )
 }
 
 fn iteration_line(study: &Study, rec: &IterationRecord) -> String {
@@ -568,7 +604,8 @@ mod tests {
             assert!(rows.iter().all(|r| want.contains(&r.grid_index)));
         }
         let json = std::fs::read_to_string(whole.dir.join("run.json")).unwrap();
-        assert!(json.contains("\"indices\""), "{json}");
+        assert!(json.contains("\"indices_in\""), "{json}");
+        assert!(!json.contains("\"indices\""), "{json}");
 
         let cut = tmp.path().join("cut");
         let (stopped, _) = run(&study, &cut, Some(2));

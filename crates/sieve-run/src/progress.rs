@@ -138,7 +138,7 @@ pub fn projection(label: &str, unit: &str, len: u64, rate: f64, total_s: f64) ->
     );
     if total_s > HOUR && unit == "comb" {
         line.push_str(
-            "\nwarning: that is over an hour; consider splitting the grid across machines (--shard K/N, then sieve merge), a coarser grid, or the GPU backend (--backend gpu, a build with --features gpu; kernels for sma_cross, ema_cross and activation)",
+            "\nwarning: that is over an hour; consider sampling it instead (sieve optimize with [search] method = \"evolve\"), splitting the grid across machines (--shard K/N, then sieve merge), a coarser grid, or the GPU backend (--backend gpu, a build with --features gpu; kernels for sma_cross, ema_cross and activation)",
         );
     }
     Some(line)

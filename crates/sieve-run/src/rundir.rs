@@ -51,6 +51,49 @@ pub struct RunState {
     pub iterations: Vec<IterationRecord>,
 }
 
+/// Each iteration's proposal in `iter-NNN/indices.bin`: its grid indices,
+/// ascending, as little-endian u64s (8 bytes each; `run.json` says how many).
+const INDICES_FILE: &str = "indices.bin";
+
+/// What `run.json` says of its iterations' stored proposals.
+#[derive(Deserialize)]
+struct StoredIndices {
+    iterations: Vec<StoredIteration>,
+}
+
+#[derive(Deserialize)]
+struct StoredIteration {
+    #[serde(default)]
+    indices_in: Option<u64>,
+}
+
+/// A proposal's `count` indices from `file`, checked: ascending, distinct,
+/// inside the grid.
+fn read_indices(file: &Path, count: u64, grid_size: u64) -> Result<Vec<u64>> {
+    let bad = |message: String| Error::Data {
+        path: file.to_path_buf(),
+        message,
+    };
+    let bytes = std::fs::read(file).map_err(|e| Error::io(file, e))?;
+    if bytes.len() as u64 != 8 * count {
+        return Err(bad(format!(
+            "run.json says it holds {count} grid indices ({} bytes) but it has {} bytes: the run folder is damaged; --restart starts the run again",
+            8 * count,
+            bytes.len()
+        )));
+    }
+    let list: Vec<u64> = bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect();
+    if list.windows(2).any(|w| w[0] >= w[1]) || list.last().is_some_and(|&i| i >= grid_size) {
+        return Err(bad(format!(
+            "its grid indices are not ascending within the grid of {grid_size}: the run folder is damaged; --restart starts the run again"
+        )));
+    }
+    Ok(list)
+}
+
 /// The iterations as `run.json` holds them: a later iteration on the first
 /// one's grid (every iteration of a sampled search) says `"grid_of": 1`
 /// rather than repeating its axes (a run of many iterations would grow
@@ -63,6 +106,8 @@ fn save_iterations<S: serde::Serializer>(
     let mut seq = s.serialize_seq(Some(its.len()))?;
     for (k, it) in its.iter().enumerate() {
         let mut file = IterationFile::from(it.clone());
+        // The indices live beside it (`indices.bin`): run.json stays small.
+        file.indices_in = file.indices.take().map(|v| v.len() as u64);
         if k > 0 && it.grid == its[0].grid {
             file.grid = Vec::new();
             file.grid_of = Some(its[0].iteration);
@@ -159,6 +204,9 @@ struct IterationFile {
     grid_size: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     indices: Option<Vec<u64>>,
+    /// How many indices the iteration's `indices.bin` holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    indices_in: Option<u64>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     biased: bool,
     stage: Stage,
@@ -219,6 +267,7 @@ impl From<IterationRecord> for IterationFile {
             grid_of: None,
             grid_size: r.grid_size,
             indices: r.indices,
+            indices_in: None,
             biased: r.biased,
             stage: r.stage,
             combinations_evaluated,
@@ -391,10 +440,35 @@ impl RunDir {
         if !path.exists() {
             return Ok(None);
         }
-        files::read_json(&path).map(Some)
+        let mut state: RunState = files::read_json(&path)?;
+        // The proposals `run.json` names beside it (`"indices_in": n`),
+        // read back; a run written before them lists its indices inline.
+        let stored: StoredIndices = files::read_json(&path)?;
+        for (it, s) in state.iterations.iter_mut().zip(stored.iterations) {
+            if let Some(count) = s.indices_in {
+                let file = self
+                    .root
+                    .join(format!("iter-{:03}", it.iteration))
+                    .join(INDICES_FILE);
+                it.indices = Some(read_indices(&file, count, it.grid_size)?);
+            }
+        }
+        Ok(Some(state))
     }
 
+    /// Writes `run.json`, each proposal's indices first (once: a proposal
+    /// never changes) in its iteration's `indices.bin`.
     pub fn save_state(&self, state: &RunState) -> Result<()> {
+        for it in &state.iterations {
+            if let Some(list) = &it.indices {
+                let file = self.iter_dir(it.iteration)?.join(INDICES_FILE);
+                let size = std::fs::metadata(&file).map(|m| m.len()).ok();
+                if size != Some(8 * list.len() as u64) {
+                    let bytes: Vec<u8> = list.iter().flat_map(|i| i.to_le_bytes()).collect();
+                    sieve_core::format::write_atomic(&file, &bytes)?;
+                }
+            }
+        }
         files::write_json(&self.state_path(), state)
     }
 
@@ -553,7 +627,8 @@ fn is_cut_write(name: &str) -> bool {
 }
 
 /// The files a run writes in each `iter-NNN` folder.
-const ITERATION_FILES: [&str; 5] = [
+const ITERATION_FILES: [&str; 6] = [
+    INDICES_FILE,
     "sweep.csv",
     "sweep.meta.json",
     "sweep.checkpoint.json",
@@ -697,6 +772,62 @@ mod record_tests {
     /// `run.json` of a run in progress as earlier versions wrote it (every
     /// step's fields present, null until the step is done) still reads: a
     /// run killed by an earlier version resumes.
+    /// A proposal's indices go beside run.json and read back; a damaged
+    /// file is an error naming it, never a different proposal.
+    #[test]
+    fn proposals_are_stored_beside_run_json_and_checked() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = RunDir::new(tmp.path()).unwrap();
+        let it = |iteration: u32, indices: Option<Vec<u64>>| IterationRecord {
+            iteration,
+            grid: Vec::new(),
+            grid_size: 1000,
+            indices,
+            biased: iteration > 1,
+            stage: Stage::Sweep,
+            sweep: None,
+            verify: None,
+        };
+        let state = RunState {
+            sieve_version: "x".into(),
+            strategy: "s".into(),
+            config_hash: "c".into(),
+            data_hash: "d".into(),
+            data: "synthetic".into(),
+            data_path: None,
+            instruments: Vec::new(),
+            config: String::new(),
+            status: RunStatus::Running,
+            stop_reason: None,
+            elapsed_s: 0.0,
+            iterations: vec![
+                it(1, Some(vec![3, 17, 999])),
+                it(2, Some(vec![0, 4])),
+                it(3, None),
+            ],
+        };
+        dir.save_state(&state).unwrap();
+        let json = std::fs::read_to_string(dir.state_path()).unwrap();
+        assert!(
+            json.contains("\"indices_in\": 3") && !json.contains("999"),
+            "{json}"
+        );
+        assert_eq!(dir.load_state().unwrap().unwrap(), state);
+        let file = tmp.path().join("iter-002/indices.bin");
+        assert_eq!(std::fs::read(&file).unwrap().len(), 16);
+        // Cut short, or out of order: refused, naming the file.
+        std::fs::write(&file, 4u64.to_le_bytes()).unwrap();
+        let err = dir.load_state().unwrap_err().to_string();
+        assert!(
+            err.contains("indices.bin") && err.contains("damaged"),
+            "{err}"
+        );
+        let swapped: Vec<u8> = [4u64, 0].iter().flat_map(|i| i.to_le_bytes()).collect();
+        std::fs::write(&file, swapped).unwrap();
+        let err = dir.load_state().unwrap_err().to_string();
+        assert!(err.contains("not ascending"), "{err}");
+    }
+
     #[test]
     fn iterations_written_with_nulls_read_back() {
         let pending = r#"{"iteration":2,"grid":[{"name":"fast","values":[2.0,4.0]}],"grid_size":2,
