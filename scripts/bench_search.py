@@ -42,6 +42,7 @@ Usage:
   python3 scripts/bench_search.py rank
   python3 scripts/bench_search.py quality --seeds 5
   python3 scripts/bench_search.py peers --seeds 5
+  (or one case per process, then: report --from WORK1 WORK2)
 
 Needs a release build (`cargo build --release`), and for `peers` the Python
 package (`pip install ./python`) with optuna and scipy.
@@ -286,6 +287,8 @@ def cmd_peers(args):
     path = work / "peers.json"
     done = json.loads(path.read_text()) if path.exists() else []
     for case, config, data in BIG:
+        if args.cases and case not in args.cases:
+            continue
         config = HERE / config
         csv = data_file(work, data)
         df = pd.read_csv(csv, index_col=0, parse_dates=True)
@@ -317,9 +320,16 @@ def cmd_peers(args):
                                      best=res[f"best_{n}"], holdout=holdout_of(df, config, res[f"params_{n}"]),
                                      wall_s=res[n]))
                     print(rows[-1], file=sys.stderr)
-                path.write_text(json.dumps(rows + [r for r in done if r not in rows], indent=1))
+                path.write_text(json.dumps(merged(rows, done), indent=1))
+    rows = merged(rows, done)
     path.write_text(json.dumps(rows, indent=1))
     report_peers(rows, wilcoxon)
+
+
+def merged(rows, done):
+    """This invocation's rows, and the earlier ones of the cases it did not run."""
+    ran = {r["case"] for r in rows}
+    return rows + [r for r in done if r["case"] not in ran]
 
 
 def report_peers(rows, wilcoxon):
@@ -368,6 +378,17 @@ def report_peers(rows, wilcoxon):
         print(f"| {method} | {budget:,} | {statistics.median(d):+.4f} | {p:.4f} |")
 
 
+def cmd_report(args):
+    """The peers' tables from the `peers.json` of several --from folders
+    (cases run as separate processes)."""
+    from scipy.stats import wilcoxon
+
+    rows = []
+    for folder in args.sources or [args.work]:
+        rows += json.loads((Path(folder) / "peers.json").read_text())
+    report_peers(rows, wilcoxon)
+
+
 def machine():
     try:
         model = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
@@ -378,12 +399,13 @@ def machine():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("part", choices=["rank", "quality", "peers"])
+    ap.add_argument("part", choices=["rank", "quality", "peers", "report"])
     ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--cases", nargs="*", help="rank: only these cases")
+    ap.add_argument("--cases", nargs="*", help="rank, peers: only these cases")
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "bench_search"))
+    ap.add_argument("--from", dest="sources", nargs="*", help="report: the work folders of peers runs")
     args = ap.parse_args()
-    {"rank": cmd_rank, "quality": cmd_quality, "peers": cmd_peers}[args.part](args)
+    {"rank": cmd_rank, "quality": cmd_quality, "peers": cmd_peers, "report": cmd_report}[args.part](args)
 
 
 if __name__ == "__main__":

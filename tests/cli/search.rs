@@ -162,6 +162,27 @@ fn search_keys_are_checked() {
     assert_refused(&out, "search.seed");
 }
 
+/// A proposal's file cut short: the run is refused, naming the file, and
+/// `--restart` discards it and runs again to the same result.
+#[test]
+fn a_damaged_proposal_is_refused_and_restart_runs_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("random.toml");
+    std::fs::write(&config, CONFIG).unwrap();
+    let config = config.to_str().unwrap();
+    let out = dir.path().join("run");
+    let best = optimize(config, &out, "2", &[]);
+    let file = out.join("iter-002/indices.bin");
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &bytes[..100]).unwrap();
+    let args = ["optimize", "-c", config, "--out", out.to_str().unwrap()];
+    let refused = run_err(&args);
+    assert_refused(&refused, "indices.bin");
+    assert_refused(&refused, "damaged");
+    let again = optimize(config, &out, "2", &["--restart"]);
+    assert_eq!(again, best);
+}
+
 /// A walk-forward runs the sampled search in every fold (the evolutionary
 /// one: its second generation reads the fold's first) and says so.
 #[test]

@@ -37,7 +37,23 @@ pub struct Outcome {
 /// starts a new one.
 fn open_run(study: &Study, opts: &OptimizeOptions<'_>, obs: &mut dyn Observer) -> Result<RunState> {
     let dir = RunDir::new(&opts.out)?;
-    match dir.load_state()? {
+    let loaded = match dir.load_state() {
+        // A damaged run (a proposal's file cut short or lost): --restart
+        // discards it, whatever its config.
+        Err(e @ Error::Data { .. }) if opts.restart => match dir.load_record()? {
+            Some(damaged) => {
+                obs.note(&format!(
+                    "--restart: discarding the damaged run in {} ({e})",
+                    opts.out.display()
+                ));
+                dir.clear(&damaged)?;
+                None
+            }
+            None => return Err(e),
+        },
+        loaded => loaded?,
+    };
+    match loaded {
         Some(s) if s.config_hash == study.config_hash() && s.data_hash == study.data_hash() => {
             let done = s
                 .iterations

@@ -22,6 +22,11 @@ use crate::files;
 
 pub struct RunDir {
     pub root: PathBuf,
+    /// Iterations whose `indices.bin` this process has written or read
+    /// back: the others are (re)written on the next save, so a file left
+    /// by a run that was killed before naming it is never taken as this
+    /// run's.
+    stored: std::sync::Mutex<std::collections::HashSet<u32>>,
 }
 
 /// `run.json`.
@@ -74,10 +79,17 @@ fn read_indices(file: &Path, count: u64, grid_size: u64) -> Result<Vec<u64>> {
         path: file.to_path_buf(),
         message,
     };
-    let bytes = std::fs::read(file).map_err(|e| Error::io(file, e))?;
+    let bytes = match std::fs::read(file) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(bad(format!(
+                "missing, though run.json says it holds {count} grid indices: the run folder is damaged; --restart discards the run and starts again"
+            )))
+        }
+        r => r.map_err(|e| Error::io(file, e))?,
+    };
     if bytes.len() as u64 != 8 * count {
         return Err(bad(format!(
-            "run.json says it holds {count} grid indices ({} bytes) but it has {} bytes: the run folder is damaged; --restart starts the run again",
+            "run.json says it holds {count} grid indices ({} bytes) but it has {} bytes: the run folder is damaged; --restart discards the run and starts again",
             8 * count,
             bytes.len()
         )));
@@ -88,7 +100,7 @@ fn read_indices(file: &Path, count: u64, grid_size: u64) -> Result<Vec<u64>> {
         .collect();
     if list.windows(2).any(|w| w[0] >= w[1]) || list.last().is_some_and(|&i| i >= grid_size) {
         return Err(bad(format!(
-            "its grid indices are not ascending within the grid of {grid_size}: the run folder is damaged; --restart starts the run again"
+            "its grid indices are not ascending within the grid of {grid_size}: the run folder is damaged; --restart discards the run and starts again"
         )));
     }
     Ok(list)
@@ -414,6 +426,7 @@ impl RunDir {
         std::fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
         Ok(RunDir {
             root: root.to_path_buf(),
+            stored: Default::default(),
         })
     }
 
@@ -436,14 +449,12 @@ impl RunDir {
     }
 
     pub fn load_state(&self) -> Result<Option<RunState>> {
-        let path = self.state_path();
-        if !path.exists() {
+        let Some(mut state) = self.load_record()? else {
             return Ok(None);
-        }
-        let mut state: RunState = files::read_json(&path)?;
+        };
         // The proposals `run.json` names beside it (`"indices_in": n`),
         // read back; a run written before them lists its indices inline.
-        let stored: StoredIndices = files::read_json(&path)?;
+        let stored: StoredIndices = files::read_json(&self.state_path())?;
         for (it, s) in state.iterations.iter_mut().zip(stored.iterations) {
             if let Some(count) = s.indices_in {
                 let file = self
@@ -451,22 +462,38 @@ impl RunDir {
                     .join(format!("iter-{:03}", it.iteration))
                     .join(INDICES_FILE);
                 it.indices = Some(read_indices(&file, count, it.grid_size)?);
+                self.stored_set().insert(it.iteration);
             }
         }
         Ok(Some(state))
     }
 
-    /// Writes `run.json`, each proposal's indices first (once: a proposal
-    /// never changes) in its iteration's `indices.bin`.
+    /// `run.json` alone, without the proposals stored beside it: enough to
+    /// know which files a run wrote (to discard a damaged one).
+    pub fn load_record(&self) -> Result<Option<RunState>> {
+        let path = self.state_path();
+        if !path.exists() {
+            return Ok(None);
+        }
+        files::read_json(&path).map(Some)
+    }
+
+    fn stored_set(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<u32>> {
+        self.stored.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Writes `run.json`, each proposal's indices first in its iteration's
+    /// `indices.bin` (once per process: a proposal never changes).
     pub fn save_state(&self, state: &RunState) -> Result<()> {
         for it in &state.iterations {
             if let Some(list) = &it.indices {
-                let file = self.iter_dir(it.iteration)?.join(INDICES_FILE);
-                let size = std::fs::metadata(&file).map(|m| m.len()).ok();
-                if size != Some(8 * list.len() as u64) {
-                    let bytes: Vec<u8> = list.iter().flat_map(|i| i.to_le_bytes()).collect();
-                    sieve_core::format::write_atomic(&file, &bytes)?;
+                if self.stored_set().contains(&it.iteration) {
+                    continue;
                 }
+                let file = self.iter_dir(it.iteration)?.join(INDICES_FILE);
+                let bytes: Vec<u8> = list.iter().flat_map(|i| i.to_le_bytes()).collect();
+                sieve_core::format::write_atomic(&file, &bytes)?;
+                self.stored_set().insert(it.iteration);
             }
         }
         files::write_json(&self.state_path(), state)
@@ -826,6 +853,21 @@ mod record_tests {
         std::fs::write(&file, swapped).unwrap();
         let err = dir.load_state().unwrap_err().to_string();
         assert!(err.contains("not ascending"), "{err}");
+        std::fs::remove_file(&file).unwrap();
+        let err = dir.load_state().unwrap_err().to_string();
+        assert!(
+            err.contains("indices.bin") && err.contains("missing"),
+            "{err}"
+        );
+        // A file left by a run killed before run.json named it (same size,
+        // other indices) is not taken for this run's: written anew.
+        let fresh = tempfile::tempdir().unwrap();
+        std::fs::create_dir(fresh.path().join("iter-002")).unwrap();
+        let stale: Vec<u8> = [1u64, 2].iter().flat_map(|i| i.to_le_bytes()).collect();
+        std::fs::write(fresh.path().join("iter-002/indices.bin"), stale).unwrap();
+        let other = RunDir::new(fresh.path()).unwrap();
+        other.save_state(&state).unwrap();
+        assert_eq!(other.load_state().unwrap().unwrap(), state);
     }
 
     #[test]

@@ -11,10 +11,13 @@
 //! and at least one grid step on each axis), reflected into the grid and
 //! rounded to its nearest point. The elite's spread sets the step: wide
 //! while the good region is wide, one grid step once it has converged,
-//! so the search ends as a local search at the grid's resolution. A tenth
-//! of each generation stays uniform, so a better region elsewhere can
-//! still enter the elite. Children never repeat a screened combination
-//! and never break the constraints (those are redrawn).
+//! so the search ends as a local search at the grid's resolution. Once
+//! that neighbourhood is screened (under a quarter of a round of children
+//! new), the step doubles, up to 64 times, and the search looks further
+//! out. A tenth of each generation stays uniform, so a better region
+//! elsewhere can still enter the elite. Children never repeat a screened
+//! combination and never break the constraints (those are redrawn, up to
+//! 16 tries per child wanted; the rest of the batch is then uniform).
 //!
 //! Like every search it proposes from the history alone: the elite is
 //! read from the earlier generations' `sweep.csv` and the draws are seeded
@@ -24,7 +27,7 @@
 use sieve_core::grid::Axis;
 use sieve_core::Result;
 
-use super::random::{Draws, DRAWS};
+use super::random::Draws;
 use super::{History, Next, Search};
 use crate::settings::SearchSettings;
 
@@ -53,6 +56,12 @@ impl Evolve {
 
 /// The share of a generation drawn uniformly.
 const UNIFORM_SHARE: u64 = 10;
+/// Children tried per child wanted before the rest is drawn uniformly.
+const BREEDING_TRIES: u64 = 16;
+/// The step is doubled (up to this factor) after each round of children
+/// in which under a quarter were new: the elite's neighbourhood is
+/// screened, so the search looks further out.
+const MAX_WIDENING: f64 = 64.0;
 /// One child in this many is a crossover of two parents.
 const CROSSOVER: u64 = 4;
 /// The step's covariance is the elite's times this.
@@ -73,12 +82,20 @@ impl Search for Evolve {
         };
         let uniform = draws.want / UNIFORM_SHARE;
         draws.uniform(uniform);
-        let bound = draws.tried + 64 * draws.want + DRAWS;
+        let bound = draws.tried + BREEDING_TRIES * draws.want;
+        let round = (draws.want / 4).max(64);
+        let (mut widening, mut tried, mut new) = (1.0, 0, 0);
         let mut coords = vec![0u64; axes.len()];
         while draws.len() < draws.want && draws.tried < bound {
-            model.child(&mut draws.rng, &mut coords);
-            let i = index_of(&axes, &coords);
-            draws.offer(i);
+            model.child(&mut draws.rng, widening, &mut coords);
+            new += u64::from(draws.offer(index_of(&axes, &coords)));
+            tried += 1;
+            if tried == round {
+                if 4 * new < round {
+                    widening = (widening * 2.0).min(MAX_WIDENING);
+                }
+                (tried, new) = (0, 0);
+            }
         }
         // What breeding could not find (a converged elite whose
         // neighbourhood is screened): uniform.
@@ -141,7 +158,9 @@ struct Model {
     parents: Vec<Vec<f64>>,
     /// Cumulative rank weights of `parents`.
     cumulative: Vec<f64>,
-    /// Lower-triangular factor of the step's covariance.
+    /// The axes with more than one value: the only ones that move.
+    moving: Vec<usize>,
+    /// Lower-triangular factor of the step's covariance over `moving`.
     factor: Vec<Vec<f64>>,
     /// Values per axis.
     sizes: Vec<u64>,
@@ -175,8 +194,12 @@ impl Model {
             acc += w / total;
             cumulative.push(acc);
         }
-        let mean: Vec<f64> = (0..d)
-            .map(|j| {
+        // A fixed axis (one value) has no variance: left out, so that it
+        // cannot make the covariance singular.
+        let moving: Vec<usize> = (0..d).filter(|&j| sizes[j] > 1).collect();
+        let mean: Vec<f64> = moving
+            .iter()
+            .map(|&j| {
                 parents
                     .iter()
                     .zip(&weights)
@@ -185,30 +208,30 @@ impl Model {
                     / total
             })
             .collect();
-        let mut cov = vec![vec![0.0; d]; d];
+        let k = moving.len();
+        let mut cov = vec![vec![0.0; k]; k];
         for (p, w) in parents.iter().zip(&weights) {
-            for a in 0..d {
+            for a in 0..k {
+                let da = p[moving[a]] - mean[a];
                 for b in 0..=a {
-                    cov[a][b] += w / total * (p[a] - mean[a]) * (p[b] - mean[b]);
+                    cov[a][b] += w / total * da * (p[moving[b]] - mean[b]);
                 }
             }
         }
-        for a in 0..d {
+        for (a, &j) in moving.iter().enumerate() {
             for c in cov[a].iter_mut().take(a + 1) {
                 *c *= STEP_SCALE;
             }
             // At least one grid step: the search can always reach its
             // neighbours.
-            let step = match sizes[a] {
-                1 => 0.0,
-                n => 1.0 / (n - 1) as f64,
-            };
+            let step = 1.0 / (sizes[j] - 1) as f64;
             cov[a][a] = cov[a][a].max(step * step);
         }
         Model {
             parents,
             cumulative,
             factor: cholesky(&cov),
+            moving,
             sizes,
         }
     }
@@ -219,9 +242,9 @@ impl Model {
         &self.parents[k.min(self.parents.len() - 1)]
     }
 
-    /// One child's grid coordinates.
-    fn child(&self, rng: &mut sieve_core::random::SplitMix64, out: &mut [u64]) {
-        let d = self.sizes.len();
+    /// One child's grid coordinates, its step `widening` times the
+    /// elite's.
+    fn child(&self, rng: &mut sieve_core::random::SplitMix64, widening: f64, out: &mut [u64]) {
         let mut x: Vec<f64> = self.parent(rng).to_vec();
         if rng.below(CROSSOVER) == 0 {
             let other = self.parent(rng);
@@ -231,9 +254,9 @@ impl Model {
                 }
             }
         }
-        let z: Vec<f64> = (0..d).map(|_| rng.normal()).collect();
-        for (a, row) in self.factor.iter().enumerate() {
-            x[a] += row.iter().zip(&z).map(|(l, z)| l * z).sum::<f64>();
+        let z: Vec<f64> = self.moving.iter().map(|_| rng.normal()).collect();
+        for (row, &j) in self.factor.iter().zip(&self.moving) {
+            x[j] += widening * row.iter().zip(&z).map(|(l, z)| l * z).sum::<f64>();
         }
         for ((o, &xj), &n) in out.iter_mut().zip(&x).zip(&self.sizes) {
             *o = if n == 1 {
@@ -319,6 +342,40 @@ mod tests {
             assert_eq!(coords, [i / 5, 0, i % 5]);
             assert_eq!(index_of(&axes, &coords), i);
         }
+    }
+
+    /// A fixed axis (one value) stays put and leaves the others'
+    /// covariance whole: an elite on the diagonal of two moving axes gives
+    /// a factor with its correlation, not a diagonal fallback.
+    #[test]
+    fn a_fixed_axis_leaves_the_covariance_of_the_others() {
+        let axis = |n: usize| Axis {
+            param: 0,
+            name: "p".into(),
+            values: (0..n).map(|v| v as f64).collect(),
+        };
+        let (a, fixed, b) = (axis(101), axis(1), axis(101));
+        let axes = [&a, &fixed, &b];
+        // (k, 0, k) for k = 10..=60: the diagonal.
+        let elite: Vec<u64> = (10..=60u64)
+            .rev()
+            .map(|k| index_of(&axes, &[k, 0, k]))
+            .collect();
+        let model = Model::fit(&axes, &elite);
+        assert_eq!(model.moving, [0, 2]);
+        let l = &model.factor;
+        assert!(l[1][0] > 0.9 * l[1][1].hypot(l[1][0]), "{l:?}");
+        let mut rng = sieve_core::random::SplitMix64(1);
+        let mut coords = [0u64; 3];
+        // Children follow the diagonal, but for the crossovers (one in
+        // four takes each axis from either of two parents).
+        let mut near = 0;
+        for _ in 0..400 {
+            model.child(&mut rng, 1.0, &mut coords);
+            assert_eq!(coords[1], 0);
+            near += usize::from(coords[0].abs_diff(coords[2]) <= 4);
+        }
+        assert!(near >= 280, "{near} of 400 near the diagonal");
     }
 
     #[test]

@@ -44,7 +44,7 @@ const LISTED: u64 = 1 << 24;
 /// Draws allowed beyond 64 per wanted combination: about a second of
 /// constraint checks, enough for constraints that allow 1 combination in
 /// a thousand.
-pub(super) const DRAWS: u64 = 1 << 24;
+const DRAWS: u64 = 1 << 24;
 
 impl Search for Random {
     fn propose(&self, history: &History<'_>) -> Result<Next> {
