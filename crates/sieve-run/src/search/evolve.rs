@@ -48,7 +48,7 @@ impl Evolve {
         }
     }
 
-    /// Elite size: a twentieth of a generation, at least 16.
+    /// Elite size: a twentieth of a generation, at least 16, at most 50,000.
     fn elite_size(&self) -> usize {
         (self.batch / 20).clamp(16, 50_000) as usize
     }
