@@ -294,8 +294,9 @@ def cmd_peers(args):
         df = pd.read_csv(csv, index_col=0, parse_dates=True)
         coarse = coarse_config(config, work / f"{case}.coarse.toml")
         grid_best, grid_wall = optimize(coarse, csv, work / "grid")
-        rows.append(dict(case=case, method="grid+zoom", seed=0, budget=grid_best["search"]["evaluated"]
-                         if "search" in grid_best else None, best=grid_best["score"],
+        # The grid's trials: every combination its iterations screened.
+        rows.append(dict(case=case, method="grid+zoom", seed=0,
+                         budget=grid_best["robustness"]["dsr"]["trials"], best=grid_best["score"],
                          holdout=grid_best["windows"]["holdout"]["objective"], wall_s=grid_wall))
         for seed in range(args.seeds):
             for method, budget, batch in [("evolve", 1000, 100), ("evolve", 10000, 1000),
