@@ -64,6 +64,8 @@ fn sampled_search_is_deterministic_resumable_and_distinct(method: &str) {
     assert_eq!(v["search"]["evaluated"], 1800);
     assert_eq!(v["search"]["grid_size"], 119 * 291);
     assert_eq!(v["search"]["method"], method);
+    let report = std::fs::read_to_string(whole.join("report.html")).unwrap();
+    assert_eq!(report.contains("from the first generation"), method == "evolve");
     assert!(v["stop_reason"]
         .as_str()
         .unwrap()

@@ -96,12 +96,17 @@ pub(crate) fn push_head(html: &mut String, state: &RunState, best: &Best) {
     if let Some(search) = &best.search {
         let _ = writeln!(
             html,
-            "<p>Search <b>{}</b> (seed {}): {} of the grid's {} combinations screened ({:.3} %).</p>",
+            "<p>Search <b>{}</b> (seed {}): {} of the grid's {} combinations screened ({:.3} %).{}</p>",
             esc(&search.method),
             search.seed,
             search.evaluated,
             search.grid_size,
-            100.0 * search.evaluated as f64 / search.grid_size.max(1) as f64
+            100.0 * search.evaluated as f64 / search.grid_size.max(1) as f64,
+            // Its later generations bunch near the best: V is the first's.
+            match search.method.as_str() {
+                "evolve" => " The Deflated Sharpe counts every combination screened; the variance of their Sharpes comes from the first generation, a uniform sample of the grid.",
+                _ => "",
+            }
         );
     }
 }
