@@ -65,7 +65,10 @@ fn sampled_search_is_deterministic_resumable_and_distinct(method: &str) {
     assert_eq!(v["search"]["grid_size"], 119 * 291);
     assert_eq!(v["search"]["method"], method);
     let report = std::fs::read_to_string(whole.join("report.html")).unwrap();
-    assert_eq!(report.contains("from the first generation"), method == "evolve");
+    assert_eq!(
+        report.contains("from the first generation"),
+        method == "evolve"
+    );
     assert!(v["stop_reason"]
         .as_str()
         .unwrap()
