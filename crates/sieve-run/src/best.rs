@@ -387,7 +387,7 @@ fn dominated(
 /// The iteration and record of the run's best: the highest finite
 /// verified objective (an earlier iteration keeps a tie, and a near-tie
 /// within `optimize.min_improvement`).
-fn best_record<'a>(
+pub(crate) fn best_record<'a>(
     state: &'a RunState,
     min: &MinImprovement,
     plateau: bool,

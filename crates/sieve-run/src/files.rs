@@ -143,7 +143,12 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
 
 pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    serde_json::from_str(&text).map_err(|e| Error::Data {
+    parse_json(path, &text)
+}
+
+/// `text`, read from `path`, as JSON.
+pub fn parse_json<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T> {
+    serde_json::from_str(text).map_err(|e| Error::Data {
         path: path.to_path_buf(),
         message: format!("line {}: {e}", e.line()),
     })

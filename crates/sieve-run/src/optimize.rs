@@ -264,13 +264,7 @@ fn run_loop(
         let rec = &state.iterations[idx];
         obs.note(&iteration_line(study, rec));
         if search.budgeted() {
-            let plateau = config.select != Selection::Argmax;
-            obs.note(&budget_line(
-                study,
-                &state,
-                config.search.evaluations,
-                plateau,
-            ));
+            obs.note(&budget_line(study, &state));
         }
         // A partial run always has both best.json and report.html.
         if newly_done {
@@ -427,22 +421,17 @@ pub fn no_finite_objective(study: &Study) -> String {
 }
 
 /// A sampled search's progress: evaluations against the budget, and the
-/// best so far (by what the selection compares; the earlier on a tie).
-fn budget_line(study: &Study, state: &RunState, budget: u64, plateau: bool) -> String {
-    let mut best: Option<(f64, u32)> = None;
-    for it in &state.iterations {
-        if let Some(s) = it.best().and_then(|b| b.selection_score(plateau)) {
-            if best.is_none_or(|(b, _)| s > b) {
-                best = Some((s, it.iteration));
-            }
-        }
-    }
+/// best so far as `best.json` chooses it.
+fn budget_line(study: &Study, state: &RunState) -> String {
+    let config = study.settings();
+    let plateau = config.select != Selection::Argmax;
+    let best = crate::best::best_record(state, &config.min_improvement, plateau);
     let done = state.evaluated();
     format!(
         "search: {done} of {} evaluations{}",
-        budget.max(done),
-        match best {
-            Some((s, k)) => format!(
+        config.search.evaluations.max(done),
+        match best.and_then(|(rec, b)| Some((rec.iteration, b.selection_score(plateau)?))) {
+            Some((k, s)) => format!(
                 "; {} so far {} {} (iteration {k})",
                 if plateau { "chosen" } else { "best" },
                 study.scoring().objective,

@@ -449,12 +449,15 @@ impl RunDir {
     }
 
     pub fn load_state(&self) -> Result<Option<RunState>> {
-        let Some(mut state) = self.load_record()? else {
+        let path = self.state_path();
+        if !path.exists() {
             return Ok(None);
-        };
+        }
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        let mut state: RunState = files::parse_json(&path, &text)?;
         // The proposals `run.json` names beside it (`"indices_in": n`),
         // read back; a run written before them lists its indices inline.
-        let stored: StoredIndices = files::read_json(&self.state_path())?;
+        let stored: StoredIndices = files::parse_json(&path, &text)?;
         for (it, s) in state.iterations.iter_mut().zip(stored.iterations) {
             if let Some(count) = s.indices_in {
                 let file = self

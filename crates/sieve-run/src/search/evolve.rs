@@ -78,7 +78,7 @@ impl Search for Evolve {
         let Some(model) = model else {
             // The first generation (or no finite score yet): uniform.
             draws.uniform(draws.want);
-            return draws.finish(history);
+            return draws.finish(history, false);
         };
         let uniform = draws.want / UNIFORM_SHARE;
         draws.uniform(uniform);
@@ -101,13 +101,7 @@ impl Search for Evolve {
         // neighbourhood is screened): uniform.
         let want = draws.want;
         draws.uniform(want);
-        Ok(match draws.finish(history)? {
-            Next::Try(mut p) => {
-                p.biased = true;
-                Next::Try(p)
-            }
-            Next::Exhausted => Next::Exhausted,
-        })
+        draws.finish(history, true)
     }
 
     fn budgeted(&self) -> bool {
@@ -311,6 +305,15 @@ fn cholesky(a: &[Vec<f64>]) -> Vec<Vec<f64>> {
 mod tests {
     use super::*;
 
+    /// An axis of `n` values 0, 1, …
+    fn axis(n: usize) -> Axis {
+        Axis {
+            param: 0,
+            name: "p".into(),
+            values: (0..n).map(|v| v as f64).collect(),
+        }
+    }
+
     #[test]
     fn cholesky_factors_a_covariance() {
         let a = vec![
@@ -329,11 +332,6 @@ mod tests {
 
     #[test]
     fn coordinates_and_indices_round_trip() {
-        let axis = |n: usize| Axis {
-            param: 0,
-            name: "p".into(),
-            values: (0..n).map(|v| v as f64).collect(),
-        };
         let (a, b, c) = (axis(3), axis(1), axis(5));
         let axes = [&a, &b, &c];
         let mut coords = [0u64; 3];
@@ -349,11 +347,6 @@ mod tests {
     /// a factor with its correlation, not a diagonal fallback.
     #[test]
     fn a_fixed_axis_leaves_the_covariance_of_the_others() {
-        let axis = |n: usize| Axis {
-            param: 0,
-            name: "p".into(),
-            values: (0..n).map(|v| v as f64).collect(),
-        };
         let (a, fixed, b) = (axis(101), axis(1), axis(101));
         let axes = [&a, &fixed, &b];
         // (k, 0, k) for k = 10..=60: the diagonal.

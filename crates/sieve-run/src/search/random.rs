@@ -52,7 +52,7 @@ impl Search for Random {
             return Ok(Next::Exhausted);
         };
         draws.uniform(draws.want);
-        draws.finish(history)
+        draws.finish(history, false)
     }
 
     fn budgeted(&self) -> bool {
@@ -140,8 +140,9 @@ impl<'a> Draws<'a> {
     /// The proposal: short of `want`, on a grid small enough, what is left
     /// is listed and shuffled; on a larger one, under 1/16 of a batch is
     /// an error (the constraints, or what is screened already, leave too
-    /// little of it to sample; narrowing the grid is the cure).
-    pub fn finish(mut self, history: &History<'_>) -> Result<Next> {
+    /// little of it to sample; narrowing the grid is the cure). `biased`:
+    /// drawn near earlier bests (see [`Proposal::biased`]).
+    pub fn finish(mut self, history: &History<'_>, biased: bool) -> Result<Next> {
         let size = self.space.size();
         if self.len() < self.want && size <= LISTED {
             let mut rest: Vec<u64> = Vec::new();
@@ -178,7 +179,7 @@ impl<'a> Draws<'a> {
         Ok(Next::Try(Proposal {
             axes: history.original.to_vec(),
             indices: Some(self.order),
-            biased: false,
+            biased,
         }))
     }
 }
