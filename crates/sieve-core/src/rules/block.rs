@@ -340,3 +340,92 @@ impl Block<'_, '_> {
         self.rules.roots.managed.map(num)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grid::AxisValues;
+    use crate::rules::source::RuleSource;
+    use crate::simd::Level;
+
+    /// Every block program gives the same bits at every vector level the
+    /// CPU has: each node's numbers and booleans, block after block, for
+    /// arithmetic (a division by zero and by a real weight), comparisons,
+    /// `if`, `clamp`, `abs`, `min`, `max`, logic and a crossing.
+    #[test]
+    fn block_programs_give_the_same_bits_at_every_level() {
+        let axis = |values: &[f64]| {
+            Ok(AxisValues {
+                values: values.to_vec(),
+                integers: values.iter().all(|v| v.fract() == 0.0),
+            })
+        };
+        let define = [
+            ("t", "clamp((close - sma(close, n)) / (2 * atr(5)), -1, 1)"),
+            ("m", "(rsi(close, 7) - 50) / 50"),
+            ("z", "if(close > open, (close - open) / (high - low), abs(open - close) / (close - close))"),
+            ("s", "(w * t + (1 - w) * m) / (w + 0.000001) + min(z, 1) - max(z, -1)"),
+        ];
+        let source = RuleSource {
+            name: "levels".into(),
+            entry: "s >= 0.2 and not (z < -0.5) or cross_above(t, m)".into(),
+            exit: "s <= -w or cross_below(t, m)".into(),
+            define: define
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            params: vec![
+                ("n".into(), axis(&[10.0, 30.0])),
+                ("w".into(), axis(&[0.0, 0.3, 0.7])),
+            ],
+            ..RuleSource::default()
+        };
+        let (rules, _) = Rules::compile(source).expect("compiles");
+        let bars = crate::data::synth(700, 11);
+        let combos: Vec<[f64; 2]> = [10.0, 30.0]
+            .iter()
+            .flat_map(|&n| [0.0, 0.3, 0.7].map(move |w| [n, w]))
+            .collect();
+        let mut keys = Vec::new();
+        for p in &combos {
+            rules.indicators(p, &mut keys);
+        }
+        let set = IndicatorSet::build_for(&bars, &rules, keys);
+        let nodes = rules.graph.nodes.len();
+        let levels = Level::available();
+        for p in &combos {
+            let run = |level: Level| {
+                rules.with_columns(&bars, &set, p, |scalars, full, _| {
+                    let mut frame = Frame::at_level(level);
+                    rules.start(&mut frame, scalars);
+                    let mut seen: Vec<(Vec<u64>, Vec<u8>)> = Vec::new();
+                    for start in (0..bars.len()).step_by(BLOCK) {
+                        let len = BLOCK.min(bars.len() - start);
+                        frame.eval(
+                            &rules.graph,
+                            &rules.plan.main,
+                            &rules.plan.twins,
+                            full,
+                            start,
+                            len,
+                        );
+                        let num = (0..nodes)
+                            .flat_map(|id| {
+                                frame.num(full, id, start, len).iter().map(|v| v.to_bits())
+                            })
+                            .collect();
+                        let bools = (0..nodes)
+                            .flat_map(|id| frame.bools(id, len).to_vec())
+                            .collect();
+                        seen.push((num, bools));
+                    }
+                    seen
+                })
+            };
+            let portable = run(Level::Portable);
+            for &level in &levels[1..] {
+                assert!(run(level) == portable, "{level:?} differs at {p:?}");
+            }
+        }
+    }
+}

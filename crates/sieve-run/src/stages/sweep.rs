@@ -145,7 +145,7 @@ fn run(
 pub(crate) fn distinct_series(study: &Study, indices: &[u64]) -> u64 {
     let space = study.space();
     let mut params = space.params_of(0);
-    let (mut keys, mut seen) = (Vec::new(), std::collections::HashSet::new());
+    let (mut keys, mut seen) = (Vec::new(), rustc_hash::FxHashSet::default());
     for &i in indices {
         space.params_at(i, &mut params);
         keys.clear();
