@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use sieve_core::format::{push_float, write_atomic};
 use sieve_core::grid::GridIndex;
 use sieve_core::{Error, Result};
-use sieve_screen::ObjectiveStats;
+use sieve_screen::{ObjectiveStats, StatsNode, StatsTree};
 
 /// One row of `sweep.csv`.
 #[derive(Debug, Clone, PartialEq)]
@@ -354,6 +354,41 @@ impl From<&ObjectiveStats> for StatsMeta {
             infinite: s.infinite,
         }
     }
+}
+
+/// One node of a screen's statistics tree ([`StatsTree`]): the chunks
+/// `start..start + 2^level` of the batch's positions.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+pub struct NodeMeta {
+    pub start: u64,
+    pub level: u32,
+    pub stats: StatsMeta,
+}
+
+/// A tree's nodes as files keep them.
+pub fn tree_meta(tree: &StatsTree) -> Vec<NodeMeta> {
+    tree.nodes()
+        .iter()
+        .map(|n| NodeMeta {
+            start: n.start,
+            level: n.level,
+            stats: StatsMeta::from(&n.stats),
+        })
+        .collect()
+}
+
+/// The tree of nodes read back from a file; `None` where they do not
+/// follow one another.
+pub fn tree_of(nodes: &[NodeMeta]) -> Option<StatsTree> {
+    let nodes: Vec<StatsNode> = nodes
+        .iter()
+        .map(|n| StatsNode {
+            start: n.start,
+            level: n.level,
+            stats: ObjectiveStats::from(&n.stats),
+        })
+        .collect();
+    StatsTree::from_nodes(&nodes)
 }
 
 impl From<&StatsMeta> for ObjectiveStats {

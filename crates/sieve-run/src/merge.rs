@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use sieve_core::metrics::rank_order;
 use sieve_core::{Error, Result};
-use sieve_screen::ObjectiveStats;
+use sieve_screen::{ObjectiveStats, StatsTree};
 
-use crate::files::StatsMeta;
 use crate::files::{self, SweepRow};
+use crate::files::{NodeMeta, StatsMeta};
 use crate::shard::Shard;
 use crate::sweep::{ShardMeta, SweepMeta};
 
@@ -57,6 +57,39 @@ fn same_place(a: &Path, b: &Path) -> bool {
 
 /// Checks that `parts` are the complete, distinct shards of one sweep, then
 /// writes the merged `out` (+ meta). Returns the merged meta.
+/// The parts' statistics together (shard order): their chunk trees
+/// appended — the unsharded screen's numbers, bit for bit — where every
+/// part has one and they follow one another; else (parts written by an
+/// older sieve) their totals combined, equal to rounding. The Sharpe's
+/// only where every part has it.
+fn merged_stats(metas: &[(PathBuf, SweepMeta)]) -> (StatsTree, Option<StatsTree>) {
+    type Pick = fn(&SweepMeta) -> (&[NodeMeta], Option<&StatsMeta>);
+    let merged = |pick: Pick| -> Option<StatsTree> {
+        let parts: Vec<(&[NodeMeta], &StatsMeta)> = metas
+            .iter()
+            .map(|(_, m)| pick(m))
+            .map(|(nodes, total)| total.map(|t| (nodes, t)))
+            .collect::<Option<_>>()?;
+        let complete = parts
+            .iter()
+            .all(|(nodes, t)| !nodes.is_empty() || t.combinations_evaluated == 0);
+        let nodes: Vec<NodeMeta> = parts.iter().flat_map(|(n, _)| n.iter().copied()).collect();
+        match complete.then(|| files::tree_of(&nodes)).flatten() {
+            Some(exact) => Some(exact),
+            None => {
+                let mut summed = StatsTree::default();
+                for (k, (_, total)) in parts.iter().enumerate() {
+                    summed.push_chunk(k as u64, ObjectiveStats::from(*total));
+                }
+                Some(summed)
+            }
+        }
+    };
+    let stats = merged(|m| (&m.objective_tree, Some(&m.objective_stats))).unwrap_or_default();
+    let sharpe = merged(|m| (&m.sharpe_tree, m.sharpe_stats.as_ref()));
+    (stats, sharpe)
+}
+
 pub fn merge(parts: &[PathBuf], out: &Path) -> Result<SweepMeta> {
     if parts.is_empty() {
         return Err(Error::Invalid("merge needs at least one part".into()));
@@ -78,22 +111,15 @@ pub fn merge(parts: &[PathBuf], out: &Path) -> Result<SweepMeta> {
     let first = metas[0].1.clone();
     metas.sort_by_key(|(_, m)| m.shard.index);
     let mut rows: Vec<SweepRow> = Vec::new();
-    let mut stats = ObjectiveStats::default();
-    let mut sharpe = Some(ObjectiveStats::default());
     let mut counts = Counts::default();
     let mut screen_s = 0.0;
     for (path, m) in &metas {
         let part_rows = read_part(path, m)?;
         rows.extend(part_rows);
         counts.add(&m.objective_stats, path)?;
-        stats.combine(&ObjectiveStats::from(&m.objective_stats));
-        // Known only when every part has it.
-        sharpe = sharpe.zip(m.sharpe_stats.as_ref()).map(|(mut s, p)| {
-            s.combine(&ObjectiveStats::from(p));
-            s
-        });
         screen_s += m.timings.screen_s;
     }
+    let (stats, sharpe) = merged_stats(&metas);
     if counts.evaluated > first.grid_size {
         return Err(Error::Invalid(format!(
             "the parts claim {} combinations evaluated, more than the grid's {}; is a meta file corrupt?",
@@ -106,7 +132,7 @@ pub fn merge(parts: &[PathBuf], out: &Path) -> Result<SweepMeta> {
     let names: Vec<&str> = first.params.iter().map(String::as_str).collect();
     let text = files::sweep_csv(&names, &rows);
     sieve_core::format::write_atomic(out, text.as_bytes())?;
-    let evaluated = stats.evaluated as f64;
+    let evaluated = stats.total().evaluated as f64;
     let mut meta = first.clone();
     meta.shard = ShardMeta {
         index: 0,
@@ -114,8 +140,10 @@ pub fn merge(parts: &[PathBuf], out: &Path) -> Result<SweepMeta> {
         start: 0,
         end: first.grid_size,
     };
-    meta.objective_stats = StatsMeta::from(&stats);
-    meta.sharpe_stats = sharpe.as_ref().map(StatsMeta::from);
+    meta.objective_stats = StatsMeta::from(&stats.total());
+    meta.sharpe_stats = sharpe.as_ref().map(|t| StatsMeta::from(&t.total()));
+    meta.objective_tree = files::tree_meta(&stats);
+    meta.sharpe_tree = sharpe.as_ref().map(files::tree_meta).unwrap_or_default();
     // Total screening time over all shards (CPU-time-like, not wall time).
     meta.timings.screen_s = screen_s;
     meta.timings.combinations_per_s = evaluated / screen_s;

@@ -7,6 +7,7 @@ use std::ops::Range;
 
 use sieve_core::grid::GridIndex;
 use sieve_core::{Error, Result};
+use sieve_screen::CHUNK;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shard {
@@ -81,9 +82,17 @@ impl Shard {
         Ok(None)
     }
 
-    /// This shard's slice of `0..size`.
+    /// This shard's slice of `0..size`: its bounds fall between the
+    /// screen's chunks, whose statistics then merge exactly (on a batch
+    /// of fewer than `count` chunks some shards are empty).
     pub fn range(&self, size: u64) -> Range<GridIndex> {
-        let at = |k: u64| (u128::from(size) * u128::from(k) / u128::from(self.count)) as u64;
+        let at = |k: u64| match k == self.count {
+            true => size,
+            false => {
+                let even = (u128::from(size) * u128::from(k) / u128::from(self.count)) as u64;
+                even / CHUNK * CHUNK
+            }
+        };
         at(self.index)..at(self.index + 1)
     }
 }
@@ -109,6 +118,25 @@ mod tests {
                     next = r.end;
                 }
                 assert_eq!(next, size);
+            }
+        }
+    }
+
+    #[test]
+    fn bounds_fall_between_chunks() {
+        for (size, count) in [
+            (1_000_000u64, 7u64),
+            (100_000, 4),
+            (300, 4),
+            (12_345_678, 16),
+        ] {
+            for k in 0..count {
+                let r = Shard::new(k, count).unwrap().range(size);
+                assert!(r.start.is_multiple_of(CHUNK), "{size} {k}/{count}");
+                assert!(r.end.is_multiple_of(CHUNK) || r.end == size);
+                // Within a chunk of the even split.
+                let even = size * (k + 1) / count;
+                assert!(r.end <= even && even - r.end < CHUNK);
             }
         }
     }

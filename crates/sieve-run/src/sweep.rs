@@ -11,7 +11,7 @@ use std::ops::ControlFlow;
 
 use sieve_screen::{Batch, Checkpoint, Screen, ScreenBackend, ScreenJob, Screened};
 
-use crate::files::{self, AxisRecord, StatsMeta, SweepRow};
+use crate::files::{self, AxisRecord, NodeMeta, StatsMeta, SweepRow};
 use crate::outcome::{Ended, Stop};
 use crate::shard::Shard;
 use crate::Study;
@@ -53,6 +53,12 @@ pub struct SweepMeta {
     /// (the Deflated Sharpe's trials); absent where the backend has none.
     #[serde(default)]
     pub sharpe_stats: Option<StatsMeta>,
+    /// Both statistics chunk by chunk (the nodes of a fixed tree): merged
+    /// shards give the unsharded numbers bit for bit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub objective_tree: Vec<NodeMeta>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sharpe_tree: Vec<NodeMeta>,
     pub timings: Timings,
     /// Every parameter's values in strategy order (a fixed one has one):
     /// the grid a row's grid index decodes against. The first varies
@@ -147,8 +153,12 @@ pub fn run(
     let secs = started.elapsed().as_secs_f64();
     // The speed of this run of the command: a resumed screen's earlier
     // combinations took earlier time.
-    let before = plan.resume.as_ref().map_or(0, |c| c.stats.evaluated);
-    let evaluated = screen.stats.evaluated.saturating_sub(before) as f64;
+    let before = plan
+        .resume
+        .as_ref()
+        .map_or(0, |c| c.stats.total().evaluated);
+    let (stats, sharpe) = (screen.stats.total(), screen.sharpe.total());
+    let evaluated = stats.evaluated.saturating_sub(before) as f64;
     // Every instrument is simulated up to its screen window's end (a
     // portfolio's: its bars up to the end of the portfolio's).
     let market = study.market();
@@ -185,8 +195,13 @@ pub fn run(
             start: range.start,
             end: range.end,
         },
-        objective_stats: StatsMeta::from(&screen.stats),
-        sharpe_stats: (screen.sharpe.evaluated > 0).then(|| StatsMeta::from(&screen.sharpe)),
+        objective_stats: StatsMeta::from(&stats),
+        sharpe_stats: (sharpe.evaluated > 0).then(|| StatsMeta::from(&sharpe)),
+        objective_tree: files::tree_meta(&screen.stats),
+        sharpe_tree: match sharpe.evaluated > 0 {
+            true => files::tree_meta(&screen.sharpe),
+            false => Vec::new(),
+        },
         timings: Timings {
             screen_s: secs,
             combinations_per_s: evaluated / secs,

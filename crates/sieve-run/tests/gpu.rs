@@ -124,12 +124,23 @@ fn gpu_top_1000_overlaps_cpu_and_verifies_to_the_same_best() {
         }
         let cpu = screen(&study, &CpuBackend, 1000);
         assert!(
-            cpu.stats.evaluated >= least,
+            cpu.stats.total().evaluated >= least,
             "{name}: {} combinations",
-            cpu.stats.evaluated
+            cpu.stats.total().evaluated
         );
         let gpu_screen = screen(&study, &gpu, 1000);
-        assert_eq!(gpu_screen.stats.evaluated, cpu.stats.evaluated);
+        assert_eq!(
+            gpu_screen.stats.total().evaluated,
+            cpu.stats.total().evaluated
+        );
+        // Chunk by chunk, the same tree (what merges shards exactly).
+        let shape = |t: &sieve_screen::StatsTree| -> Vec<(u64, u32, u64, u64)> {
+            t.nodes()
+                .iter()
+                .map(|n| (n.start, n.level, n.stats.evaluated, n.stats.nan))
+                .collect()
+        };
+        assert_eq!(shape(&gpu_screen.stats), shape(&cpu.stats), "{name}");
         let cpu_set: std::collections::HashSet<u64> = cpu.top.iter().map(|s| s.index).collect();
         let overlap = gpu_screen
             .top
@@ -138,12 +149,12 @@ fn gpu_top_1000_overlaps_cpu_and_verifies_to_the_same_best() {
             .count();
         eprintln!(
             "{name}: {} combinations, top-1000 overlap {overlap}",
-            cpu.stats.evaluated
+            cpu.stats.total().evaluated
         );
         assert!(overlap >= 990, "{name}: overlap {overlap} of 1000");
         // The Deflated Sharpe's trial variance, from f32 Sharpes on the
         // device: within 1e-3 of the exact one.
-        let (c, g) = (cpu.sharpe, gpu_screen.sharpe);
+        let (c, g) = (cpu.sharpe.total(), gpu_screen.sharpe.total());
         assert!(
             g.count as f64 >= c.count as f64 * 0.999,
             "{name}: {} vs {}",

@@ -11,7 +11,7 @@ use sieve_core::market::Market;
 use sieve_core::strategy::Strategy;
 use sieve_core::Result;
 
-use crate::stats::ObjectiveStats;
+use crate::stats::StatsTree;
 use crate::topk::{Scored, TopK};
 
 /// The grid indices a screen covers: a contiguous range (a grid, or a
@@ -202,15 +202,15 @@ impl ScreenJob<'_> {
                 Running {
                     next: c.next,
                     top,
-                    stats: c.stats,
-                    sharpe: c.sharpe,
+                    stats: c.stats.clone(),
+                    sharpe: c.sharpe.clone(),
                 }
             }
             None => Running {
                 next: self.batch.positions().start,
                 top,
-                stats: ObjectiveStats::default(),
-                sharpe: ObjectiveStats::default(),
+                stats: StatsTree::default(),
+                sharpe: StatsTree::default(),
             },
         }
     }
@@ -221,8 +221,8 @@ impl ScreenJob<'_> {
 pub struct Running {
     pub next: u64,
     pub top: TopK,
-    pub stats: ObjectiveStats,
-    pub sharpe: ObjectiveStats,
+    pub stats: StatsTree,
+    pub sharpe: StatsTree,
 }
 
 impl Running {
@@ -235,8 +235,8 @@ impl Running {
         let flow = on_batch(&Checkpoint {
             next: self.next,
             top: self.top.to_unsorted(),
-            stats: self.stats,
-            sharpe: self.sharpe,
+            stats: self.stats.clone(),
+            sharpe: self.sharpe.clone(),
         })?;
         Ok(flow.is_break())
     }
@@ -260,8 +260,8 @@ pub struct Checkpoint {
     /// The best so far, in no particular order (sort with
     /// [`Scored::rank_cmp`] for best first).
     pub top: Vec<Scored>,
-    pub stats: ObjectiveStats,
-    pub sharpe: ObjectiveStats,
+    pub stats: StatsTree,
+    pub sharpe: StatsTree,
 }
 
 /// A backend scores every constraint-satisfying combination in a job's batch.
@@ -318,9 +318,10 @@ impl Screened {
 pub struct Screen {
     /// Best first, at most K.
     pub top: Vec<Scored>,
-    pub stats: ObjectiveStats,
+    /// The objective's statistics, chunk by chunk ([`StatsTree::total`]).
+    pub stats: StatsTree,
     /// The per-period score-window Sharpe of every combination (the
     /// Deflated Sharpe's trial variance); empty where a backend does not
     /// compute it.
-    pub sharpe: ObjectiveStats,
+    pub sharpe: StatsTree,
 }

@@ -75,9 +75,9 @@ fn screen_in_pool(
             run.report(on_batch)?;
             return Ok(Screened::Stopped);
         }
-        for chunk in results {
-            run.stats.combine(&chunk.stats);
-            run.sharpe.combine(&chunk.sharpe);
+        for (chunk, range) in results.into_iter().zip(&chunks) {
+            run.stats.push_chunk(range.start / CHUNK, chunk.stats);
+            run.sharpe.push_chunk(range.start / CHUNK, chunk.sharpe);
             run.top.merge(chunk.top);
         }
         run.next = batch_end;

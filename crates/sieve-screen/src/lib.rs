@@ -37,9 +37,9 @@ pub use backend::{
     sorted_indices, Batch, Checkpoint, Running, Screen, ScreenBackend, ScreenJob, Screened,
     SeriesPlan, SERIES_BUDGET,
 };
-pub use cpu::CpuBackend;
+pub use cpu::{CpuBackend, CHUNK};
 pub use gpu::GpuBackend;
 pub use pool::{thread_pool, MAX_THREADS};
 pub use select::backend_by_name;
-pub use stats::ObjectiveStats;
+pub use stats::{ObjectiveStats, StatsNode, StatsTree};
 pub use topk::{Scored, TopK};

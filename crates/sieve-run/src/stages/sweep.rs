@@ -9,10 +9,10 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use sieve_core::format::float;
 use sieve_core::{Error, Result};
-use sieve_screen::{Checkpoint, ObjectiveStats, Scored};
+use sieve_screen::{Checkpoint, Scored};
 
 use crate::control::{Ended, Observer, OptimizeOptions, Session, Stop};
-use crate::files::{self, StatsMeta};
+use crate::files::{self, NodeMeta, StatsMeta};
 use crate::rundir::{IterationRecord, Stage, SweepRecord};
 use crate::sweep::{self, SweepPlan, Swept};
 use crate::Study;
@@ -162,6 +162,12 @@ struct SweepCheckpoint {
     stats: StatsMeta,
     #[serde(default)]
     sharpe: Option<StatsMeta>,
+    /// Both statistics chunk by chunk (absent from an older sieve's
+    /// checkpoint, which is then not resumed).
+    #[serde(default)]
+    stats_tree: Vec<NodeMeta>,
+    #[serde(default)]
+    sharpe_tree: Vec<NodeMeta>,
     /// (grid index, score as written by `format::float`, trades).
     top: Vec<(u64, String, u64)>,
 }
@@ -172,8 +178,10 @@ fn write_checkpoint(path: &Path, grid_size: u64, c: &Checkpoint) -> Result<()> {
     let cp = SweepCheckpoint {
         grid_size,
         next: c.next,
-        stats: StatsMeta::from(&c.stats),
-        sharpe: Some(StatsMeta::from(&c.sharpe)),
+        stats: StatsMeta::from(&c.stats.total()),
+        sharpe: Some(StatsMeta::from(&c.sharpe.total())),
+        stats_tree: files::tree_meta(&c.stats),
+        sharpe_tree: files::tree_meta(&c.sharpe),
         top: top
             .iter()
             .map(|s| (s.index, float(s.score), s.trades))
@@ -188,6 +196,17 @@ fn read_checkpoint(path: &Path, grid_size: u64) -> Result<Option<Checkpoint>> {
     }
     let cp: SweepCheckpoint = files::read_json(path)?;
     if cp.grid_size != grid_size {
+        return Ok(None);
+    }
+    // The statistics chunk by chunk; a checkpoint without them (an older
+    // sieve's) is screened again from the iteration's start.
+    let (Some(stats), Some(sharpe)) = (
+        files::tree_of(&cp.stats_tree),
+        files::tree_of(&cp.sharpe_tree),
+    ) else {
+        return Ok(None);
+    };
+    if stats.total().evaluated != cp.stats.combinations_evaluated {
         return Ok(None);
     }
     let top = cp
@@ -208,11 +227,7 @@ fn read_checkpoint(path: &Path, grid_size: u64) -> Result<Option<Checkpoint>> {
     Ok(Some(Checkpoint {
         next: cp.next,
         top,
-        stats: ObjectiveStats::from(&cp.stats),
-        sharpe: cp
-            .sharpe
-            .as_ref()
-            .map(ObjectiveStats::from)
-            .unwrap_or_default(),
+        stats,
+        sharpe,
     }))
 }

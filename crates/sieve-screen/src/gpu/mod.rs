@@ -25,8 +25,9 @@ use wgpu::util::DeviceExt;
 
 use std::ops::ControlFlow;
 
-use crate::backend::{Checkpoint, ScreenBackend, ScreenJob, Screened};
-use crate::{CpuBackend, Scored};
+use crate::backend::{Checkpoint, Running, ScreenBackend, ScreenJob, Screened};
+use crate::cpu::CHUNK;
+use crate::{CpuBackend, ObjectiveStats, Scored};
 
 const SHADER: &str = crate::wgsl::ENGINE;
 const WORKGROUP: u32 = 64;
@@ -38,6 +39,8 @@ const DECODE_BLOCK: u64 = 4096;
 #[derive(Default)]
 struct Decoded {
     index: Vec<GridIndex>,
+    /// Each one's position in the batch (its chunk for the statistics).
+    position: Vec<u64>,
     params: Vec<f32>,
     offs: Vec<u32>,
 }
@@ -385,10 +388,13 @@ impl ScreenBackend for GpuBackend {
             Kernel::Generated(_, p) => p,
         };
         let mut run = job.start();
-        let chunk = self.chunk_len(u64::from(base.n_params + base.n_offs));
+        // Whole chunks per dispatch: the statistics are kept per chunk
+        // (as the CPU backend keeps them) and a checkpoint falls between two.
+        let chunk = (self.chunk_len(u64::from(base.n_params + base.n_offs)) / CHUNK).max(1) * CHUNK;
         let last = job.batch.positions().end;
+        let mut chunk_stats = ChunkStats::at(run.next / CHUNK);
         while run.next < last {
-            let end = last.min(run.next + chunk);
+            let end = last.min(run.next / CHUNK * CHUNK + chunk);
             if job.stopping() {
                 // Between dispatches: the state so far is shown again,
                 // where the stop is seen (as the CPU backend does).
@@ -398,10 +404,13 @@ impl ScreenBackend for GpuBackend {
             let decoded = decode(job, &kernel, &offset, run.next..end);
             if !decoded.index.is_empty() {
                 let scores = self.dispatch(pipeline, &base, &inputs.0, &inputs.1, &decoded)?;
-                for (index, (score, trades, s)) in decoded.index.iter().zip(scores) {
-                    run.stats.push(score);
+                for ((index, position), (score, trades, s)) in
+                    decoded.index.iter().zip(&decoded.position).zip(scores)
+                {
+                    chunk_stats.reach(position / CHUNK, &mut run);
+                    chunk_stats.stats.push(score);
                     if sharpe_known {
-                        run.sharpe.push(s);
+                        chunk_stats.sharpe.push(s);
                     }
                     if run.top.admits(score, *index) {
                         run.top.push(Scored {
@@ -412,6 +421,8 @@ impl ScreenBackend for GpuBackend {
                     }
                 }
             }
+            // Every chunk of the range, those with nothing allowed too.
+            chunk_stats.reach(end.div_ceil(CHUNK), &mut run);
             run.next = end;
             if run.report(on_batch)? {
                 return Ok(Screened::Stopped);
@@ -574,6 +585,7 @@ fn decode(
                 }
                 keys.clear();
                 d.index.push(index);
+                d.position.push(position);
                 match kernel {
                     Kernel::Generated(k, _) => {
                         k.inputs(&p, &mut scalars, &mut d.params, &mut keys);
@@ -592,10 +604,38 @@ fn decode(
     let mut decoded = Decoded::default();
     for block in blocks {
         decoded.index.extend(block.index);
+        decoded.position.extend(block.position);
         decoded.params.extend(block.params);
         decoded.offs.extend(block.offs);
     }
     decoded
+}
+
+/// The statistics of the chunk being filled, handed to the screen's trees
+/// chunk by chunk as the positions move on.
+struct ChunkStats {
+    chunk: u64,
+    stats: ObjectiveStats,
+    sharpe: ObjectiveStats,
+}
+
+impl ChunkStats {
+    fn at(chunk: u64) -> ChunkStats {
+        ChunkStats {
+            chunk,
+            stats: ObjectiveStats::default(),
+            sharpe: ObjectiveStats::default(),
+        }
+    }
+
+    /// Hands over every chunk before `chunk` (empty ones too).
+    fn reach(&mut self, chunk: u64, run: &mut Running) {
+        while self.chunk < chunk {
+            let done = std::mem::replace(self, ChunkStats::at(self.chunk + 1));
+            run.stats.push_chunk(done.chunk, done.stats);
+            run.sharpe.push_chunk(done.chunk, done.sharpe);
+        }
+    }
 }
 
 /// A value as the device reads it: undefined (NaN) as one bit pattern.
