@@ -265,3 +265,64 @@ impl SweepMeta {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shard::Shard;
+    use sieve_screen::{CpuBackend, Scored, StatsTree};
+
+    /// A list of grid indices (a search's generation) and a range (a grid),
+    /// each screened whole and in shards: the shards' top K together and
+    /// their statistics trees appended are the whole screen's, bit for bit
+    /// (the Deflated Sharpe's V and the merged meta do not depend on the
+    /// split).
+    #[test]
+    fn shards_of_a_list_or_a_range_merge_to_the_whole_screen() {
+        let config = sieve_core::config::Config::parse(
+            "[strategy]\nname = \"sma_cross\"\nconstraints = [\"fast < slow\"]\n[strategy.params]\nfast = { start = 2, stop = 60, step = 1 }\nslow = { start = 10, stop = 300, step = 2 }\n[score]\nscore_start = \"50%\"\n",
+        )
+        .unwrap();
+        let study =
+            Study::new(config, sieve_core::data::synth(900, 3), "synthetic".into()).unwrap();
+        let size = study.space().size();
+        let list: Vec<u64> = (0..size).filter(|i| i % 3 != 1).collect();
+        for batch in [Batch::whole(size), Batch::of_indices(list, size).unwrap()] {
+            let screen = |shard: Shard| {
+                let plan = SweepPlan {
+                    backend: &CpuBackend,
+                    batch: batch.clone(),
+                    shard,
+                    top: 200,
+                    threads: 2,
+                    resume: None,
+                    stop: None,
+                };
+                match run(&study, &plan, &mut |_| Ok(ControlFlow::Continue(()))).unwrap() {
+                    Ended::Done(swept) => swept.screen,
+                    Ended::Stopped(_) => unreachable!("nothing stops it"),
+                }
+            };
+            let whole = screen(Shard::WHOLE);
+            assert!(
+                whole.stats.nodes().len() > 1,
+                "one chunk only: the test would not test"
+            );
+            for count in [2, 3, 5] {
+                let (mut stats, mut sharpe, mut top) =
+                    (StatsTree::default(), StatsTree::default(), Vec::new());
+                for k in 0..count {
+                    let part = screen(Shard::new(k, count).unwrap());
+                    stats.append(&part.stats);
+                    sharpe.append(&part.sharpe);
+                    top.extend(part.top);
+                }
+                top.sort_by(Scored::rank_cmp);
+                top.truncate(200);
+                assert_eq!(stats, whole.stats, "{count} shards");
+                assert_eq!(sharpe, whole.sharpe, "{count} shards");
+                assert_eq!(top, whole.top, "{count} shards");
+            }
+        }
+    }
+}

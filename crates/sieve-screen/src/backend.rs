@@ -19,11 +19,13 @@ use crate::topk::{Scored, TopK};
 ///
 /// A screen walks its batch by *position*: a range's positions are its grid
 /// indices themselves (so shards and checkpoints of a range are what they
-/// always were), a list's are `0..len`. [`Checkpoint::next`] is a position.
+/// always were), a list's are places in the list (a slice of it keeps
+/// them, so a shard's chunks are the whole list's). [`Checkpoint::next`]
+/// is a position.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Batch {
     Range(Range<GridIndex>),
-    Indices(Arc<[GridIndex]>),
+    Indices(Arc<[GridIndex]>, Range<u64>),
 }
 
 impl Batch {
@@ -35,14 +37,16 @@ impl Batch {
     /// A list of grid indices, sorted and without repeats; an index at or
     /// past `size` (the grid's) is an error.
     pub fn of_indices(indices: Vec<GridIndex>, size: u64) -> Result<Batch> {
-        Ok(Batch::Indices(sorted_indices(indices, size)?.into()))
+        let list: Arc<[GridIndex]> = sorted_indices(indices, size)?.into();
+        let len = list.len() as u64;
+        Ok(Batch::Indices(list, 0..len))
     }
 
     /// The positions a screen walks.
     pub fn positions(&self) -> Range<u64> {
         match self {
             Batch::Range(r) => r.clone(),
-            Batch::Indices(list) => 0..list.len() as u64,
+            Batch::Indices(_, positions) => positions.clone(),
         }
     }
 
@@ -51,7 +55,7 @@ impl Batch {
     pub fn index_at(&self, position: u64) -> GridIndex {
         match self {
             Batch::Range(_) => position,
-            Batch::Indices(list) => list[position as usize],
+            Batch::Indices(list, _) => list[position as usize],
         }
     }
 
@@ -71,9 +75,7 @@ impl Batch {
     pub fn slice(&self, positions: Range<u64>) -> Batch {
         match self {
             Batch::Range(_) => Batch::Range(positions),
-            Batch::Indices(list) => {
-                Batch::Indices(list[positions.start as usize..positions.end as usize].into())
-            }
+            Batch::Indices(list, _) => Batch::Indices(list.clone(), positions),
         }
     }
 }
