@@ -120,6 +120,15 @@ pub fn run(a: SweepArgs) -> Result<()> {
         screen.top.len()
     );
     if screen.top.first().is_none_or(|s| s.score.is_nan()) {
+        // One shard's part may hold nothing finite (or nothing at all, on a
+        // grid of fewer chunks than shards): the merge judges the whole.
+        if meta.shard.count > 1 {
+            eprintln!(
+                "note: shard {}/{} has no finite objective; `sieve merge` of all the shards decides",
+                meta.shard.index, meta.shard.count
+            );
+            return Ok(());
+        }
         return Err(Exit {
             status: status::NO_RESULT,
             message: sieve_run::optimize::no_finite_objective(&study),

@@ -123,6 +123,52 @@ fn four_shard_processes_merge_to_the_unsharded_file_and_threads_agree() {
     }
 }
 
+/// More shards than the grid has chunks of 256: some shards are empty, and
+/// the merge still gives the unsharded statistics, the Sharpe's included.
+#[test]
+fn empty_shards_merge_to_the_unsharded_statistics() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = setup(dir.path(), CONFIG);
+    let whole = dir.path().join("whole.csv");
+    sweep(&config, &whole, &[]);
+    let count = 20; // the grid's 3,481 indices make 14 chunks
+    let mut args = vec!["merge".to_string()];
+    for k in 0..count {
+        let part = dir.path().join(format!("p{k}.csv"));
+        sweep(&config, &part, &["--shard", &format!("{k}/{count}")]);
+        args.push(part.to_str().unwrap().to_string());
+    }
+    let merged = dir.path().join("merged.csv");
+    args.extend(["--out".into(), merged.to_str().unwrap().into()]);
+    run_ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let read = |p: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(p)).unwrap()).unwrap()
+    };
+    let (meta, whole_meta) = (read("merged.meta.json"), read("whole.meta.json"));
+    let empty = (0..count)
+        .filter(|k| {
+            read(&format!("p{k}.meta.json"))["objective_stats"]["combinations_evaluated"] == 0
+        })
+        .count();
+    assert!(
+        empty >= 6,
+        "only {empty} empty shards: the test would not test"
+    );
+    for key in [
+        "objective_stats",
+        "sharpe_stats",
+        "objective_tree",
+        "sharpe_tree",
+    ] {
+        assert!(!meta[key].is_null(), "{key} missing");
+        assert_eq!(meta[key], whole_meta[key], "{key}");
+    }
+    assert_eq!(
+        std::fs::read(&merged).unwrap(),
+        std::fs::read(&whole).unwrap()
+    );
+}
+
 #[test]
 fn slurm_environment_selects_the_shard() {
     let dir = tempfile::tempdir().unwrap();
@@ -367,7 +413,10 @@ fn merge_refuses_tampered_parts() {
         m["objective_stats"]["combinations_evaluated"] = max.clone();
         m["objective_stats"]["nan"] = max.clone();
     });
-    assert!(e.contains("overflow") || e.contains("counted"), "{e}");
+    assert!(
+        e.contains("overflow") || e.contains("counted") || e.contains("does not add up"),
+        "{e}"
+    );
     // Untouched, it merges.
     std::fs::write(&a1, &text).unwrap();
     std::fs::write(&meta_path, &meta).unwrap();

@@ -55,41 +55,59 @@ fn same_place(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Checks that `parts` are the complete, distinct shards of one sweep, then
-/// writes the merged `out` (+ meta). Returns the merged meta.
-/// The parts' statistics together (shard order): their chunk trees
-/// appended — the unsharded screen's numbers, bit for bit — where every
-/// part has one and they follow one another; else (parts written by an
-/// older sieve) their totals combined, equal to rounding. The Sharpe's
-/// only where every part has it.
-fn merged_stats(metas: &[(PathBuf, SweepMeta)]) -> (StatsTree, Option<StatsTree>) {
+/// The parts' statistics together (shard order), each a total and, where
+/// exact, its tree: the parts' chunk trees appended — the unsharded
+/// screen's numbers, bit for bit — where every part that evaluated
+/// something has one and they follow one another; else (parts written by
+/// an older sieve) their totals combined, equal to rounding, and no tree.
+/// The Sharpe's only where every part that evaluated something has it.
+struct Merged {
+    total: ObjectiveStats,
+    tree: Option<StatsTree>,
+}
+
+fn merged_stats(metas: &[(PathBuf, SweepMeta)]) -> (Merged, Option<Merged>) {
     type Pick = fn(&SweepMeta) -> (&[NodeMeta], Option<&StatsMeta>);
-    let merged = |pick: Pick| -> Option<StatsTree> {
-        let parts: Vec<(&[NodeMeta], &StatsMeta)> = metas
-            .iter()
-            .map(|(_, m)| pick(m))
-            .map(|(nodes, total)| total.map(|t| (nodes, t)))
-            .collect::<Option<_>>()?;
+    let merged = |pick: Pick| -> Option<Merged> {
+        let mut parts: Vec<(&[NodeMeta], StatsMeta)> = Vec::new();
+        for (_, m) in metas {
+            let (nodes, total) = pick(m);
+            match total {
+                Some(t) => parts.push((nodes, *t)),
+                // A part that evaluated nothing has no Sharpe to give.
+                None if m.objective_stats.combinations_evaluated == 0 => {}
+                None => return None,
+            }
+        }
         let complete = parts
             .iter()
             .all(|(nodes, t)| !nodes.is_empty() || t.combinations_evaluated == 0);
         let nodes: Vec<NodeMeta> = parts.iter().flat_map(|(n, _)| n.iter().copied()).collect();
-        match complete.then(|| files::tree_of(&nodes)).flatten() {
-            Some(exact) => Some(exact),
-            None => {
-                let mut summed = StatsTree::default();
-                for (k, (_, total)) in parts.iter().enumerate() {
-                    summed.push_chunk(k as u64, ObjectiveStats::from(*total));
-                }
-                Some(summed)
-            }
+        if let Some(tree) = complete.then(|| files::tree_of(&nodes)).flatten() {
+            return Some(Merged {
+                total: tree.total(),
+                tree: Some(tree),
+            });
         }
+        let mut total = ObjectiveStats::default();
+        parts
+            .iter()
+            .for_each(|(_, t)| total.combine(&ObjectiveStats::from(t)));
+        Some(Merged { total, tree: None })
     };
-    let stats = merged(|m| (&m.objective_tree, Some(&m.objective_stats))).unwrap_or_default();
+    let stats = merged(|m| (&m.objective_tree, Some(&m.objective_stats)));
     let sharpe = merged(|m| (&m.sharpe_tree, m.sharpe_stats.as_ref()));
-    (stats, sharpe)
+    (
+        stats.unwrap_or(Merged {
+            total: ObjectiveStats::default(),
+            tree: None,
+        }),
+        sharpe,
+    )
 }
 
+/// Checks that `parts` are the complete, distinct shards of one sweep, then
+/// writes the merged `out` (+ meta). Returns the merged meta.
 pub fn merge(parts: &[PathBuf], out: &Path) -> Result<SweepMeta> {
     if parts.is_empty() {
         return Err(Error::Invalid("merge needs at least one part".into()));
@@ -132,7 +150,7 @@ pub fn merge(parts: &[PathBuf], out: &Path) -> Result<SweepMeta> {
     let names: Vec<&str> = first.params.iter().map(String::as_str).collect();
     let text = files::sweep_csv(&names, &rows);
     sieve_core::format::write_atomic(out, text.as_bytes())?;
-    let evaluated = stats.total().evaluated as f64;
+    let evaluated = stats.total.evaluated as f64;
     let mut meta = first.clone();
     meta.shard = ShardMeta {
         index: 0,
@@ -140,10 +158,11 @@ pub fn merge(parts: &[PathBuf], out: &Path) -> Result<SweepMeta> {
         start: 0,
         end: first.grid_size,
     };
-    meta.objective_stats = StatsMeta::from(&stats.total());
-    meta.sharpe_stats = sharpe.as_ref().map(|t| StatsMeta::from(&t.total()));
-    meta.objective_tree = files::tree_meta(&stats);
-    meta.sharpe_tree = sharpe.as_ref().map(files::tree_meta).unwrap_or_default();
+    let tree = |m: &Merged| m.tree.as_ref().map(files::tree_meta).unwrap_or_default();
+    meta.objective_stats = StatsMeta::from(&stats.total);
+    meta.sharpe_stats = sharpe.as_ref().map(|m| StatsMeta::from(&m.total));
+    meta.objective_tree = tree(&stats);
+    meta.sharpe_tree = sharpe.as_ref().map(tree).unwrap_or_default();
     // Total screening time over all shards (CPU-time-like, not wall time).
     meta.timings.screen_s = screen_s;
     meta.timings.combinations_per_s = evaluated / screen_s;
@@ -313,11 +332,39 @@ pub fn check_parts(metas: &[(PathBuf, SweepMeta)]) -> Result<()> {
             )));
         }
         let range = shard.range(m.grid_size);
-        if (m.shard.start, m.shard.end) != (range.start, range.end) {
+        // A part of an older sieve (no statistics tree) split evenly.
+        let legacy = m.objective_tree.is_empty() && {
+            let at =
+                |k: u64| (u128::from(m.grid_size) * u128::from(k) / u128::from(shard.count)) as u64;
+            (m.shard.start, m.shard.end) == (at(shard.index), at(shard.index + 1))
+        };
+        if (m.shard.start, m.shard.end) != (range.start, range.end) && !legacy {
             return Err(bad(format!(
                 "shard {shard} of {} combinations covers {}..{}, not {}..{}",
                 m.grid_size, range.start, range.end, m.shard.start, m.shard.end
             )));
+        }
+        // Each tree must be whole and say what the totals say.
+        for (nodes, total, what) in [
+            (
+                &m.objective_tree,
+                Some(&m.objective_stats),
+                "objective_tree",
+            ),
+            (&m.sharpe_tree, m.sharpe_stats.as_ref(), "sharpe_tree"),
+        ] {
+            if nodes.is_empty() {
+                continue;
+            }
+            let agrees = files::tree_of(nodes)
+                .zip(total)
+                .is_some_and(|(tree, total)| StatsMeta::from(&tree.total()) == *total);
+            if !agrees {
+                return Err(Error::Invalid(format!(
+                    "{}: its {what} does not add up to its totals; is the meta file corrupt?",
+                    files::meta_path(path).display()
+                )));
+            }
         }
     }
     for (path, m) in &metas[1..] {

@@ -116,8 +116,11 @@ impl StatsTree {
     /// left sibling (and so on up) where that is the last node.
     pub fn push(&mut self, mut node: StatsNode) {
         while let Some(top) = self.nodes.last() {
-            let width = 1u64 << node.level;
-            let sibling = top.level == node.level
+            // Nodes past level 62 never combine (no grid has 2^63 chunks;
+            // a damaged file must not overflow).
+            let width = 1u64 << node.level.min(62);
+            let sibling = node.level < 62
+                && top.level == node.level
                 && top.start.checked_add(width) == Some(node.start)
                 && top.start % (width << 1) == 0;
             if !sibling {
@@ -150,7 +153,10 @@ impl StatsTree {
     pub fn from_nodes(nodes: &[StatsNode]) -> Option<StatsTree> {
         let mut tree = StatsTree::default();
         for n in nodes {
-            let width = 1u64.checked_shl(n.level)?;
+            let width = 1u64.checked_shl(n.level.min(63))?;
+            if n.level > 62 {
+                return None;
+            }
             if n.start % width != 0 {
                 return None;
             }

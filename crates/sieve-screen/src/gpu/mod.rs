@@ -388,14 +388,20 @@ impl ScreenBackend for GpuBackend {
             Kernel::Generated(_, p) => p,
         };
         let mut run = job.start();
-        // Whole chunks per dispatch: the statistics are kept per chunk
-        // (as the CPU backend keeps them) and a checkpoint falls between two.
-        let chunk = (self.chunk_len(u64::from(base.n_params + base.n_offs)) / CHUNK).max(1) * CHUNK;
+        // The statistics are kept per chunk (as the CPU backend keeps
+        // them): a dispatch ends on a chunk's bound where it can, and a
+        // checkpoint falls only where no chunk is half filled.
+        let chunk = self.chunk_len(u64::from(base.n_params + base.n_offs));
         let last = job.batch.positions().end;
+        let first = run.next;
+        let settled = |next: u64| next.is_multiple_of(CHUNK) || next == first || next == last;
         let mut chunk_stats = ChunkStats::at(run.next / CHUNK);
         while run.next < last {
-            let end = last.min(run.next / CHUNK * CHUNK + chunk);
-            if job.stopping() {
+            let mut end = last.min(run.next + chunk);
+            if end < last && end / CHUNK * CHUNK > run.next {
+                end = end / CHUNK * CHUNK;
+            }
+            if job.stopping() && settled(run.next) {
                 // Between dispatches: the state so far is shown again,
                 // where the stop is seen (as the CPU backend does).
                 run.report(on_batch)?;
@@ -421,10 +427,15 @@ impl ScreenBackend for GpuBackend {
                     }
                 }
             }
-            // Every chunk of the range, those with nothing allowed too.
-            chunk_stats.reach(end.div_ceil(CHUNK), &mut run);
+            // Every chunk the range completes, those with nothing allowed too.
+            let done = if end == last {
+                end.div_ceil(CHUNK)
+            } else {
+                end / CHUNK
+            };
+            chunk_stats.reach(done, &mut run);
             run.next = end;
-            if run.report(on_batch)? {
+            if settled(end) && run.report(on_batch)? {
                 return Ok(Screened::Stopped);
             }
         }
