@@ -38,6 +38,20 @@ fn sweep(config: &str, out: &Path, extra: &[&str]) {
     run_ok(&args);
 }
 
+/// The merged meta's statistics (objective and Sharpe, totals and trees)
+/// are the unsharded meta's, bit for bit.
+fn assert_same_statistics(merged: &serde_json::Value, whole: &serde_json::Value) {
+    for key in [
+        "objective_stats",
+        "sharpe_stats",
+        "objective_tree",
+        "sharpe_tree",
+    ] {
+        assert!(!merged[key].is_null(), "{key} missing");
+        assert_eq!(merged[key], whole[key], "{key}");
+    }
+}
+
 #[test]
 fn four_shard_processes_merge_to_the_unsharded_file_and_threads_agree() {
     let dir = tempfile::tempdir().unwrap();
@@ -112,15 +126,7 @@ fn four_shard_processes_merge_to_the_unsharded_file_and_threads_agree() {
     // The statistics (the objective's, and the trials' Sharpe behind the
     // Deflated Sharpe's V) merge to the unsharded numbers bit for bit.
     assert!(meta["sharpe_stats"]["count"].as_u64().unwrap() > 1000);
-    for key in [
-        "objective_stats",
-        "sharpe_stats",
-        "objective_tree",
-        "sharpe_tree",
-    ] {
-        assert!(!meta[key].is_null(), "{key} missing");
-        assert_eq!(meta[key], whole_meta[key], "{key}");
-    }
+    assert_same_statistics(&meta, &whole_meta);
 }
 
 /// More shards than the grid has chunks of 256: some shards are empty, and
@@ -154,15 +160,7 @@ fn empty_shards_merge_to_the_unsharded_statistics() {
         empty >= 6,
         "only {empty} empty shards: the test would not test"
     );
-    for key in [
-        "objective_stats",
-        "sharpe_stats",
-        "objective_tree",
-        "sharpe_tree",
-    ] {
-        assert!(!meta[key].is_null(), "{key} missing");
-        assert_eq!(meta[key], whole_meta[key], "{key}");
-    }
+    assert_same_statistics(&meta, &whole_meta);
     assert_eq!(
         std::fs::read(&merged).unwrap(),
         std::fs::read(&whole).unwrap()
