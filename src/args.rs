@@ -40,6 +40,60 @@ pub enum Command {
     Merge(MergeArgs),
     /// Re-run candidates through the exact engine in parallel, ranked on the score window.
     Verify(VerifyArgs),
+    /// Screen one shard of a screen that `optimize`/`walkforward` sent to a
+    /// cluster (executor.kind = "slurm"); submitted by sieve, not by hand.
+    ShardJob(ShardJobArgs),
+    /// Print a Kubernetes Indexed Job that sweeps a grid in shards (one pod
+    /// per shard, writing into a shared volume), then merge the parts.
+    KubeManifest(KubeManifestArgs),
+}
+
+#[derive(Args)]
+pub struct ShardJobArgs {
+    /// The job file the controller wrote (`<run>/cluster/<job>/job.json`).
+    #[arg(long, value_name = "FILE")]
+    pub job: PathBuf,
+    /// The shard (from 0). Without it, SLURM_ARRAY_TASK_ID or
+    /// JOB_COMPLETION_INDEX.
+    #[arg(long, value_name = "K")]
+    pub shard: Option<u64>,
+    /// Worker threads (0 = SLURM_CPUS_PER_TASK, else all cores).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+}
+
+#[derive(Args)]
+pub struct KubeManifestArgs {
+    /// The sweep's config, as the pods see it (a path on the shared volume).
+    #[arg(long, value_name = "FILE")]
+    pub config: PathBuf,
+    /// The data, as the pods see it (a path on the shared volume).
+    #[arg(long, value_name = "FILE")]
+    pub data: Option<PathBuf>,
+    /// Shards (pods), each screening one slice of the grid.
+    #[arg(long, value_name = "N")]
+    pub shards: u64,
+    /// Pods running at once (default: all).
+    #[arg(long, value_name = "N")]
+    pub parallelism: Option<u64>,
+    /// Keep the best K in each shard (and in the merge).
+    #[arg(long, value_name = "K", default_value_t = 5000)]
+    pub top: usize,
+    /// The container image with sieve on its PATH.
+    #[arg(long, value_name = "IMAGE")]
+    pub image: String,
+    /// The PersistentVolumeClaim mounted at --mount in every pod.
+    #[arg(long, value_name = "NAME")]
+    pub claim: String,
+    /// Where the volume is mounted; the parts go to MOUNT/parts/.
+    #[arg(long, value_name = "DIR", default_value = "/work")]
+    pub mount: PathBuf,
+    /// The Job's name.
+    #[arg(long, value_name = "NAME", default_value = "sieve-sweep")]
+    pub name: String,
+    /// CPUs each pod requests (also its threads).
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub cpus: u32,
 }
 
 #[derive(Args)]
@@ -208,6 +262,13 @@ pub struct RunFlags {
     /// Seconds between checkpoints of a sweep in progress.
     #[arg(long, value_name = "S", default_value_t = 10.0, value_parser = seconds)]
     pub checkpoint_every: f64,
+    /// Where each screen runs; overrides `executor.kind` (slurm: a job
+    /// array of shards, see "Optimizing on a cluster" in the README).
+    #[arg(long, value_name = "local|slurm")]
+    pub executor: Option<String>,
+    /// Shards per screen on a cluster; overrides `executor.shards`.
+    #[arg(long, value_name = "N")]
+    pub shards: Option<u64>,
 }
 
 #[derive(Args)]

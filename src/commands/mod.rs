@@ -2,9 +2,11 @@
 //! command line to each one's `run`.
 
 mod backtest;
+mod kube;
 mod merge;
 pub(crate) mod optimize;
 mod report;
+mod shard_job;
 mod strategies;
 mod sweep;
 mod synth;
@@ -26,5 +28,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Sweep(a) => sweep::run(a),
         Command::Merge(a) => merge::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::ShardJob(a) => shard_job::run(a),
+        Command::KubeManifest(a) => kube::run(a),
     }
 }

@@ -21,10 +21,17 @@ use crate::{status, Exit};
 /// what the user gave (their data: windows as shares of the bars; another
 /// strategy: that strategy's default grid).
 pub(crate) fn config(common: &Common, run: &RunFlags) -> Result<Checked> {
-    let flags = [(
-        "sweep.backend",
-        run.backend.as_deref().map(crate::inputs::toml_string),
-    )];
+    let flags = [
+        (
+            "sweep.backend",
+            run.backend.as_deref().map(crate::inputs::toml_string),
+        ),
+        (
+            "executor.kind",
+            run.executor.as_deref().map(crate::inputs::toml_string),
+        ),
+        ("executor.shards", run.shards.map(|n| n.to_string())),
+    ];
     if common.config.is_some() {
         return Ok(crate::inputs::load_config(common, &flags)?);
     }
@@ -217,5 +224,6 @@ pub(crate) fn control(run: &RunFlags) -> jobs::RunControl<'static> {
         restart: run.restart,
         checkpoint_every: Duration::from_secs_f64(run.checkpoint_every),
         cancel: Some(&crate::INTERRUPT),
+        runner: None,
     }
 }

@@ -88,7 +88,7 @@ pub fn run(a: SweepArgs) -> Result<()> {
         &mut |note| eprintln!("{note}"),
         &mut |done| progress.set(done),
     )?;
-    let jobs::Ended::Done(sieve_run::sweep::Swept { screen, meta }) = outcome else {
+    let jobs::Ended::Done(sieve_run::sweep::Swept { screen, meta, .. }) = outcome else {
         return Err(Exit {
             status: status::INTERRUPTED,
             message: "interrupted".into(),

@@ -191,6 +191,7 @@ fn run_control(
         restart,
         checkpoint_every: Duration::from_secs(10),
         cancel: Some(stop),
+        runner: None,
     }
 }
 

@@ -16,7 +16,9 @@ use sieve_screen::ScreenBackend;
 
 pub use crate::control::Ended;
 use crate::control::{Observer, OptimizeOptions, Stop};
+use crate::executor::{Cluster, InProcess, ShardRunner, Slurm, SweepExecutor};
 use crate::rundir::{check_run_folder, remove_cut_writes, RunKind, RunLock, Stage};
+use crate::settings::ExecutorKind;
 use crate::shard::Shard;
 use crate::sweep::{SweepPlan, Swept};
 use crate::{files, optimize, report, walkforward, Study};
@@ -115,6 +117,9 @@ pub struct RunControl<'a> {
     pub restart: bool,
     pub checkpoint_every: Duration,
     pub cancel: Option<&'a AtomicBool>,
+    /// Where shards go when the front end sends them itself (the Python
+    /// package's `executor=`); `None`: as `[executor]` says.
+    pub runner: Option<&'a dyn ShardRunner>,
 }
 
 /// The screening backend the study's config names (`sweep.backend`).
@@ -150,15 +155,33 @@ pub fn prepare_run(study: &Study, out: &Path, kind: RunKind) -> Result<PreparedR
     })
 }
 
+/// Where the study's screens run: the front end's runner, else
+/// `[executor]` (in this process, or a Slurm array).
+fn executor<'a>(
+    study: &Study,
+    out: &Path,
+    control: &RunControl<'a>,
+) -> Result<Box<dyn SweepExecutor + 'a>> {
+    let settings = study.settings().executor.clone();
+    Ok(match (control.runner, settings.kind) {
+        (Some(runner), _) => Box::new(Cluster::new(runner, out, settings)),
+        (None, ExecutorKind::Local) => Box::new(InProcess),
+        (None, ExecutorKind::Slurm) => {
+            Box::new(Cluster::new(Slurm::new(settings.clone())?, out, settings))
+        }
+    })
+}
+
 fn options<'a>(
     out: &Path,
     backend: &'a dyn ScreenBackend,
+    executor: &'a dyn SweepExecutor,
     control: &RunControl<'a>,
 ) -> OptimizeOptions<'a> {
     OptimizeOptions {
         out: out.to_path_buf(),
         backend,
-        executor: &crate::executor::InProcess,
+        executor,
         threads: control.threads,
         restart: control.restart,
         checkpoint_every: control.checkpoint_every,
@@ -175,7 +198,8 @@ pub fn optimize(
     control: &RunControl<'_>,
     obs: &mut dyn Observer,
 ) -> Result<optimize::Outcome> {
-    let opts = options(out, backend, control);
+    let executor = executor(study, out, control)?;
+    let opts = options(out, backend, executor.as_ref(), control);
     optimize::optimize(study, &opts, &mut Reporting(obs))
 }
 
@@ -188,7 +212,8 @@ pub fn walkforward(
     control: &RunControl<'_>,
     obs: &mut dyn Observer,
 ) -> Result<Ended<walkforward::Outcome>> {
-    let opts = options(out, backend, control);
+    let executor = executor(study, out, control)?;
+    let opts = options(out, backend, executor.as_ref(), control);
     let ended = walkforward::walkforward(study, &opts, &mut Reporting(obs))?;
     if let Ended::Done(outcome) = &ended {
         report::walkforward::write(study, out, outcome)?;

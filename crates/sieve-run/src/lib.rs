@@ -40,6 +40,7 @@ pub mod executor;
 pub mod files;
 pub mod inputs;
 pub mod jobs;
+pub mod kube;
 pub mod merge;
 pub mod optimize;
 pub mod outcome;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use sieve_core::metrics::rank_order;
 use sieve_core::{Error, Result};
-use sieve_screen::{ObjectiveStats, StatsTree};
+use sieve_screen::{Batch, ObjectiveStats, StatsTree};
 
 use crate::files::{self, SweepRow};
 use crate::files::{NodeMeta, StatsMeta};
@@ -74,8 +74,11 @@ fn merged_stats(metas: &[(PathBuf, SweepMeta)]) -> (Merged, Option<Merged>) {
             let (nodes, total) = pick(m);
             match total {
                 Some(t) => parts.push((nodes, *t)),
-                // A part that evaluated nothing has no Sharpe to give.
-                None if m.objective_stats.combinations_evaluated == 0 => {}
+                // A part that evaluated nothing has no Sharpe to give
+                // (its chunks, if any, are all empty).
+                None if m.objective_stats.combinations_evaluated == 0 => {
+                    parts.push((nodes, StatsMeta::from(&ObjectiveStats::default())))
+                }
                 None => return None,
             }
         }
@@ -125,38 +128,62 @@ pub fn merge(parts: &[PathBuf], out: &Path) -> Result<SweepMeta> {
         }
         metas.push((p.clone(), read_meta(&meta_path)?));
     }
-    check_parts(&metas)?;
+    let grid = Batch::whole(metas[0].1.grid_size);
+    let joined = join(metas, &grid)?;
+    let names: Vec<&str> = joined.meta.params.iter().map(String::as_str).collect();
+    let text = files::sweep_csv(&names, &joined.rows);
+    sieve_core::format::write_atomic(out, text.as_bytes())?;
+    let meta = joined.meta.describing(&text, joined.rows.len());
+    files::write_json(&files::meta_path(out), &meta)?;
+    Ok(meta)
+}
+
+/// Shards of one screen joined: the top K rows and the meta of the whole
+/// (not yet describing a CSV), with both statistics.
+pub struct Joined {
+    pub rows: Vec<SweepRow>,
+    pub meta: SweepMeta,
+    /// Both statistics chunk by chunk, where every part kept its tree.
+    pub objective_tree: Option<StatsTree>,
+    pub sharpe_tree: Option<StatsTree>,
+}
+
+/// Joins the parts (path and meta, as read) of one screen of `batch`
+/// (the whole grid, or a search's list of indices), checking that they
+/// are its complete, distinct shards and that each CSV is the one its meta
+/// describes.
+pub fn join(mut metas: Vec<(PathBuf, SweepMeta)>, batch: &Batch) -> Result<Joined> {
+    check_parts(&metas, batch)?;
     let first = metas[0].1.clone();
     metas.sort_by_key(|(_, m)| m.shard.index);
     let mut rows: Vec<SweepRow> = Vec::new();
     let mut counts = Counts::default();
     let mut screen_s = 0.0;
     for (path, m) in &metas {
-        let part_rows = read_part(path, m)?;
+        let part_rows = read_part(path, m, batch)?;
         rows.extend(part_rows);
         counts.add(&m.objective_stats, path)?;
         screen_s += m.timings.screen_s;
     }
     let (stats, sharpe) = merged_stats(&metas);
-    if counts.evaluated > first.grid_size {
+    if counts.evaluated > batch.len() {
         return Err(Error::Invalid(format!(
-            "the parts claim {} combinations evaluated, more than the grid's {}; is a meta file corrupt?",
-            counts.evaluated, first.grid_size
+            "the parts claim {} combinations evaluated, more than the {} screened; is a meta file corrupt?",
+            counts.evaluated,
+            batch.len()
         )));
     }
     rows.sort_by(|a, b| rank_order(a.score, a.grid_index, b.score, b.grid_index));
     rows.truncate(first.top);
 
-    let names: Vec<&str> = first.params.iter().map(String::as_str).collect();
-    let text = files::sweep_csv(&names, &rows);
-    sieve_core::format::write_atomic(out, text.as_bytes())?;
     let evaluated = stats.total.evaluated as f64;
     let mut meta = first.clone();
+    let positions = batch.positions();
     meta.shard = ShardMeta {
         index: 0,
         count: 1,
-        start: 0,
-        end: first.grid_size,
+        start: positions.start,
+        end: positions.end,
     };
     let tree = |m: &Merged| m.tree.as_ref().map(files::tree_meta).unwrap_or_default();
     meta.objective_stats = StatsMeta::from(&stats.total);
@@ -167,14 +194,17 @@ pub fn merge(parts: &[PathBuf], out: &Path) -> Result<SweepMeta> {
     meta.timings.screen_s = screen_s;
     meta.timings.combinations_per_s = evaluated / screen_s;
     meta.timings.bar_combinations_per_s = evaluated * first.bars_per_combination as f64 / screen_s;
-    let meta = meta.describing(&text, rows.len());
-    files::write_json(&files::meta_path(out), &meta)?;
-    Ok(meta)
+    Ok(Joined {
+        rows,
+        meta,
+        objective_tree: stats.tree,
+        sharpe_tree: sharpe.and_then(|m| m.tree),
+    })
 }
 
 /// Reads a part's meta, refusing one another version of sieve wrote (its
 /// fields, and its numbers, may differ) before reading the rest.
-fn read_meta(path: &Path) -> Result<SweepMeta> {
+pub fn read_meta(path: &Path) -> Result<SweepMeta> {
     let raw: serde_json::Value = files::read_json(path)?;
     let version = raw.get("sieve_version").and_then(|v| v.as_str());
     let ours = env!("CARGO_PKG_VERSION");
@@ -195,7 +225,7 @@ fn read_meta(path: &Path) -> Result<SweepMeta> {
 /// one the meta describes (its SHA-256 and row count), and each row's grid
 /// index lies in the part's shard, appears once, and decodes to the row's
 /// parameters.
-fn read_part(path: &Path, m: &SweepMeta) -> Result<Vec<SweepRow>> {
+pub(crate) fn read_part(path: &Path, m: &SweepMeta, batch: &Batch) -> Result<Vec<SweepRow>> {
     let bad = |what: String| Error::Invalid(format!("{}: {what}", path.display()));
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     if crate::study::hash_text(&text) != m.csv_sha256 {
@@ -222,7 +252,7 @@ fn read_part(path: &Path, m: &SweepMeta) -> Result<Vec<SweepRow>> {
     let mut seen = std::collections::HashSet::new();
     for (i, row) in rows.iter().enumerate() {
         let line = i + 2;
-        if !(m.shard.start..m.shard.end).contains(&row.grid_index) {
+        if !in_positions(batch, m.shard.start..m.shard.end, row.grid_index) {
             return Err(bad(format!(
                 "line {line}: grid index {} is outside shard {}/{} ({}..{})",
                 row.grid_index, m.shard.index, m.shard.count, m.shard.start, m.shard.end
@@ -256,6 +286,18 @@ fn read_part(path: &Path, m: &SweepMeta) -> Result<Vec<SweepRow>> {
         )));
     }
     Ok(rows)
+}
+
+/// Whether `index` is the grid index at one of `batch`'s `positions`.
+fn in_positions(batch: &Batch, positions: std::ops::Range<u64>, index: u64) -> bool {
+    match batch {
+        Batch::Range(_) => positions.contains(&index),
+        Batch::Indices(list, _) => {
+            let (start, end) = (positions.start as usize, positions.end as usize);
+            list.get(start..end)
+                .is_some_and(|part| part.binary_search(&index).is_ok())
+        }
+    }
 }
 
 /// The parameters at `index` of `grid` (the first parameter slowest).
@@ -313,7 +355,7 @@ impl Counts {
 /// Checks the metas of the parts (as read, possibly corrupt or tampered
 /// with): each a valid shard of its grid, all from one sweep (config, data,
 /// grid, top K, backend), none repeated or missing. Never panics.
-pub fn check_parts(metas: &[(PathBuf, SweepMeta)]) -> Result<()> {
+pub fn check_parts(metas: &[(PathBuf, SweepMeta)], batch: &Batch) -> Result<()> {
     let Some((first_path, first)) = metas.first() else {
         return Err(Error::Invalid("merge needs at least one part".into()));
     };
@@ -331,7 +373,8 @@ pub fn check_parts(metas: &[(PathBuf, SweepMeta)]) -> Result<()> {
                 m.shard.count, m.grid_size
             )));
         }
-        let range = shard.range(m.grid_size);
+        let (positions, part) = (batch.positions(), shard.range(batch.len()));
+        let range = positions.start + part.start..positions.start + part.end;
         // A part of an older sieve (no statistics tree) split evenly.
         let legacy = m.objective_tree.is_empty() && {
             let at =

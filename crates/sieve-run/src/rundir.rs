@@ -202,6 +202,22 @@ pub struct SweepRecord {
     pub sweep_s: f64,
     /// A sampled batch's distinct indicator series (`None`: a whole grid).
     pub series: Option<u64>,
+    /// Where the screen ran, if not in the controlling process.
+    pub placement: Option<Placement>,
+}
+
+/// A screen sent to a cluster: where, in how many shards, and how long
+/// they queued and ran (the longest of each), in seconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Placement {
+    pub executor: String,
+    pub shards: u64,
+    /// Shard jobs submitted (more than `shards` where some were retried).
+    pub submissions: u64,
+    pub queued_s: f64,
+    pub ran_s: f64,
+    /// From the first look at the job to its parts joined.
+    pub wall_s: f64,
 }
 
 /// An iteration as `run.json` holds it.
@@ -228,6 +244,8 @@ struct IterationFile {
     sweep_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     series: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    placement: Option<Placement>,
     verify_s: Option<f64>,
     candidates_verified: Option<usize>,
     best: Option<BestRecord>,
@@ -242,14 +260,15 @@ struct IterationFile {
 impl From<IterationRecord> for IterationFile {
     fn from(r: IterationRecord) -> Self {
         let (sweep, verify) = (r.sweep, r.verify);
-        let (combinations_evaluated, sharpe_stats, sweep_s, series) = match sweep {
+        let (combinations_evaluated, sharpe_stats, sweep_s, series, placement) = match sweep {
             Some(s) => (
                 Some(s.combinations_evaluated),
                 s.sharpe_stats,
                 Some(s.sweep_s),
                 s.series,
+                s.placement,
             ),
-            None => (None, None, None, None),
+            None => (None, None, None, None, None),
         };
         let v = verify.map(|v| {
             (
@@ -286,6 +305,7 @@ impl From<IterationRecord> for IterationFile {
             sharpe_stats,
             sweep_s,
             series,
+            placement,
             verify_s,
             candidates_verified,
             best,
@@ -306,6 +326,7 @@ impl From<IterationFile> for IterationRecord {
                 sharpe_stats: f.sharpe_stats,
                 sweep_s,
                 series: f.series,
+                placement: f.placement,
             }),
             _ => None,
         };
@@ -896,6 +917,7 @@ mod record_tests {
                 sharpe_stats: None,
                 sweep_s: 0.5,
                 series: None,
+                placement: None,
             })
         );
         assert_eq!(rec.verify, None);

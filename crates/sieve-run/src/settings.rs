@@ -59,6 +59,9 @@ pub struct RunSettings {
     pub walkforward: Option<WalkForward>,
     /// `[search]`.
     pub search: SearchSettings,
+    /// `[executor]`: where the screens run (not part of the run's
+    /// identity).
+    pub executor: ExecutorSettings,
 }
 
 /// How the optimize loop picks its best among an iteration's verified
@@ -170,6 +173,120 @@ struct RawSettings {
     walkforward: Option<RawWalkForward>,
     #[serde(default)]
     search: RawSearch,
+    #[serde(default)]
+    executor: RawExecutor,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawExecutor {
+    kind: Option<String>,
+    shards: Option<u64>,
+    partition: Option<String>,
+    time_limit: Option<String>,
+    cpus_per_task: Option<u32>,
+    sbatch_options: Option<Vec<String>>,
+    retries: Option<u32>,
+    poll_s: Option<f64>,
+}
+
+/// Where the optimize loop's screens run (`executor.kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExecutorKind {
+    /// In this process (`"local"`).
+    #[default]
+    Local,
+    /// As a Slurm array of shard jobs (`"slurm"`).
+    Slurm,
+}
+
+/// `[executor]`, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecutorSettings {
+    pub kind: ExecutorKind,
+    /// Shards per screen (`executor.shards`).
+    pub shards: u64,
+    /// `sbatch --partition` (none: the cluster's default).
+    pub partition: Option<String>,
+    /// `sbatch --time` of each shard job (none: the partition's default).
+    pub time_limit: Option<String>,
+    /// `sbatch --cpus-per-task`: also the threads each shard screens on.
+    pub cpus_per_task: Option<u32>,
+    /// Further `sbatch` arguments, as written (`["--account=abc"]`).
+    pub sbatch_options: Vec<String>,
+    /// Times a shard that failed is submitted again before the run stops.
+    pub retries: u32,
+    /// Seconds between looks at the queue.
+    pub poll_s: f64,
+}
+
+impl Default for ExecutorSettings {
+    fn default() -> Self {
+        ExecutorSettings {
+            kind: ExecutorKind::Local,
+            shards: 4,
+            partition: None,
+            time_limit: None,
+            cpus_per_task: None,
+            sbatch_options: Vec::new(),
+            retries: 2,
+            poll_s: 5.0,
+        }
+    }
+}
+
+impl RawExecutor {
+    fn check(self) -> Result<ExecutorSettings> {
+        let d = ExecutorSettings::default();
+        let kind = match self.kind.as_deref() {
+            None | Some("local") => ExecutorKind::Local,
+            Some("slurm") => ExecutorKind::Slurm,
+            Some(other) => {
+                return Err(Error::config(
+                    "executor.kind",
+                    format!("must be \"local\" or \"slurm\", got \"{other}\""),
+                ))
+            }
+        };
+        let shards = match self.shards.unwrap_or(d.shards) {
+            n @ 1..=100_000 => n,
+            n => {
+                return Err(Error::config(
+                    "executor.shards",
+                    format!("must be from 1 to 100000, got {n}"),
+                ))
+            }
+        };
+        let poll_s = match self.poll_s.unwrap_or(d.poll_s) {
+            s if s.is_finite() && (0.05..=3600.0).contains(&s) => s,
+            s => {
+                return Err(Error::config(
+                    "executor.poll_s",
+                    format!("must be from 0.05 to 3600 seconds, got {s}"),
+                ))
+            }
+        };
+        if self.cpus_per_task == Some(0) {
+            return Err(Error::config(
+                "executor.cpus_per_task",
+                "must be at least 1",
+            ));
+        }
+        let blank = |key: &str, v: Option<String>| match v {
+            Some(s) if s.trim().is_empty() => Err(Error::config(key, "must not be empty")),
+            v => Ok(v),
+        };
+        Ok(ExecutorSettings {
+            kind,
+            shards,
+            partition: blank("executor.partition", self.partition)?,
+            time_limit: blank("executor.time_limit", self.time_limit)?,
+            cpus_per_task: self.cpus_per_task,
+            sbatch_options: self.sbatch_options.unwrap_or_default(),
+            retries: self.retries.unwrap_or(d.retries),
+            poll_s,
+        })
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -411,6 +528,7 @@ impl RunSettings {
             "robust",
             "walkforward",
             "search",
+            "executor",
         ] {
             if let Some(v) = config.source.get(key) {
                 table.insert(key.to_string(), v.clone());
@@ -481,6 +599,7 @@ impl RunSettings {
             refine_top: positive("optimize.refine_top", o.refine_top, 50)?,
             walkforward: raw.walkforward.map(RawWalkForward::check).transpose()?,
             search: raw.search.check()?,
+            executor: raw.executor.check()?,
             pbo_blocks: match raw.robust.pbo_blocks.unwrap_or(16) {
                 s if s % 2 == 0 && (4..=20).contains(&s) => s,
                 s => {
@@ -572,6 +691,15 @@ mod tests {
         );
         assert_eq!((s.backend.as_str(), s.pbo_blocks), ("cpu", 16));
         assert_eq!((s.max_combinations, s.walkforward), (None, None));
+        assert_eq!(s.executor, ExecutorSettings::default());
+        assert_eq!(s.executor.kind, ExecutorKind::Local);
+        let e = settings(
+            "[executor]\nkind = \"slurm\"\nshards = 16\nsbatch_options = [\"--account=x\"]\n",
+        )
+        .unwrap()
+        .executor;
+        assert_eq!((e.kind, e.shards, e.retries), (ExecutorKind::Slurm, 16, 2));
+        assert_eq!(e.sbatch_options, ["--account=x"]);
     }
 
     #[test]
@@ -598,6 +726,12 @@ mod tests {
                 "[walkforward]\ntrain = \"4y\"\ntest = \"100\"\n",
                 "walkforward",
             ),
+            ("[executor]\nkind = \"pbs\"\n", "executor.kind"),
+            ("[executor]\nshards = 0\n", "executor.shards"),
+            ("[executor]\npoll_s = 0\n", "executor.poll_s"),
+            ("[executor]\ncpus_per_task = 0\n", "executor.cpus_per_task"),
+            ("[executor]\npartition = \" \"\n", "executor.partition"),
+            ("[executor]\nnodes = 3\n", "nodes"),
         ] {
             let e = settings(text).unwrap_err().to_string();
             assert!(e.contains(key), "{text:?} gave {e}");

@@ -122,6 +122,8 @@ pub type OnBatch<'a> = dyn FnMut(&Checkpoint) -> Result<ControlFlow<Stop>> + 'a;
 pub struct Swept {
     pub screen: Screen,
     pub meta: SweepMeta,
+    /// Where a screen sent elsewhere ran (`None`: in this process).
+    pub placement: Option<crate::rundir::Placement>,
 }
 
 /// Screens `plan.shard` of `plan.batch` of the study's grid. `on_batch`
@@ -198,7 +200,9 @@ pub fn run(
         objective_stats: StatsMeta::from(&stats),
         sharpe_stats: (sharpe.evaluated > 0).then(|| StatsMeta::from(&sharpe)),
         objective_tree: files::tree_meta(&screen.stats),
-        sharpe_tree: match sharpe.evaluated > 0 {
+        // An empty part keeps its (empty) chunks too: the merge appends
+        // trees without a gap.
+        sharpe_tree: match sharpe.evaluated > 0 || stats.evaluated == 0 {
             true => files::tree_meta(&screen.sharpe),
             false => Vec::new(),
         },
@@ -211,7 +215,11 @@ pub fn run(
         rows: 0,
         csv_sha256: String::new(),
     };
-    Ok(Ended::Done(Swept { screen, meta }))
+    Ok(Ended::Done(Swept {
+        screen,
+        meta,
+        placement: None,
+    }))
 }
 
 /// The rows of `sweep.csv` for a screen's top K.
@@ -229,7 +237,7 @@ pub fn rows(study: &Study, screen: &Screen) -> Vec<SweepRow> {
 }
 
 /// Every parameter's values, in strategy order.
-fn grid_of(study: &Study) -> Vec<AxisRecord> {
+pub(crate) fn grid_of(study: &Study) -> Vec<AxisRecord> {
     let space = study.space();
     let base = space.params_of(0);
     study

@@ -111,6 +111,8 @@ struct RawConfig {
     _walkforward: toml::Table,
     #[serde(default, rename = "search")]
     _search: toml::Table,
+    #[serde(default, rename = "executor")]
+    _executor: toml::Table,
 }
 
 #[derive(Deserialize, Default)]
@@ -761,6 +763,8 @@ impl Config {
             source.insert("robust".into(), table.into());
         }
         source.remove("walkforward");
+        // Where the screens run never changes what they find.
+        source.remove("executor");
         // A table left empty is the same config as no table.
         source.retain(|_, v| !v.as_table().is_some_and(toml::Table::is_empty));
         format!(
@@ -810,7 +814,9 @@ impl Config {
             // walk-forward fold's windows are: `[walkforward]` stays).
             let not_a_run = k.starts_with("robust.")
                 && !matches!(k.as_str(), "robust.select" | "robust.neighbour_aggregate");
-            !free && !not_a_run
+            // Where the screens run is not part of a run either.
+            let elsewhere = k.starts_with("executor.") || k == "executor";
+            !free && !not_a_run && !elsewhere
         });
         out
     }
@@ -1449,6 +1455,25 @@ mod tests {
         assert_eq!(
             c.changed_keys("[robust]\npbo_blocks = 10\n"),
             ["robust.select"]
+        );
+    }
+
+    /// Where the screens run is not part of a run: a run started on one
+    /// machine continues on a cluster and back.
+    #[test]
+    fn the_executor_is_not_part_of_a_run() {
+        let local = Config::parse("").unwrap();
+        let slurm =
+            Config::parse("[executor]\nkind = \"slurm\"\nshards = 8\npartition = \"short\"\n")
+                .unwrap();
+        assert_eq!(slurm.identity_text(), local.identity_text());
+        assert!(slurm.changed_keys(&local.canonical_toml()).is_empty());
+        assert!(local.changed_keys(&slurm.canonical_toml()).is_empty());
+        let other =
+            Config::parse("[executor]\nkind = \"slurm\"\n[backtest]\nfee = 0.01\n").unwrap();
+        assert_eq!(
+            other.changed_keys(&slurm.canonical_toml()),
+            ["backtest.fee"]
         );
     }
 

@@ -17,6 +17,7 @@ impl SweepExecutor for InProcess {
         study: &Study,
         plan: &SweepPlan<'_>,
         on_batch: &mut OnBatch<'_>,
+        _note: &mut dyn FnMut(&str),
     ) -> Result<Ended<Swept>> {
         sweep::run(study, plan, on_batch)
     }

@@ -5,9 +5,14 @@
 //! `sieve sweep --shard` jobs merged by `merge`, a Python executor) is one
 //! more file here implementing the trait.
 
+mod cluster;
 mod in_process;
+pub mod job;
+mod slurm;
 
+pub use cluster::{Cluster, JobState, Phase, ShardRunner, Submission};
 pub use in_process::InProcess;
+pub use slurm::Slurm;
 
 use sieve_core::Result;
 
@@ -21,11 +26,13 @@ use crate::Study;
 /// the objective statistics are identical, byte for byte.
 pub trait SweepExecutor: Sync {
     /// Screens `plan`; `on_batch` sees the progress (checkpoints a resumed
-    /// run may continue from) and may stop it.
+    /// run may continue from) and may stop it; `note` hears what the user
+    /// should know as it goes (how shards sent elsewhere stand).
     fn screen(
         &self,
         study: &Study,
         plan: &SweepPlan<'_>,
         on_batch: &mut OnBatch<'_>,
+        note: &mut dyn FnMut(&str),
     ) -> Result<Ended<Swept>>;
 }

@@ -100,31 +100,42 @@ fn run(
     // cut its inputs short (an indicator written in Python skips its
     // calls once the run is stopping), so its scores are not trusted.
     let mut trusted: Option<Checkpoint> = plan.resume.clone();
-    let swept = opts.executor.screen(study, &plan, &mut |c| {
-        obs.progress(c.next - first);
-        if session.interrupted() {
-            if let Some(t) = &trusted {
-                write_checkpoint(&checkpoint_path, study.space().size(), t)?;
+    let obs = std::cell::RefCell::new(obs);
+    let swept = opts.executor.screen(
+        study,
+        &plan,
+        &mut |c| {
+            obs.borrow_mut().progress(c.next - first);
+            if session.interrupted() {
+                if let Some(t) = &trusted {
+                    write_checkpoint(&checkpoint_path, study.space().size(), t)?;
+                }
+                return Ok(ControlFlow::Break(Stop::Interrupted));
             }
-            return Ok(ControlFlow::Break(Stop::Interrupted));
-        }
-        let unfinished = c.next < end;
-        let stop = session.out_of_time().then_some(Stop::TimeBudget {
-            seconds: study.settings().time_budget_s,
-            during: Some(iteration),
-        });
-        if unfinished && (stop.is_some() || last_write.elapsed() >= opts.checkpoint_every) {
-            write_checkpoint(&checkpoint_path, study.space().size(), c)?;
-            last_write = Instant::now();
-        }
-        if let (Some(stop), true) = (stop, unfinished) {
-            return Ok(ControlFlow::Break(stop));
-        }
-        trusted = Some(c.clone());
-        Ok(ControlFlow::Continue(()))
-    });
+            let unfinished = c.next < end;
+            let stop = session.out_of_time().then_some(Stop::TimeBudget {
+                seconds: study.settings().time_budget_s,
+                during: Some(iteration),
+            });
+            if unfinished && (stop.is_some() || last_write.elapsed() >= opts.checkpoint_every) {
+                write_checkpoint(&checkpoint_path, study.space().size(), c)?;
+                last_write = Instant::now();
+            }
+            if let (Some(stop), true) = (stop, unfinished) {
+                return Ok(ControlFlow::Break(stop));
+            }
+            trusted = Some(c.clone());
+            Ok(ControlFlow::Continue(()))
+        },
+        &mut |message| obs.borrow_mut().note(message),
+    );
+    let obs = obs.into_inner();
     obs.finish();
-    let Swept { screen, meta } = match swept? {
+    let Swept {
+        screen,
+        meta,
+        placement,
+    } = match swept? {
         Ended::Done(swept) => swept,
         Ended::Stopped(stop) => return Ok(ControlFlow::Break(stop)),
     };
@@ -135,6 +146,7 @@ fn run(
         sharpe_stats: meta.sharpe_stats,
         sweep_s: meta.timings.screen_s,
         series,
+        placement,
     });
     let _ = std::fs::remove_file(&checkpoint_path);
     Ok(ControlFlow::Continue(()))
