@@ -781,7 +781,7 @@ def verify(data, config, candidates, top=None, threads=0, indicators=None):
     return _csv(out)
 
 
-def optimize(data, config, out, threads=0, progress=False, restart=False, indicators=None, search=None):
+def optimize(data, config, out, threads=0, progress=False, restart=False, indicators=None, search=None, executor=None):
     """Runs (or resumes) the optimize loop in the run folder ``out`` — the
     same files as ``sieve optimize --out``, report.html included — and
     returns ``best.json``'s content, with the robustness ``verdict`` sentence
@@ -795,11 +795,21 @@ def optimize(data, config, out, threads=0, progress=False, restart=False, indica
     ``progress`` and ``indicators`` as for :func:`sweep`; a resumed run
     assumes the same indicator functions (their code is not part of the
     run's identity). ``search`` sets ``[search]`` keys over the config's,
-    e.g. ``search={"method": "random", "evaluations": 10**6, "seed": 3}``."""
+    e.g. ``search={"method": "random", "evaluations": 10**6, "seed": 3}``.
+
+    ``executor``: any :class:`concurrent.futures.Executor` (a
+    ``ProcessPoolExecutor``, Dask's ``Client.get_executor()``, …) to screen
+    each iteration on, in ``executor.shards`` shards of the config (default
+    4) merged exactly: the result is the one of a run without it, byte for
+    byte. Each shard is a call of ``sieve._shard_job`` with the path of a
+    job file in ``out/cluster/`` — so ``out`` (and the data, kept there for
+    a DataFrame) must be readable where the executor runs it — and the
+    ``indicators`` dict, which must then pickle: functions defined at a
+    module's top level, not lambdas or closures."""
     with _Data(data) as d:
         text, verdict = _native.optimize(
             d.arg, _config(config, indicators), _search_overrides(search), os.fspath(out), _threads(threads),
-            _progress(progress), bool(restart)
+            _progress(progress), bool(restart), _shards(executor, indicators)
         )
     best = _numbers(json.loads(text))
     if verdict is not None:
@@ -810,20 +820,90 @@ def optimize(data, config, out, threads=0, progress=False, restart=False, indica
     return best
 
 
-def walkforward(data, config, out, threads=0, progress=False, restart=False, indicators=None):
+def walkforward(data, config, out, threads=0, progress=False, restart=False, indicators=None, executor=None):
     """Runs (or resumes) a walk-forward in the folder ``out`` — the same
     files as ``sieve walkforward --out``: a run folder per fold,
     ``walkforward.csv``, ``walkforward.json`` and ``report.html`` — and
     returns ``walkforward.json``'s content (the folds and the stitched
     out-of-sample result). The config needs a ``[walkforward]`` section
     (``train`` and ``test`` lengths). Ctrl-C stops at a checkpoint; calling
-    again resumes. ``progress``, ``restart`` and ``indicators`` as for
-    :func:`optimize`."""
+    again resumes. ``progress``, ``restart``, ``indicators`` and
+    ``executor`` as for :func:`optimize`."""
     with _Data(data) as d:
         text = _native.walkforward(
-            d.arg, _config(config, indicators), [], os.fspath(out), _threads(threads), _progress(progress), bool(restart)
+            d.arg,
+            _config(config, indicators),
+            [],
+            os.fspath(out),
+            _threads(threads),
+            _progress(progress),
+            bool(restart),
+            _shards(executor, indicators),
         )
     return _numbers(json.loads(text))
+
+
+def _shard_job(job, shard, indicators=None):
+    """One shard of a screen sent to an executor (``optimize(...,
+    executor=)``): screens it on every core there and writes its part beside
+    ``job``; returns the part's path."""
+    return _native.shard_job(job, shard, 0, _indicators(indicators))
+
+
+class _Shards:
+    """The optimize loop's view of a ``concurrent.futures.Executor``: the
+    native side calls ``submit``, ``active`` and ``failure``."""
+
+    def __init__(self, executor, indicators):
+        self._executor = executor
+        self._indicators = indicators
+        self._futures = {}
+        self._count = 0
+        self.kind = "python:%s" % type(executor).__name__
+
+    def submit(self, job, shards):
+        ids = []
+        for k in shards:
+            self._count += 1
+            id = "%d.%d" % (k, self._count)
+            self._futures[id] = self._executor.submit(_shard_job, job, k, self._indicators)
+            ids.append(id)
+        return ids
+
+    def active(self, ids):
+        """(id, running) of the calls not done."""
+        return [(i, bool(self._futures[i].running())) for i in ids if i in self._futures and not self._futures[i].done()]
+
+    def failure(self, id):
+        future = self._futures.get(id)
+        if future is None:
+            return "submitted by an earlier call, which has ended"
+        error = future.exception(timeout=0) if future.done() else None
+        if error is None:
+            return "the call ended without writing its part"
+        return "%s: %s" % (type(error).__name__, error)
+
+
+def _shards(executor, indicators):
+    """``executor=`` for the native side: None, or a :class:`_Shards`."""
+    if executor is None:
+        return None
+    if not callable(getattr(executor, "submit", None)):
+        raise TypeError(
+            "executor: expected a concurrent.futures.Executor (ProcessPoolExecutor, Dask's Client.get_executor(), ...), got %s"
+            % type(executor).__name__
+        )
+    if indicators is not None:
+        import pickle
+
+        try:
+            pickle.dumps(indicators)
+        except Exception as e:
+            raise TypeError(
+                "indicators: with executor=, each shard runs elsewhere and gets the indicators pickled; "
+                "define the functions at a module's top level (not lambdas or closures): %s" % e
+            ) from None
+    return _Shards(executor, indicators)
 
 
 class Report(str):

@@ -1,5 +1,6 @@
 """Type stubs of the sieve package (see the docstrings in __init__.py)."""
 
+import concurrent.futures
 import os
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -152,6 +153,7 @@ def optimize(
     restart: bool = False,
     indicators: Optional[Indicators] = None,
     search: Optional[Mapping[str, Union[str, int]]] = None,
+    executor: Optional[concurrent.futures.Executor] = None,
 ) -> Dict[str, Any]:
     """Runs or resumes the run folder `out`; best.json's content."""
 
@@ -163,6 +165,7 @@ def walkforward(
     progress: bool = False,
     restart: bool = False,
     indicators: Optional[Indicators] = None,
+    executor: Optional[concurrent.futures.Executor] = None,
 ) -> Dict[str, Any]:
     """Runs or resumes a walk-forward in `out`; walkforward.json's content."""
 

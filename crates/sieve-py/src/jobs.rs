@@ -181,17 +181,18 @@ pub fn sweep(
 
 /// How a run-folder job runs from Python: a checkpoint every 10 s, stopped
 /// by `stop` (Ctrl-C, or an indicator that failed).
-fn run_control(
+fn run_control<'a>(
     threads: usize,
     restart: bool,
-    stop: &std::sync::atomic::AtomicBool,
-) -> jobs::RunControl<'_> {
+    stop: &'a std::sync::atomic::AtomicBool,
+    runner: Option<&'a crate::shards::PyShards>,
+) -> jobs::RunControl<'a> {
     jobs::RunControl {
         threads,
         restart,
         checkpoint_every: Duration::from_secs(10),
         cancel: Some(stop),
-        runner: None,
+        runner: runner.map(|r| r as &dyn sieve_run::executor::ShardRunner),
     }
 }
 
@@ -246,7 +247,7 @@ fn keep_frames(
 /// folder, the stitched out-of-sample result and the report); returns
 /// `walkforward.json`'s text. Ctrl-C stops it at a checkpoint, resumable.
 #[pyfunction]
-#[pyo3(signature = (data, config, overrides, out, threads, progress, restart))]
+#[pyo3(signature = (data, config, overrides, out, threads, progress, restart, executor=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn walkforward(
     py: Python<'_>,
@@ -257,8 +258,13 @@ pub fn walkforward(
     threads: usize,
     progress: &Bound<'_, PyAny>,
     restart: bool,
+    executor: Option<Bound<'_, PyAny>>,
 ) -> Result<String, Failure> {
     crate::functions::not_in_a_callback("walkforward")?;
+    let runner = executor
+        .as_ref()
+        .map(crate::shards::PyShards::new)
+        .transpose()?;
     let shown = Shown::from_py(progress)?;
     let spec = ConfigSpec::from_py(&config)?;
     let (data, study) = study(py, data, &spec, overrides)?;
@@ -268,7 +274,7 @@ pub fn walkforward(
     let run = jobs::prepare_run(&study, &out, kind)?;
     let study = keep_frames(py, &data, study, &out, kind.marker(), restart)?;
     let outcome = interruptible(py, spec.stop(), |stop| -> Result<_, Error> {
-        let control = run_control(threads, restart, stop);
+        let control = run_control(threads, restart, stop, runner.as_ref());
         let mut observer = shown.reporter();
         jobs::walkforward(&study, &out, run.backend.as_ref(), &control, &mut observer)
     });
@@ -801,7 +807,7 @@ pub fn verify(
 /// `best.json`'s text and the robustness verdict. Ctrl-C stops it at a
 /// checkpoint, resumable.
 #[pyfunction]
-#[pyo3(signature = (data, config, overrides, out, threads, progress, restart))]
+#[pyo3(signature = (data, config, overrides, out, threads, progress, restart, executor=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn optimize(
     py: Python<'_>,
@@ -812,8 +818,13 @@ pub fn optimize(
     threads: usize,
     progress: &Bound<'_, PyAny>,
     restart: bool,
+    executor: Option<Bound<'_, PyAny>>,
 ) -> Result<(String, Option<String>), Failure> {
     crate::functions::not_in_a_callback("optimize")?;
+    let runner = executor
+        .as_ref()
+        .map(crate::shards::PyShards::new)
+        .transpose()?;
     let shown = Shown::from_py(progress)?;
     let spec = ConfigSpec::from_py(&config)?;
     let (data, study) = match spec.source {
@@ -834,7 +845,7 @@ pub fn optimize(
     let run = jobs::prepare_run(&study, &out, sieve_run::rundir::RunKind::Optimize)?;
     let study = keep_frames(py, &data, study, &out, "run.json", restart)?;
     let outcome = interruptible(py, spec.stop(), |stop| -> Result<_, Error> {
-        let control = run_control(threads, restart, stop);
+        let control = run_control(threads, restart, stop, runner.as_ref());
         let mut observer = shown.reporter();
         jobs::optimize(&study, &out, run.backend.as_ref(), &control, &mut observer)
     });

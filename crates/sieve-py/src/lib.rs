@@ -32,6 +32,7 @@ mod functions;
 mod jobs;
 mod progress;
 mod records;
+mod shards;
 
 // Named as `sieve.X`, where users import them (and pickle finds them).
 create_exception!(
@@ -543,5 +544,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(jobs::optimize, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::walkforward, m)?)?;
     m.add_function(wrap_pyfunction!(jobs::strategies, m)?)?;
+    m.add_function(wrap_pyfunction!(shards::shard_job, m)?)?;
     Ok(())
 }

@@ -218,6 +218,7 @@ impl<R: ShardRunner> SweepExecutor for Cluster<R> {
         // that shows the part late: it failed when seen so twice.
         let mut missing_once: BTreeSet<u64> = BTreeSet::new();
         let mut last_said = String::new();
+        let mut quiet: u32 = 0;
         let mut last_prefix = u64::MAX;
         let mut shown = Checkpoint {
             next: plan.batch.positions().start,
@@ -300,12 +301,19 @@ impl<R: ShardRunner> SweepExecutor for Cluster<R> {
                     false => format!(", {} submitted", start.len()),
                 }
             );
+            // Looks again soon after a change, then less and less often,
+            // up to every `poll_s`: quick shards are not kept waiting.
+            quiet = match said == last_said {
+                true => quiet.saturating_add(1),
+                false => 0,
+            };
             if said != last_said {
                 note(&said);
                 last_said = said;
             }
+            let wait = (0.05 * 2f64.powi(quiet.min(20) as i32)).min(self.settings.poll_s);
             // Waits, looking at the stop request meanwhile.
-            let until = Instant::now() + Duration::from_secs_f64(self.settings.poll_s);
+            let until = Instant::now() + Duration::from_secs_f64(wait);
             while Instant::now() < until {
                 if plan
                     .stop

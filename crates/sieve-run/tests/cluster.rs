@@ -1,0 +1,187 @@
+//! The optimize loop with its screens sent out as shard jobs (here: threads
+//! that run `sieve shard-job`'s code, one per shard) gives the run of one
+//! process byte for byte; a shard that fails is submitted again, up to
+//! `executor.retries`, then the run stops naming it.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use sieve_core::config::Config;
+use sieve_core::Result;
+use sieve_run::executor::job::{run_shard, JobDir};
+use sieve_run::executor::{JobState, Phase, ShardRunner};
+use sieve_run::inputs::{EXAMPLE_BARS, EXAMPLE_SEED};
+use sieve_run::jobs::{self, RunControl};
+use sieve_run::progress::ProgressObserver;
+use sieve_run::Study;
+
+/// Runs each shard on a thread of this process; the first attempt of each
+/// job's shards in `fails` ends without its part, as a job killed would.
+#[derive(Default)]
+struct Threads {
+    fails: HashSet<u64>,
+    running: Mutex<HashMap<String, JoinHandle<()>>>,
+    submitted: Mutex<Vec<(std::path::PathBuf, u64)>>,
+}
+
+impl ShardRunner for Threads {
+    fn kind(&self) -> &str {
+        "threads"
+    }
+
+    fn submit(&self, job: &JobDir, shards: &[u64]) -> Result<Vec<String>> {
+        let mut submitted = self.submitted.lock().unwrap();
+        let mut running = self.running.lock().unwrap();
+        let mut ids = Vec::new();
+        for &k in shards {
+            let first = !submitted.contains(&(job.dir.clone(), k));
+            submitted.push((job.dir.clone(), k));
+            let id = format!("{k}.{}", submitted.len());
+            let (path, fail) = (job.job_path(), first && self.fails.contains(&k));
+            running.insert(
+                id.clone(),
+                std::thread::spawn(move || {
+                    if !fail {
+                        run_shard(&path, k, 1, &Default::default(), None).unwrap();
+                    }
+                }),
+            );
+            ids.push(id);
+        }
+        Ok(ids)
+    }
+
+    fn active(&self, _: &JobDir, ids: &[String]) -> Result<HashMap<String, Phase>> {
+        let running = self.running.lock().unwrap();
+        Ok(ids
+            .iter()
+            .filter(|id| running.get(*id).is_some_and(|h| !h.is_finished()))
+            .map(|id| (id.clone(), Phase::Running))
+            .collect())
+    }
+
+    fn failure(&self, _: &JobDir, id: &str) -> String {
+        format!("thread {id} wrote nothing")
+    }
+}
+
+const GRID: &str = "[strategy]\nname = \"sma_cross\"\nconstraints = [\"fast < slow\"]\n[strategy.params]\nfast = { start = 2, stop = 80, step = 2 }\nslow = { start = 10, stop = 400, step = 10 }\n[score]\nscore_start = \"40%\"\nholdout_start = \"80%\"\n[sweep]\ntop = 60\n[verify]\ntop = 60\n[optimize]\niterations = 2\n[executor]\nshards = 3\npoll_s = 0.05\n";
+
+/// The study of `config` on the built-in series (what a shard job loads
+/// when the config names no data).
+fn study(config: &str) -> Study {
+    let config = Config::parse(config).unwrap();
+    let bars = sieve_core::data::synth(EXAMPLE_BARS, EXAMPLE_SEED);
+    Study::new(config, bars, "synthetic".into()).unwrap()
+}
+
+fn optimize(study: &Study, out: &Path, runner: Option<&dyn ShardRunner>) -> Result<()> {
+    let control = RunControl {
+        threads: 2,
+        restart: false,
+        checkpoint_every: Duration::from_secs(10),
+        cancel: None,
+        runner,
+    };
+    let backend = jobs::backend(study)?;
+    let mut quiet = ProgressObserver::new(false, false);
+    jobs::optimize(study, out, backend.as_ref(), &control, &mut quiet).map(|_| ())
+}
+
+/// best.json and every verified.csv of `a` equal `b`'s.
+fn assert_same_run(a: &Path, b: &Path) {
+    let read = |p: &Path| std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    assert_eq!(read(&a.join("best.json")), read(&b.join("best.json")));
+    let mut n = 0;
+    for entry in std::fs::read_dir(a).unwrap() {
+        let dir = entry.unwrap().path();
+        if dir.join("verified.csv").exists() {
+            let name = dir.file_name().unwrap();
+            assert_eq!(
+                read(&dir.join("verified.csv")),
+                read(&b.join(name).join("verified.csv")),
+                "{name:?}"
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 2, "{n} iteration(s): the loop was not tested");
+}
+
+/// Every job's submissions, shard by shard.
+fn submissions(out: &Path) -> Vec<HashMap<u64, usize>> {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(out.join("cluster")).unwrap() {
+        let path = entry.unwrap().path().join("job.json");
+        let state = JobState::load(&JobDir::open(&path).unwrap()).unwrap();
+        let mut n = HashMap::new();
+        for s in state.submissions {
+            *n.entry(s.shard).or_insert(0) += 1;
+        }
+        all.push(n);
+    }
+    all
+}
+
+#[test]
+fn shards_on_another_executor_give_the_local_run_and_a_failed_shard_is_retried() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (local, sent, retried) = (
+        tmp.path().join("local"),
+        tmp.path().join("sent"),
+        tmp.path().join("retried"),
+    );
+    let s = study(GRID);
+    optimize(&s, &local, None).unwrap();
+    optimize(&s, &sent, Some(&Threads::default())).unwrap();
+    assert_same_run(&local, &sent);
+    let jobs = submissions(&sent);
+    assert!(jobs.len() >= 2, "one job per iteration");
+    assert!(jobs
+        .iter()
+        .all(|j| j.len() == 3 && j.values().all(|&n| n == 1)));
+
+    // Shard 1's first attempt of every job writes nothing: submitted again.
+    let flaky = Threads {
+        fails: [1].into(),
+        ..Default::default()
+    };
+    optimize(&s, &retried, Some(&flaky)).unwrap();
+    assert_same_run(&local, &retried);
+    let jobs = submissions(&retried);
+    assert!(jobs.iter().all(|j| j[&1] == 2 && j[&0] == 1 && j[&2] == 1));
+}
+
+#[test]
+fn a_shard_that_keeps_failing_stops_the_run_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = study(&GRID.replace("shards = 3", "shards = 3\nretries = 0"));
+    let broken = Threads {
+        fails: [2].into(),
+        ..Default::default()
+    };
+    let e = optimize(&s, tmp.path(), Some(&broken))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("shard 2/3") && e.contains("failed 1 time") && e.contains("wrote nothing"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_search_sent_out_gives_the_local_search() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = GRID.replace(
+        "[optimize]\niterations = 2\n",
+        "[search]\nmethod = \"evolve\"\nbatch = 700\nevaluations = 1400\n",
+    );
+    let s = study(&config);
+    let (local, sent) = (tmp.path().join("local"), tmp.path().join("sent"));
+    optimize(&s, &local, None).unwrap();
+    optimize(&s, &sent, Some(&Threads::default())).unwrap();
+    assert_same_run(&local, &sent);
+}
