@@ -143,6 +143,16 @@ for it in run["iterations"]:
     if p:
         print(f"slurm-optimize-test: iteration {it['iteration']}: {p['shards']} shards, wall {p['wall_s']:.2f} s (longest queue {p['queued_s']:.2f} s, longest run {p['ran_s']:.2f} s), local screen {it['sweep_s']:.2f} s")
 PY
+# What Slurm alone takes for the same array (4 tasks that do nothing,
+# cpus-per-task 1): the part of each iteration's wall time that is the
+# queue, not sieve.
+for i in 1 2 3; do
+  t0=$(date +%s.%N)
+  id=$(sbatch --parsable --array=0-3 --cpus-per-task=1 --output=/dev/null --wrap true)
+  while squeue -h -r -j "$id" 2>/dev/null | grep -q .; do sleep 0.05; done
+  python3 -c "import sys; print('slurm-optimize-test: baseline: an array of 4 empty tasks took %.2f s (submit to gone from squeue)' % ($(date +%s.%N) - $t0))" >&2
+done
+
 run evolve-local local evolve.toml
 run evolve-slurm slurm evolve.toml
 same_run evolve-local evolve-slurm

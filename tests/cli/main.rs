@@ -1,6 +1,7 @@
 //! End-to-end tests of the `sieve` binary (one integration-test binary).
 
 mod backtest;
+mod cluster;
 mod columns;
 mod corpus;
 mod detail;

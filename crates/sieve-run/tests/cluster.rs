@@ -153,6 +153,8 @@ fn shards_on_another_executor_give_the_local_run_and_a_failed_shard_is_retried()
     assert_same_run(&local, &retried);
     let jobs = submissions(&retried);
     assert!(jobs.iter().all(|j| j[&1] == 2 && j[&0] == 1 && j[&2] == 1));
+    let report = std::fs::read_to_string(retried.join("report.html")).unwrap();
+    assert!(report.contains("(3 shards on threads, 1 resubmitted; queued"));
 }
 
 #[test]

@@ -633,7 +633,23 @@ pub(crate) fn push_history(html: &mut String, state: &RunState, exact: bool) -> 
                 None => s.combinations_evaluated.to_string(),
                 Some(n) => format!("{} ({n} indicator series)", s.combinations_evaluated),
             }),
-            sweep.map_or("-".into(), |s| format!("{:.2}", s.sweep_s)),
+            sweep.map_or("-".into(), |s| match &s.placement {
+                None => format!("{:.2}", s.sweep_s),
+                // Sent to a cluster: the wall time, where, and how long
+                // its shards queued and ran.
+                Some(p) => format!(
+                    "{:.2} ({} shards on {}{}; queued ≤ {:.1} s, ran ≤ {:.1} s)",
+                    p.wall_s,
+                    p.shards,
+                    esc(&p.executor),
+                    match p.submissions > p.shards {
+                        true => format!(", {} resubmitted", p.submissions - p.shards),
+                        false => String::new(),
+                    },
+                    p.queued_s,
+                    p.ran_s
+                ),
+            }),
             verify.map_or("-".into(), |v| v.candidates_verified.to_string()),
             verify.map_or("-".into(), |v| format!("{:.2}", v.verify_s)),
             score.map_or("-".into(), human),
