@@ -153,7 +153,7 @@ pub struct Joined {
 /// are its complete, distinct shards and that each CSV is the one its meta
 /// describes.
 pub fn join(mut metas: Vec<(PathBuf, SweepMeta)>, batch: &Batch) -> Result<Joined> {
-    check_parts(&metas, batch)?;
+    check_parts_of(&metas, batch)?;
     let first = metas[0].1.clone();
     metas.sort_by_key(|(_, m)| m.shard.index);
     let mut rows: Vec<SweepRow> = Vec::new();
@@ -355,7 +355,14 @@ impl Counts {
 /// Checks the metas of the parts (as read, possibly corrupt or tampered
 /// with): each a valid shard of its grid, all from one sweep (config, data,
 /// grid, top K, backend), none repeated or missing. Never panics.
-pub fn check_parts(metas: &[(PathBuf, SweepMeta)], batch: &Batch) -> Result<()> {
+pub fn check_parts(metas: &[(PathBuf, SweepMeta)]) -> Result<()> {
+    let grid = Batch::whole(metas.first().map_or(0, |(_, m)| m.grid_size));
+    check_parts_of(metas, &grid)
+}
+
+/// [`check_parts`] of the shards of `batch` (a search's list of indices,
+/// or the grid).
+fn check_parts_of(metas: &[(PathBuf, SweepMeta)], batch: &Batch) -> Result<()> {
     let Some((first_path, first)) = metas.first() else {
         return Err(Error::Invalid("merge needs at least one part".into()));
     };

@@ -538,6 +538,7 @@ mod tests {
             study: &Study,
             plan: &crate::sweep::SweepPlan<'_>,
             on_batch: &mut crate::sweep::OnBatch<'_>,
+            _note: &mut dyn FnMut(&str),
         ) -> Result<crate::outcome::Ended<crate::sweep::Swept>> {
             self.0.fetch_add(1, Ordering::Relaxed);
             crate::sweep::run(study, plan, on_batch)

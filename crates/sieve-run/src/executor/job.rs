@@ -270,7 +270,7 @@ fn sha256_hex(bytes: &[u8]) -> String {
 /// How many shards a screen of `batch` is split into: at most `wanted`,
 /// and no more than it has chunks (a shard's bounds fall between chunks).
 pub fn shards_for(batch: &Batch, wanted: u64) -> u64 {
-    wanted.min(batch.len().div_ceil(CHUNK as u64)).max(1)
+    wanted.min(batch.len().div_ceil(CHUNK)).max(1)
 }
 
 /// When a shard job started and ended (seconds since the Unix epoch), and
