@@ -85,7 +85,7 @@ pub struct KubeManifestArgs {
     /// The PersistentVolumeClaim mounted at --mount in every pod.
     #[arg(long, value_name = "NAME")]
     pub claim: String,
-    /// Where the volume is mounted; the parts go to MOUNT/parts/.
+    /// Where the volume is mounted; the parts go to MOUNT/NAME-part-K.csv.
     #[arg(long, value_name = "DIR", default_value = "/work")]
     pub mount: PathBuf,
     /// The Job's name.

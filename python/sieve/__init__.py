@@ -20,6 +20,7 @@ Long calls release the GIL; Ctrl-C stops a sweep or optimize between chunks
 
 from __future__ import annotations
 
+import concurrent.futures
 import io
 import html
 import json
@@ -852,20 +853,21 @@ def _shard_job(job, shard, indicators=None):
 
 class _Shards:
     """The optimize loop's view of a ``concurrent.futures.Executor``: the
-    native side calls ``submit``, ``active`` and ``failure``."""
+    native side calls ``submit``, ``active``, ``failure``, ``knows`` and
+    ``abandon``."""
 
     def __init__(self, executor, indicators):
         self._executor = executor
         self._indicators = indicators
         self._futures = {}
-        self._count = 0
+        # Ids of this call's submissions, unlike any an earlier call wrote.
+        self._tag = "%x%x" % (os.getpid(), id(self) & 0xFFFFFF)
         self.kind = "python:%s" % type(executor).__name__
 
     def submit(self, job, shards):
         ids = []
         for k in shards:
-            self._count += 1
-            id = "%d.%d" % (k, self._count)
+            id = "%d.%s.%d" % (k, self._tag, len(self._futures))
             self._futures[id] = self._executor.submit(_shard_job, job, k, self._indicators)
             ids.append(id)
         return ids
@@ -874,14 +876,22 @@ class _Shards:
         """(id, running) of the calls not done."""
         return [(i, bool(self._futures[i].running())) for i in ids if i in self._futures and not self._futures[i].done()]
 
+    def knows(self, id):
+        return id in self._futures
+
     def failure(self, id):
         future = self._futures.get(id)
         if future is None:
             return "submitted by an earlier call, which has ended"
-        error = future.exception(timeout=0) if future.done() else None
+        error = future.exception(timeout=0) if future.done() and not future.cancelled() else None
         if error is None:
             return "the call ended without writing its part"
         return "%s: %s" % (type(error).__name__, error)
+
+    def abandon(self):
+        """The run stopped: calls not started yet are cancelled."""
+        for future in self._futures.values():
+            future.cancel()
 
 
 def _shards(executor, indicators):
@@ -893,7 +903,8 @@ def _shards(executor, indicators):
             "executor: expected a concurrent.futures.Executor (ProcessPoolExecutor, Dask's Client.get_executor(), ...), got %s"
             % type(executor).__name__
         )
-    if indicators is not None:
+    # A thread pool shares this process: nothing is pickled.
+    if indicators is not None and not isinstance(executor, concurrent.futures.ThreadPoolExecutor):
         import pickle
 
         try:

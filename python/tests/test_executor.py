@@ -3,6 +3,7 @@ concurrent.futures.Executor in shards, merged exactly — the same files as
 the run of one process, byte for byte."""
 
 import concurrent.futures
+import multiprocessing
 import os
 import subprocess
 
@@ -39,6 +40,12 @@ def frame(tmp_path_factory):
     return pd.read_csv(path, parse_dates=["date"]).set_index("date")
 
 
+def pool():
+    """Processes started by a server, not forked from this multithreaded
+    one (what the README recommends)."""
+    return concurrent.futures.ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("forkserver"))
+
+
 def same_run(a, b):
     """best.json and every iteration's verified.csv of `a` equal `b`'s."""
     assert (a / "best.json").read_bytes() == (b / "best.json").read_bytes()
@@ -54,8 +61,8 @@ def same_run(a, b):
 
 def test_a_process_pool_gives_the_local_run(frame, tmp_path):
     local = sieve.optimize(frame, CONFIG, out=tmp_path / "local")
-    with concurrent.futures.ProcessPoolExecutor(2) as pool:
-        sent = sieve.optimize(frame, CONFIG, out=tmp_path / "pool", executor=pool)
+    with pool() as p:
+        sent = sieve.optimize(frame, CONFIG, out=tmp_path / "pool", executor=p)
     assert sent == local
     same_run(tmp_path / "local", tmp_path / "pool")
 
@@ -72,18 +79,22 @@ def test_a_dask_cluster_gives_the_local_run(frame, tmp_path):
 def test_a_walkforward_on_a_pool_gives_the_local_one(frame, tmp_path):
     config = dict(CONFIG, walkforward={"train": "1000", "test": "500"})
     local = sieve.walkforward(frame, config, out=tmp_path / "local")
-    with concurrent.futures.ProcessPoolExecutor(2) as pool:
-        sent = sieve.walkforward(frame, config, out=tmp_path / "pool", executor=pool)
+    with pool() as p:
+        sent = sieve.walkforward(frame, config, out=tmp_path / "pool", executor=p)
     assert sent == local
     assert (tmp_path / "local" / "walkforward.csv").read_bytes() == (tmp_path / "pool" / "walkforward.csv").read_bytes()
+    folds = sorted(f.name for f in (tmp_path / "local").glob("fold-*"))
+    assert len(folds) >= 2
+    for fold in folds:
+        assert (tmp_path / "local" / fold / "best.json").read_bytes() == (tmp_path / "pool" / fold / "best.json").read_bytes()
     assert (tmp_path / "pool" / "cluster").is_dir()
 
 
 def test_indicators_that_do_not_pickle_are_refused_before_anything_runs(frame, tmp_path):
     indicators = {"twice": (lambda close: close * 2, ["close"])}
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+    with pool() as p:
         with pytest.raises(TypeError, match="top level"):
-            sieve.optimize(frame, CONFIG, out=tmp_path / "x", executor=pool, indicators=indicators)
+            sieve.optimize(frame, CONFIG, out=tmp_path / "x", executor=p, indicators=indicators)
     assert not (tmp_path / "x").exists()
 
 

@@ -11,7 +11,7 @@ use sieve_run::jobs;
 use sieve_run::optimize::{self, Stop};
 use sieve_run::progress::ProgressObserver;
 use sieve_run::rundir::RunKind;
-use sieve_run::settings::Checked;
+use sieve_run::settings::{Checked, ExecutorKind};
 
 use crate::args::{Common, OptimizeArgs, RunFlags};
 use crate::output::{human, table};
@@ -32,17 +32,25 @@ pub(crate) fn config(common: &Common, run: &RunFlags) -> Result<Checked> {
         ),
         ("executor.shards", run.shards.map(|n| n.to_string())),
     ];
-    if common.config.is_some() {
-        return Ok(crate::inputs::load_config(common, &flags)?);
+    let checked = match common.config.is_some() {
+        true => crate::inputs::load_config(common, &flags)?,
+        false => {
+            let (config, note) = jobs::example_config(
+                common.data.is_some(),
+                common.strategy.as_deref(),
+                &common.options,
+                &crate::inputs::overrides(common, &flags),
+            )?;
+            eprintln!("no --config given: running the built-in example (examples/activation.toml; {note})");
+            Checked::new(config)?
+        }
+    };
+    if run.shards.is_some() && checked.settings.executor.kind == ExecutorKind::Local {
+        anyhow::bail!(
+            "--shards splits the screens sent to a cluster: give --executor slurm (or executor.kind = \"slurm\") with it"
+        );
     }
-    let (config, note) = jobs::example_config(
-        common.data.is_some(),
-        common.strategy.as_deref(),
-        &common.options,
-        &crate::inputs::overrides(common, &flags),
-    )?;
-    eprintln!("no --config given: running the built-in example (examples/activation.toml; {note})");
-    Ok(Checked::new(config)?)
+    Ok(checked)
 }
 
 pub fn run(a: OptimizeArgs) -> Result<()> {
@@ -225,5 +233,7 @@ pub(crate) fn control(run: &RunFlags) -> jobs::RunControl<'static> {
         checkpoint_every: Duration::from_secs_f64(run.checkpoint_every),
         cancel: Some(&crate::INTERRUPT),
         runner: None,
+        // Shard jobs run this very program.
+        shard_program: std::env::current_exe().ok(),
     }
 }

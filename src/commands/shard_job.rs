@@ -2,25 +2,17 @@
 //! `walkforward` sent to a cluster, written into the job's folder.
 
 use anyhow::{Context, Result};
+use sieve_run::shard::Shard;
 
 use crate::args::ShardJobArgs;
 
 pub fn run(a: ShardJobArgs) -> Result<()> {
     let env = |name: &str| std::env::var(name).ok();
-    // The task id itself: an array resubmitted for some shards only
-    // (`--array=1,3`) numbers its tasks by shard, not from its minimum.
     let shard = match a.shard {
         Some(k) => k,
-        None => {
-            let (name, value) = ["SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX"]
-                .iter()
-                .find_map(|n| env(n).map(|v| (*n, v)))
-                .context("which shard? give --shard K (or run it as a Slurm array task or a Kubernetes indexed pod)")?;
-            value
-                .trim()
-                .parse()
-                .with_context(|| format!("{name}={value} is not a shard number"))?
-        }
+        None => Shard::task_index(env)?.context(
+            "which shard? give --shard K (or run it as a Slurm array task or a Kubernetes indexed pod)",
+        )?,
     };
     let threads = match a.threads {
         0 => env("SLURM_CPUS_PER_TASK")

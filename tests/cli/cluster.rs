@@ -72,7 +72,6 @@ fn the_kubernetes_job_sweeps_shards_that_merge_to_the_unsharded_file() {
 
     // Each pod's command, its index put where Kubernetes puts it: the
     // parts merge to the unsharded sweep.
-    std::fs::create_dir(dir.path().join("parts")).unwrap();
     let args: Vec<String> = container["args"]
         .as_array()
         .unwrap()
@@ -91,7 +90,7 @@ fn the_kubernetes_job_sweeps_shards_that_merge_to_the_unsharded_file() {
     let parts: Vec<String> = (0..3)
         .map(|k| {
             dir.path()
-                .join(format!("parts/part-{k}.csv"))
+                .join(format!("sieve-sweep-part-{k}.csv"))
                 .to_str()
                 .unwrap()
                 .to_string()
@@ -153,4 +152,47 @@ fn a_shard_job_says_what_it_lacks() {
         "0",
     ]));
     assert!(err.contains("written by sieve 0.0.1"), "{err}");
+}
+
+#[test]
+fn cluster_flags_that_cannot_apply_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, CONFIG).unwrap();
+    let c = config.to_str().unwrap();
+    let run = dir.path().join("run");
+    let err = stderr(&run_err(&[
+        "optimize",
+        "--config",
+        c,
+        "--shards",
+        "3",
+        "--out",
+        run.to_str().unwrap(),
+    ]));
+    assert!(
+        err.contains("--shards") && err.contains("--executor slurm"),
+        "{err}"
+    );
+    assert!(!run.exists(), "a refused run wrote {}", run.display());
+    let kube = |extra: &[&str]| {
+        let mut args = vec![
+            "kube-manifest",
+            "--shards",
+            "2",
+            "--image",
+            "i",
+            "--claim",
+            "c",
+        ];
+        args.extend_from_slice(extra);
+        stderr(&run_err(&args))
+    };
+    let err = kube(&["--config", "relative.toml"]);
+    assert!(
+        err.contains("--config relative.toml") && err.contains("from /"),
+        "{err}"
+    );
+    let err = kube(&["--config", c, "--name", "Bad_Name"]);
+    assert!(err.contains("--name \"Bad_Name\""), "{err}");
 }

@@ -193,6 +193,7 @@ fn run_control<'a>(
         checkpoint_every: Duration::from_secs(10),
         cancel: Some(stop),
         runner: runner.map(|r| r as &dyn sieve_run::executor::ShardRunner),
+        shard_program: None,
     }
 }
 

@@ -49,6 +49,7 @@ impl ShardRunner for PyShards {
             s.call_method1(py, "submit", (job.job_path(), shards.to_vec()))?
                 .extract(py)
         })
+        .map_err(|e| Error::Invalid(format!("{e} (submitting shards of {})", job.dir.display())))
     }
 
     fn active(&self, _: &JobDir, ids: &[String]) -> sieve_core::Result<HashMap<String, Phase>> {
@@ -71,6 +72,16 @@ impl ShardRunner for PyShards {
     fn failure(&self, _: &JobDir, id: &str) -> String {
         self.call(|py, s| s.call_method1(py, "failure", (id,))?.extract(py))
             .unwrap_or_else(|e| e.to_string())
+    }
+
+    fn knows(&self, id: &str) -> bool {
+        self.call(|py, s| s.call_method1(py, "knows", (id,))?.extract(py))
+            .unwrap_or(false)
+    }
+
+    fn abandon(&self, _: &JobDir, _failed: bool) {
+        // Calls not started are cancelled; an error here changes nothing.
+        let _ = self.call(|py, s| s.call_method0(py, "abandon").map(|_| ()));
     }
 }
 

@@ -111,7 +111,7 @@ pub fn sweep(
 /// whether to discard a run of another config or data, how often a sweep
 /// in progress checkpoints, and the one cancel token (set it, from a signal
 /// handler or another thread, to stop at the next checkpoint).
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct RunControl<'a> {
     pub threads: usize,
     pub restart: bool,
@@ -120,6 +120,9 @@ pub struct RunControl<'a> {
     /// Where shards go when the front end sends them itself (the Python
     /// package's `executor=`); `None`: as `[executor]` says.
     pub runner: Option<&'a dyn ShardRunner>,
+    /// The `sieve` program a Slurm shard job runs (`sieve shard-job`): the
+    /// CLI's own; `None` where the front end is not that program.
+    pub shard_program: Option<std::path::PathBuf>,
 }
 
 /// The screening backend the study's config names (`sweep.backend`).
@@ -167,7 +170,17 @@ fn executor<'a>(
         (Some(runner), _) => Box::new(Cluster::new(runner, out, settings)),
         (None, ExecutorKind::Local) => Box::new(InProcess),
         (None, ExecutorKind::Slurm) => {
-            Box::new(Cluster::new(Slurm::new(settings.clone())?, out, settings))
+            let program = control.shard_program.clone().ok_or_else(|| {
+                Error::config(
+                    "executor.kind",
+                    "\"slurm\" runs each shard as `sieve shard-job`, so it is for the sieve command (on a login node); from Python, pass executor= (a Dask cluster, say) instead",
+                )
+            })?;
+            let slurm = Slurm {
+                settings: settings.clone(),
+                program,
+            };
+            Box::new(Cluster::new(slurm, out, settings))
         }
     })
 }

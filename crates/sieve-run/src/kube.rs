@@ -24,9 +24,11 @@ pub struct KubeSweep {
 }
 
 impl KubeSweep {
-    /// Where shard `k`'s part goes (`$(SHARD)` in the manifest).
+    /// Where shard `k`'s part goes (`$(SHARD)` in the manifest): straight
+    /// into the volume, named after the Job (no folder a pod would have to
+    /// create first).
     pub fn part(&self, k: &str) -> String {
-        format!("{}/parts/part-{k}.csv", self.mount.display())
+        format!("{}/{}-part-{k}.csv", self.mount.display(), self.name)
     }
 
     /// The arguments of the sieve in pod `k` (`$(SHARD)` in the manifest,
@@ -61,6 +63,33 @@ impl KubeSweep {
                 "shards, parallelism and cpus must be at least 1".into(),
             ));
         }
+        // A Job's name is a DNS label: lowercase letters, digits and '-'.
+        let label = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
+        let name_ok = !self.name.is_empty()
+            && self.name.len() <= 63
+            && self.name.chars().all(label)
+            && !self.name.starts_with('-')
+            && !self.name.ends_with('-');
+        if !name_ok {
+            return Err(Error::Invalid(format!(
+                "--name {:?}: a Job's name is up to 63 lowercase letters, digits and '-', not starting or ending with '-'",
+                self.name
+            )));
+        }
+        // The pods read these paths: relative ones would be read from the
+        // container's working folder.
+        for (flag, path) in [
+            ("--config", Some(&self.config)),
+            ("--data", self.data.as_ref()),
+            ("--mount", Some(&self.mount)),
+        ] {
+            if let Some(p) = path.filter(|p| !p.is_absolute()) {
+                return Err(Error::Invalid(format!(
+                    "{flag} {}: give the path as the pods see it, from / (e.g. under --mount)",
+                    p.display()
+                )));
+            }
+        }
         let volume = "sieve-work";
         Ok(json!({
             "apiVersion": "batch/v1",
@@ -70,7 +99,8 @@ impl KubeSweep {
                 "completionMode": "Indexed",
                 "completions": self.shards,
                 "parallelism": self.parallelism.unwrap_or(self.shards).min(self.shards),
-                // A shard that fails is run again, up to this many times per index.
+                // A shard that fails is run again, up to this many times
+                // per index (Kubernetes 1.29 and later).
                 "backoffLimitPerIndex": 2,
                 "template": {
                     "spec": {

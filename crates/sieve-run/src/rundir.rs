@@ -214,9 +214,12 @@ pub struct Placement {
     pub shards: u64,
     /// Shard jobs submitted (more than `shards` where some were retried).
     pub submissions: u64,
-    pub queued_s: f64,
-    pub ran_s: f64,
-    /// From the first look at the job to its parts joined.
+    /// The longest a shard waited in the queue (its job's start, on the
+    /// node's clock, less its submission, on the controller's).
+    pub longest_queue_s: f64,
+    /// The longest a shard job ran.
+    pub longest_run_s: f64,
+    /// From the first submission of the shards to their parts joined.
     pub wall_s: f64,
 }
 

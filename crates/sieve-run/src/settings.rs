@@ -276,13 +276,39 @@ impl RawExecutor {
             Some(s) if s.trim().is_empty() => Err(Error::config(key, "must not be empty")),
             v => Ok(v),
         };
+        let options = self.sbatch_options.unwrap_or_default();
+        // What sieve sets itself, to find its shards and their logs.
+        const OURS: [&str; 12] = [
+            "--array",
+            "-a",
+            "--output",
+            "-o",
+            "--job-name",
+            "-J",
+            "--chdir",
+            "-D",
+            "--wrap",
+            "--parsable",
+            "--clusters",
+            "-M",
+        ];
+        if let Some(o) = options.iter().find(|o| {
+            let flag = o.split('=').next().unwrap_or_default().trim();
+            OURS.contains(&flag)
+                || (flag.len() > 2 && OURS.contains(&&flag[..2]) && !flag.starts_with("--"))
+        }) {
+            return Err(Error::config(
+                "executor.sbatch_options",
+                format!("{o:?}: sieve sets the array, output, job name, folder and command of its shard jobs itself (it finds them by these)"),
+            ));
+        }
         Ok(ExecutorSettings {
             kind,
             shards,
             partition: blank("executor.partition", self.partition)?,
             time_limit: blank("executor.time_limit", self.time_limit)?,
             cpus_per_task: self.cpus_per_task,
-            sbatch_options: self.sbatch_options.unwrap_or_default(),
+            sbatch_options: options,
             retries: self.retries.unwrap_or(d.retries),
             poll_s,
         })
@@ -732,6 +758,14 @@ mod tests {
             ("[executor]\ncpus_per_task = 0\n", "executor.cpus_per_task"),
             ("[executor]\npartition = \" \"\n", "executor.partition"),
             ("[executor]\nnodes = 3\n", "nodes"),
+            (
+                "[executor]\nsbatch_options = [\"--array=0-9\"]\n",
+                "executor.sbatch_options",
+            ),
+            (
+                "[executor]\nsbatch_options = [\"-ologs/x\"]\n",
+                "executor.sbatch_options",
+            ),
         ] {
             let e = settings(text).unwrap_err().to_string();
             assert!(e.contains(key), "{text:?} gave {e}");

@@ -82,6 +82,23 @@ impl Shard {
         Ok(None)
     }
 
+    /// The task's own index where a job array runs it, as a shard job
+    /// reads it: `SLURM_ARRAY_TASK_ID` itself (an array resubmitted for
+    /// some shards, `--array=1,3`, numbers its tasks by shard, not from
+    /// its minimum), else `JOB_COMPLETION_INDEX`.
+    pub fn task_index(get: impl Fn(&str) -> Option<String>) -> Result<Option<u64>> {
+        for name in ["SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX"] {
+            if let Some(v) = get(name) {
+                return v.trim().parse().map(Some).map_err(|_| {
+                    Error::Invalid(format!(
+                        "environment variable {name}={v} is not a whole number"
+                    ))
+                });
+            }
+        }
+        Ok(None)
+    }
+
     /// This shard's slice of `0..size`: its bounds fall between the
     /// screen's chunks, whose statistics then merge exactly (on a batch
     /// of fewer than `count` chunks some shards are empty).

@@ -5,7 +5,8 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -23,6 +24,12 @@ use sieve_run::Study;
 #[derive(Default)]
 struct Threads {
     fails: HashSet<u64>,
+    /// Shards left queued for ever; once shard 0's part is there, `stop`
+    /// is set (on the second look after it: the loop has then shown the
+    /// screen up to shard 0's end).
+    hold: HashSet<u64>,
+    stop: Option<Arc<AtomicBool>>,
+    looks_after_part: AtomicU32,
     running: Mutex<HashMap<String, JoinHandle<()>>>,
     submitted: Mutex<Vec<(std::path::PathBuf, u64)>>,
 }
@@ -41,10 +48,13 @@ impl ShardRunner for Threads {
             submitted.push((job.dir.clone(), k));
             let id = format!("{k}.{}", submitted.len());
             let (path, fail) = (job.job_path(), first && self.fails.contains(&k));
+            let hold = self.hold.contains(&k);
             running.insert(
                 id.clone(),
                 std::thread::spawn(move || {
-                    if !fail {
+                    if hold {
+                        std::thread::sleep(Duration::from_secs(3600));
+                    } else if !fail {
                         run_shard(&path, k, 1, &Default::default(), None).unwrap();
                     }
                 }),
@@ -54,7 +64,13 @@ impl ShardRunner for Threads {
         Ok(ids)
     }
 
-    fn active(&self, _: &JobDir, ids: &[String]) -> Result<HashMap<String, Phase>> {
+    fn active(&self, job: &JobDir, ids: &[String]) -> Result<HashMap<String, Phase>> {
+        if let Some(stop) = &self.stop {
+            let part = job.dir.join("part-0.meta.json");
+            if part.exists() && self.looks_after_part.fetch_add(1, Ordering::Relaxed) >= 1 {
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
         let running = self.running.lock().unwrap();
         Ok(ids
             .iter()
@@ -65,6 +81,11 @@ impl ShardRunner for Threads {
 
     fn failure(&self, _: &JobDir, id: &str) -> String {
         format!("thread {id} wrote nothing")
+    }
+
+    /// Only its own submissions (an earlier runner's threads are gone).
+    fn knows(&self, id: &str) -> bool {
+        self.running.lock().unwrap().contains_key(id)
     }
 }
 
@@ -79,12 +100,23 @@ fn study(config: &str) -> Study {
 }
 
 fn optimize(study: &Study, out: &Path, runner: Option<&dyn ShardRunner>) -> Result<()> {
+    optimize_until(study, out, runner, None)
+}
+
+/// [`optimize`], stopping when `cancel` is set (checkpoints at every look).
+fn optimize_until(
+    study: &Study,
+    out: &Path,
+    runner: Option<&dyn ShardRunner>,
+    cancel: Option<&AtomicBool>,
+) -> Result<()> {
     let control = RunControl {
         threads: 2,
         restart: false,
-        checkpoint_every: Duration::from_secs(10),
-        cancel: None,
+        checkpoint_every: Duration::ZERO,
+        cancel,
         runner,
+        shard_program: None,
     };
     let backend = jobs::backend(study)?;
     let mut quiet = ProgressObserver::new(false, false);
@@ -186,4 +218,42 @@ fn a_search_sent_out_gives_the_local_search() {
     optimize(&s, &local, None).unwrap();
     optimize(&s, &sent, Some(&Threads::default())).unwrap();
     assert_same_run(&local, &sent);
+}
+
+/// A screen stopped while its shards were out continues where its first
+/// shards had got to — in this process, or with its shards sent again by
+/// another runner (which cannot follow the first one's, and submits them
+/// again without counting them as failed: `retries = 0` here) — and ends
+/// as the run of one process.
+#[test]
+fn a_screen_stopped_with_shards_out_continues_here_or_on_another_runner() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = study(&GRID.replace("shards = 3", "shards = 3\nretries = 0"));
+    let local = tmp.path().join("local");
+    optimize(&s, &local, None).unwrap();
+    for (name, continue_on) in [("here", None), ("elsewhere", Some(Threads::default()))] {
+        let out = tmp.path().join(name);
+        let stop = Arc::new(AtomicBool::new(false));
+        let held = Threads {
+            hold: [1, 2].into(),
+            stop: Some(stop.clone()),
+            ..Default::default()
+        };
+        optimize_until(&s, &out, Some(&held), Some(&stop)).unwrap();
+        assert!(stop.load(Ordering::Relaxed), "the run was not stopped");
+        // Stopped with shard 0 screened: the checkpoint is at its end.
+        let checkpoint: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(out.join("iter-001/sweep.checkpoint.json")).unwrap(),
+        )
+        .unwrap();
+        assert!(checkpoint["next"].as_u64().unwrap() > 0, "{checkpoint}");
+        optimize_until(
+            &s,
+            &out,
+            continue_on.as_ref().map(|r| r as &dyn ShardRunner),
+            None,
+        )
+        .unwrap();
+        assert_same_run(&local, &out);
+    }
 }

@@ -1471,8 +1471,9 @@ mod tests {
         assert!(local.changed_keys(&slurm.canonical_toml()).is_empty());
         let other =
             Config::parse("[executor]\nkind = \"slurm\"\n[backtest]\nfee = 0.01\n").unwrap();
+        let recorded = Config::parse("[backtest]\nfee = 0.02\n").unwrap();
         assert_eq!(
-            other.changed_keys(&slurm.canonical_toml()),
+            other.changed_keys(&recorded.canonical_toml()),
             ["backtest.fee"]
         );
     }

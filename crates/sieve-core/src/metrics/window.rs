@@ -10,7 +10,8 @@ use crate::engine::Trade;
 use crate::error::{Error, Result};
 use crate::key::{HOLDOUT_START, SCORE_START};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum WindowKind {
     Full,
     Score,

@@ -6,7 +6,7 @@
 //! start again, the record of every submission (`state.json`, so a
 //! controller run again finds the shards it sent), progress, and the join.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -50,6 +50,20 @@ pub trait ShardRunner: Send + Sync {
     /// What to say of the submission `id` of a shard that ended without
     /// writing its part (where its log is, or the error it raised).
     fn failure(&self, job: &JobDir, id: &str) -> String;
+
+    /// Whether `id` is a submission this runner can follow (a Python
+    /// executor cannot follow the calls of an earlier process: those are
+    /// submitted again, not counted as failed).
+    fn knows(&self, _id: &str) -> bool {
+        true
+    }
+
+    /// The screen stopped before its shards were done: interrupted or out
+    /// of time, or `failed` (a shard failed for good, the cluster's
+    /// commands kept failing). What to drop is the runner's: a Python
+    /// executor's calls not started; Slurm's queued shards only where the
+    /// run failed (else they go on, and a controller run again finds them).
+    fn abandon(&self, _job: &JobDir, _failed: bool) {}
 }
 
 impl<T: ShardRunner + ?Sized> ShardRunner for &T {
@@ -68,6 +82,14 @@ impl<T: ShardRunner + ?Sized> ShardRunner for &T {
     fn failure(&self, job: &JobDir, id: &str) -> String {
         (**self).failure(job, id)
     }
+
+    fn knows(&self, id: &str) -> bool {
+        (**self).knows(id)
+    }
+
+    fn abandon(&self, job: &JobDir, failed: bool) {
+        (**self).abandon(job, failed)
+    }
 }
 
 /// `state.json` of a job: every submission, oldest first.
@@ -82,6 +104,9 @@ pub struct Submission {
     pub id: String,
     /// Seconds since the Unix epoch.
     pub at: f64,
+    /// Seen to end without its part.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub failed: bool,
 }
 
 impl JobState {
@@ -110,8 +135,19 @@ impl JobState {
         out
     }
 
-    fn attempts(&self, shard: u64) -> usize {
-        self.submissions.iter().filter(|s| s.shard == shard).count()
+    /// Failures of `shard` among the submissions `ours` (this
+    /// controller's: a controller run again starts its count afresh).
+    fn failures(&self, shard: u64, ours: &HashSet<String>) -> usize {
+        self.submissions
+            .iter()
+            .filter(|s| s.shard == shard && s.failed && ours.contains(&s.id))
+            .count()
+    }
+
+    fn mark_failed(&mut self, id: &str) {
+        if let Some(s) = self.submissions.iter_mut().rev().find(|s| s.id == id) {
+            s.failed = true;
+        }
     }
 }
 
@@ -125,6 +161,9 @@ pub struct Cluster<R> {
 
 impl<R: ShardRunner> Cluster<R> {
     pub fn new(runner: R, run_folder: &Path, settings: ExecutorSettings) -> Self {
+        // Absolute: shard jobs run in their job's folder.
+        let run_folder =
+            std::path::absolute(run_folder).unwrap_or_else(|_| run_folder.to_path_buf());
         Cluster {
             runner,
             root: run_folder.join("cluster"),
@@ -134,11 +173,42 @@ impl<R: ShardRunner> Cluster<R> {
 }
 
 /// Which shards have written their part (its meta last: a part with its
-/// meta is complete).
+/// meta is complete). Read from a listing of the folder, which a shared
+/// file system revalidates, where a cached "no such file" may linger.
 fn done_shards(job: &JobDir) -> BTreeSet<u64> {
-    (0..job.job.shards)
-        .filter(|&k| files::meta_path(&job.part(k)).exists())
+    let Ok(entries) = std::fs::read_dir(&job.dir) else {
+        return BTreeSet::new();
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name();
+            let k = name
+                .to_str()?
+                .strip_prefix("part-")?
+                .strip_suffix(".meta.json")?;
+            k.parse::<u64>().ok()
+        })
+        .filter(|&k| k < job.job.shards)
         .collect()
+}
+
+/// A screen of nothing yet, from position `start`.
+fn nothing_from(start: u64) -> Checkpoint {
+    Checkpoint {
+        next: start,
+        top: Vec::new(),
+        stats: Default::default(),
+        sharpe: Default::default(),
+    }
+}
+
+fn scored(rows: &[crate::files::SweepRow]) -> impl Iterator<Item = Scored> + '_ {
+    rows.iter().map(|r| Scored {
+        index: r.grid_index,
+        score: r.score,
+        trades: r.trades,
+    })
 }
 
 fn read_parts(
@@ -159,12 +229,7 @@ fn read_parts(
 fn prefix_checkpoint(job: &JobDir, batch: &Batch, done: &BTreeSet<u64>) -> Result<Checkpoint> {
     let start = batch.positions().start;
     let n = (0..job.job.shards).take_while(|k| done.contains(k)).count() as u64;
-    let empty = Checkpoint {
-        next: start,
-        top: Vec::new(),
-        stats: Default::default(),
-        sharpe: Default::default(),
-    };
+    let empty = nothing_from(start);
     if n == 0 {
         return Ok(empty);
     }
@@ -173,11 +238,7 @@ fn prefix_checkpoint(job: &JobDir, batch: &Batch, done: &BTreeSet<u64>) -> Resul
     let (mut stats, mut sharpe): (Vec<NodeMeta>, Vec<NodeMeta>) = (Vec::new(), Vec::new());
     for (path, m) in &parts {
         let rows = merge::read_part(path, m, batch)?;
-        top.extend(rows.iter().map(|r| Scored {
-            index: r.grid_index,
-            score: r.score,
-            trades: r.trades,
-        }));
+        top.extend(scored(&rows));
         stats.extend(&m.objective_tree);
         sharpe.extend(&m.sharpe_tree);
     }
@@ -212,87 +273,190 @@ impl<R: ShardRunner> SweepExecutor for Cluster<R> {
         let began = Instant::now();
         let shards = shards_for(&plan.batch, self.settings.shards);
         let job = JobDir::create(&self.root, study, &plan.batch, plan.top, shards)?;
-        let mut state = JobState::load(&job)?;
-        let kind = self.runner.kind().to_string();
-        // A shard seen ended without its part once may be a file system
-        // that shows the part late: it failed when seen so twice.
-        let mut missing_once: BTreeSet<u64> = BTreeSet::new();
-        let mut last_said = String::new();
-        let mut quiet: u32 = 0;
-        let mut last_prefix = u64::MAX;
-        let mut shown = Checkpoint {
-            next: plan.batch.positions().start,
-            top: Vec::new(),
-            stats: Default::default(),
-            sharpe: Default::default(),
+        let waited = self.wait(&job, plan, on_batch, note);
+        match &waited {
+            Ok(ControlFlow::Continue(_)) => {}
+            Ok(ControlFlow::Break(_)) => self.runner.abandon(&job, false),
+            Err(_) => self.runner.abandon(&job, true),
+        }
+        let state = match waited? {
+            ControlFlow::Continue(state) => state,
+            ControlFlow::Break(stop) => return Ok(Ended::Stopped(stop)),
         };
+        let kind = self.runner.kind().to_string();
+        let parts = read_parts(&job, 0..shards)?;
+        let joined = merge::join(parts, &plan.batch)?;
+        let stats = joined.objective_tree.ok_or_else(|| {
+            Error::Invalid(format!(
+                "{}: the parts keep no statistics tree; were they written by another sieve?",
+                job.dir.display()
+            ))
+        })?;
+        let screen = Screen {
+            top: scored(&joined.rows).collect(),
+            stats,
+            sharpe: joined.sharpe_tree.unwrap_or_default(),
+        };
+        let mut meta = joined.meta;
+        meta.data = study.data_label().to_string();
+        let placement = placement(&job, &state, &kind, began.elapsed().as_secs_f64());
+        note(&format!(
+            "{kind}: {shards} shards done in {:.1} s ({} submission(s); longest queue {:.1} s, longest run {:.1} s)",
+            placement.wall_s, placement.submissions, placement.longest_queue_s, placement.longest_run_s
+        ));
+        Ok(Ended::Done(Swept {
+            screen,
+            meta,
+            placement: Some(placement),
+        }))
+    }
+}
+
+/// Consecutive errors of the cluster's commands (`squeue` timing out, a
+/// controller restarting) borne before the run stops.
+const CLUSTER_ERRORS: u32 = 5;
+
+impl<R: ShardRunner> Cluster<R> {
+    /// Submits what is missing and waits until every shard of `job` has
+    /// written its part; returns the submissions, or why it stopped.
+    fn wait(
+        &self,
+        job: &JobDir,
+        plan: &SweepPlan<'_>,
+        on_batch: &mut OnBatch<'_>,
+        note: &mut dyn FnMut(&str),
+    ) -> Result<ControlFlow<crate::outcome::Stop, JobState>> {
+        let shards = job.job.shards;
+        let mut state = JobState::load(job)?;
+        let kind = self.runner.kind().to_string();
+        // A shard seen ended without its part is failed only when it stays
+        // so this long: a shared file system may show a part late.
+        let grace = Duration::from_secs_f64((2.0 * self.settings.poll_s).max(2.0));
+        let mut missing_since: HashMap<u64, Instant> = HashMap::new();
+        let mut ours: HashSet<String> = HashSet::new();
+        // What the progress shows: where this screen was resumed from
+        // until the finished shards (0, 1, … without a gap) reach past it.
+        let mut shown = plan
+            .resume
+            .clone()
+            .unwrap_or_else(|| nothing_from(plan.batch.positions().start));
+        let (mut last_prefix, mut last_said, mut quiet, mut errors) =
+            (0u64, String::new(), 0u32, 0u32);
         loop {
             // Which have not ended, asked before looking for parts: a shard
             // that ends in between is then found done, never lost.
             let latest: Vec<String> = state.latest().values().map(|s| s.id.clone()).collect();
             let active = match latest.is_empty() {
-                true => HashMap::new(),
-                false => self.runner.active(&job, &latest)?,
+                true => Ok(HashMap::new()),
+                false => self.runner.active(job, &latest),
             };
-            let done = done_shards(&job);
+            let active = match active {
+                Ok(active) => active,
+                Err(e) => {
+                    errors += 1;
+                    if errors >= CLUSTER_ERRORS {
+                        return Err(e);
+                    }
+                    note(&format!("{kind}: {e} (trying again)"));
+                    self.pause(plan, quiet);
+                    continue;
+                }
+            };
+            let done = done_shards(job);
             if done.len() as u64 == shards {
-                break;
+                // The progress at its end.
+                let all = prefix_checkpoint(job, &plan.batch, &done)?;
+                if let ControlFlow::Break(stop) = on_batch(&all)? {
+                    return Ok(ControlFlow::Break(stop));
+                }
+                return Ok(ControlFlow::Continue(state));
             }
             let prefix = (0..shards).take_while(|k| done.contains(k)).count() as u64;
             if prefix != last_prefix {
-                shown = prefix_checkpoint(&job, &plan.batch, &done)?;
+                let c = prefix_checkpoint(job, &plan.batch, &done)?;
+                if c.next > shown.next {
+                    shown = c;
+                }
                 last_prefix = prefix;
             }
             if let ControlFlow::Break(stop) = on_batch(&shown)? {
-                return Ok(Ended::Stopped(stop));
+                return Ok(ControlFlow::Break(stop));
             }
-            let latest = state.latest();
+            let latest: BTreeMap<u64, Submission> = state
+                .latest()
+                .into_iter()
+                .map(|(k, s)| (k, s.clone()))
+                .collect();
             let mut start = Vec::new();
             for k in (0..shards).filter(|k| !done.contains(k)) {
-                match latest.get(&k) {
-                    Some(s) if active.contains_key(&s.id) => {
-                        missing_once.remove(&k);
-                    }
-                    Some(_) if !missing_once.contains(&k) => {
-                        missing_once.insert(k);
-                    }
-                    Some(s) => {
-                        if state.attempts(k) > self.settings.retries as usize {
-                            return Err(Error::Invalid(format!(
-                                "shard {k}/{shards} of {} failed {} time(s) ({kind} {}): {}; the run stops here (executor.retries = {}); run it again to go on",
-                                job.dir.display(),
-                                state.attempts(k),
-                                s.id,
-                                self.runner.failure(&job, &s.id),
-                                self.settings.retries
-                            )));
-                        }
-                        note(&format!(
-                            "shard {k}/{shards} ({kind} {}) ended without its part: submitted again ({})",
-                            s.id,
-                            self.runner.failure(&job, &s.id)
-                        ));
-                        missing_once.remove(&k);
-                        start.push(k);
-                    }
-                    None => start.push(k),
+                let Some(s) = latest.get(&k) else {
+                    start.push(k);
+                    continue;
+                };
+                if active.contains_key(&s.id) {
+                    missing_since.remove(&k);
+                    continue;
                 }
+                if !self.runner.knows(&s.id) {
+                    // Sent by an earlier controller, and not to be followed.
+                    start.push(k);
+                    continue;
+                }
+                let since = *missing_since.entry(k).or_insert_with(Instant::now);
+                if since.elapsed() < grace || s.failed {
+                    continue;
+                }
+                let (id, why) = (s.id.clone(), self.runner.failure(job, &s.id));
+                state.mark_failed(&id);
+                state.save(job)?;
+                missing_since.remove(&k);
+                let failures = state.failures(k, &ours);
+                if failures > self.settings.retries as usize {
+                    return Err(Error::Invalid(format!(
+                        "shard {k}/{shards} of {} failed {failures} time(s) ({kind} {id}): {why}; the run stops here (executor.retries = {}); when the cause is fixed, the same command goes on (each run of it retries afresh)",
+                        job.dir.display(),
+                        self.settings.retries
+                    )));
+                }
+                note(&format!(
+                    "shard {k}/{shards} ({kind} {id}) ended without its part: submitted again ({why})"
+                ));
+                start.push(k);
             }
             if !start.is_empty() {
-                let ids = self.runner.submit(&job, &start)?;
-                let at = unix_now();
-                state
-                    .submissions
-                    .extend(
-                        start
-                            .iter()
-                            .zip(ids)
-                            .map(|(&shard, id)| Submission { shard, id, at }),
-                    );
-                state.save(&job)?;
+                match self.runner.submit(job, &start) {
+                    Ok(ids) => {
+                        let at = unix_now();
+                        ours.extend(ids.iter().cloned());
+                        state
+                            .submissions
+                            .extend(start.iter().zip(ids).map(|(&shard, id)| Submission {
+                                shard,
+                                id,
+                                at,
+                                failed: false,
+                            }));
+                        state.save(job)?;
+                        errors = 0;
+                    }
+                    Err(e) => {
+                        errors += 1;
+                        if errors >= CLUSTER_ERRORS {
+                            return Err(e);
+                        }
+                        note(&format!("{kind}: {e} (trying again)"));
+                    }
+                }
             }
-            let queued = active.values().filter(|p| **p == Phase::Queued).count();
-            let running = active.values().filter(|p| **p == Phase::Running).count();
+            // Of the shards not done (one may end between the two looks).
+            let phase_of = |phase: Phase| {
+                (0..shards)
+                    .filter(|k| !done.contains(k))
+                    .filter_map(|k| latest.get(&k))
+                    .filter(|s| active.get(&s.id) == Some(&phase))
+                    .count()
+            };
+            let (queued, running) = (phase_of(Phase::Queued), phase_of(Phase::Running));
             let said = format!(
                 "{kind}: {} of {shards} shards done, {running} running, {queued} queued{}",
                 done.len(),
@@ -311,52 +475,24 @@ impl<R: ShardRunner> SweepExecutor for Cluster<R> {
                 note(&said);
                 last_said = said;
             }
-            let wait = (0.05 * 2f64.powi(quiet.min(20) as i32)).min(self.settings.poll_s);
-            // Waits, looking at the stop request meanwhile.
-            let until = Instant::now() + Duration::from_secs_f64(wait);
-            while Instant::now() < until {
-                if plan
-                    .stop
-                    .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
-                {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50).min(until - Instant::now()));
-            }
+            self.pause(plan, quiet);
         }
-        let parts = read_parts(&job, 0..shards)?;
-        let joined = merge::join(parts, &plan.batch)?;
-        let stats = joined.objective_tree.ok_or_else(|| {
-            Error::Invalid(format!(
-                "{}: the parts keep no statistics tree; were they written by another sieve?",
-                job.dir.display()
-            ))
-        })?;
-        let screen = Screen {
-            top: joined
-                .rows
-                .iter()
-                .map(|r| Scored {
-                    index: r.grid_index,
-                    score: r.score,
-                    trades: r.trades,
-                })
-                .collect(),
-            stats,
-            sharpe: joined.sharpe_tree.unwrap_or_default(),
-        };
-        let mut meta = joined.meta;
-        meta.data = study.data_label().to_string();
-        let placement = placement(&job, &state, &kind, began.elapsed().as_secs_f64());
-        note(&format!(
-            "{kind}: {shards} shards done in {:.1} s ({} submission(s); longest queue {:.1} s, longest run {:.1} s)",
-            placement.wall_s, placement.submissions, placement.queued_s, placement.ran_s
-        ));
-        Ok(Ended::Done(Swept {
-            screen,
-            meta,
-            placement: Some(placement),
-        }))
+    }
+
+    /// Waits before looking again (longer after `quiet` looks that saw no
+    /// change, up to `poll_s`), returning early on a stop request.
+    fn pause(&self, plan: &SweepPlan<'_>, quiet: u32) {
+        let wait = (0.05 * 2f64.powi(quiet.min(20) as i32)).min(self.settings.poll_s);
+        let until = Instant::now() + Duration::from_secs_f64(wait);
+        while Instant::now() < until {
+            if plan
+                .stop
+                .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
+            {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50).min(until - Instant::now()));
+        }
     }
 }
 
@@ -365,6 +501,13 @@ impl<R: ShardRunner> SweepExecutor for Cluster<R> {
 fn placement(job: &JobDir, state: &JobState, kind: &str, wall_s: f64) -> Placement {
     let latest = state.latest();
     let (mut queued_s, mut ran_s) = (0.0f64, 0.0f64);
+    // From the first submission of the shards that wrote the parts (an
+    // earlier controller's, where this one was run again).
+    let first = latest.values().map(|s| s.at).fold(f64::INFINITY, f64::min);
+    let wall_s = match first.is_finite() {
+        true => wall_s.max(unix_now() - first),
+        false => wall_s,
+    };
     for k in 0..job.job.shards {
         let Ok(t) = files::read_json::<ShardTimes>(&job.times(k)) else {
             continue;
@@ -378,8 +521,8 @@ fn placement(job: &JobDir, state: &JobState, kind: &str, wall_s: f64) -> Placeme
         executor: kind.to_string(),
         shards: job.job.shards,
         submissions: state.submissions.len() as u64,
-        queued_s: queued_s.max(0.0),
-        ran_s,
+        longest_queue_s: queued_s.max(0.0),
+        longest_run_s: ran_s,
         wall_s,
     }
 }

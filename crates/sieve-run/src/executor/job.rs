@@ -45,17 +45,19 @@ pub struct JobFile {
     pub grid_size: u64,
     /// A search's proposal: its grid indices in `indices.bin`.
     pub indices: Option<IndicesRecord>,
+    /// The positions of the batch screened (grid indices, or places in
+    /// the list of indices).
+    pub positions: (u64, u64),
     pub top: usize,
     pub shards: u64,
 }
 
-/// A list batch as the job keeps it: `indices.bin` (little-endian u64),
-/// its SHA-256, and the positions screened.
+/// A list batch as the job keeps it: `indices.bin` (little-endian u64)
+/// and its SHA-256.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IndicesRecord {
     pub len: u64,
     pub sha256: String,
-    pub positions: (u64, u64),
 }
 
 /// Bars `start..end` of each window.
@@ -64,36 +66,8 @@ pub struct WindowsRecord {
     pub full: (usize, usize),
     pub score: (usize, usize),
     pub holdout: Option<(usize, usize)>,
-    /// The screen window: "full" or "score".
-    pub screen: (WindowName, usize, usize),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum WindowName {
-    Full,
-    Score,
-    Holdout,
-}
-
-impl From<WindowKind> for WindowName {
-    fn from(k: WindowKind) -> Self {
-        match k {
-            WindowKind::Full => WindowName::Full,
-            WindowKind::Score => WindowName::Score,
-            WindowKind::Holdout => WindowName::Holdout,
-        }
-    }
-}
-
-impl From<WindowName> for WindowKind {
-    fn from(k: WindowName) -> Self {
-        match k {
-            WindowName::Full => WindowKind::Full,
-            WindowName::Score => WindowKind::Score,
-            WindowName::Holdout => WindowKind::Holdout,
-        }
-    }
+    /// The screen window (the full or the score window).
+    pub screen: (WindowKind, usize, usize),
 }
 
 impl WindowsRecord {
@@ -106,7 +80,7 @@ impl WindowsRecord {
             score: span(&w.score),
             holdout: w.holdout.as_ref().map(span),
             screen: (
-                scoring.screen.kind.into(),
+                scoring.screen.kind,
                 scoring.screen.start,
                 scoring.screen.end,
             ),
@@ -121,7 +95,7 @@ impl WindowsRecord {
             holdout: self.holdout.map(|h| window(WindowKind::Holdout, h)),
         };
         let (kind, start, end) = self.screen;
-        (windows, window(kind.into(), (start, end)))
+        (windows, window(kind, (start, end)))
     }
 }
 
@@ -150,16 +124,18 @@ impl JobDir {
             .map_err(|e| Error::Invalid(format!("the config as read does not parse: {e}")))?;
         table.remove("executor");
         let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-        let indices = match batch {
+        let list = match batch {
             Batch::Range(_) => None,
-            Batch::Indices(list, positions) => Some((list.clone(), positions.clone())),
+            Batch::Indices(list, _) => Some(list.clone()),
         };
-        let bytes: Option<Vec<u8>> = indices
+        let bytes: Option<Vec<u8>> = list
             .as_ref()
-            .map(|(list, _)| list.iter().flat_map(|i| i.to_le_bytes()).collect());
+            .map(|list| list.iter().flat_map(|i| i.to_le_bytes()).collect());
+        let positions = batch.positions();
         let job = JobFile {
             sieve_version: env!("CARGO_PKG_VERSION").to_string(),
-            config: toml::to_string(&table).unwrap_or_default(),
+            config: toml::to_string(&table)
+                .map_err(|e| Error::Invalid(format!("the config does not write back: {e}")))?,
             data: config.data.as_deref().map(absolute),
             detail: config.detail.as_deref().map(absolute),
             paths: config.paths.iter().map(|p| absolute(p)).collect(),
@@ -169,14 +145,14 @@ impl JobDir {
             windows: WindowsRecord::of(study),
             grid: sweep::grid_of(study),
             grid_size: study.space().size(),
-            indices: indices
+            indices: list
                 .as_ref()
                 .zip(bytes.as_ref())
-                .map(|((list, positions), bytes)| IndicesRecord {
+                .map(|(list, bytes)| IndicesRecord {
                     len: list.len() as u64,
                     sha256: sha256_hex(bytes),
-                    positions: (positions.start, positions.end),
                 }),
+            positions: (positions.start, positions.end),
             top,
             shards,
         };
@@ -185,7 +161,8 @@ impl JobDir {
         let mut named = job.clone();
         (named.config, named.data, named.detail, named.paths) =
             (String::new(), None, None, Vec::new());
-        let text = serde_json::to_string(&named).unwrap_or_default();
+        let text = serde_json::to_string(&named)
+            .map_err(|e| Error::Invalid(format!("the job does not write: {e}")))?;
         let name = &crate::study::hash_text(&text)[..16];
         let dir = root.join(name);
         files::create_folder(&dir)?;
@@ -235,12 +212,24 @@ impl JobDir {
 
     /// The batch the job screens.
     pub fn batch(&self) -> Result<Batch> {
-        let Some(r) = &self.job.indices else {
-            return Ok(Batch::whole(self.job.grid_size));
+        let job = &self.job;
+        let (start, end) = job.positions;
+        let bad = |message: String| Error::Data {
+            path: self.job_path(),
+            message,
+        };
+        let Some(r) = &job.indices else {
+            if start > end || end > job.grid_size {
+                return Err(bad(format!(
+                    "positions {start}..{end} of a grid of {}",
+                    job.grid_size
+                )));
+            }
+            return Ok(Batch::Range(start..end));
         };
         let path = self.dir.join("indices.bin");
         let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-        if sha256_hex(&bytes) != r.sha256 || bytes.len() as u64 != r.len * 8 {
+        if sha256_hex(&bytes) != r.sha256 || bytes.len() as u64 != r.len.saturating_mul(8) {
             return Err(Error::Data {
                 path,
                 message: "not the list of indices job.json describes (another SHA-256)".into(),
@@ -250,12 +239,18 @@ impl JobDir {
             .chunks_exact(8)
             .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
             .collect();
-        let (start, end) = r.positions;
+        // What a list batch holds: sorted, without repeats, in the grid.
+        let sorted = list.windows(2).all(|w| w[0] < w[1]);
+        if !sorted || list.last().is_some_and(|&i| i >= job.grid_size) {
+            return Err(bad(
+                "indices.bin is not sorted grid indices of the job's grid".into(),
+            ));
+        }
         if start > end || end > r.len {
-            return Err(Error::Data {
-                path: self.job_path(),
-                message: format!("positions {start}..{end} of a list of {}", r.len),
-            });
+            return Err(bad(format!(
+                "positions {start}..{end} of a list of {}",
+                r.len
+            )));
         }
         Ok(Batch::Indices(list.into(), start..end))
     }

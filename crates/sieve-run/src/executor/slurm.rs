@@ -20,12 +20,6 @@ pub struct Slurm {
 }
 
 impl Slurm {
-    pub fn new(settings: ExecutorSettings) -> Result<Slurm> {
-        let program = std::env::current_exe()
-            .map_err(|e| Error::Invalid(format!("cannot tell where this sieve is: {e}")))?;
-        Ok(Slurm { settings, program })
-    }
-
     /// The name every task of a job's arrays carries: how `squeue` finds
     /// them, whatever their ids.
     fn job_name(job: &JobDir) -> String {
@@ -82,7 +76,16 @@ pub fn array_spec(shards: &[u64]) -> String {
 
 /// A path as one shell word.
 fn quote(p: &Path) -> String {
-    format!("'{}'", p.display().to_string().replace('\'', r"'\''"))
+    shell_word(&p.display().to_string())
+}
+
+/// `s` as one shell word (quoted where it needs to be).
+fn shell_word(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,%@+".contains(c);
+    match !s.is_empty() && s.chars().all(plain) {
+        true => s.to_string(),
+        false => format!("'{}'", s.replace('\'', r"'\''")),
+    }
 }
 
 /// Runs a Slurm command, its missing or failing a clear error.
@@ -98,7 +101,10 @@ fn slurm(program: &str, args: &[String]) -> Result<String> {
     if !out.status.success() {
         return Err(Error::Invalid(format!(
             "`{program} {}` failed ({}): {}",
-            args.join(" "),
+            args.iter()
+                .map(|a| shell_word(a))
+                .collect::<Vec<_>>()
+                .join(" "),
             out.status,
             String::from_utf8_lossy(&out.stderr).trim()
         )));
@@ -160,6 +166,15 @@ impl ShardRunner for Slurm {
         Ok(active)
     }
 
+    fn abandon(&self, job: &JobDir, failed: bool) {
+        // A run that failed leaves nothing queued behind it; one stopped
+        // (a signal, a time budget) leaves its shards to finish, for the
+        // same command to find.
+        if failed {
+            let _ = slurm("scancel", &[format!("--name={}", Slurm::job_name(job))]);
+        }
+    }
+
     fn failure(&self, job: &JobDir, id: &str) -> String {
         let log = job.dir.join(format!("slurm-{id}.log"));
         let tail = std::fs::read_to_string(&log)
@@ -190,5 +205,10 @@ mod tests {
     #[test]
     fn a_path_is_one_shell_word() {
         assert_eq!(quote(Path::new("/a b/it's")), r"'/a b/it'\''s'");
+        assert_eq!(quote(Path::new("/work/run/job.json")), "/work/run/job.json");
+        assert_eq!(
+            shell_word("--wrap=/bin/sieve shard-job"),
+            "'--wrap=/bin/sieve shard-job'"
+        );
     }
 }

@@ -646,8 +646,8 @@ pub(crate) fn push_history(html: &mut String, state: &RunState, exact: bool) -> 
                         true => format!(", {} resubmitted", p.submissions - p.shards),
                         false => String::new(),
                     },
-                    p.queued_s,
-                    p.ran_s
+                    p.longest_queue_s,
+                    p.longest_run_s
                 ),
             }),
             verify.map_or("-".into(), |v| v.candidates_verified.to_string()),
