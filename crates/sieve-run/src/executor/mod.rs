@@ -1,9 +1,10 @@
 //! Where an iteration's screen runs: the [`SweepExecutor`] seam. The
 //! optimize loop's sweep stage hands every screen to one and never calls
-//! [`crate::sweep::run`] itself. [`InProcess`] screens here, on the plan's backend
-//! and threads; an executor that sends shards elsewhere (a Slurm array of
-//! `sieve sweep --shard` jobs merged by `merge`, a Python executor) is one
-//! more file here implementing the trait.
+//! [`crate::sweep::run`] itself. [`InProcess`] screens here, on the plan's
+//! backend and threads; [`Cluster`] splits it into shard jobs
+//! (`sieve shard-job`, [`job::run_shard`]) that a [`ShardRunner`] starts
+//! elsewhere — a Slurm array ([`Slurm`]), a Python executor — and joins
+//! their parts exactly.
 
 mod cluster;
 mod in_process;
