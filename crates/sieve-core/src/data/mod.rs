@@ -13,6 +13,7 @@ mod options;
 mod parquet;
 mod synth;
 mod time;
+pub mod timeframe;
 mod validate;
 mod write;
 
