@@ -12,10 +12,12 @@
 //! the higher bar's end and which comes after every base bar of it.
 //!
 //! Days start at midnight, or at `day_start` (a session that starts the
-//! day before, e.g. 17:00), on the local clock; intraday bins are counted
-//! from each day's start (a timeframe must divide a day); weeks start on
-//! `week_start`; with `session_end`, a day ends at that local time (a
-//! stock's 16:00), so its last bar sees the day's value.
+//! day before, e.g. 17:00), on the local clock; intraday bins (a length
+//! that divides a day) are that much elapsed time from the first bar's day
+//! start, as pandas' `resample(…, origin="start_day")` counts them (across
+//! a clock change they keep their length and shift on the local clock);
+//! weeks start on `week_start`; with `session_end`, a day ends at that
+//! local time (a stock's 16:00), so its last bar sees the day's value.
 
 use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, TimeZone, Weekday};
 use chrono_tz::Tz;
@@ -140,10 +142,8 @@ impl Calendar {
     }
 
     /// The trading day a local time belongs to (days start at `day_start`).
-    fn day_of(&self, local: NaiveDateTime) -> (NaiveDate, u32) {
-        let shifted = local - Duration::minutes(i64::from(self.day_start));
-        let minute = shifted.time().signed_duration_since(chrono::NaiveTime::MIN);
-        (shifted.date(), minute.num_minutes() as u32)
+    fn day_of(&self, local: NaiveDateTime) -> NaiveDate {
+        (local - Duration::minutes(i64::from(self.day_start))).date()
     }
 
     fn at(&self, day: NaiveDate, minutes: u32) -> NaiveDateTime {
@@ -160,18 +160,25 @@ impl Calendar {
         }
     }
 
+    /// Where intraday bins are counted from for bars starting at `first`
+    /// (ms): the start of its day, as pandas' `origin="start_day"`.
+    pub fn origin(&self, first: i64) -> Option<i64> {
+        let day = self.day_of(self.local(first)?);
+        Some(self.utc(self.at(day, 0)))
+    }
+
     /// The bucket of the base bar opening at `ms`: its start and end (ms).
-    pub fn bucket(&self, ms: i64, tf: Timeframe) -> Option<(i64, i64)> {
-        let (day, minute) = self.day_of(self.local(ms)?);
+    /// Intraday bins are `n` minutes of elapsed time from `origin` (see
+    /// [`Calendar::origin`]), so across a clock change they keep their
+    /// length and shift on the local clock, as pandas' are; days, weeks and
+    /// months follow the local calendar.
+    pub fn bucket(&self, ms: i64, tf: Timeframe, origin: i64) -> Option<(i64, i64)> {
+        let day = self.day_of(self.local(ms)?);
         let (start, end) = match tf {
             Timeframe::Minutes(n) => {
-                let from = minute / n * n;
-                let start = self.at(day, from);
-                let end = match from + n >= MINUTES_PER_DAY {
-                    true => self.day_end(day),
-                    false => self.at(day, from + n),
-                };
-                (start, end)
+                let n = i64::from(n) * 60_000;
+                let start = origin + (ms - origin).div_euclid(n) * n;
+                return Some((start, start + n));
             }
             Timeframe::Day => (self.at(day, 0), self.day_end(day)),
             Timeframe::Week => {
@@ -214,14 +221,19 @@ pub fn resample(bars: &Bars, tf: Timeframe, calendar: &Calendar, length: i64) ->
         detail: None,
     };
     let (mut end, mut last) = (Vec::new(), Vec::new());
+    let origin = bars
+        .time
+        .first()
+        .and_then(|&t| calendar.origin(t))
+        .unwrap_or(0);
     // The latest close so far: higher bars ending by then are complete.
     let mut closed = i64::MIN;
     for i in 0..bars.len() {
-        let Some(mut bucket) = calendar.bucket(bars.time[i], tf) else {
+        let Some(mut bucket) = calendar.bucket(bars.time[i], tf, origin) else {
             continue;
         };
         while bucket.1 <= closed {
-            match calendar.bucket(bucket.1, tf) {
+            match calendar.bucket(bucket.1, tf, origin) {
                 Some(next) if next.0 > bucket.0 => bucket = next,
                 _ => break,
             }
@@ -409,8 +421,10 @@ mod tests {
     }
 
     /// Hourly bars across New York's spring-forward (2024-03-10, 02:00 →
-    /// 03:00): 4-hour bins on the local clock start at 00, 04, 08 …; the
-    /// day that lost an hour still ends at the next local midnight.
+    /// 03:00): 4-hour bins are 4 hours of elapsed time from the first day's
+    /// local midnight (as pandas' `resample("4h", origin="start_day")`:
+    /// 00:00 EST, then 05:00, 09:00 … EDT); the day that lost an hour still
+    /// ends at the next local midnight.
     #[test]
     fn bins_follow_the_local_clock_across_a_clock_change() {
         let ny: Tz = "America/New_York".parse().unwrap();
@@ -421,13 +435,12 @@ mod tests {
         // Local midnight of 10 March is 05:00 UTC (EST, −5).
         let t: Vec<i64> = (0..30).map(|h| ms("2024-03-10 05:00") + h * HOUR).collect();
         let r = resample(&bars(t.clone()), Timeframe::Minutes(240), &cal, HOUR);
-        // The first bin (00:00–04:00 local) holds 3 hours only (02:00
-        // never happened); it ends at 04:00 EDT = 08:00 UTC.
+        // The first bin holds local 00, 01, 03 and 04 (02:00 never
+        // happened) and ends 4 hours after it began: 05:00 EDT.
         assert_eq!(r.bars.time[0], ms("2024-03-10 05:00"));
-        assert_eq!(r.end[0], ms("2024-03-10 08:00"));
-        assert_eq!(r.last[0], 2);
-        // Then 04:00 EDT = 08:00 UTC, every 4 hours.
-        assert_eq!(r.bars.time[1], ms("2024-03-10 08:00"));
+        assert_eq!(r.end[0], ms("2024-03-10 09:00"));
+        assert_eq!(r.last[0], 3);
+        assert_eq!(r.bars.time[1], ms("2024-03-10 09:00"));
         let d = resample(&bars(t), Timeframe::Day, &cal, HOUR);
         assert_eq!(d.end[0], ms("2024-03-11 04:00"), "local midnight in EDT");
         assert_eq!(d.last[0], 22, "a day of 23 hours");
