@@ -3,18 +3,8 @@
 //! the unsharded file), and the clear errors of the Slurm executor and of
 //! `sieve shard-job`.
 
+use crate::sweep::CONFIG;
 use crate::{run_err, run_ok, sieve, stderr};
-
-const CONFIG: &str = r#"
-[strategy]
-name = "sma_cross"
-constraints = ["fast < slow"]
-[strategy.params]
-fast = { start = 2, stop = 60, step = 1 }
-slow = { start = 10, stop = 300, step = 5 }
-[score]
-score_start = "2019-01-01"
-"#;
 
 #[test]
 fn the_kubernetes_job_sweeps_shards_that_merge_to_the_unsharded_file() {

@@ -7,7 +7,8 @@ use std::path::Path;
 
 use crate::{run_err, run_ok, sieve, stderr};
 
-const CONFIG: &str = r#"
+/// A grid with a constraint (also the cluster tests').
+pub(crate) const CONFIG: &str = r#"
 [strategy]
 name = "sma_cross"
 constraints = ["fast < slow"]

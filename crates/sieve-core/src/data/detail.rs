@@ -7,6 +7,8 @@
 //! where the next bar is more than 1.5 typical spacings away (a weekend, a
 //! holiday, missing bars), one typical spacing after its own open.
 
+use super::time::typical_spacing;
+
 /// The times and prices of bars that detail is mapped with
 /// ([`crate::data::Bars::prices`]).
 #[derive(Debug, Clone, Copy)]
@@ -175,21 +177,6 @@ impl Detail {
 
 fn close_to(a: f64, b: f64) -> bool {
     (a - b).abs() <= SPAN_TOLERANCE * b.abs().max(1e-300)
-}
-
-/// The most common spacing of `time` (ms; 1 with fewer than two bars).
-fn typical_spacing(time: &[i64]) -> i64 {
-    let mut gaps: Vec<i64> = time.windows(2).map(|w| w[1] - w[0]).collect();
-    gaps.sort_unstable();
-    let (mut best, mut best_count, mut k) = (1, 0, 0);
-    while k < gaps.len() {
-        let run = gaps[k..].partition_point(|&g| g == gaps[k]);
-        if run > best_count {
-            (best, best_count) = (gaps[k], run);
-        }
-        k += run;
-    }
-    best
 }
 
 /// A spacing in words ("1 minute", "4 hours").

@@ -161,6 +161,21 @@ fn iso_fast(b: &[u8]) -> Option<i64> {
     Some(t.and_utc().timestamp_millis())
 }
 
+/// The most common spacing of `time` (ms; 1 with fewer than two bars).
+pub(crate) fn typical_spacing(time: &[i64]) -> i64 {
+    let mut gaps: Vec<i64> = time.windows(2).map(|w| w[1] - w[0]).collect();
+    gaps.sort_unstable();
+    let (mut best, mut best_count, mut k) = (1, 0, 0);
+    while k < gaps.len() {
+        let run = gaps[k..].partition_point(|&g| g == gaps[k]);
+        if run > best_count {
+            (best, best_count) = (gaps[k], run);
+        }
+        k += run;
+    }
+    best
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

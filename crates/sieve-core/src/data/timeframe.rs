@@ -22,6 +22,7 @@
 use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, TimeZone, Weekday};
 use chrono_tz::Tz;
 
+use super::time::typical_spacing;
 use super::Bars;
 
 /// A higher bar's length.
@@ -271,20 +272,7 @@ pub fn resample(bars: &Bars, tf: Timeframe, calendar: &Calendar, length: i64) ->
 
 /// The length of the bars: `given` (ms), else their most common spacing.
 pub fn bar_length(time: &[i64], given: Option<i64>) -> i64 {
-    if let Some(ms) = given {
-        return ms;
-    }
-    let mut gaps: Vec<i64> = time.windows(2).map(|w| w[1] - w[0]).collect();
-    gaps.sort_unstable();
-    let (mut best, mut best_count, mut k) = (0, 0, 0);
-    while k < gaps.len() {
-        let run = gaps[k..].partition_point(|&g| g == gaps[k]);
-        if run > best_count {
-            (best, best_count) = (gaps[k], run);
-        }
-        k += run;
-    }
-    best
+    given.unwrap_or_else(|| typical_spacing(time))
 }
 
 /// For each base bar (opening at `time`, `length` ms long, as `higher`

@@ -224,36 +224,55 @@ fn read_parts(
 }
 
 /// The screen up to the end of the first shards that are done (0, 1, …
-/// without a gap): their top K together and their statistics' trees
+/// without a gap): their top K together and their statistics' nodes
 /// appended — a checkpoint a screen in this process may continue from.
-fn prefix_checkpoint(job: &JobDir, batch: &Batch, done: &BTreeSet<u64>) -> Result<Checkpoint> {
-    let start = batch.positions().start;
-    let n = (0..job.job.shards).take_while(|k| done.contains(k)).count() as u64;
-    let empty = nothing_from(start);
-    if n == 0 {
-        return Ok(empty);
+/// Grown part by part as shards finish (each part read once).
+#[derive(Default)]
+struct Prefix {
+    /// Shards `0..shards` are in.
+    shards: u64,
+    top: Vec<Scored>,
+    stats: Vec<NodeMeta>,
+    sharpe: Vec<NodeMeta>,
+}
+
+impl Prefix {
+    /// Takes in the shards done that follow the prefix; whether it grew.
+    fn extend(&mut self, job: &JobDir, batch: &Batch, done: &BTreeSet<u64>) -> Result<bool> {
+        let from = self.shards;
+        while done.contains(&self.shards) {
+            self.shards += 1;
+        }
+        for (path, m) in read_parts(job, from..self.shards)? {
+            let rows = merge::read_part(&path, &m, batch)?;
+            self.top.extend(scored(&rows));
+            self.stats.extend(&m.objective_tree);
+            self.sharpe.extend(&m.sharpe_tree);
+        }
+        self.top.sort_by(Scored::rank_cmp);
+        self.top.truncate(job.job.top);
+        Ok(self.shards > from)
     }
-    let parts = read_parts(job, 0..n)?;
-    let mut top: Vec<Scored> = Vec::new();
-    let (mut stats, mut sharpe): (Vec<NodeMeta>, Vec<NodeMeta>) = (Vec::new(), Vec::new());
-    for (path, m) in &parts {
-        let rows = merge::read_part(path, m, batch)?;
-        top.extend(scored(&rows));
-        stats.extend(&m.objective_tree);
-        sharpe.extend(&m.sharpe_tree);
+
+    /// The checkpoint at the prefix's end (`None`: nothing in it, or parts
+    /// whose statistics do not join).
+    fn checkpoint(&self, job: &JobDir, batch: &Batch) -> Result<Option<Checkpoint>> {
+        let Some(last) = self.shards.checked_sub(1) else {
+            return Ok(None);
+        };
+        let (Some(stats), Some(sharpe)) =
+            (files::tree_of(&self.stats), files::tree_of(&self.sharpe))
+        else {
+            return Ok(None);
+        };
+        let end = Shard::new(last, job.job.shards)?.range(batch.len()).end;
+        Ok(Some(Checkpoint {
+            next: batch.positions().start + end,
+            top: self.top.clone(),
+            stats,
+            sharpe,
+        }))
     }
-    top.sort_by(Scored::rank_cmp);
-    top.truncate(job.job.top);
-    let (Some(stats), Some(sharpe)) = (files::tree_of(&stats), files::tree_of(&sharpe)) else {
-        return Ok(empty);
-    };
-    let end = Shard::new(n - 1, job.job.shards)?.range(batch.len()).end;
-    Ok(Checkpoint {
-        next: start + end,
-        top,
-        stats,
-        sharpe,
-    })
 }
 
 impl<R: ShardRunner> SweepExecutor for Cluster<R> {
@@ -297,6 +316,16 @@ impl<R: ShardRunner> SweepExecutor for Cluster<R> {
             stats,
             sharpe: joined.sharpe_tree.unwrap_or_default(),
         };
+        // The progress at its end: the joined screen is its checkpoint.
+        let end = Checkpoint {
+            next: plan.batch.positions().end,
+            top: screen.top.clone(),
+            stats: screen.stats.clone(),
+            sharpe: screen.sharpe.clone(),
+        };
+        if let ControlFlow::Break(stop) = on_batch(&end)? {
+            return Ok(Ended::Stopped(stop));
+        }
         let mut meta = joined.meta;
         meta.data = study.data_label().to_string();
         let placement = placement(&job, &state, &kind, began.elapsed().as_secs_f64());
@@ -340,8 +369,8 @@ impl<R: ShardRunner> Cluster<R> {
             .resume
             .clone()
             .unwrap_or_else(|| nothing_from(plan.batch.positions().start));
-        let (mut last_prefix, mut last_said, mut quiet, mut errors) =
-            (0u64, String::new(), 0u32, 0u32);
+        let mut prefix = Prefix::default();
+        let (mut last_said, mut quiet, mut errors) = (String::new(), 0u32, 0u32);
         loop {
             // Which have not ended, asked before looking for parts: a shard
             // that ends in between is then found done, never lost.
@@ -364,20 +393,14 @@ impl<R: ShardRunner> Cluster<R> {
             };
             let done = done_shards(job);
             if done.len() as u64 == shards {
-                // The progress at its end.
-                let all = prefix_checkpoint(job, &plan.batch, &done)?;
-                if let ControlFlow::Break(stop) = on_batch(&all)? {
-                    return Ok(ControlFlow::Break(stop));
-                }
                 return Ok(ControlFlow::Continue(state));
             }
-            let prefix = (0..shards).take_while(|k| done.contains(k)).count() as u64;
-            if prefix != last_prefix {
-                let c = prefix_checkpoint(job, &plan.batch, &done)?;
-                if c.next > shown.next {
-                    shown = c;
+            if prefix.extend(job, &plan.batch, &done)? {
+                if let Some(c) = prefix.checkpoint(job, &plan.batch)? {
+                    if c.next > shown.next {
+                        shown = c;
+                    }
                 }
-                last_prefix = prefix;
             }
             if let ControlFlow::Break(stop) = on_batch(&shown)? {
                 return Ok(ControlFlow::Break(stop));
