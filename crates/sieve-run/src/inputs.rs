@@ -38,6 +38,44 @@ pub fn load_data_with(
     label: Option<&Path>,
     options: &LoadOptions,
 ) -> Result<Data> {
+    let mut data = load_instruments(config, label, options)?;
+    let informative = load_informative(config, options)?;
+    if !informative.is_empty() {
+        for (_, bars) in &mut data.instruments {
+            bars.frames = Some(std::sync::Arc::new(data::Frames {
+                informative: informative.clone(),
+                ..data::Frames::default()
+            }));
+        }
+    }
+    Ok(data)
+}
+
+/// `data.informative`'s instruments, each file read whole (every column:
+/// a rule may read any inside `informative(…)`), prices as they are.
+pub fn load_informative(config: &Config, options: &LoadOptions) -> Result<Vec<data::Informative>> {
+    let mut out = Vec::new();
+    for (name, path) in &config.informative {
+        let options = LoadOptions {
+            extra: None,
+            columns: None,
+            adjust: options.adjust,
+        };
+        let loaded = data::load(path, &options)?;
+        out.push(data::Informative {
+            name: name.clone(),
+            bars: std::sync::Arc::new(loaded.bars),
+        });
+    }
+    Ok(out)
+}
+
+/// The instruments' bars of [`load_data_with`].
+fn load_instruments(
+    config: &mut Config,
+    label: Option<&Path>,
+    options: &LoadOptions,
+) -> Result<Data> {
     let mut notices = Vec::new();
     if !config.paths.is_empty() {
         let files = instrument_files(config)?;

@@ -4,7 +4,7 @@
 
 use sha2::{Digest, Sha256};
 use sieve_core::config::Config;
-use sieve_core::data::Bars;
+use sieve_core::data::{Bars, Frames, Informative};
 use sieve_core::evaluate::{Evaluator, Scoring, Shares};
 use sieve_core::format::{float, short};
 
@@ -84,12 +84,20 @@ impl Study {
         let Checked { config, settings } = checked;
         let strategy = config.strategy()?;
         let space = config.space(&*strategy)?;
-        // The rules read the calendar in `data.timezone`.
+        // The rules read the calendar in `data.timezone`, and higher
+        // timeframes on `[data]`'s days and the bars' length.
+        let mut informative = None;
         let data = data
             .into_iter()
             .map(|(name, bars)| {
-                let timezone = config.timezone;
-                (name, Bars { timezone, ..bars })
+                let informative = informative.get_or_insert_with(|| {
+                    let given = bars.frames.as_ref().map(|f| f.informative.clone());
+                    attach_informative(&config, given.unwrap_or_default())
+                });
+                (
+                    name,
+                    on_calendar(&config, bars, config.frames.bar, informative.clone()),
+                )
             })
             .collect();
         let mut data: Vec<(String, Bars)> = data;
@@ -316,6 +324,39 @@ impl Study {
     }
 }
 
+/// `bars` on `config`'s calendar (`data.timezone` and the frames' keys),
+/// `given` long (else their most common spacing, found once), reading
+/// `informative`.
+fn on_calendar(
+    config: &Config,
+    bars: Bars,
+    given: Option<i64>,
+    informative: Vec<Informative>,
+) -> Bars {
+    let bar = sieve_core::data::timeframe::bar_length(&bars.time, given);
+    Bars {
+        timezone: config.timezone,
+        frames: Some(Arc::new(Frames {
+            bar: Some(bar),
+            informative,
+            ..config.frames.clone()
+        })),
+        ..bars
+    }
+}
+
+/// The informative instruments on `config`'s calendar (their own length:
+/// `data.bar` is the traded bars').
+fn attach_informative(config: &Config, given: Vec<Informative>) -> Vec<Informative> {
+    given
+        .into_iter()
+        .map(|i| Informative {
+            bars: Arc::new(on_calendar(config, (*i.bars).clone(), None, Vec::new())),
+            name: i.name,
+        })
+        .collect()
+}
+
 pub fn data_hash(bars: &Bars) -> String {
     let mut h = Blocks::default();
     bars.time.iter().for_each(|t| h.value(t.to_le_bytes()));
@@ -340,6 +381,15 @@ pub fn data_hash(bars: &Bars) -> String {
     if let Some(detail) = &bars.detail {
         h.bytes(b"detail\0");
         detail.hashed(|v| h.value(v));
+    }
+    // The informative instruments' bars (`data.informative`), by name;
+    // none leaves the hash as it was.
+    let informative = bars.frames.as_ref().map(|f| &f.informative[..]);
+    for i in informative.unwrap_or_default() {
+        h.bytes(b"informative\0");
+        h.bytes(i.name.as_bytes());
+        h.bytes(&[0]);
+        h.bytes(data_hash(&i.bars).as_bytes());
     }
     hex(h.finish().as_ref())
 }

@@ -181,6 +181,35 @@ impl sieve_core::rules::ExternalFunction for Wave {
     }
 }
 
+/// Hourly entries under a daily trend and a 4-hour RSI, exits when
+/// another instrument (half-hourly bars) falls under its average.
+const FRAME_RULES: &str = r#"name = "frames"
+entry = "cross_above(sma(close, fast), sma(close, slow)) and close > tf(\"1d\", sma(close, n)) and tf(\"4h\", rsi(close, 14) < 70)"
+exit = "cross_below(sma(close, fast), sma(close, slow)) or informative(\"lead\", close < sma(close, m))""#;
+const FRAME_GRID: &str = "fast = { values = [3, 8] }\nslow = { values = [20, 40] }\nn = { values = [3, 5] }\nm = { values = [10, 30] }";
+
+/// 2,500 hourly bars from December 2018 (the score window starts in
+/// January) reading `lead`: 3,000 half-hourly bars of another series.
+fn hourly_with_informative() -> Vec<(String, Bars)> {
+    use sieve_core::data::{Frames, Informative};
+    let start = 1_543_622_400_000; // 2018-12-01 00:00 UTC
+    let spaced = |mut b: Bars, step: i64| {
+        b.time = (0..b.len() as i64).map(|i| start + i * step).collect();
+        b
+    };
+    let lead = spaced(synth(3000, 5), 1_800_000);
+    let mut bars = spaced(synth(2500, 11), 3_600_000);
+    bars.frames = Some(std::sync::Arc::new(Frames {
+        bar: Some(3_600_000),
+        informative: vec![Informative {
+            name: "lead".into(),
+            bars: std::sync::Arc::new(lead),
+        }],
+        ..Frames::default()
+    }));
+    vec![(String::new(), bars)]
+}
+
 fn rule_cases() -> Vec<Case> {
     let wave =
         sieve_core::rules::ExternalFunctions(vec![std::sync::Arc::new(Wave(vec!["f".into()]))]);
@@ -216,6 +245,9 @@ fn rule_cases() -> Vec<Case> {
             "objective = \"total_return\"\nmin_trades = 0",
             with_signal(),
         ),
+        // Higher timeframes and another instrument's bars: shared
+        // columns per setting of the parameters read inside.
+        case_on(FRAME_RULES, FRAME_GRID, "objective = \"total_return\"\nmin_trades = 0", hourly_with_informative()),
         // A function defined outside sieve: a shared column per setting,
         // uploaded like a built-in's (its setting real-valued).
         case_with(

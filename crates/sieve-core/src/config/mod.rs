@@ -3,6 +3,7 @@
 //! then a raw serde struct that rejects unknown keys, then a checked
 //! [`Config`] whose every value is valid. Errors name the key.
 
+mod frames;
 mod grid;
 
 use std::path::{Path, PathBuf};
@@ -49,6 +50,13 @@ pub struct Config {
     pub paths: Vec<PathBuf>,
     /// `data.names`: the instruments' names (default: the file stems).
     pub names: Option<Vec<String>>,
+    /// `data.bar`, `data.week_start`, `data.day_start`,
+    /// `data.session_end`: how higher timeframes fall on the bars (no
+    /// informative bars: the loader reads those).
+    pub frames: crate::data::Frames,
+    /// `data.informative`: other instruments' files by name (sorted),
+    /// resolved against the config file's folder.
+    pub informative: Vec<(String, PathBuf)>,
     pub strategy: String,
     /// The compiled rule strategy, when `[strategy]` has rules.
     pub rules: Option<Arc<RuleStrategy>>,
@@ -125,6 +133,11 @@ struct RawData {
     adjust: Option<bool>,
     columns: Option<Vec<String>>,
     timezone: Option<String>,
+    bar: Option<String>,
+    week_start: Option<String>,
+    day_start: Option<String>,
+    session_end: Option<String>,
+    informative: Option<std::collections::BTreeMap<String, PathBuf>>,
 }
 
 /// `data.paths`: a list of files or patterns, or one pattern.
@@ -550,6 +563,7 @@ impl Config {
             None => strategy_section(&raw.strategy, strategy_table, functions, b.max_leverage)?,
         };
         let timezone = timezone(&raw.data)?;
+        let (frames, informative) = frames::frames(&raw.data, &resolve)?;
         let fill = match b.fill {
             Some(RawFill::Close) => Fill::Close,
             _ => Fill::NextOpen,
@@ -612,6 +626,8 @@ impl Config {
             detail,
             paths,
             names: raw.data.names,
+            frames,
+            informative,
             strategy: strategy.name,
             rules: strategy.rules,
             managed_builtin: strategy.managed_builtin,
@@ -718,6 +734,8 @@ impl Config {
             data.remove("detail");
             data.remove("paths");
             data.remove("columns");
+            // The data hash covers the informative instruments' bars.
+            data.remove("informative");
         }
         // Of `[search]`, what decides the proposals, written the same
         // whether its defaults are spelled out or not (the grid: nothing;

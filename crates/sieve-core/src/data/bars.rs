@@ -3,6 +3,7 @@
 
 use crate::data::detail::{Detail, Prices};
 use crate::data::time::MS_PER_DAY;
+use chrono::Weekday;
 
 /// Columnar price bars: one `Vec` per field, times in unix milliseconds (UTC),
 /// strictly increasing. Loaded once and shared read-only by every worker.
@@ -27,6 +28,10 @@ pub struct Bars {
     /// `data.detail`: finer bars under these, walked where a bar's order
     /// of fills is ambiguous.
     pub detail: Option<std::sync::Arc<Detail>>,
+    /// How higher timeframes fall on these bars and the other
+    /// instruments' bars rules read (`tf(…)`, `informative(…)`); `None`:
+    /// the defaults and no informative series.
+    pub frames: Option<std::sync::Arc<Frames>>,
 }
 
 /// A column of the data beyond time, prices and volume.
@@ -39,6 +44,52 @@ pub struct ExtraColumn {
     /// Why the column cannot be read as numbers (text in a cell, a type
     /// that is not numeric); an error only if a rule reads it.
     pub problem: Option<String>,
+}
+
+/// What the rules' higher timeframes and other instruments' series read
+/// beside the bars themselves (`[data]`'s `bar`, `week_start`,
+/// `day_start`, `session_end` and `informative`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frames {
+    /// The first day of a week.
+    pub week_start: Weekday,
+    /// Minutes after local midnight at which a day starts.
+    pub day_start: u32,
+    /// Minutes after local midnight at which a day's session ends.
+    pub session_end: Option<u32>,
+    /// The bars' length (ms): `data.bar`, else their most common spacing,
+    /// found once when the data is read.
+    pub bar: Option<i64>,
+    /// `data.informative`: other instruments' bars, by name.
+    pub informative: Vec<Informative>,
+}
+
+impl Default for Frames {
+    fn default() -> Self {
+        Frames {
+            week_start: Weekday::Mon,
+            day_start: 0,
+            session_end: None,
+            bar: None,
+            informative: Vec::new(),
+        }
+    }
+}
+
+/// One of `data.informative`'s instruments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Informative {
+    /// The name rules read it by: `informative("btc", close)`.
+    pub name: String,
+    /// Its bars (their own `frames` give their length).
+    pub bars: std::sync::Arc<Bars>,
+}
+
+impl Frames {
+    /// The informative instrument `name`.
+    pub fn informative(&self, name: &str) -> Option<&Informative> {
+        self.informative.iter().find(|i| i.name == name)
+    }
 }
 
 impl Bars {
@@ -148,6 +199,7 @@ mod tests {
                 extra: Vec::new(),
                 unread: Vec::new(),
                 detail: None,
+                frames: None,
             };
             let all = || {
                 [&bars.open, &bars.high, &bars.low, &bars.close]

@@ -17,7 +17,7 @@ pub mod timeframe;
 mod validate;
 mod write;
 
-pub use bars::{Bars, ExtraColumn};
+pub use bars::{Bars, ExtraColumn, Frames, Informative};
 pub use columnar::parse_batch;
 pub use columns::{column_role, TIME_NAMES};
 pub use csv::{parse_csv, parse_csv_with};

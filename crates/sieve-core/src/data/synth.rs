@@ -37,6 +37,7 @@ pub fn synth(n: usize, seed: u64) -> Bars {
         extra: Vec::new(),
         unread: Vec::new(),
         detail: None,
+        frames: None,
     };
     let mut regime = 2usize;
     let mut prev_close = 100.0_f64;
@@ -82,6 +83,7 @@ pub fn coarsen(fine: &Bars, k: usize) -> Bars {
         extra: Vec::new(),
         unread: Vec::new(),
         detail: None,
+        frames: None,
     }
 }
 

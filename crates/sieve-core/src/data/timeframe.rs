@@ -105,6 +105,23 @@ impl Default for Calendar {
     }
 }
 
+/// The calendar `bars` fall on: their zone and their frames' days.
+pub fn calendar_of(bars: &Bars) -> Calendar {
+    let f = bars.frames.as_deref();
+    Calendar {
+        zone: bars.timezone,
+        week_start: f.map_or(Weekday::Mon, |f| f.week_start),
+        day_start: f.map_or(0, |f| f.day_start),
+        session_end: f.and_then(|f| f.session_end),
+    }
+}
+
+/// The length of `bars` (ms): their frames' `bar`, else their most common
+/// spacing.
+pub fn length_of(bars: &Bars) -> i64 {
+    bar_length(&bars.time, bars.frames.as_ref().and_then(|f| f.bar))
+}
+
 /// Base bars resampled to a higher timeframe.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resampled {
@@ -155,9 +172,19 @@ impl Calendar {
     /// When the session of `day` ends (its next day's start without
     /// `session_end`).
     fn day_end(&self, day: NaiveDate) -> NaiveDateTime {
+        let next = self.at(day + Duration::days(1), 0);
         match self.session_end {
-            Some(end) => day.and_time(chrono::NaiveTime::MIN) + Duration::minutes(i64::from(end)),
-            None => self.at(day + Duration::days(1), 0),
+            // The first such time after the day's start (a session
+            // starting 17:00 the evening before ends on the next date).
+            Some(end) => {
+                let mut t =
+                    day.and_time(chrono::NaiveTime::MIN) + Duration::minutes(i64::from(end));
+                while t <= self.at(day, 0) {
+                    t += Duration::days(1);
+                }
+                t.min(next)
+            }
+            None => next,
         }
     }
 
@@ -200,14 +227,26 @@ impl Calendar {
         };
         Some((self.utc(start), self.utc(end)))
     }
+
+    /// The bucket after `bucket` (a session's end is not the next day's
+    /// start: the next bucket starts on the next day).
+    fn following(&self, bucket: (i64, i64), tf: Timeframe, origin: i64) -> Option<(i64, i64)> {
+        let next = self.bucket(bucket.1, tf, origin)?;
+        if next.0 > bucket.0 {
+            return Some(next);
+        }
+        let day = self.day_of(self.local(bucket.1)?) + Duration::days(1);
+        let next = self.bucket(self.utc(self.at(day, 0)), tf, origin)?;
+        (next.0 > bucket.0).then_some(next)
+    }
 }
 
 /// `bars` (each `length` ms long) resampled to `tf` on `calendar`'s clock.
 /// A higher bar is complete once a base bar has closed at or after its
 /// end; a base bar that opens in it after that (bars closer together than
-/// `length`) counts in the next one, so that what a base bar sees never
-/// depends on a later bar. Bars whose time is out of the calendar's range
-/// (never in loaded data) are left out.
+/// `length`, or a bar after a session's end) counts in the next one, so
+/// that what a base bar sees never depends on a later bar. Bars whose time
+/// is out of the calendar's range (never in loaded data) are left out.
 pub fn resample(bars: &Bars, tf: Timeframe, calendar: &Calendar, length: i64) -> Resampled {
     let mut out = Bars {
         time: Vec::new(),
@@ -220,6 +259,7 @@ pub fn resample(bars: &Bars, tf: Timeframe, calendar: &Calendar, length: i64) ->
         extra: Vec::new(),
         unread: Vec::new(),
         detail: None,
+        frames: None,
     };
     let (mut end, mut last) = (Vec::new(), Vec::new());
     let origin = bars
@@ -229,17 +269,27 @@ pub fn resample(bars: &Bars, tf: Timeframe, calendar: &Calendar, length: i64) ->
         .unwrap_or(0);
     // The latest close so far: higher bars ending by then are complete.
     let mut closed = i64::MIN;
+    // The last bucket found on the calendar: the bars in it need no
+    // clock arithmetic (days, weeks and months cost one lookup each).
+    let mut known: Option<(i64, i64)> = None;
     for i in 0..bars.len() {
-        let Some(mut bucket) = calendar.bucket(bars.time[i], tf, origin) else {
-            continue;
+        let ms = bars.time[i];
+        let natural = match known.filter(|&(a, b)| a <= ms && ms < b) {
+            Some(b) => b,
+            None => match calendar.bucket(ms, tf, origin) {
+                Some(b) => b,
+                None => continue,
+            },
         };
-        while bucket.1 <= closed {
-            match calendar.bucket(bucket.1, tf, origin) {
-                Some(next) if next.0 > bucket.0 => bucket = next,
-                _ => break,
+        known = Some(natural);
+        let mut bucket = natural;
+        while bucket.1 <= closed.max(ms) {
+            match calendar.following(bucket, tf, origin) {
+                Some(next) => bucket = next,
+                None => break,
             }
         }
-        closed = closed.max(bars.time[i].saturating_add(length));
+        closed = closed.max(ms.saturating_add(length));
         let (start, stop) = bucket;
         if out.time.last() != Some(&start) {
             out.time.push(start);
@@ -275,15 +325,16 @@ pub fn bar_length(time: &[i64], given: Option<i64>) -> i64 {
     given.unwrap_or_else(|| typical_spacing(time))
 }
 
-/// For each base bar (opening at `time`, `length` ms long, as `higher`
-/// was resampled), the higher bar it sees: the last one that has ended by
-/// the base bar's close (`None` before the first).
-pub fn visible(time: &[i64], length: i64, higher: &Resampled) -> Vec<Option<usize>> {
+/// For each base bar (opening at `time`, `length` ms long), the higher
+/// bar it sees of those ending at `ends` (a [`Resampled::end`], or another
+/// instrument's bars' closes): the last one that has ended by the base
+/// bar's close (`None` before the first).
+pub fn visible(time: &[i64], length: i64, ends: &[i64]) -> Vec<Option<usize>> {
     let mut k = 0; // higher bars 0..k have ended by this base bar's close
     time.iter()
         .map(|&open| {
             let close = open.saturating_add(length);
-            while k < higher.end.len() && higher.end[k] <= close {
+            while k < ends.len() && ends[k] <= close {
                 k += 1;
             }
             k.checked_sub(1)
@@ -329,6 +380,7 @@ mod tests {
             extra: Vec::new(),
             unread: Vec::new(),
             detail: None,
+            frames: None,
         }
     }
 
@@ -374,7 +426,7 @@ mod tests {
         assert_eq!(r.end, [ms("2024-03-05 00:00"), ms("2024-03-06 00:00")]);
         let length = bar_length(&t, None);
         assert_eq!(length, 6 * HOUR);
-        let v = visible(&t, length, &r);
+        let v = visible(&t, length, &r.end);
         assert_eq!(v, [None, None, None, Some(0), Some(0), Some(0), Some(1)]);
         // The last bar of a day closes at midnight: its day's close is its
         // own, known at its close.
@@ -394,7 +446,7 @@ mod tests {
         let b = bars(t.clone());
         let plain = Calendar::default();
         let r = resample(&b, Timeframe::Day, &plain, 300_000);
-        let v = visible(&t, 300_000, &r);
+        let v = visible(&t, 300_000, &r.end);
         assert_eq!(v[77], None);
         assert_eq!(v[78], Some(0));
         let stock = Calendar {
@@ -403,7 +455,7 @@ mod tests {
         };
         let r = resample(&b, Timeframe::Day, &stock, 300_000);
         assert_eq!(r.end[0], ms("2024-03-04 16:00"));
-        let v = visible(&t, 300_000, &r);
+        let v = visible(&t, 300_000, &r.end);
         assert_eq!((v[76], v[77]), (None, Some(0)));
         assert_eq!(v[155], Some(1));
     }
@@ -520,11 +572,11 @@ mod tests {
             let b = bars(t.clone());
             let length = bar_length(&t, None);
             let whole = resample(&b, tf, &Calendar::default(), length);
-            let full = as_of(&whole.bars.close, &visible(&t, length, &whole));
+            let full = as_of(&whole.bars.close, &visible(&t, length, &whole.end));
             for cut in 1..=t.len() {
                 let part = bars(t[..cut].to_vec());
                 let r = resample(&part, tf, &Calendar::default(), length);
-                let seen = as_of(&r.bars.close, &visible(&t[..cut], length, &r));
+                let seen = as_of(&r.bars.close, &visible(&t[..cut], length, &r.end));
                 for i in 0..cut {
                     assert!(
                         seen[i].to_bits() == full[i].to_bits(),

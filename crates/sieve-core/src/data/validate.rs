@@ -95,6 +95,7 @@ impl Validator {
                     .collect(),
                 unread,
                 detail: None,
+                frames: None,
             },
             place,
             adjust,

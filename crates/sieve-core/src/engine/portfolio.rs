@@ -681,6 +681,7 @@ pub(super) mod tests {
             extra: Vec::new(),
             unread: Vec::new(),
             detail: None,
+            frames: None,
         }
     }
 

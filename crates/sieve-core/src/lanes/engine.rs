@@ -790,6 +790,7 @@ mod tests {
             extra: Vec::new(),
             unread: Vec::new(),
             detail: None,
+            frames: None,
         }
     }
 

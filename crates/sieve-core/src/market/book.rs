@@ -168,6 +168,7 @@ impl Book {
             extra: Vec::new(),
             unread: Vec::new(),
             detail: None,
+            frames: None,
         }
     }
 }

@@ -96,6 +96,16 @@ fn find_calls<'t>(
             find_calls(a, inside, out)?;
             find_calls(b, inside, out)?;
         }
+        ExprKind::On(kind, _, _, x) => {
+            let mut calls = Vec::new();
+            find_calls(x, inside, &mut calls)?;
+            if !calls.is_empty() {
+                return Err(err(format!(
+                    "rank, count and total compare the instruments at one time: write them outside {}(…)",
+                    kind.name()
+                )));
+            }
+        }
         ExprKind::Number(_) | ExprKind::Bool(_) | ExprKind::Name(_) | ExprKind::Column(_) => {}
     }
     Ok(())

@@ -81,6 +81,24 @@ impl Rules {
                 // Checked with the data; undefined if ever asked otherwise.
                 None => vec![f64::NAN; bars.len()],
             },
+            Op::Frame(k, args) => {
+                // The parameters it reads, by their index.
+                let mut params = vec![f64::NAN; self.n_params];
+                for &a in args {
+                    if let Op::Param(i) = self.graph.nodes[a].op {
+                        params[i] = scalars[a];
+                    }
+                }
+                let on = &self.graph.frames[*k].on;
+                match super::frames::bars_of(on, bars) {
+                    Some((other, ends)) => {
+                        let values = self.frames[*k].root_values(&other, &params);
+                        super::frames::as_of_close(bars, &ends, &values)
+                    }
+                    // Checked with the data; undefined if ever asked otherwise.
+                    None => vec![f64::NAN; bars.len()],
+                }
+            }
             Op::Extern(k, args) => {
                 let settings: Vec<f64> = args.iter().map(|&a| scalars[a]).collect();
                 match self.graph.functions.get(*k) {
@@ -165,9 +183,28 @@ impl Rules {
         params: &[f64],
         direction: Direction,
         n: usize,
+        each: impl FnMut(&mut Block),
+    ) {
+        SCRATCH.with(|cell| {
+            let mut scratch = cell.borrow_mut();
+            self.blocks_in(&mut scratch, bars, indicators, params, direction, n, each)
+        })
+    }
+
+    /// [`Rules::blocks`] in the buffers `scratch` (an expression on other
+    /// bars is evaluated while its strategy's thread buffers are in use).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn blocks_in(
+        &self,
+        scratch: &mut Scratch,
+        bars: &Bars,
+        indicators: &IndicatorSet,
+        params: &[f64],
+        direction: Direction,
+        n: usize,
         mut each: impl FnMut(&mut Block),
     ) {
-        self.with_columns(bars, indicators, params, |scalars, full, frame| {
+        self.with_columns_in(scratch, bars, indicators, params, |scalars, full, frame| {
             self.start(frame, scalars);
             let n = n.min(bars.len());
             for start in (0..n).step_by(BLOCK) {
@@ -207,7 +244,21 @@ impl Rules {
     ) -> R {
         SCRATCH.with(|cell| {
             let mut scratch = cell.borrow_mut();
-            let Scratch { scalars, frame } = &mut *scratch;
+            self.with_columns_in(&mut scratch, bars, indicators, params, each)
+        })
+    }
+
+    /// [`Rules::with_columns`] in the buffers `scratch`.
+    pub(super) fn with_columns_in<R>(
+        &self,
+        scratch: &mut Scratch,
+        bars: &Bars,
+        indicators: &IndicatorSet,
+        params: &[f64],
+        each: impl FnOnce(&[f64], &[Option<&[f64]>], &mut Frame) -> R,
+    ) -> R {
+        {
+            let Scratch { scalars, frame } = scratch;
             let nodes = self.graph.nodes.len();
             scalars.resize(nodes, f64::NAN);
             ir::scalar_values_into(&self.graph, params, scalars);
@@ -236,7 +287,34 @@ impl Rules {
                 full[*id] = Some(column);
             }
             each(scalars, &full, frame)
-        })
+        }
+    }
+
+    /// The value of the root (`roots.entry`) of an expression's rules on
+    /// every bar at `params`: numbers, true/false as 1 / 0, undefined as
+    /// NaN. Its own buffers: this may run inside another evaluation.
+    pub(super) fn root_values(&self, bars: &Bars, params: &[f64]) -> Vec<f64> {
+        let mut keys = Vec::new();
+        self.indicators(params, &mut keys);
+        let set = IndicatorSet::build_for(bars, self, keys);
+        let id = self.roots.entry;
+        let number = self.graph.nodes[id].ty == super::ir::Ty::Num;
+        let mut out = vec![f64::NAN; bars.len()];
+        let mut scratch = Scratch::default();
+        let (n, long) = (bars.len(), Direction::Long);
+        self.blocks_in(&mut scratch, bars, &set, params, long, n, |block| {
+            let (start, len) = (block.start, block.len);
+            let out = &mut out[start..start + len];
+            match number {
+                true => out.copy_from_slice(block.frame.num(block.full, id, start, len)),
+                false => {
+                    for (o, &b) in out.iter_mut().zip(block.frame.bools(id, len)) {
+                        *o = f64::from(b);
+                    }
+                }
+            }
+        });
+        out
     }
 }
 

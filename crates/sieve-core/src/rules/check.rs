@@ -7,8 +7,9 @@ use std::collections::HashMap;
 
 use super::error::RuleError;
 use super::functions::{Arg, Func, Windowed};
-use super::ir::{Col, Graph, Id, Node, Op, Ty, UserColumn};
-use super::parse::{BinOp, Expr, ExprKind};
+use super::ir::{Col, FrameGraph, FrameOn, Graph, Id, Node, Op, Ty, UserColumn};
+use super::parse::{BinOp, Expr, ExprKind, OnKind};
+use crate::data::timeframe::Timeframe;
 
 /// How a parameter is used: lengths must be whole numbers.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +35,27 @@ pub struct Checker {
     key: String,
     /// The text being compiled (for columns).
     text: String,
+    /// Each definition's key and text, so that an expression read on other
+    /// bars compiles the ones it names there.
+    define_texts: HashMap<String, (String, String)>,
+    /// Which bars this graph is evaluated on: the strategy's, or inside
+    /// `tf(…)` / `informative(…)`.
+    inside: Inside,
+    /// Definitions read inside `tf(…)` / `informative(…)` (used, though
+    /// their node in this graph may be reached by nothing).
+    pub framed_defines: std::collections::HashSet<String>,
+}
+
+/// Where an expression is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Inside {
+    /// The strategy's own bars.
+    Bars,
+    /// `tf(…)`: bars resampled (from the strategy's or an informative
+    /// instrument's bars).
+    Timeframe,
+    /// `informative(…)`: another instrument's bars.
+    Informative,
 }
 
 fn err(at: usize, message: impl Into<String>) -> RuleError {
@@ -93,10 +115,12 @@ pub fn suggest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Stri
 }
 
 impl Checker {
-    /// Records definition `name` as node `id`.
+    /// Records definition `name` as node `id` (the text just compiled).
     pub fn define(&mut self, name: &str, id: Id) {
         self.defines.push((name.to_string(), id));
         self.define_ids.insert(name.to_string(), id);
+        let source = (self.key.clone(), self.text.clone());
+        self.define_texts.insert(name.to_string(), source);
     }
 
     pub fn new(
@@ -120,6 +144,9 @@ impl Checker {
             pending: define_names.into_iter().collect(),
             key: String::new(),
             text: String::new(),
+            define_texts: HashMap::new(),
+            inside: Inside::Bars,
+            framed_defines: Default::default(),
         }
     }
 
@@ -223,7 +250,126 @@ impl Checker {
                 )
             }
             ExprKind::Call(name, args) => self.call(name, args, e)?,
+            ExprKind::On(kind, word, at, inner) => self.frame(*kind, word, *at, inner, e)?,
         })
+    }
+
+    /// `tf("1d", x)` / `informative("btc", x)`: `x` compiled into a graph
+    /// of its own (read on other bars), as a shared column of the
+    /// parameters it reads; true/false stays true/false.
+    fn frame(
+        &mut self,
+        kind: OnKind,
+        word: &str,
+        at: usize,
+        inner: &Expr,
+        e: &Expr,
+    ) -> Result<Id, RuleError> {
+        let (on, inside) = match kind {
+            OnKind::Timeframe => {
+                if self.inside == Inside::Timeframe {
+                    return Err(err(
+                        e.span.start,
+                        "tf(…) inside tf(…): write the inner one on its own",
+                    ));
+                }
+                let tf = Timeframe::parse(word).map_err(|m| err(at, m))?;
+                (FrameOn::Timeframe(tf), Inside::Timeframe)
+            }
+            OnKind::Informative => {
+                if self.inside != Inside::Bars {
+                    return Err(err(
+                        e.span.start,
+                        "informative(…) is read on the strategy's own bars, not inside tf(…) or informative(…) (write informative(\"btc\", tf(\"1h\", …)) for another instrument's higher timeframe)",
+                    ));
+                }
+                if word.is_empty() {
+                    return Err(err(
+                        at,
+                        "informative needs the name of a data.informative instrument",
+                    ));
+                }
+                (FrameOn::Informative(word.to_string()), Inside::Informative)
+            }
+        };
+        let mut sub = Checker::new(
+            self.params.iter().map(|p| p.name.clone()).collect(),
+            self.pending.iter().cloned().collect(),
+            self.graph.functions.clone(),
+        );
+        sub.inside = inside;
+        sub.define_texts = self.define_texts.clone();
+        sub.key = self.key.clone();
+        sub.text = self.text.clone();
+        let root = sub.expr(inner)?;
+        let node = sub.node(root).clone();
+        if node.state {
+            return Err(err(
+                inner.span.start,
+                format!("{}(…) is read on other bars, where there is no trade: entry_price, bars_held and position are read outside it", kind.name()),
+            ));
+        }
+        if let Some(u) = sub
+            .graph
+            .user
+            .first()
+            .filter(|_| inside == Inside::Timeframe)
+        {
+            return Err(err(
+                u.at,
+                format!(
+                    "tf(…) resamples open, high, low, close and volume; '{}' is not one of them{} (a column of the data is read outside tf)",
+                    u.name,
+                    suggest(&u.name, bare_names(std::iter::empty(), self.params.iter().map(|p| p.name.as_str())).iter().map(String::as_str))
+                ),
+            ));
+        }
+        // What the inner expression makes of the parameters counts here.
+        for (mine, theirs) in self.params.iter_mut().zip(&sub.params) {
+            mine.used |= theirs.used;
+            if mine.window.is_none() {
+                mine.window.clone_from(&theirs.window);
+            }
+            mine.min = match (mine.min, theirs.min) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        self.framed_defines
+            .extend(sub.defines.iter().map(|(n, _)| n.clone()));
+        self.framed_defines
+            .extend(sub.framed_defines.iter().cloned());
+        let text = self.text[e.span.start..e.span.end.min(self.text.len())].to_string();
+        let frame = FrameGraph {
+            on,
+            graph: sub.graph,
+            root,
+            text,
+        };
+        let k = match self
+            .graph
+            .frames
+            .iter()
+            .position(|f| f.graph == frame.graph && f.root == frame.root && f.on == frame.on)
+        {
+            Some(k) => k,
+            None => {
+                self.graph.frames.push(frame);
+                self.graph.frames.len() - 1
+            }
+        };
+        let ids: Vec<Id> = (0..64)
+            .filter(|i| node.deps >> i & 1 == 1)
+            .map(|i| self.graph.add(Op::Param(i), Ty::Num, false, 1 << i))
+            .collect();
+        let id = self.graph.add(Op::Frame(k, ids), Ty::Num, true, node.deps);
+        if node.ty == Ty::Num {
+            return Ok(id);
+        }
+        let one = self.number(1.0);
+        Ok(self
+            .graph
+            .add(Op::Bin(BinOp::Eq, id, one), Ty::Bool, true, node.deps))
     }
 
     fn name(&mut self, name: &str, e: &Expr) -> Result<Id, RuleError> {
@@ -246,6 +392,11 @@ impl Checker {
         }
         if let Some(&id) = self.define_ids.get(name) {
             return Ok(id);
+        }
+        if self.inside != Inside::Bars {
+            if let Some((key, text)) = self.define_texts.get(name).cloned() {
+                return self.define_here(name, &key, &text, e);
+            }
         }
         if let Some(i) = self.params.iter().position(|p| p.name == name) {
             self.params[i].used = true;
@@ -270,6 +421,39 @@ impl Checker {
         }
         // Any other name is a column of the data, checked against it.
         Ok(self.data_column(name, false, e))
+    }
+
+    /// Definition `name` (config key `key`, `text`) compiled on the bars
+    /// this graph reads (inside `tf(…)` or `informative(…)`), where it is
+    /// first named; a mistake there is said at the name, naming it.
+    fn define_here(
+        &mut self,
+        name: &str,
+        key: &str,
+        text: &str,
+        e: &Expr,
+    ) -> Result<Id, RuleError> {
+        let (outer_key, outer_text) = (
+            std::mem::replace(&mut self.key, key.to_string()),
+            std::mem::replace(&mut self.text, text.to_string()),
+        );
+        let compiled = super::parse::parse(text).and_then(|x| self.expr(&x));
+        self.key = outer_key;
+        self.text = outer_text;
+        match compiled {
+            Ok(id) => {
+                self.defines.push((name.to_string(), id));
+                self.define_ids.insert(name.to_string(), id);
+                Ok(id)
+            }
+            Err(inner) => Err(err(
+                e.span.start,
+                format!(
+                    "'{name}' ({key} = \"{text}\") cannot be read here: {}",
+                    inner.message
+                ),
+            )),
+        }
     }
 
     /// The node reading data column `name` (`col("…")` when `quoted`).

@@ -76,6 +76,7 @@ impl Rules {
             .filter(|(_, (_, p))| p.kind == ParamKind::Int)
             .fold(0u64, |m, (i, _)| m | 1 << i);
         let plan = Plan::new(&checker.graph, &roots.all(), int_params);
+        let frames = Rules::frames_of(&checker.graph, params.len(), int_params);
         let mut rules = Rules {
             n_params: params.len(),
             graph: checker.graph,
@@ -85,6 +86,7 @@ impl Rules {
             canonical: Vec::new(),
             cross_pair: None,
             gated: None,
+            frames,
             source,
         };
         // The fast paths the screen may take.
@@ -300,7 +302,9 @@ fn mark_reached(checker: &mut Checker, roots: &[Id]) -> Result<()> {
             stack.extend(checker.graph.nodes[id].op.children());
         }
     }
-    if let Some((name, _)) = checker.defines.iter().find(|(_, id)| !reached[*id]) {
+    let unread =
+        |(name, id): &&(String, Id)| !reached[*id] && !checker.framed_defines.contains(name);
+    if let Some((name, _)) = checker.defines.iter().find(unread) {
         return Err(Error::config(
             key::define(name),
             "is not used by any rule (remove it, or use it)",

@@ -86,6 +86,9 @@ pub(super) struct Rules {
     /// evaluates the rules only where one holds (`rules/gated.rs`). `None`
     /// when some rule has none, or for a crossing pair.
     pub(super) gated: Option<Gated>,
+    /// The rules of each expression read on other bars
+    /// ([`Graph::frames`], by index).
+    pub(super) frames: Vec<Rules>,
 }
 
 impl PartialEq for RuleStrategy {
@@ -95,6 +98,48 @@ impl PartialEq for RuleStrategy {
 }
 
 impl Rules {
+    /// The rules of one expression, `root` of `graph` (an expression read
+    /// on other bars, `sieve.indicator`'s, a portfolio's `rank_by`): named
+    /// `name`, reading `n_params` parameters of which `int_params` (bits)
+    /// are whole numbers.
+    pub(super) fn of_expression(
+        name: &str,
+        graph: Graph,
+        root: Id,
+        n_params: usize,
+        int_params: u64,
+    ) -> Rules {
+        let frames = Rules::frames_of(&graph, n_params, int_params);
+        Rules {
+            source: RuleSource {
+                name: name.to_string(),
+                ..RuleSource::default()
+            },
+            n_params,
+            plan: Plan::new(&graph, &[root], int_params),
+            graph,
+            roots: Roots {
+                entry: root,
+                exit: root,
+                short: None,
+                stop: None,
+                managed: ManagedRoots::default(),
+            },
+            defines: Vec::new(),
+            canonical: Vec::new(),
+            cross_pair: None,
+            gated: None,
+            frames,
+        }
+    }
+
+    /// The rules of `graph`'s expressions read on other bars.
+    pub(super) fn frames_of(graph: &Graph, n_params: usize, int_params: u64) -> Vec<Rules> {
+        (graph.frames.iter())
+            .map(|f| Rules::of_expression("frame", f.graph.clone(), f.root, n_params, int_params))
+            .collect()
+    }
+
     /// The key of shared node `id` at the parameters `params` (a twin of
     /// windows: its canonical node's key at its window).
     pub(super) fn key(&self, id: Id, params: &[f64]) -> Indicator {
@@ -191,6 +236,21 @@ impl Rules {
             },
             // Either side can make it true.
             Op::Bin(parse::BinOp::Or, a, b) => done[*a].min(done[*b]),
+            // A higher timeframe's warm-up in its own bars: each holds at
+            // least one of these (a lower bound). Another instrument's
+            // bars may be finer: none said.
+            Op::Frame(k, args) => match self.graph.frames[*k].on {
+                ir::FrameOn::Timeframe(_) => {
+                    let mut params = vec![f64::NAN; self.n_params];
+                    for &a in args {
+                        if let Op::Param(i) = self.graph.nodes[a].op {
+                            params[i] = scalars[a];
+                        }
+                    }
+                    self.frames[*k].warmup(&params)
+                }
+                ir::FrameOn::Informative(_) => 0,
+            },
             _ => below,
         }
     }
@@ -207,6 +267,9 @@ impl Rules {
     }
 
     pub(super) fn check_data(&self, bars: &Bars) -> Result<()> {
+        for (frame, rules) in self.graph.frames.iter().zip(&self.frames) {
+            rules.check_data(super::frames::columns_of(frame, bars)?)?;
+        }
         for u in &self.graph.user {
             let twice = bars.extra.iter().filter(|c| c.name == u.name).count() > 1;
             let problem = match bars.extra(&u.name) {

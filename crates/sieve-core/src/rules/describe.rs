@@ -164,6 +164,7 @@ impl RuleStrategy {
                     .collect();
                 format!("{}({})", f.name(), a.join(", "))
             }
+            Op::Frame(k, _) => self.rules.graph.frames[*k].text.clone(),
             Op::Extern(k, args) => {
                 let name = self.rules.graph.functions.get(*k).map_or("?", |f| f.name());
                 let a: Vec<String> = args.iter().map(|&i| show(i)).collect();

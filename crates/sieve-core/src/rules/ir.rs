@@ -9,6 +9,7 @@ use super::external::ExternalFunctions;
 use super::functions::Func;
 use super::parse::BinOp;
 use super::scalar::{arith, compare, max, min};
+use crate::data::timeframe::Timeframe;
 
 pub type Id = usize;
 
@@ -99,6 +100,10 @@ pub enum Op {
     /// A function defined outside sieve, `Graph::functions[k]`, at
     /// settings that do not change from bar to bar.
     Extern(usize, Vec<Id>),
+    /// An expression on other bars, `Graph::frames[k]` (a higher
+    /// timeframe, another instrument), as of each bar's close; the
+    /// arguments are the parameters it reads.
+    Frame(usize, Vec<Id>),
 }
 
 impl Op {
@@ -107,7 +112,7 @@ impl Op {
             Op::Number(_) | Op::Bool(_) | Op::Param(_) | Op::Col(_) | Op::User(_) => Vec::new(),
             Op::Neg(a) | Op::Not(a) => vec![*a],
             Op::Bin(_, a, b) => vec![*a, *b],
-            Op::Call(_, args) | Op::Extern(_, args) => args.clone(),
+            Op::Call(_, args) | Op::Extern(_, args) | Op::Frame(_, args) => args.clone(),
         }
     }
 }
@@ -136,6 +141,29 @@ pub struct Graph {
     pub user: Vec<UserColumn>,
     /// The functions defined outside sieve ([`Op::Extern`]).
     pub functions: ExternalFunctions,
+    /// The expressions read on other bars ([`Op::Frame`]).
+    pub frames: Vec<FrameGraph>,
+}
+
+/// Which bars an [`Op::Frame`] reads.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FrameOn {
+    /// These bars resampled: `tf("1d", …)`.
+    Timeframe(Timeframe),
+    /// `data.informative`'s instrument of that name, at its own bars or
+    /// resampled (`informative("btc", …)`).
+    Informative(String),
+}
+
+/// An expression evaluated on other bars: its own graph (the parameters
+/// are the strategy's, by the same index) and root.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrameGraph {
+    pub on: FrameOn,
+    pub graph: Graph,
+    pub root: Id,
+    /// The call as written, for `--describe`.
+    pub text: String,
 }
 
 /// A name the rules read as a column of the data; whether the data has it
@@ -213,7 +241,7 @@ pub fn scalar_values_into(graph: &Graph, params: &[f64], out: &mut [f64]) {
             Op::Number(bits) => f64::from_bits(*bits),
             Op::Bool(x) => f64::from(u8::from(*x)),
             Op::Param(i) => params.get(*i).copied().unwrap_or(f64::NAN),
-            Op::Col(_) | Op::User(_) | Op::Extern(..) => f64::NAN,
+            Op::Col(_) | Op::User(_) | Op::Extern(..) | Op::Frame(..) => f64::NAN,
             Op::Neg(a) => -v(*a),
             Op::Not(a) => f64::from(u8::from(!b(*a))),
             Op::Bin(op, a, c) => match op {

@@ -16,7 +16,9 @@
 //!   [`eval`] evaluates it block by block with the position state machine.
 //! * [`source`] is what the config says; [`keys`] the trade-management
 //!   keys (any `K` per key); [`gates`] the crossings that gate rules;
-//!   [`compiled`] the compiled form; [`compile`] turns one into the other.
+//!   [`compiled`] the compiled form; [`compile`] turns one into the other;
+//!   [`frames`], the bars an expression read on other bars reads, and how
+//!   its values reach the strategy's.
 //! * [`block`] evaluates one combination's rules block by block;
 //!   [`decide`] hands each close's decision to the engine; [`gated`] reads
 //!   rules only where a crossing gates them; [`run`] chooses the path;
@@ -38,6 +40,7 @@ mod describe;
 mod error;
 mod eval;
 mod external;
+mod frames;
 mod functions;
 mod gated;
 mod gates;
@@ -64,6 +67,6 @@ pub use ir::Col;
 pub use keys::{KeyRead, KeySeries};
 pub use keys::{KeySpec, KeyValue, Kind, ManagedKeys, Management, Role, KEYS};
 pub use signals::{signal_targets, simulate_signals, SignalKeys};
-pub use source::{reserved, RuleAxis, RuleSource, MAX_DEFINES};
+pub use source::{is_name, reserved, RuleAxis, RuleSource, MAX_DEFINES};
 pub use values::{fuzz_one, values, values_of, Expression};
 pub use wgsl::{RuleKernel, BAR_COLUMNS, ENTRY_POINT, NAN_BITS};

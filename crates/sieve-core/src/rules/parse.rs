@@ -63,10 +63,38 @@ pub enum ExprKind {
     Name(String),
     /// `col("Any Name")`: the data column of that name.
     Column(String),
+    /// `tf("1d", x)` or `informative("btc", x)`: `x` on other bars; the
+    /// quoted word and where it starts.
+    On(OnKind, String, usize, Box<Expr>),
     Neg(Box<Expr>),
     Not(Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
     Call(String, Vec<Expr>),
+}
+
+/// What an [`ExprKind::On`] names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnKind {
+    /// `tf("4h", …)`: a higher timeframe of these bars.
+    Timeframe,
+    /// `informative("btc", …)`: another instrument's bars.
+    Informative,
+}
+
+impl OnKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            OnKind::Timeframe => "tf",
+            OnKind::Informative => "informative",
+        }
+    }
+
+    fn usage(self) -> &'static str {
+        match self {
+            OnKind::Timeframe => "tf takes a timeframe in quotes and an expression, e.g. tf(\"1d\", sma(close, 50))",
+            OnKind::Informative => "informative takes the name of a data.informative instrument in quotes and an expression, e.g. informative(\"btc\", close > sma(close, 50))",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -459,6 +487,39 @@ impl Parser {
         })
     }
 
+    /// The rest of `tf("1d", x)` / `informative("btc", x)`, after the name.
+    fn on(&mut self, kind: OnKind, at: Span) -> Result<Expr, RuleError> {
+        if !matches!(self.next().tok, Tok::LParen) {
+            return Err(err(at.start, kind.usage()));
+        }
+        let Tok::Str(word) = self.peek().tok.clone() else {
+            return Err(err(self.peek().span.start, kind.usage()));
+        };
+        let word_at = self.next().span.start;
+        if !matches!(self.next().tok, Tok::Comma) {
+            return Err(err(word_at, kind.usage()));
+        }
+        let inner = self.or_expr()?;
+        match self.peek().tok {
+            Tok::RParen => {}
+            Tok::End => return Err(err(at.start, "unclosed '('")),
+            _ => {
+                return Err(err(
+                    self.peek().span.start,
+                    format!("expected ')', found {}: {}", self.describe(), kind.usage()),
+                ))
+            }
+        }
+        let end = self.next().span.end;
+        Ok(Expr {
+            kind: ExprKind::On(kind, word.trim().to_string(), word_at, Box::new(inner)),
+            span: Span {
+                start: at.start,
+                end,
+            },
+        })
+    }
+
     fn primary(&mut self) -> Result<Expr, RuleError> {
         let at = self.peek().span;
         match self.peek().tok.clone() {
@@ -476,6 +537,11 @@ impl Parser {
                 self.next();
                 if name == "col" {
                     return self.quoted_column(at);
+                }
+                match name.as_str() {
+                    "tf" => return self.on(OnKind::Timeframe, at),
+                    "informative" => return self.on(OnKind::Informative, at),
+                    _ => {}
                 }
                 if !matches!(self.peek().tok, Tok::LParen) {
                     let kind = match name.as_str() {
@@ -565,6 +631,7 @@ mod tests {
             ExprKind::Bool(b) => format!("{b}"),
             ExprKind::Name(n) => n.clone(),
             ExprKind::Column(n) => format!("col[{n}]"),
+            ExprKind::On(k, w, _, x) => format!("{}[{w}]({})", k.name(), show(x)),
             ExprKind::Neg(x) => format!("(-{})", show(x)),
             ExprKind::Not(x) => format!("(not {})", show(x)),
             ExprKind::Binary(op, a, b) => format!("({} {} {})", show(a), op.symbol(), show(b)),

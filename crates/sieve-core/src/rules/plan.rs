@@ -122,7 +122,7 @@ fn materialized(graph: &Graph, int_params: u64) -> Vec<bool> {
     // parameter, read from the bars once per run (as the GPU uploads it).
     for (id, node) in graph.nodes.iter().enumerate() {
         if matches!(&node.op, Op::Call(f, _) if f.is_windowed())
-            || matches!(node.op, Op::User(_) | Op::Extern(..))
+            || matches!(node.op, Op::User(_) | Op::Extern(..) | Op::Frame(..))
         {
             materialized[id] = true;
         }
@@ -159,7 +159,7 @@ fn shared(graph: &Graph, materialized: &[bool], int_params: u64) -> Vec<Option<V
             // shared over real-valued settings too: one column per
             // setting, as for whole-number ones.
             let of_bars = matches!(&node.op, Op::Call(Func::Windowed(w), _) if w.spec().series.is_empty())
-                || matches!(node.op, Op::Extern(..));
+                || matches!(node.op, Op::Extern(..) | Op::Frame(..));
             let fits = (node.deps & !int_params == 0 || of_bars)
                 && node.deps.count_ones() as usize <= RULE_SETTING_LEN;
             (materialized[id] && fits).then(|| bits(node.deps))
@@ -191,7 +191,7 @@ fn column_programs(
     let mut inputs = vec![Vec::new(); n];
     for id in (0..n).filter(|&i| materialized[i] && reached[i]) {
         let (program, reads) = match &graph.nodes[id].op {
-            Op::User(_) | Op::Extern(..) => (Vec::new(), Vec::new()),
+            Op::User(_) | Op::Extern(..) | Op::Frame(..) => (Vec::new(), Vec::new()),
             Op::Call(Func::Windowed(w), args) => {
                 let inputs = &args[..w.spec().series.len()];
                 let mut reads: Vec<Id> = inputs

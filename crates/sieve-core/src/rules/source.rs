@@ -46,12 +46,7 @@ pub struct RuleSource {
 /// A parameter or definition name must be one a rule can write, and not a
 /// column, function or keyword.
 pub(super) fn check_name(key: &str, name: &str) -> Result<()> {
-    let mut chars = name.chars();
-    let identifier = chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !identifier {
+    if !is_name(name) {
         return Err(Error::config(
             key,
             format!("'{name}' is not a name a rule can use: letters, digits and _, not starting with a digit"),
@@ -66,10 +61,23 @@ pub(super) fn check_name(key: &str, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// Letters, digits and `_`, not starting with a digit: a name a rule can
+/// write.
+pub fn is_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 /// Names a definition (or a function defined outside sieve) may not take:
 /// the rule language's own words, values and functions.
 pub fn reserved(name: &str) -> bool {
     Col::ALL.iter().any(|(n, _)| *n == name)
         || Func::named(name).is_some()
-        || matches!(name, "and" | "or" | "not" | "true" | "false" | "col")
+        || matches!(
+            name,
+            "and" | "or" | "not" | "true" | "false" | "col" | "tf" | "informative"
+        )
 }

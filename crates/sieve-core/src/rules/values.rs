@@ -3,11 +3,9 @@
 
 use super::check::Checker;
 use super::compile::compile_text;
-use super::compiled::{Roots, Rules};
+use super::compiled::Rules;
 use super::external::ExternalFunctions;
 use super::ir::Ty;
-use super::keys::ManagedRoots;
-use super::plan::Plan;
 use super::source::RuleSource;
 use crate::data::Bars;
 use crate::error::{Error, Result};
@@ -70,8 +68,6 @@ pub fn values_of(
 /// portfolio's `rank_by`.
 pub struct Expression {
     rules: Rules,
-    id: super::ir::Id,
-    ty: Ty,
 }
 
 impl Expression {
@@ -106,27 +102,8 @@ impl Expression {
                 format!("must be a number, and \"{expression}\" is true or false"),
             ));
         }
-        let rules = Rules {
-            source: RuleSource {
-                name: key.to_string(),
-                ..RuleSource::default()
-            },
-            n_params: params.len(),
-            plan: Plan::new(&checker.graph, &[id], int_params),
-            graph: checker.graph,
-            roots: Roots {
-                entry: id,
-                exit: id,
-                short: None,
-                stop: None,
-                managed: ManagedRoots::default(),
-            },
-            defines: Vec::new(),
-            canonical: Vec::new(),
-            cross_pair: None,
-            gated: None,
-        };
-        Ok(Expression { rules, id, ty })
+        let rules = Rules::of_expression(key, checker.graph, id, params.len(), int_params);
+        Ok(Expression { rules })
     }
 
     /// [`Expression::compile`], and whether it reads a parameter: one
@@ -154,25 +131,7 @@ impl Expression {
     /// Its value on every bar for `params`: numbers, true/false as 1 / 0,
     /// undefined as NaN.
     pub fn values(&self, bars: &Bars, params: &[f64]) -> Vec<f64> {
-        let rules = &self.rules;
-        let mut keys = Vec::new();
-        rules.indicators(params, &mut keys);
-        let set = IndicatorSet::build_for(bars, rules, keys);
-        let (id, ty) = (self.id, self.ty);
-        let mut out = vec![f64::NAN; bars.len()];
-        rules.blocks(bars, &set, params, Direction::Long, bars.len(), |block| {
-            let (start, len) = (block.start, block.len);
-            let out = &mut out[start..start + len];
-            match ty {
-                Ty::Num => out.copy_from_slice(block.frame.num(block.full, id, start, len)),
-                Ty::Bool => {
-                    for (o, &b) in out.iter_mut().zip(block.frame.bools(id, len)) {
-                        *o = f64::from(b);
-                    }
-                }
-            }
-        });
-        out
+        self.rules.root_values(bars, params)
     }
 }
 

@@ -376,6 +376,7 @@ fn lanes_without_a_stop_agree_where_the_atr_is_zero() {
         extra: Vec::new(),
         unread: Vec::new(),
         detail: None,
+        frames: None,
     };
     let s = strategy::lookup("activation").unwrap();
     let mut sets = Vec::new();

@@ -2,6 +2,7 @@
 
 mod columnar;
 mod engine;
+mod frames;
 mod lanes;
 mod loader;
 mod management;
@@ -37,6 +38,7 @@ pub fn bars(open: &[f64], close: &[f64]) -> Bars {
         extra: Vec::new(),
         unread: Vec::new(),
         detail: None,
+        frames: None,
     }
 }
 

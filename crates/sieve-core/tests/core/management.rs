@@ -27,6 +27,7 @@ fn ohlc(rows: &[[f64; 4]]) -> Bars {
         extra: Vec::new(),
         unread: Vec::new(),
         detail: None,
+        frames: None,
     }
 }
 

@@ -34,6 +34,9 @@ pub struct JobFile {
     pub detail: Option<PathBuf>,
     pub paths: Vec<PathBuf>,
     pub names: Option<Vec<String>>,
+    /// `data.informative`'s files by name, resolved.
+    #[serde(default)]
+    pub informative: Vec<(String, PathBuf)>,
     /// The bars' SHA-256: a shard refuses data that changed.
     pub data_hash: String,
     /// The study's identity (a walk-forward fold's includes its windows).
@@ -140,6 +143,9 @@ impl JobDir {
             detail: config.detail.as_deref().map(absolute),
             paths: config.paths.iter().map(|p| absolute(p)).collect(),
             names: config.names.clone(),
+            informative: (config.informative.iter())
+                .map(|(n, p)| (n.clone(), absolute(p)))
+                .collect(),
             data_hash: study.data_hash().to_string(),
             identity: study.config_hash().to_string(),
             windows: WindowsRecord::of(study),
@@ -303,6 +309,7 @@ pub fn run_shard(
     config.detail = job.detail.clone();
     config.paths = job.paths.clone();
     config.names = job.names.clone();
+    config.informative = job.informative.clone();
     let data = crate::inputs::load_data(&mut config, None)?;
     let study = Study::of_checked(Checked::new(config)?, data.instruments, data.label)?;
     if study.data_hash() != job.data_hash {
