@@ -39,13 +39,9 @@ pub fn indicator(
     // `DataSpec::study_noticed`).
     let instruments = data.instruments(&mut config, true)?.data;
     let done = interruptible(py, spec.stop(), |_| {
-        instruments
+        sieve_run::study::on_clock(&config, instruments)
             .into_iter()
             .map(|(name, bars)| {
-                let bars = sieve_core::data::Bars {
-                    timezone: config.timezone,
-                    ..bars
-                };
                 let values = sieve_core::rules::values(&expression, &bars, functions)?;
                 Ok((name, bars.time, values))
             })

@@ -84,23 +84,7 @@ impl Study {
         let Checked { config, settings } = checked;
         let strategy = config.strategy()?;
         let space = config.space(&*strategy)?;
-        // The rules read the calendar in `data.timezone`, and higher
-        // timeframes on `[data]`'s days and the bars' length.
-        let mut informative = None;
-        let data = data
-            .into_iter()
-            .map(|(name, bars)| {
-                let informative = informative.get_or_insert_with(|| {
-                    let given = bars.frames.as_ref().map(|f| f.informative.clone());
-                    attach_informative(&config, given.unwrap_or_default())
-                });
-                (
-                    name,
-                    on_calendar(&config, bars, config.frames.bar, informative.clone()),
-                )
-            })
-            .collect();
-        let mut data: Vec<(String, Bars)> = data;
+        let mut data = on_clock(&config, data);
         if let (Some(_), Some((expression, functions))) =
             (config.scoring.portfolio, &config.rank_by)
         {
@@ -322,6 +306,24 @@ impl Study {
             .map(|p| p.name.as_ref())
             .collect()
     }
+}
+
+/// The instruments' bars on `config`'s clock: the rules read the calendar
+/// in `data.timezone`, and higher timeframes on `[data]`'s days and the
+/// bars' length (found once here); the informative instruments (as the
+/// loader attached them to the first) on the same clock.
+pub fn on_clock(config: &Config, data: Vec<(String, Bars)>) -> Vec<(String, Bars)> {
+    let mut informative = None;
+    data.into_iter()
+        .map(|(name, bars)| {
+            let informative = informative.get_or_insert_with(|| {
+                let given = bars.frames.as_ref().map(|f| f.informative.clone());
+                attach_informative(config, given.unwrap_or_default())
+            });
+            let bars = on_calendar(config, bars, config.frames.bar, informative.clone());
+            (name, bars)
+        })
+        .collect()
 }
 
 /// `bars` on `config`'s calendar (`data.timezone` and the frames' keys),

@@ -240,7 +240,7 @@ fn cutting_the_data_anywhere_changes_no_earlier_value() {
             1 => HOUR / 3,
             _ => HOUR,
         };
-        time.push(time[time.len() - 1] + gap as i64);
+        time.push(time[time.len() - 1] + gap);
     }
     let lead_base = synth(1500, 4);
     let lead_time: Vec<i64> = (0..1500).map(|i| MONDAY - HOUR + i * HOUR / 2).collect();
