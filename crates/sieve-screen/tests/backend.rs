@@ -188,6 +188,14 @@ entry = "cross_above(sma(close, fast), sma(close, slow)) and close > tf(\"1d\", 
 exit = "cross_below(sma(close, fast), sma(close, slow)) or informative(\"lead\", close < sma(close, m))""#;
 const FRAME_GRID: &str = "fast = { values = [3, 8] }\nslow = { values = [20, 40] }\nn = { values = [3, 5] }\nm = { values = [10, 30] }";
 
+/// The rule sma_cross under a daily trend, leaving only while the 4-hour
+/// RSI is above 30 or another instrument is below its average.
+const FILTERED_PAIR: &str = r#"name = "filtered_pair"
+entry = "cross_above(sma(close, fast), sma(close, slow)) and close > tf(\"1d\", sma(close, n))"
+exit = "cross_below(sma(close, fast), sma(close, slow)) and (tf(\"4h\", rsi(close, 14)) > 30 or informative(\"lead\", close < sma(close, 10)))""#;
+const PAIR_GRID: &str =
+    "fast = { values = [3, 5, 8] }\nslow = { values = [20, 40] }\nn = { values = [3, 5] }";
+
 /// 2,500 hourly bars from December 2018 (the score window starts in
 /// January) reading `lead`: 3,000 half-hourly bars of another series.
 fn hourly_with_informative() -> Vec<(String, Bars)> {
@@ -248,6 +256,10 @@ fn rule_cases() -> Vec<Case> {
         // Higher timeframes and another instrument's bars: shared
         // columns per setting of the parameters read inside.
         case_on(FRAME_RULES, FRAME_GRID, "objective = \"total_return\"\nmin_trades = 0", hourly_with_informative()),
+        // A crossing pair with filters: the scan, then the filters read
+        // at its crossings; both directions.
+        case_on(FILTERED_PAIR, PAIR_GRID, "objective = \"total_return\"\nmin_trades = 0", hourly_with_informative()),
+        case_on(FILTERED_PAIR, PAIR_GRID, "objective = \"sharpe\"\n[backtest]\ndirection = \"long_short\"", hourly_with_informative()),
         // A function defined outside sieve: a shared column per setting,
         // uploaded like a built-in's (its setting real-valued).
         case_with(

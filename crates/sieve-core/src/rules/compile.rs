@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use super::check::{suggest, Checker};
 use super::compiled::{Roots, RuleStrategy, Rules};
 use super::functions::{Func, Windowed};
+use super::gates::PairFilters;
 use super::ir::{Col, Id, Op, Ty};
 use super::keys::{KeyValue, ManagedRoots, Role};
 use super::parse;
@@ -85,13 +86,17 @@ impl Rules {
             defines: checker.defines,
             canonical: Vec::new(),
             cross_pair: None,
+            pair_filters: PairFilters::default(),
             gated: None,
             frames,
             source,
         };
         // The fast paths the screen may take.
         rules.canonical = rules.twins_of_windows();
-        rules.cross_pair = rules.crossing_pair();
+        if let Some((pair, filters)) = rules.crossing_pair() {
+            rules.cross_pair = Some(pair);
+            rules.pair_filters = filters;
+        }
         if rules.cross_pair.is_none() {
             rules.gated = rules.find_gates();
         }
@@ -99,20 +104,21 @@ impl Rules {
     }
 
     /// [`Rules::cross_pair`]: entry and exit the two crossings of one pair
-    /// of shared averages of prices, nothing else (no short rules, stops,
-    /// trade management or state). Averages of prices are defined from
-    /// their warm-up on, so the scan (which keeps its memory over a bar
-    /// where either is undefined) and the rules (which reset it there)
-    /// agree.
-    pub(super) fn crossing_pair(&self) -> Option<(Id, Id)> {
+    /// of shared averages of prices, each `and`-ed with terms read on one
+    /// bar alone (its [`PairFilters`]; none: the plain pair), and nothing
+    /// else (no short rules, stops, trade management or state). Averages
+    /// of prices are defined from their warm-up on, so the scan (which
+    /// keeps its memory over a bar where either is undefined) and the
+    /// rules (which reset it there) agree.
+    pub(super) fn crossing_pair(&self) -> Option<((Id, Id), PairFilters)> {
         let r = &self.roots;
         if r.short.is_some() || r.stop.is_some() || r.managed.any() || self.plan.reads_state() {
             return None;
         }
         let op = |id: Id| &self.graph.nodes[id].op;
-        let (Op::Call(Func::CrossAbove, up), Op::Call(Func::CrossBelow, down)) =
-            (op(r.entry), op(r.exit))
-        else {
+        let (up, entry) = self.pair_terms(r.entry, Func::CrossAbove)?;
+        let (down, exit) = self.pair_terms(r.exit, Func::CrossBelow)?;
+        let (Op::Call(_, up), Op::Call(_, down)) = (op(up), op(down)) else {
             return None;
         };
         let average_of_prices = |id: Id| {
@@ -126,7 +132,8 @@ impl Rules {
             ) && w.spec().series.len() == 1;
             w.spec().gapless && price && self.plan.shared[id].is_some()
         };
-        (up == down && average_of_prices(up[0]) && average_of_prices(up[1])).then(|| (up[0], up[1]))
+        (up == down && average_of_prices(up[0]) && average_of_prices(up[1]))
+            .then(|| ((up[0], up[1]), PairFilters { entry, exit }))
     }
 
     /// [`Rules::canonical`]: windowed calls `f(x, p)` of one shared input

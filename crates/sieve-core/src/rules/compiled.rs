@@ -6,7 +6,7 @@
 use super::check::{self, suggest};
 use super::error::RuleError;
 use super::functions::{Func, Windowed};
-use super::gates::Gated;
+use super::gates::{Gated, PairFilters};
 use super::ir::{self, Col, Graph, Id, Op, UserColumn};
 use super::keys::ManagedRoots;
 use super::parse;
@@ -81,6 +81,8 @@ pub(super) struct Rules {
     /// averages of prices: the screen finds their changes with the
     /// built-in crosses' scan.
     pub(super) cross_pair: Option<(Id, Id)>,
+    /// The crossing pair's other terms, read at its crossings alone.
+    pub(super) pair_filters: PairFilters,
     /// Per rule, a crossing of fewer parameters than the strategy has,
     /// and-ed into it, the rest evaluable bar by bar alone: the screen
     /// evaluates the rules only where one holds (`rules/gated.rs`). `None`
@@ -128,6 +130,7 @@ impl Rules {
             defines: Vec::new(),
             canonical: Vec::new(),
             cross_pair: None,
+            pair_filters: PairFilters::default(),
             gated: None,
             frames,
         }

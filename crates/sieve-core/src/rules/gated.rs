@@ -96,7 +96,7 @@ impl Rules {
     }
 
     /// The terms of `id` joined by `and` (itself when it is not an `and`).
-    fn terms(&self, id: Id, out: &mut Vec<Id>) {
+    pub(super) fn terms(&self, id: Id, out: &mut Vec<Id>) {
         match self.graph.nodes[id].op {
             Op::Bin(BinOp::And, a, b) => {
                 self.terms(a, out);
@@ -126,7 +126,7 @@ impl Rules {
 
     /// Whether `id` can be evaluated on one bar alone: it remembers no
     /// earlier bar but through `gates` and whole columns.
-    fn pointwise(&self, id: Id, gates: &[Id]) -> bool {
+    pub(super) fn pointwise(&self, id: Id, gates: &[Id]) -> bool {
         let node = &self.graph.nodes[id];
         if !node.series || gates.contains(&id) || self.plan.materialized[id] {
             return !node.state;

@@ -1,6 +1,7 @@
 //! The gates of rules gated by a crossing ([`Gated`]): each rule as its
 //! `and`-ed terms and the crossing that gates it, found when the rules are
-//! compiled (`gated.rs` finds and runs them).
+//! compiled (`gated.rs` finds and runs them); and the terms of a crossing
+//! pair's rules beside its crossings (`pair.rs`).
 
 use super::ir::Id;
 use super::keys::ManagedKeys;
@@ -54,5 +55,19 @@ impl Gated {
     /// How many crossings gate the rules.
     pub(super) fn gate_count(&self) -> usize {
         self.gates.len()
+    }
+}
+
+/// The terms `and`-ed into a crossing pair's entry and exit beside their
+/// crossings (none: the plain pair).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct PairFilters {
+    pub(super) entry: Vec<Id>,
+    pub(super) exit: Vec<Id>,
+}
+
+impl PairFilters {
+    pub(super) fn is_empty(&self) -> bool {
+        self.entry.is_empty() && self.exit.is_empty()
     }
 }

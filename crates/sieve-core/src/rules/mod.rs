@@ -21,7 +21,8 @@
 //!   its values reach the strategy's.
 //! * [`block`] evaluates one combination's rules block by block;
 //!   [`decide`] hands each close's decision to the engine; [`gated`] reads
-//!   rules only where a crossing gates them; [`run`] chooses the path;
+//!   rules only where a crossing gates them; [`pair`] reads a crossing
+//!   pair's other terms at its crossings; [`run`] chooses the path;
 //!   [`signals`] runs signals given from outside; [`builtin`] a built-in
 //!   with trade management.
 //! * [`describe`], [`wgsl`] (the GPU kernel), [`values`] (one expression's
@@ -46,6 +47,7 @@ mod gated;
 mod gates;
 mod ir;
 mod keys;
+mod pair;
 mod parse;
 mod plan;
 mod run;

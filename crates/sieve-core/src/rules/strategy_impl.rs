@@ -94,7 +94,9 @@ impl Strategy for RuleStrategy {
                 None => "the rule program and the engine bar by bar".into(),
             };
         }
-        if self.rules.cross_pair.is_some() {
+        if self.rules.cross_pair.is_some() && !self.rules.pair_filters.is_empty() {
+            "lanes: the built-in crosses' scan (the rules are one crossing pair of shared averages), their other terms read at the crossings only".into()
+        } else if self.rules.cross_pair.is_some() {
             "lanes: the built-in crosses' scan (the rules are one crossing pair of shared averages)"
                 .into()
         } else if let Some(g) = &self.rules.gated {
@@ -182,7 +184,7 @@ impl Strategy for RuleStrategy {
         direction: Direction,
         end: usize,
         level: Level,
-        _buffers: &mut LaneBuffers,
+        buffers: &mut LaneBuffers,
         out: &mut [Changes],
     ) {
         if let Some((a, b)) = self.rules.cross_pair {
@@ -200,7 +202,20 @@ impl Strategy for RuleStrategy {
                 direction,
                 end,
             };
-            return job.changes(level, out);
+            job.changes(level, out);
+            if !self.rules.pair_filters.is_empty() {
+                for (p, changes) in params.iter().zip(out.iter_mut()) {
+                    self.rules.filter_pair(
+                        bars,
+                        indicators,
+                        p,
+                        direction,
+                        changes,
+                        &mut buffers.events,
+                    );
+                }
+            }
+            return;
         }
         let end = end.min(bars.len());
         for (p, changes) in params.iter().zip(out.iter_mut()) {

@@ -351,6 +351,8 @@ pub struct LaneBuffers {
     pub values: Vec<f64>,
     /// Bits per bar and lane (`activation`: where each lane moves).
     pub moves: Vec<u64>,
+    /// Changes of one lane being rewritten (a crossing pair's filtered).
+    pub events: Vec<(usize, i8)>,
 }
 
 /// The default [`Strategy::lane_changes`]: each set's
