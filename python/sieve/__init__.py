@@ -73,7 +73,7 @@ __version__ = _native.__version__
 _TIME_NAMES = tuple(_native.TIME_NAMES)
 
 
-def backtest(data, strategy, params, config=None, equity=False, trades=False, indicators=None):
+def backtest(data, strategy, params, config=None, equity=False, trades=False, indicators=None, informative=None):
     """Runs one parameter set through the exact engine.
 
     Returns the structure of ``sieve backtest --json``: ``strategy``,
@@ -97,7 +97,7 @@ def backtest(data, strategy, params, config=None, equity=False, trades=False, in
     if not hasattr(params, "items"):
         raise TypeError("params: expected a mapping of parameter names to numbers, got %s" % type(params).__name__)
     sets = ["%s=%s" % (name, _number(value, name)) for name, value in params.items()]
-    with _Data(data) as d:
+    with _Data(data, informative) as d:
         text, curves, traded, warned = _native.backtest(
             d.arg, _config(config, indicators), overrides, sets, bool(equity), bool(trades)
         )
@@ -130,7 +130,7 @@ def backtest(data, strategy, params, config=None, equity=False, trades=False, in
     return result
 
 
-def indicator(data, expression, config=None, indicators=None):
+def indicator(data, expression, config=None, indicators=None, informative=None):
     """The value of a rule expression on every bar, exactly as rules read it.
 
     ``expression`` is any expression of the rule language without
@@ -142,7 +142,7 @@ def indicator(data, expression, config=None, indicators=None):
     """
     if not isinstance(expression, str):
         raise TypeError("expression: expected a string, got %s" % type(expression).__name__)
-    with _Data(data) as d:
+    with _Data(data, informative) as d:
         columns = _native.indicator(d.arg, _config(config, indicators), expression)
         tz, tzs = d.tz, d.tzs
     series = {
@@ -732,7 +732,7 @@ def _signal_names(values, width):
     return [str(i) for i in range(width)]
 
 
-def sweep(data, config, top=None, threads=0, progress=False, indicators=None):
+def sweep(data, config, top=None, threads=0, progress=False, indicators=None, informative=None):
     """Screens the config's whole grid and returns the best ``top`` rows
     (default ``sweep.top``): the columns and values of ``sweep.csv``.
     ``progress=True`` shows a tqdm bar when tqdm is installed (its notebook
@@ -750,14 +750,20 @@ def sweep(data, config, top=None, threads=0, progress=False, indicators=None):
     windowed function's column is. An exception in it raises a
     ``SieveError`` naming the function and the setting. The same keyword
     works in ``verify``, ``optimize``, ``backtest`` and ``indicator``.
+
+    ``informative={"btc": btc_df}`` names other instruments' bars (DataFrames
+    or paths) that rules read with ``informative("btc", …)``: each bar sees
+    the value of the last of their bars that has ended by its close. They
+    replace the config's ``data.informative``; the same keyword works in
+    every call that takes data.
     """
     overrides = [] if top is None else ["sweep.top=%d" % _count(top, "top")]
-    with _Data(data) as d:
+    with _Data(data, informative) as d:
         text = _native.sweep(d.arg, _config(config, indicators), overrides, _threads(threads), _progress(progress))
     return _csv(text)
 
 
-def verify(data, config, candidates, top=None, threads=0, indicators=None):
+def verify(data, config, candidates, top=None, threads=0, indicators=None, informative=None):
     """Re-runs candidates through the exact engine on the score window and
     returns the columns and values of ``verified.csv``, best first.
 
@@ -777,12 +783,12 @@ def verify(data, config, candidates, top=None, threads=0, indicators=None):
     else:
         raise TypeError("candidates: expected a DataFrame or a path, got %s" % type(candidates).__name__)
     overrides = [] if top is None else ["verify.top=%d" % _count(top, "top")]
-    with _Data(data) as d:
+    with _Data(data, informative) as d:
         out = _native.verify(d.arg, _config(config, indicators), overrides, text, _threads(threads))
     return _csv(out)
 
 
-def optimize(data, config, out, threads=0, progress=False, restart=False, indicators=None, search=None, executor=None):
+def optimize(data, config, out, threads=0, progress=False, restart=False, indicators=None, search=None, executor=None, informative=None):
     """Runs (or resumes) the optimize loop in the run folder ``out`` — the
     same files as ``sieve optimize --out``, report.html included — and
     returns ``best.json``'s content, with the robustness ``verdict`` sentence
@@ -807,7 +813,8 @@ def optimize(data, config, out, threads=0, progress=False, restart=False, indica
     a DataFrame) must be readable where the executor runs it — and the
     ``indicators`` dict, which must then pickle: functions defined at a
     module's top level, not lambdas or closures."""
-    with _Data(data) as d:
+    _no_informative_frames(executor, informative)
+    with _Data(data, informative) as d:
         text, verdict = _native.optimize(
             d.arg, _config(config, indicators), _search_overrides(search), os.fspath(out), _threads(threads),
             _progress(progress), bool(restart), _shards(executor, indicators)
@@ -821,7 +828,7 @@ def optimize(data, config, out, threads=0, progress=False, restart=False, indica
     return best
 
 
-def walkforward(data, config, out, threads=0, progress=False, restart=False, indicators=None, executor=None):
+def walkforward(data, config, out, threads=0, progress=False, restart=False, indicators=None, executor=None, informative=None):
     """Runs (or resumes) a walk-forward in the folder ``out`` — the same
     files as ``sieve walkforward --out``: a run folder per fold,
     ``walkforward.csv``, ``walkforward.json`` and ``report.html`` — and
@@ -830,7 +837,8 @@ def walkforward(data, config, out, threads=0, progress=False, restart=False, ind
     (``train`` and ``test`` lengths). Ctrl-C stops at a checkpoint; calling
     again resumes. ``progress``, ``restart``, ``indicators`` and
     ``executor`` as for :func:`optimize`."""
-    with _Data(data) as d:
+    _no_informative_frames(executor, informative)
+    with _Data(data, informative) as d:
         text = _native.walkforward(
             d.arg,
             _config(config, indicators),
@@ -892,6 +900,16 @@ class _Shards:
         """The run stopped: calls not started yet are cancelled."""
         for future in self._futures.values():
             future.cancel()
+
+
+def _no_informative_frames(executor, informative):
+    """Shards rebuild the study from the run's config and files:
+    ``informative=`` does not reach them."""
+    if executor is not None and informative is not None:
+        raise TypeError(
+            "informative: an executor's shards read the informative instruments the config names; "
+            "name their files in the config's data.informative instead"
+        )
 
 
 def _shards(executor, indicators):
@@ -1311,10 +1329,30 @@ class _Data:
     DataFrame's columns. The numpy arrays handed over by address stay
     referenced here until the call returns."""
 
-    def __init__(self, data):
+    def __init__(self, data, informative=None):
         self._keep = []
         self.tz = None  # the input's time zone (None: naive or a file)
         self.tzs = {}  # with a dict of frames: each instrument's own
+        self._read(data)
+        if informative is not None:
+            self.arg = (self.arg, self._informative(informative))
+
+    def _informative(self, informative):
+        """``informative=``: name -> the columns of a DataFrame, or a path."""
+        if not isinstance(informative, Mapping):
+            raise TypeError("informative: expected a dict of DataFrames (or paths) by name, got %s" % type(informative).__name__)
+        tz, out = self.tz, {}
+        for name, frame in informative.items():
+            if isinstance(frame, pd.DataFrame):
+                out[str(name)] = self._columns(frame)
+            elif isinstance(frame, (str, os.PathLike)):
+                out[str(name)] = os.fspath(frame)
+            else:
+                raise TypeError("informative[%r]: expected a pandas DataFrame or a path, got %s" % (name, type(frame).__name__))
+        self.tz = tz  # the traded bars' zone, not an informative one's
+        return out
+
+    def _read(self, data):
         if data is None:
             self.arg = None  # the config's data.path / data.paths
         elif isinstance(data, (str, os.PathLike)):

@@ -48,6 +48,7 @@ def backtest(
     equity: bool = False,
     trades: bool = False,
     indicators: Optional[Indicators] = None,
+    informative: Optional[Mapping[str, Union[pd.DataFrame, str, os.PathLike]]] = None,
 ) -> Dict[str, Any]:
     """`sieve backtest --json`'s structure; with equity=True also "equity"
     (a Series indexed by time, or a dict of them by instrument); with
@@ -119,6 +120,7 @@ def indicator(
     expression: str,
     config: Optional[Config] = None,
     indicators: Optional[Indicators] = None,
+    informative: Optional[Mapping[str, Union[pd.DataFrame, str, os.PathLike]]] = None,
 ) -> Union[pd.Series, Dict[str, pd.Series]]:
     """The value of a rule expression (no parameters) on every bar, as rules
     read it (the data's own columns included, by name or ``col("…")``);
@@ -131,6 +133,7 @@ def sweep(
     threads: int = 0,
     progress: bool = False,
     indicators: Optional[Indicators] = None,
+    informative: Optional[Mapping[str, Union[pd.DataFrame, str, os.PathLike]]] = None,
 ) -> pd.DataFrame:
     """The columns and values of sweep.csv (progress: tqdm when installed)."""
 
@@ -141,6 +144,7 @@ def verify(
     top: Optional[int] = None,
     threads: int = 0,
     indicators: Optional[Indicators] = None,
+    informative: Optional[Mapping[str, Union[pd.DataFrame, str, os.PathLike]]] = None,
 ) -> pd.DataFrame:
     """The columns and values of verified.csv, best first."""
 
@@ -154,6 +158,7 @@ def optimize(
     indicators: Optional[Indicators] = None,
     search: Optional[Mapping[str, Union[str, int]]] = None,
     executor: Optional[concurrent.futures.Executor] = None,
+    informative: Optional[Mapping[str, Union[pd.DataFrame, str, os.PathLike]]] = None,
 ) -> Dict[str, Any]:
     """Runs or resumes the run folder `out`; best.json's content."""
 
@@ -166,6 +171,7 @@ def walkforward(
     restart: bool = False,
     indicators: Optional[Indicators] = None,
     executor: Optional[concurrent.futures.Executor] = None,
+    informative: Optional[Mapping[str, Union[pd.DataFrame, str, os.PathLike]]] = None,
 ) -> Dict[str, Any]:
     """Runs or resumes a walk-forward in `out`; walkforward.json's content."""
 

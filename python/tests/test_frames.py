@@ -308,3 +308,35 @@ def test_an_informative_pair_trades_as_the_reference():
         },
     }
     trades_as_vectorbt(ETH, config, entries, exits, eth.close.to_numpy())
+
+
+def test_informative_frames_from_python():
+    """``informative={"btc": df}`` is the config's data.informative as a
+    DataFrame: the same values, trades and sweep; a DataFrame's bars with
+    the config's file work too; an executor is refused clearly."""
+    eth, btc = load(ETH), load("btc-4h-2023-02.csv")
+    expression = 'informative("btc", sma(close, 20))'
+    by_config = values(ETH, expression, BTC_CONFIG)
+    by_frame = sieve.indicator(eth, expression, informative={"btc": btc}).to_numpy()
+    assert_same(by_frame, by_config, "a DataFrame")
+    mixed = sieve.indicator(eth, expression, config=BTC_CONFIG).to_numpy()
+    assert_same(mixed, by_config, "the config's file under a DataFrame")
+    config = {
+        "strategy": {
+            "name": "btc_filter",
+            "entry": 'cross_above(sma(close, fast), sma(close, 24)) and informative("btc", close > sma(close, 20))',
+            "exit": "cross_below(sma(close, fast), sma(close, 24))",
+            "params": {"fast": {"values": [4, 6, 8]}},
+        },
+        "score": {"objective": "total_return"},
+    }
+    a = sieve.sweep(eth, config, informative={"btc": btc})
+    b = sieve.sweep(str(FRAMES / ETH), {**config, **BTC_CONFIG})
+    pd.testing.assert_frame_equal(a, b)
+    entry = config["strategy"]["entry"].replace("close > sma", "close < sma")
+    other = sieve.sweep(eth, {**config, "strategy": {**config["strategy"], "entry": entry}}, informative={"btc": btc})
+    assert not a["trades"].equals(other["trades"]), "the informative filter decides trades"
+    with pytest.raises(sieve.ConfigError, match="informative instrument 'btc'"):
+        sieve.sweep(eth, config)
+    with pytest.raises(TypeError, match="data.informative"):
+        sieve.optimize(eth, config, "/tmp/unused-run", informative={"btc": btc}, executor=object())

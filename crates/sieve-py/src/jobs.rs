@@ -13,7 +13,7 @@ use sieve_run::shard::Shard;
 use sieve_run::{candidates, files, jobs};
 
 use crate::records::{RecordsOut, TradeRecords};
-use crate::{interruptible, ConfigArg, ConfigSource, ConfigSpec, DataSpec, Failure};
+use crate::{interruptible, ConfigArg, ConfigSource, ConfigSpec, DataSpec, Failure, Source};
 use sieve_run::settings::Checked;
 
 /// One instrument's name, bar times in ms and values.
@@ -208,8 +208,8 @@ fn keep_frames(
     restart: bool,
 ) -> Result<sieve_run::Study, Failure> {
     let fresh = restart || !out.join(marker).exists();
-    match data {
-        DataSpec::Frame(_) => {
+    match &data.source {
+        Source::Frame(_) => {
             let path = out.join("data.parquet");
             if fresh || !path.exists() {
                 let bars = study.bars().clone();
@@ -217,7 +217,7 @@ fn keep_frames(
             }
             Ok(study.with_data_path(path))
         }
-        DataSpec::Frames(_) => {
+        Source::Frames(_) => {
             let folder = out.join("data");
             let market = study.market().clone();
             let written = py.detach(|| -> Result<Vec<(String, PathBuf)>, Error> {
@@ -830,7 +830,7 @@ pub fn optimize(
             let data = DataSpec::from_py(data)?;
             let mut overrides = overrides;
             overrides.extend(data.overrides());
-            let given = !matches!(data, DataSpec::Path(None));
+            let given = !data.is_none();
             let (config, _) = jobs::example_config(given, None, &[], &overrides)?;
             let study = data.study(py, Checked::new(config)?)?;
             (data, study)

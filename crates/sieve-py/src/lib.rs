@@ -262,8 +262,16 @@ pub(crate) struct Instruments {
     pub notices: Vec<String>,
 }
 
+/// The bars of a call: where the traded instruments' come from, and the
+/// informative instruments given beside them (`informative=`; none: the
+/// config's `data.informative`).
+pub(crate) struct DataSpec {
+    pub source: Source,
+    pub informative: Vec<(String, Source)>,
+}
+
 /// `data.path` / `data.paths` (`None`), or a DataFrame's columns.
-pub(crate) enum DataSpec {
+pub(crate) enum Source {
     Path(Option<PathBuf>),
     /// Several instruments' files (a list of paths: `data.paths`).
     Paths(Vec<PathBuf>),
@@ -273,43 +281,79 @@ pub(crate) enum DataSpec {
 }
 
 impl DataSpec {
-    /// A path (`str` or `os.PathLike`), else a frame's columns.
+    /// The data argument, or `(data, {name: informative})`.
     pub(crate) fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<DataSpec> {
+        if let Ok(pair) = obj.cast::<pyo3::types::PyTuple>() {
+            if pair.len() == 2 {
+                let source = Source::from_py(&pair.get_item(0)?)?;
+                let mut informative = Vec::new();
+                let named = pair.get_item(1)?;
+                for (name, data) in named.cast::<pyo3::types::PyDict>()?.iter() {
+                    informative.push((name.extract::<String>()?, Source::from_py(&data)?));
+                }
+                return Ok(DataSpec {
+                    source,
+                    informative,
+                });
+            }
+        }
+        Ok(DataSpec {
+            source: Source::from_py(obj)?,
+            informative: Vec::new(),
+        })
+    }
+
+    /// No data given: the config's (or the built-in example).
+    pub(crate) fn is_none(&self) -> bool {
+        matches!(self.source, Source::Path(None))
+    }
+
+    /// The `data.path` override a file becomes (see [`Source::overrides`]).
+    pub(crate) fn overrides(&self) -> Vec<String> {
+        self.source.overrides()
+    }
+}
+
+impl Source {
+    /// A path (`str` or `os.PathLike`), else a frame's columns.
+    pub(crate) fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Source> {
         if obj.is_none() {
-            return Ok(DataSpec::Path(None));
+            return Ok(Source::Path(None));
         }
         if let Ok(path) = obj.extract::<PathBuf>() {
-            return Ok(DataSpec::Path(Some(path)));
+            return Ok(Source::Path(Some(path)));
         }
         // A list of paths (a DataFrame's columns come as a list of tuples).
         if let Ok(paths) = obj.extract::<Vec<PathBuf>>() {
-            return Ok(DataSpec::Paths(paths));
+            return Ok(Source::Paths(paths));
         }
         if let Ok(frames) = obj.cast::<pyo3::types::PyDict>() {
             let mut out = Vec::new();
             for (name, columns) in frames.iter() {
                 out.push((name.extract::<String>()?, frame::Frame::from_py(&columns)?));
             }
-            return Ok(DataSpec::Frames(out));
+            return Ok(Source::Frames(out));
         }
-        Ok(DataSpec::Frame(frame::Frame::from_py(obj)?))
+        Ok(Source::Frame(frame::Frame::from_py(obj)?))
     }
 
     /// The `data.path` override a file becomes (absolute: relative to where
     /// Python runs, not to the config's folder), as `--data` does.
     pub(crate) fn overrides(&self) -> Vec<String> {
         match self {
-            DataSpec::Path(None) => Vec::new(),
-            DataSpec::Path(Some(p)) => vec![format!("data.path={}", absolute(p))],
+            Source::Path(None) => Vec::new(),
+            Source::Path(Some(p)) => vec![format!("data.path={}", absolute(p))],
             // Replaces the config's data.path or data.paths (and names).
-            DataSpec::Paths(paths) => {
+            Source::Paths(paths) => {
                 let list: Vec<String> = paths.iter().map(|p| absolute(p)).collect();
                 vec![format!("data.paths=[{}]", list.join(", "))]
             }
-            DataSpec::Frame(_) | DataSpec::Frames(_) => Vec::new(),
+            Source::Frame(_) | Source::Frames(_) => Vec::new(),
         }
     }
+}
 
+impl DataSpec {
     /// The checked study of `config` on these bars; warnings about the
     /// settings become `SieveWarning`s.
     pub(crate) fn study(&self, py: Python<'_>, config: Checked) -> Result<Study, Failure> {
@@ -347,11 +391,11 @@ impl DataSpec {
         // memory), so its bars are copied out with the GIL held: no Python
         // thread can resize or free an array meanwhile. Files are read, and
         // the study built, without it.
-        let i = match self {
-            DataSpec::Frame(_) | DataSpec::Frames(_) => {
-                self.instruments(&mut config.config, false)?
-            }
-            _ => py.detach(|| self.instruments(&mut config.config, false))?,
+        let frames = matches!(self.source, Source::Frame(_) | Source::Frames(_))
+            || (self.informative.iter()).any(|(_, s)| matches!(s, Source::Frame(_)));
+        let i = match frames {
+            true => self.instruments(&mut config.config, false)?,
+            false => py.detach(|| self.instruments(&mut config.config, false))?,
         };
         py.detach(|| -> Result<_, Error> {
             Ok((Study::of_checked(config, i.data, i.label)?, i.notices))
@@ -367,14 +411,72 @@ impl DataSpec {
         config: &mut Config,
         all_columns: bool,
     ) -> Result<Instruments, Error> {
+        let mut i = self.traded(config, all_columns)?;
+        let given = !self.informative.is_empty();
+        let frames = matches!(self.source, Source::Frame(_) | Source::Frames(_));
+        let informative = match (given, frames) {
+            (true, _) => self.informative_bars()?,
+            // A file's loader read the config's data.informative already.
+            (false, true) if !config.informative.is_empty() => {
+                sieve_run::inputs::load_informative(config, &config.load_options())?
+            }
+            _ => return Ok(i),
+        };
+        for (_, bars) in &mut i.data {
+            bars.frames = Some(std::sync::Arc::new(sieve_core::data::Frames {
+                informative: informative.clone(),
+                ..Default::default()
+            }));
+        }
+        Ok(i)
+    }
+
+    /// `informative=`'s instruments: files read whole, DataFrames' columns.
+    fn informative_bars(&self) -> Result<Vec<sieve_core::data::Informative>, Error> {
+        let options = sieve_core::data::LoadOptions::default();
+        let mut out = Vec::new();
+        for (name, source) in &self.informative {
+            if !sieve_core::rules::is_name(name) {
+                return Err(Error::Invalid(format!(
+                    "informative: '{name}' cannot name an informative instrument: letters, digits and _, not starting with a digit"
+                )));
+            }
+            let bars = match source {
+                Source::Path(Some(path)) => sieve_core::data::load(path, &options)?.bars,
+                Source::Frame(f) => {
+                    f.bars(&options)
+                        .map_err(|e| match e {
+                            Error::Data { message, .. } | Error::Invalid(message) => {
+                                Error::Invalid(format!("informative['{name}']: {message}"))
+                            }
+                            e => e,
+                        })?
+                        .0
+                }
+                _ => {
+                    return Err(Error::Invalid(format!(
+                        "informative['{name}']: expected a DataFrame or a path"
+                    )))
+                }
+            };
+            out.push(sieve_core::data::Informative {
+                name: name.clone(),
+                bars: std::sync::Arc::new(bars),
+            });
+        }
+        Ok(out)
+    }
+
+    /// The traded instruments' bars of [`DataSpec::instruments`].
+    fn traded(&self, config: &mut Config, all_columns: bool) -> Result<Instruments, Error> {
         let options = sieve_core::data::LoadOptions {
             extra: (!all_columns)
                 .then(|| config.load_options().extra)
                 .flatten(),
             ..config.load_options()
         };
-        Ok(match self {
-            DataSpec::Path(_) | DataSpec::Paths(_) => {
+        Ok(match &self.source {
+            Source::Path(_) | Source::Paths(_) => {
                 let label = config.data.clone();
                 let data = sieve_run::inputs::load_data_with(config, label.as_deref(), &options)?;
                 Instruments {
@@ -383,7 +485,7 @@ impl DataSpec {
                     notices: data.notices,
                 }
             }
-            DataSpec::Frame(f) => {
+            Source::Frame(f) => {
                 // A DataFrame names its own columns.
                 let options = sieve_core::data::LoadOptions {
                     columns: None,
@@ -403,7 +505,7 @@ impl DataSpec {
                     notices,
                 }
             }
-            DataSpec::Frames(frames) => {
+            Source::Frames(frames) => {
                 // A DataFrame names its own columns.
                 let options = sieve_core::data::LoadOptions {
                     columns: None,
