@@ -340,3 +340,58 @@ def test_informative_frames_from_python():
         sieve.sweep(eth, config)
     with pytest.raises(TypeError, match="data.informative"):
         sieve.optimize(eth, config, "/tmp/unused-run", informative={"btc": btc}, executor=object())
+
+
+def test_a_day_from_17_00_in_new_york():
+    """data.day_start = "17:00": days of 17:00 to 17:00 New York time,
+    each dated by the day it ends on (across the clock change of March
+    2017). pandas' resample ignores `offset` for days on a zoned index, so
+    the reference groups by that date: the local time plus 7 hours."""
+    df = load(EUR)
+    local = df.index.tz_convert("America/New_York").tz_localize(None)
+    date = (local + pd.Timedelta(hours=7)).normalize()
+    h = df.groupby(date.to_numpy()).agg(OHLCV)
+    end = (h.index + pd.Timedelta(hours=17)).tz_localize("America/New_York")
+    config = {"data": {"timezone": "America/New_York", "day_start": "17:00"}}
+    want = as_of(df.index, HOUR, h.close, end)
+    assert_same(values(EUR, 'tf("1d", close)', config), want, "17:00 days")
+    want = as_of(df.index, HOUR, sma(h.close, 5), end)
+    assert_same(values(EUR, 'tf("1d", sma(close, 5))', config), want, "17:00 days")
+    # Midnight days differ: the case tests the session start.
+    assert not np.array_equal(np.isnan(want), np.isnan(values(EUR, 'tf("1d", sma(close, 5))', {})))
+
+
+def test_a_four_hour_rsi_trades_as_the_reference():
+    df = load(EUR)
+    fast, slow = sma(df.close, 10), sma(df.close, 30)
+    r = on_higher(df, "4h", "Europe/London", HOUR, lambda h: rsi(h.close, 14))
+    no_ties(r, np.full(len(r), 55.0))
+    entries = crossed(fast, slow) & (r < 55)
+    exits = crossed(fast, slow, up=False)
+    config = {
+        **LONDON,
+        "strategy": {
+            "name": "rsi_filter",
+            "entry": 'cross_above(sma(close, 10), sma(close, 30)) and tf("4h", rsi(close, 14)) < 55',
+            "exit": "cross_below(sma(close, 10), sma(close, 30))",
+        },
+    }
+    trades_as_vectorbt(EUR, config, entries, exits, df.close.to_numpy())
+
+
+def test_a_weekly_regime_trades_as_the_reference():
+    path = "eth-1d-2021-2023.csv"
+    df = load(path)
+    fast, slow = sma(df.close, 5), sma(df.close, 20)
+    regime = on_higher(df, "W-MON", "UTC", pd.Timedelta("1D"), lambda h: h.close - sma(h.close, 10))
+    no_ties(regime, np.zeros(len(regime)) + 1e-300)
+    entries = crossed(fast, slow) & (regime > 0)
+    exits = crossed(fast, slow, up=False)
+    config = {
+        "strategy": {
+            "name": "weekly_regime",
+            "entry": 'cross_above(sma(close, 5), sma(close, 20)) and tf("1w", close > sma(close, 10))',
+            "exit": "cross_below(sma(close, 5), sma(close, 20))",
+        },
+    }
+    trades_as_vectorbt(path, config, entries, exits, df.close.to_numpy())

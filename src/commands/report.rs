@@ -43,6 +43,8 @@ pub fn run(a: ReportArgs) -> Result<()> {
             data::synth(crate::inputs::EXAMPLE_BARS, crate::inputs::EXAMPLE_SEED),
         )],
     };
+    let mut data = data;
+    sieve_run::inputs::attach_informative(&config, &mut data, &config.load_options())?;
     let study = sieve_run::Study::of_instruments(config, data, state.data.clone())?;
     if study.data_hash() != state.data_hash {
         anyhow::bail!(

@@ -208,6 +208,7 @@ fn keep_frames(
     restart: bool,
 ) -> Result<sieve_run::Study, Failure> {
     let fresh = restart || !out.join(marker).exists();
+    let study = keep_informative(py, data, study, out, fresh)?;
     match &data.source {
         Source::Frame(_) => {
             let path = out.join("data.parquet");
@@ -238,6 +239,43 @@ fn keep_frames(
         }
         _ => Ok(study),
     }
+}
+
+/// `informative=`'s DataFrames kept in the run folder as
+/// `informative/<name>.parquet` (and files named as they are), so that the
+/// run's config names them for `sieve report`.
+fn keep_informative(
+    py: Python<'_>,
+    data: &DataSpec,
+    study: sieve_run::Study,
+    out: &std::path::Path,
+    fresh: bool,
+) -> Result<sieve_run::Study, Failure> {
+    if data.informative.is_empty() {
+        return Ok(study);
+    }
+    let folder = out.join("informative");
+    let informative = study.bars().frames.as_ref().map(|f| f.informative.clone());
+    let informative = informative.unwrap_or_default();
+    let written = py.detach(|| -> Result<Vec<(String, PathBuf)>, Error> {
+        let mut paths = Vec::new();
+        for ((name, source), bars) in data.informative.iter().zip(&informative) {
+            let path = match source {
+                Source::Path(Some(p)) => p.clone(),
+                _ => {
+                    std::fs::create_dir_all(&folder).map_err(|e| Error::io(&folder, e))?;
+                    let path = folder.join(format!("{name}.parquet"));
+                    if fresh || !path.exists() {
+                        sieve_core::data::write_bars(&bars.bars, &path)?;
+                    }
+                    path
+                }
+            };
+            paths.push((name.clone(), path));
+        }
+        Ok(paths)
+    });
+    Ok(study.with_informative_paths(written?))
 }
 
 /// Runs (or resumes) a walk-forward in the folder `out` (each fold's run

@@ -411,37 +411,46 @@ impl DataSpec {
         config: &mut Config,
         all_columns: bool,
     ) -> Result<Instruments, Error> {
-        let mut i = self.traded(config, all_columns)?;
         let given = !self.informative.is_empty();
+        if given {
+            // `informative=` replaces the config's data.informative.
+            config.informative.clear();
+        }
+        let mut i = self.traded(config, all_columns)?;
         let frames = matches!(self.source, Source::Frame(_) | Source::Frames(_));
         let informative = match (given, frames) {
-            (true, _) => self.informative_bars()?,
+            (true, _) => self.informative_bars(config.adjust)?,
             // A file's loader read the config's data.informative already.
             (false, true) if !config.informative.is_empty() => {
                 sieve_run::inputs::load_informative(config, &config.load_options())?
             }
             _ => return Ok(i),
         };
-        for (_, bars) in &mut i.data {
-            bars.frames = Some(std::sync::Arc::new(sieve_core::data::Frames {
-                informative: informative.clone(),
-                ..Default::default()
-            }));
-        }
+        sieve_run::inputs::give_informative(&mut i.data, &informative);
         Ok(i)
     }
 
     /// `informative=`'s instruments: files read whole, DataFrames' columns.
-    fn informative_bars(&self) -> Result<Vec<sieve_core::data::Informative>, Error> {
-        let options = sieve_core::data::LoadOptions::default();
+    fn informative_bars(&self, adjust: bool) -> Result<Vec<sieve_core::data::Informative>, Error> {
+        let options = sieve_core::data::LoadOptions {
+            adjust,
+            ..Default::default()
+        };
         let mut out = Vec::new();
         for (name, source) in &self.informative {
             if !sieve_core::rules::is_name(name) {
-                return Err(Error::Invalid(format!(
-                    "informative: '{name}' cannot name an informative instrument: letters, digits and _, not starting with a digit"
-                )));
+                return Err(Error::config(
+                    "informative",
+                    format!("'{name}' cannot name an informative instrument: letters, digits and _, not starting with a digit"),
+                ));
             }
             let bars = match source {
+                Source::Path(Some(path)) if !path.is_file() => {
+                    return Err(Error::Invalid(format!(
+                        "informative['{name}']: {}: no such file",
+                        path.display()
+                    )))
+                }
                 Source::Path(Some(path)) => sieve_core::data::load(path, &options)?.bars,
                 Source::Frame(f) => {
                     f.bars(&options)

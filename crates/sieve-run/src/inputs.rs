@@ -39,16 +39,32 @@ pub fn load_data_with(
     options: &LoadOptions,
 ) -> Result<Data> {
     let mut data = load_instruments(config, label, options)?;
+    attach_informative(config, &mut data.instruments, options)?;
+    Ok(data)
+}
+
+/// Reads `data.informative`'s instruments (none: nothing) and puts them
+/// beside each instrument's bars.
+pub fn attach_informative(
+    config: &Config,
+    instruments: &mut [(String, Bars)],
+    options: &LoadOptions,
+) -> Result<()> {
     let informative = load_informative(config, options)?;
     if !informative.is_empty() {
-        for (_, bars) in &mut data.instruments {
-            bars.frames = Some(std::sync::Arc::new(data::Frames {
-                informative: informative.clone(),
-                ..data::Frames::default()
-            }));
-        }
+        give_informative(instruments, &informative);
     }
-    Ok(data)
+    Ok(())
+}
+
+/// Puts `informative` beside each instrument's bars.
+pub fn give_informative(instruments: &mut [(String, Bars)], informative: &[data::Informative]) {
+    for (_, bars) in instruments {
+        bars.frames = Some(std::sync::Arc::new(data::Frames {
+            informative: informative.to_vec(),
+            ..data::Frames::default()
+        }));
+    }
 }
 
 /// `data.informative`'s instruments, each file read whole (every column:
@@ -56,6 +72,12 @@ pub fn load_data_with(
 pub fn load_informative(config: &Config, options: &LoadOptions) -> Result<Vec<data::Informative>> {
     let mut out = Vec::new();
     for (name, path) in &config.informative {
+        if !path.is_file() {
+            return Err(Error::config(
+                format!("data.informative.{name}"),
+                format!("{}: no such file", path.display()),
+            ));
+        }
         let options = LoadOptions {
             extra: None,
             columns: None,

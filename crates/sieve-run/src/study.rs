@@ -202,6 +202,18 @@ impl Study {
         }
     }
 
+    /// The same study with its informative instruments kept at `paths`
+    /// (DataFrames written into the run folder): the config names them,
+    /// the hashes stay.
+    pub fn with_informative_paths(&self, paths: Vec<(String, PathBuf)>) -> Study {
+        let mut config = (*self.config).clone();
+        config.informative = paths;
+        Study {
+            config: Arc::new(config),
+            ..self.clone()
+        }
+    }
+
     /// The axes of a grid as the run files record it (`run.json`).
     pub fn axes_of(
         &self,
@@ -615,6 +627,40 @@ fn constant_columns(config: &Config, bars: &Bars) -> Vec<String> {
         .collect()
 }
 
+/// Informative instruments that start after the bars or end before them:
+/// rules read them as undefined before their first bar, and their last
+/// value from their end on.
+fn informative_coverage(bars: &Bars) -> Vec<String> {
+    let (Some(&first), Some(&last)) = (bars.time.first(), bars.time.last()) else {
+        return Vec::new();
+    };
+    let informative = bars.frames.as_ref().map(|f| &f.informative[..]);
+    let mut out = Vec::new();
+    for i in informative.unwrap_or_default() {
+        let (Some(&start), Some(&end)) = (i.bars.time.first(), i.bars.time.last()) else {
+            continue;
+        };
+        let length = sieve_core::data::timeframe::length_of(&i.bars);
+        let key = format!("data.informative.{}", i.name);
+        if start > first {
+            out.push(format!(
+                "{key} starts at {}, after the data's first bar ({}): rules read it as undefined before",
+                sieve_core::format::time(start),
+                sieve_core::format::time(first)
+            ));
+        }
+        // More than one of its bars short of the data's last bar.
+        if end.saturating_add(2 * length) <= last {
+            out.push(format!(
+                "{key} ends at {}, before the data's last bar ({}): rules read its last value from then on",
+                sieve_core::format::time(end),
+                sieve_core::format::time(last)
+            ));
+        }
+    }
+    out
+}
+
 /// Settings (and data) that make a backtest's numbers unreliable, one line
 /// each.
 pub fn warnings(config: &Config, scoring: &Scoring, bars: &Bars) -> Vec<String> {
@@ -650,6 +696,7 @@ pub fn warnings(config: &Config, scoring: &Scoring, bars: &Bars) -> Vec<String> 
         ));
     }
     out.extend(constant_columns(config, bars));
+    out.extend(informative_coverage(bars));
     for (spec, value) in config.management().into_iter().flat_map(|m| m.entries()) {
         if let Some(typo) = value.number().and_then(|v| spec.typo(v)) {
             out.push(format!("strategy.{typo}"));
@@ -765,5 +812,50 @@ mod tests {
         moved[10] += 1e-12;
         assert_ne!(with(vec![column("a", moved), column("b", gaps)]), both);
         assert_ne!(with(vec![column("a", wave)]), both);
+    }
+}
+
+#[cfg(test)]
+mod informative_tests {
+    use std::sync::Arc;
+
+    use super::{config_hash, Study};
+    use sieve_core::config::Config;
+    use sieve_core::data::{synth, Frames, Informative};
+
+    const RULES: &str = "[strategy]\nname = \"x\"\nentry = \"informative(\\\"lead\\\", close > sma(close, 5))\"\nexit = \"close < sma(close, 5)\"\n";
+
+    fn study_reading(lead_seed: u64) -> Study {
+        let mut bars = synth(300, 1);
+        bars.frames = Some(Arc::new(Frames {
+            informative: vec![Informative {
+                name: "lead".into(),
+                bars: Arc::new(synth(300, lead_seed)),
+            }],
+            ..Frames::default()
+        }));
+        let config = Config::parse(RULES).unwrap();
+        Study::new(config, bars, "s".into()).unwrap()
+    }
+
+    /// The informative bars are part of the data hash (other bars, another
+    /// hash; none, the hash of the bars alone), their paths not part of
+    /// the run's identity.
+    #[test]
+    fn informative_bars_are_hashed_and_their_paths_are_not_identity() {
+        let (a, b) = (study_reading(2), study_reading(3));
+        assert_ne!(a.data_hash(), b.data_hash());
+        assert_eq!(a.data_hash(), study_reading(2).data_hash());
+        assert_ne!(a.data_hash(), super::data_hash(&synth(300, 1)));
+        let at = |path: &str| {
+            let text = format!("{RULES}[data]\ninformative = {{ lead = \"{path}\" }}\n");
+            config_hash(&Config::parse(&text).unwrap())
+        };
+        assert_eq!(at("here/lead.csv"), at("/elsewhere/lead.parquet"));
+        let other = format!("{RULES}[data]\nsession_end = \"16:00\"\n");
+        assert_ne!(
+            at("here/lead.csv"),
+            config_hash(&Config::parse(&other).unwrap())
+        );
     }
 }

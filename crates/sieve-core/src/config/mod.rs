@@ -832,8 +832,10 @@ impl Config {
             // walk-forward fold's windows are: `[walkforward]` stays).
             let not_a_run = k.starts_with("robust.")
                 && !matches!(k.as_str(), "robust.select" | "robust.neighbour_aggregate");
-            // Where the screens run is not part of a run either.
-            let elsewhere = k.starts_with("executor.") || k == "executor";
+            // Where the screens run is not part of a run either, nor where
+            // the informative files are (the data hash covers their bars).
+            let elsewhere =
+                k.starts_with("executor.") || k == "executor" || k.starts_with("data.informative");
             !free && !not_a_run && !elsewhere
         });
         out
@@ -841,7 +843,25 @@ impl Config {
 
     /// The merged TOML as text (stable key order), for hashing and run files.
     pub fn canonical_toml(&self) -> String {
-        toml::to_string(&self.source).unwrap_or_default()
+        let mut source = self.source.clone();
+        // The informative files as resolved (absolute): read back from a
+        // run folder, with no config file to resolve them against.
+        if !self.informative.is_empty() {
+            let named: toml::Table = (self.informative.iter())
+                .map(|(name, path)| {
+                    let path = std::path::absolute(path).unwrap_or_else(|_| path.clone());
+                    let text = path.to_string_lossy().into_owned();
+                    (name.clone(), toml::Value::String(text))
+                })
+                .collect();
+            let data = source
+                .entry("data")
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            if let toml::Value::Table(data) = data {
+                data.insert("informative".into(), toml::Value::Table(named));
+            }
+        }
+        toml::to_string(&source).unwrap_or_default()
     }
 }
 

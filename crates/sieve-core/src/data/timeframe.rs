@@ -11,8 +11,8 @@
 //! higher bar is visible from the first base bar whose close is at or after
 //! the higher bar's end and which comes after every base bar of it.
 //!
-//! Days start at midnight, or at `day_start` (a session that starts the
-//! day before, e.g. 17:00), on the local clock; intraday bins (a length
+//! Days start at midnight, or at `day_start` (at noon or later: a session
+//! that starts the evening before its date, e.g. 17:00), on the local clock; intraday bins (a length
 //! that divides a day) are that much elapsed time from the first bar's day
 //! start, as pandas' `resample(…, origin="start_day")` counts them (across
 //! a clock change they keep their length and shift on the local clock);
@@ -159,14 +159,26 @@ impl Calendar {
         local.and_utc().timestamp_millis()
     }
 
-    /// The trading day a local time belongs to (days start at `day_start`).
-    fn day_of(&self, local: NaiveDateTime) -> NaiveDate {
-        (local - Duration::minutes(i64::from(self.day_start))).date()
+    /// Where a day starts, in minutes from its date's midnight: a day
+    /// starting at noon or later opens the evening before its date (a
+    /// 17:00 session is the next date's, as exchanges date it).
+    fn day_offset(&self) -> i64 {
+        let start = i64::from(self.day_start);
+        match start >= 12 * 60 {
+            true => start - 24 * 60,
+            false => start,
+        }
     }
 
+    /// The trading day a local time belongs to (days start at `day_start`).
+    fn day_of(&self, local: NaiveDateTime) -> NaiveDate {
+        (local - Duration::minutes(self.day_offset())).date()
+    }
+
+    /// `minutes` after the start of `day`.
     fn at(&self, day: NaiveDate, minutes: u32) -> NaiveDateTime {
         day.and_time(chrono::NaiveTime::MIN)
-            + Duration::minutes(i64::from(self.day_start) + i64::from(minutes))
+            + Duration::minutes(self.day_offset() + i64::from(minutes))
     }
 
     /// When the session of `day` ends (its next day's start without
@@ -228,6 +240,15 @@ impl Calendar {
         Some((self.utc(start), self.utc(end)))
     }
 
+    /// Whether `ms` is after its day's session end (and before the next
+    /// day's start).
+    fn after_session(&self, ms: i64) -> bool {
+        let Some(local) = self.local(ms) else {
+            return false;
+        };
+        self.session_end.is_some() && local >= self.day_end(self.day_of(local))
+    }
+
     /// The bucket after `bucket` (a session's end is not the next day's
     /// start: the next bucket starts on the next day).
     fn following(&self, bucket: (i64, i64), tf: Timeframe, origin: i64) -> Option<(i64, i64)> {
@@ -282,6 +303,17 @@ pub fn resample(bars: &Bars, tf: Timeframe, calendar: &Calendar, length: i64) ->
             },
         };
         known = Some(natural);
+        // With a session end, a bar after it (after-hours) is in no day,
+        // week or month: they hold the sessions.
+        let after_session = calendar.session_end.is_some()
+            && match tf {
+                Timeframe::Minutes(_) => false,
+                Timeframe::Day => ms >= natural.1,
+                Timeframe::Week | Timeframe::Month => calendar.after_session(ms),
+            };
+        if after_session {
+            continue;
+        }
         let mut bucket = natural;
         while bucket.1 <= closed.max(ms) {
             match calendar.following(bucket, tf, origin) {
@@ -458,6 +490,20 @@ mod tests {
         let v = visible(&t, 300_000, &r.end);
         assert_eq!((v[76], v[77]), (None, Some(0)));
         assert_eq!(v[155], Some(1));
+        // After-hours bars (16:00–17:55) are in no day: each day opens at
+        // 09:30 and closes at 15:55; they still see the day that ended.
+        let mut t = Vec::new();
+        for day in ["2024-03-04", "2024-03-05"] {
+            let open = ms(&format!("{day} 09:30"));
+            t.extend((0..102).map(|k| open + k * 300_000));
+        }
+        let r = resample(&bars(t.clone()), Timeframe::Day, &stock, 300_000);
+        assert_eq!(r.bars.time.len(), 2);
+        assert_eq!((r.bars.open[1], r.last[0], r.last[1]), (103.0, 77, 179));
+        let w = resample(&bars(t.clone()), Timeframe::Week, &stock, 300_000);
+        assert_eq!((w.bars.time.len(), w.last[0]), (1, 179));
+        let v = visible(&t, 300_000, &r.end);
+        assert_eq!((v[77], v[100], v[102]), (Some(0), Some(0), Some(0)));
     }
 
     /// Hourly bars across New York's spring-forward (2024-03-10, 02:00 →
@@ -539,6 +585,39 @@ mod tests {
             [ms("2024-03-03 17:00"), ms("2024-03-04 17:00")]
         );
         assert_eq!(r.last, [0, 2]);
+        // Weeks and months count the session by its date: Sunday 17:00
+        // opens Monday's session, so a new week (from Monday) and, on
+        // 31 March, April.
+        let t = vec![
+            ms("2024-03-08 15:00"),
+            ms("2024-03-10 18:00"),
+            ms("2024-03-29 18:00"),
+            ms("2024-03-31 18:00"),
+        ];
+        let w = resample(&bars(t.clone()), Timeframe::Week, &cal, HOUR);
+        assert_eq!(
+            w.bars.time[..2],
+            [ms("2024-03-03 17:00"), ms("2024-03-10 17:00")]
+        );
+        assert_eq!(w.end[0], ms("2024-03-10 17:00"));
+        let m = resample(&bars(t), Timeframe::Month, &cal, HOUR);
+        assert_eq!(
+            m.bars.time,
+            [ms("2024-02-29 17:00"), ms("2024-03-31 17:00")]
+        );
+        assert_eq!(m.last, [2, 3]);
+        // A session ending 16:00 ends on its own date.
+        let futures = Calendar {
+            session_end: Some(16 * 60),
+            ..cal
+        };
+        let d = resample(
+            &bars(vec![ms("2024-03-04 15:00")]),
+            Timeframe::Day,
+            &futures,
+            HOUR,
+        );
+        assert_eq!(d.end[0], ms("2024-03-04 16:00"));
     }
 
     /// No look-ahead by construction: cutting the bars after any bar leaves

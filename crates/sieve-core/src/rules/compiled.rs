@@ -271,7 +271,24 @@ impl Rules {
 
     pub(super) fn check_data(&self, bars: &Bars) -> Result<()> {
         for (frame, rules) in self.graph.frames.iter().zip(&self.frames) {
-            rules.check_data(super::frames::columns_of(frame, bars)?)?;
+            let checked = rules.check_data(super::frames::columns_of(frame, bars)?);
+            // An informative instrument's columns are its own: say whose.
+            checked.map_err(|e| match (&frame.on, e) {
+                (
+                    ir::FrameOn::Informative(name),
+                    Error::Rule {
+                        key,
+                        column,
+                        message,
+                    },
+                ) => Error::Rule {
+                    key,
+                    column,
+                    message: (message.replace("the data's", "its"))
+                        .replace("the data", &format!("informative '{name}'")),
+                },
+                (_, e) => e,
+            })?;
         }
         for u in &self.graph.user {
             let twice = bars.extra.iter().filter(|c| c.name == u.name).count() > 1;

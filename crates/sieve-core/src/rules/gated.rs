@@ -581,7 +581,12 @@ mod tests {
         c: &[f64],
         seed: u64,
     ) -> (Rules, crate::data::Bars, IndicatorSet, Vec<[f64; 3]>) {
-        let (rules, _) = Rules::compile(source).expect("compiles");
+        let (mut rules, _) = Rules::compile(source).expect("compiles");
+        // A crossing pair with filters takes the crosses' scan instead
+        // (`pair.rs`); its gates are still what these tests compare.
+        if rules.cross_pair.is_some() {
+            rules.gated = rules.find_gates();
+        }
         let bars = crate::data::synth(700, seed);
         let combos: Vec<[f64; 3]> = [3.0, 6.0]
             .iter()

@@ -77,3 +77,121 @@ impl Rules {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::source::RuleSource;
+    use crate::grid::AxisValues;
+    use crate::indicators::IndicatorSet;
+    use crate::simd::Level;
+    use crate::strategy::{Changes, Direction, LaneBuffers, Strategy};
+
+    /// Terms read on one bar, some reading windows and higher timeframes.
+    const FILTERS: &[&str] = &[
+        "close > sma(close, 30)",
+        "tf(\"1w\", close > sma(close, 3))",
+        "high - low < 2 * atr(14)",
+        "not (close < shift(close, 2))",
+        "close > k",
+    ];
+
+    fn axis(values: &[f64]) -> AxisValues {
+        AxisValues {
+            values: values.to_vec(),
+            integers: values.iter().all(|v| v.fract() == 0.0),
+        }
+    }
+
+    /// A crossing pair with filters: the scan's changes, filtered at the
+    /// crossings, are the positions of the rules bar by bar, in every
+    /// combination and both directions, whatever the filters.
+    #[test]
+    fn filtered_pairs_hold_the_rules_positions() {
+        let bars = crate::data::synth(900, 5);
+        let median = {
+            let mut c = bars.close.clone();
+            c.sort_by(f64::total_cmp);
+            c[c.len() / 2]
+        };
+        let cases: &[(&[usize], &[usize])] = &[
+            (&[0], &[]),
+            (&[1, 4], &[2]),
+            (&[], &[3]),
+            (&[2, 3], &[0, 1]),
+        ];
+        for &(entry, exit) in cases {
+            let with = |rule: &str, terms: &[usize]| {
+                let mut text = rule.to_string();
+                for &k in terms {
+                    text += &format!(" and {}", FILTERS[k]);
+                }
+                text
+            };
+            let reads_k = entry.contains(&4) || exit.contains(&4);
+            let mut params = vec![
+                ("a".to_string(), Ok(axis(&[3.0, 8.0]))),
+                ("b".to_string(), Ok(axis(&[20.0, 45.0]))),
+            ];
+            if reads_k {
+                params.push(("k".to_string(), Ok(axis(&[median * 0.9, median * 1.1]))));
+            }
+            let source = RuleSource {
+                name: "pair".into(),
+                entry: with("cross_above(sma(close, a), sma(close, b))", entry),
+                exit: with("cross_below(sma(close, a), sma(close, b))", exit),
+                params,
+                ..RuleSource::default()
+            };
+            let strategy = super::super::RuleStrategy::compile(source).expect("compiles");
+            assert!(strategy.rules.cross_pair.is_some(), "{entry:?} {exit:?}");
+            let ks: &[f64] = if reads_k {
+                &[median * 0.9, median * 1.1]
+            } else {
+                &[0.0]
+            };
+            let combos: Vec<Vec<f64>> = [3.0, 8.0]
+                .iter()
+                .flat_map(|&a| [20.0, 45.0].map(move |b| (a, b)))
+                .flat_map(|(a, b)| {
+                    ks.iter()
+                        .map(move |&k| if reads_k { vec![a, b, k] } else { vec![a, b] })
+                })
+                .collect();
+            let mut keys = Vec::new();
+            for p in &combos {
+                strategy.indicators(p, &mut keys);
+            }
+            let set = IndicatorSet::build_for(&bars, &strategy.rules, keys);
+            for direction in [Direction::Long, Direction::LongShort] {
+                let lanes: Vec<&[f64]> = combos.iter().map(Vec::as_slice).collect();
+                let mut out = vec![Changes::default(); lanes.len()];
+                let mut buffers = LaneBuffers::default();
+                for (chunk, out) in lanes.chunks(8).zip(out.chunks_mut(8)) {
+                    let (n, level) = (bars.len(), Level::best());
+                    strategy.lane_changes(
+                        &bars,
+                        &set,
+                        chunk,
+                        direction,
+                        n,
+                        level,
+                        &mut buffers,
+                        out,
+                    );
+                }
+                let mut filtered = 0;
+                for (p, changes) in combos.iter().zip(&out) {
+                    let mut want = vec![0i8; bars.len()];
+                    strategy.positions(&bars, &set, p, direction, &mut want);
+                    assert_eq!(
+                        changes.to_positions(),
+                        want,
+                        "{entry:?} {exit:?} {p:?} {direction:?}"
+                    );
+                    filtered += usize::from(want.iter().any(|&x| x != 0));
+                }
+                assert!(filtered > 0, "{entry:?} {exit:?}: no position at all");
+            }
+        }
+    }
+}

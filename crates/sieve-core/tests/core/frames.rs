@@ -107,9 +107,12 @@ fn a_session_end_shows_the_day_on_the_bar_that_closes_then() {
         bar: Some(6 * HOUR),
         ..Frames::default()
     }));
-    // The 18:00 bar opens after the session: it counts in the next day.
+    // The 18:00 bar opens after the session: it is in no day (each day
+    // opens with its 00:00 bar).
     let want = [NAN, NAN, 3.0, 3.0, 3.0, 3.0, 7.0, 7.0];
     assert!(same(&eval("tf(\"1d\", close)", &bars), &want));
+    let want = [NAN, NAN, 0.0, 0.0, 0.0, 0.0, 4.0, 4.0];
+    assert!(same(&eval("tf(\"1d\", open)", &bars), &want));
 }
 
 /// Hourly bars: a 4-hour bar is seen from the bar that closes at its end
@@ -222,7 +225,9 @@ n = { values = [2, 3] }
 /// No look-ahead by construction: for random cut points, the data cut
 /// there (the traded bars and the informative ones up to the last traded
 /// bar's close) gives every earlier bar the value it has on the whole
-/// data — on irregular hourly bars with gaps, for several timeframes.
+/// data — on irregular hourly bars with gaps, for several timeframes, on
+/// UTC days, on New York's clock with a 16:00 session end (bars after it
+/// included), and with 17:00-to-17:00 days and Sunday weeks.
 #[test]
 fn cutting_the_data_anywhere_changes_no_earlier_value() {
     let mut state = 99u64;
@@ -233,6 +238,7 @@ fn cutting_the_data_anywhere_changes_no_earlier_value() {
         state >> 33
     };
     let base = synth(700, 3);
+    // From 2024-03-04: across New York's clock change of 10 March.
     let mut time = vec![MONDAY];
     for _ in 1..base.len() {
         let gap = match next() % 25 {
@@ -244,40 +250,66 @@ fn cutting_the_data_anywhere_changes_no_earlier_value() {
     }
     let lead_base = synth(1500, 4);
     let lead_time: Vec<i64> = (0..1500).map(|i| MONDAY - HOUR + i * HOUR / 2).collect();
-    let make = |cut: usize| {
-        let mut b = base.clone();
-        b.time = time.clone();
-        truncate(&mut b, cut);
-        let close = b.time[cut - 1] + HOUR;
-        let mut lead = lead_base.clone();
-        lead.time = lead_time.clone();
-        let keep = lead.time.partition_point(|&t| t + HOUR / 2 <= close);
-        truncate(&mut lead, keep.max(1));
-        b.frames = Some(Arc::new(Frames {
-            bar: Some(HOUR),
-            informative: vec![Informative {
-                name: "lead".into(),
-                bars: Arc::new(lead),
-            }],
-            ..Frames::default()
-        }));
-        b
-    };
-    let expressions = [
-        "tf(\"4h\", rsi(close, 3))",
-        "tf(\"1d\", sma(close, 2) - low)",
-        "tf(\"1w\", highest(high, 2))",
-        "informative(\"lead\", ema(close, 4))",
-        "informative(\"lead\", tf(\"4h\", close))",
+    let ny: chrono_tz::Tz = "America/New_York".parse().unwrap();
+    let calendars = [
+        (None, Frames::default()),
+        (
+            Some(ny),
+            Frames {
+                session_end: Some(16 * 60),
+                ..Frames::default()
+            },
+        ),
+        (
+            Some(ny),
+            Frames {
+                day_start: 17 * 60,
+                week_start: chrono::Weekday::Sun,
+                ..Frames::default()
+            },
+        ),
     ];
-    let whole = make(base.len());
-    for e in expressions {
-        let full = eval(e, &whole);
-        assert!(full.iter().filter(|v| v.is_finite()).count() > 100, "{e}");
-        for _ in 0..25 {
-            let cut = 1 + next() as usize % base.len();
-            let part = eval(e, &make(cut));
-            assert!(same(&part, &full[..cut]), "{e}: cut at {cut}");
+    for (zone, calendar) in calendars {
+        let make = |cut: usize| {
+            let mut b = base.clone();
+            b.time = time.clone();
+            truncate(&mut b, cut);
+            let close = b.time[cut - 1] + HOUR;
+            let mut lead = lead_base.clone();
+            lead.time = lead_time.clone();
+            let keep = lead.time.partition_point(|&t| t + HOUR / 2 <= close);
+            truncate(&mut lead, keep.max(1));
+            b.timezone = zone;
+            b.frames = Some(Arc::new(Frames {
+                bar: Some(HOUR),
+                informative: vec![Informative {
+                    name: "lead".into(),
+                    bars: Arc::new(lead),
+                }],
+                ..calendar.clone()
+            }));
+            b
+        };
+        let expressions = [
+            "tf(\"4h\", rsi(close, 3))",
+            "tf(\"1d\", sma(close, 2) - low)",
+            "tf(\"1w\", highest(high, 2))",
+            "tf(\"1M\", open)",
+            "informative(\"lead\", ema(close, 4))",
+            "informative(\"lead\", tf(\"4h\", close))",
+        ];
+        let whole = make(base.len());
+        for e in expressions {
+            let full = eval(e, &whole);
+            assert!(full.iter().filter(|v| v.is_finite()).count() > 100, "{e}");
+            for _ in 0..25 {
+                let cut = 1 + next() as usize % base.len();
+                let part = eval(e, &make(cut));
+                assert!(
+                    same(&part, &full[..cut]),
+                    "{e} ({zone:?}, {calendar:?}): cut at {cut}"
+                );
+            }
         }
     }
 }
