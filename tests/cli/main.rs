@@ -6,6 +6,7 @@ mod columns;
 mod corpus;
 mod detail;
 mod formats;
+mod frames;
 mod golden;
 mod instruments;
 mod optimize;
