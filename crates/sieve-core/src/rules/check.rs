@@ -315,10 +315,15 @@ impl Checker {
             .first()
             .filter(|_| inside == Inside::Timeframe)
         {
+            // Read through a definition: said at the call, naming it.
+            let (at, via) = match u.text == self.text {
+                true => (u.at, String::new()),
+                false => (e.span.start, format!(", read in {}", u.key)),
+            };
             return Err(err(
-                u.at,
+                at,
                 format!(
-                    "tf(…) resamples open, high, low, close and volume; '{}' is not one of them{} (a column of the data is read outside tf)",
+                    "tf(…) resamples open, high, low, close and volume; '{}'{via} is not one of them{} (a column of the data is read outside tf)",
                     u.name,
                     suggest(&u.name, bare_names(std::iter::empty(), self.params.iter().map(|p| p.name.as_str())).iter().map(String::as_str))
                 ),
