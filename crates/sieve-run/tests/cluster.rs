@@ -257,3 +257,29 @@ fn a_screen_stopped_with_shards_out_continues_here_or_on_another_runner() {
         assert_same_run(&local, &out);
     }
 }
+
+/// A study reading an informative instrument (`data.informative`): its
+/// shards load the same file (the job names it) and the run equals the
+/// local one.
+#[test]
+fn shards_read_the_informative_instruments_the_config_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lead = tmp.path().join("lead.csv");
+    sieve_core::data::write_bars(&sieve_core::data::synth(EXAMPLE_BARS, 9), &lead).unwrap();
+    let text = format!(
+        "[data]\ninformative = {{ lead = \"{}\" }}\n{}",
+        lead.display(),
+        GRID.replace(
+            "name = \"sma_cross\"",
+            "name = \"lead_filter\"\nentry = \"cross_above(sma(close, fast), sma(close, slow)) and informative(\\\"lead\\\", close > sma(close, 50))\"\nexit = \"cross_below(sma(close, fast), sma(close, slow))\"",
+        )
+    );
+    let mut config = Config::parse(&text).unwrap();
+    let data = sieve_run::inputs::load_data(&mut config, None).unwrap();
+    let checked = sieve_run::settings::Checked::new(config).unwrap();
+    let s = Study::of_checked(checked, data.instruments, data.label).unwrap();
+    let (local, sent) = (tmp.path().join("local"), tmp.path().join("sent"));
+    optimize(&s, &local, None).unwrap();
+    optimize(&s, &sent, Some(&Threads::default())).unwrap();
+    assert_same_run(&local, &sent);
+}
