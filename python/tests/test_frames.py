@@ -23,6 +23,8 @@ order), and a rule strategy using them trades exactly as vectorbt's
 of ``test_vectorbt.py``: fill at the close, all cash, fees).
 """
 
+import os
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +37,7 @@ from test_vectorbt import sieve_trades, vbt_trades
 import sieve
 
 FRAMES = Path(__file__).resolve().parents[2] / "tests" / "data" / "frames"
+SIEVE = os.environ.get("SIEVE_BIN") or str(Path(__file__).resolve().parents[2] / "target" / "release" / "sieve")
 OHLCV = {"open": "first", "high": "max", "low": "min", "close": "last", "volume": "sum"}
 CASH = 10000.0
 FEE = 0.001
@@ -308,6 +311,39 @@ def test_an_informative_pair_trades_as_the_reference():
         },
     }
     trades_as_vectorbt(ETH, config, entries, exits, eth.close.to_numpy())
+
+
+def test_informative_frames_in_backtest_and_a_reportable_optimize(tmp_path):
+    """``informative=`` in ``backtest`` equals the config's file; an
+    ``optimize`` run keeps the DataFrame in its folder, so its report can
+    be written again from the folder alone."""
+    eth, btc = load(ETH), load("btc-4h-2023-02.csv")
+    config = {
+        "strategy": {
+            "name": "btc_filter",
+            "entry": 'cross_above(sma(close, fast), sma(close, 24)) and informative("btc", close > sma(close, 20))',
+            "exit": "cross_below(sma(close, fast), sma(close, 24))",
+            "params": {"fast": {"values": [4, 6, 8]}},
+        },
+        "score": {"objective": "total_return", "min_trades": 1},
+        "optimize": {"iterations": 1},
+    }
+    a = sieve.backtest(eth, None, {"fast": 6}, config=config, informative={"btc": btc}, trades=True)
+    b = sieve.backtest(str(FRAMES / ETH), None, {"fast": 6}, config={**config, **BTC_CONFIG}, trades=True)
+    assert len(a["trades"]) > 0
+    naive = a["trades"].copy()
+    for column in ("entry_time", "exit_time"):
+        naive[column] = naive[column].dt.tz_localize(None)
+    pd.testing.assert_frame_equal(naive, b["trades"], check_dtype=False)
+    out = tmp_path / "run"
+    best = sieve.optimize(eth, config, out, informative={"btc": btc})
+    assert (out / "informative" / "btc.parquet").exists()
+    # `sieve report` rebuilds the page from the folder's files alone.
+    (out / "report.html").unlink()
+    subprocess.run([SIEVE, "report", str(out)], check=True, capture_output=True)
+    assert (out / "report.html").exists()
+    # The same call resumes the finished run.
+    assert sieve.optimize(eth, config, out, informative={"btc": btc})["params"] == best["params"]
 
 
 def test_informative_frames_from_python():

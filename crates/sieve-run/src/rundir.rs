@@ -650,9 +650,13 @@ pub fn remove_cut_writes(dir: &Path) {
 
 /// An entry sieve makes in a folder it has claimed before a run's marker
 /// exists: the lock, a DataFrame's bars (`data.parquet`, or `data/` with
-/// several), a temporary file.
+/// several; `informative/` for informative instruments), a temporary file.
 fn is_claim_entry(name: &str) -> bool {
-    name == LOCK_FILE || name == "data.parquet" || name == "data" || is_cut_write(name)
+    name == LOCK_FILE
+        || name == "data.parquet"
+        || name == "data"
+        || name == "informative"
+        || is_cut_write(name)
 }
 
 /// The files sieve writes at the top of a run folder (each under a
