@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 
 /// The bars `on` reads beside `bars`, and when each of them ends (its
 /// value is known from then on); `None` for an informative instrument the
-/// data does not have (refused by [`check_frame`] first).
+/// data does not have (refused by [`columns_of`] first).
 pub(super) fn bars_of<'a>(on: &FrameOn, bars: &'a Bars) -> Option<(Cow<'a, Bars>, Vec<i64>)> {
     match on {
         FrameOn::Timeframe(tf) => {
