@@ -813,7 +813,7 @@ def optimize(data, config, out, threads=0, progress=False, restart=False, indica
     a DataFrame) must be readable where the executor runs it — and the
     ``indicators`` dict, which must then pickle: functions defined at a
     module's top level, not lambdas or closures."""
-    _no_informative_frames(executor, informative)
+    _no_informative_with_executor(executor, informative)
     with _Data(data, informative) as d:
         text, verdict = _native.optimize(
             d.arg, _config(config, indicators), _search_overrides(search), os.fspath(out), _threads(threads),
@@ -837,7 +837,7 @@ def walkforward(data, config, out, threads=0, progress=False, restart=False, ind
     (``train`` and ``test`` lengths). Ctrl-C stops at a checkpoint; calling
     again resumes. ``progress``, ``restart``, ``indicators`` and
     ``executor`` as for :func:`optimize`."""
-    _no_informative_frames(executor, informative)
+    _no_informative_with_executor(executor, informative)
     with _Data(data, informative) as d:
         text = _native.walkforward(
             d.arg,
@@ -902,7 +902,7 @@ class _Shards:
             future.cancel()
 
 
-def _no_informative_frames(executor, informative):
+def _no_informative_with_executor(executor, informative):
     """Shards rebuild the study from the run's config and files:
     ``informative=`` does not reach them."""
     if executor is not None and informative is not None:

@@ -128,23 +128,6 @@ def test_the_fixtures_have_what_the_cases_need():
     assert load("eth-5m-2023-03.csv").index[0].hour == 18, "a partial first day"
 
 
-@pytest.mark.parametrize(
-    "expression, rule, f",
-    [
-        ('tf("1d", sma(close, 5))', "1D", lambda h: sma(h.close, 5)),
-        ('tf("1d", high - low)', "1D", lambda h: h.high - h.low),
-        ('tf("1d", volume)', "1D", lambda h: h.volume),
-        ('tf("1h", close)', "1h", lambda h: h.close),
-        ('tf("4h", rsi(close, 5))', "4h", lambda h: rsi(h.close, 5)),
-        ('tf("1w", open)', "W-MON", lambda h: h.open),
-    ],
-)
-def test_spy_five_minutes_in_new_york(expression, rule, f):
-    df = load(SPY)
-    want = on_higher(df, rule, "America/New_York", FIVE, f)
-    assert_same(values(SPY, expression, NY), want, expression)
-
-
 def test_a_session_end_shows_the_day_on_its_last_bar():
     df = load(SPY)
     config = {"data": {"timezone": "America/New_York", "session_end": "16:00"}}
@@ -165,18 +148,26 @@ LONDON = {"data": {"timezone": "Europe/London"}}
 
 
 @pytest.mark.parametrize(
-    "expression, rule, f",
+    "path, zone, bar, expression, rule, f",
     [
-        ('tf("4h", rsi(close, 14))', "4h", lambda h: rsi(h.close, 14)),
-        ('tf("1d", sma(close, 10))', "1D", lambda h: sma(h.close, 10)),
-        ('tf("1d", low)', "1D", lambda h: h.low),
-        ('tf("1M", close)', "MS", lambda h: h.close),
+        # SPY's five-minute bars on New York's clock.
+        (SPY, "America/New_York", FIVE, 'tf("1d", sma(close, 5))', "1D", lambda h: sma(h.close, 5)),
+        (SPY, "America/New_York", FIVE, 'tf("1d", high - low)', "1D", lambda h: h.high - h.low),
+        (SPY, "America/New_York", FIVE, 'tf("1d", volume)', "1D", lambda h: h.volume),
+        (SPY, "America/New_York", FIVE, 'tf("1h", close)', "1h", lambda h: h.close),
+        (SPY, "America/New_York", FIVE, 'tf("4h", rsi(close, 5))', "4h", lambda h: rsi(h.close, 5)),
+        (SPY, "America/New_York", FIVE, 'tf("1w", open)', "W-MON", lambda h: h.open),
+        # EUR/USD's hours on London's.
+        (EUR, "Europe/London", HOUR, 'tf("4h", rsi(close, 14))', "4h", lambda h: rsi(h.close, 14)),
+        (EUR, "Europe/London", HOUR, 'tf("1d", sma(close, 10))', "1D", lambda h: sma(h.close, 10)),
+        (EUR, "Europe/London", HOUR, 'tf("1d", low)', "1D", lambda h: h.low),
+        (EUR, "Europe/London", HOUR, 'tf("1M", close)', "MS", lambda h: h.close),
     ],
 )
-def test_eurusd_hours_in_london(expression, rule, f):
-    df = load(EUR)
-    want = on_higher(df, rule, "Europe/London", HOUR, f)
-    assert_same(values(EUR, expression, LONDON), want, expression)
+def test_higher_bars_as_pandas_resamples_them(path, zone, bar, expression, rule, f):
+    df = load(path)
+    want = on_higher(df, rule, zone, bar, f)
+    assert_same(values(path, expression, {"data": {"timezone": zone}}), want, expression)
 
 
 def test_eth_days_under_a_weekly_regime():

@@ -454,12 +454,7 @@ impl DataSpec {
                 Source::Path(Some(path)) => sieve_core::data::load(path, &options)?.bars,
                 Source::Frame(f) => {
                     f.bars(&options)
-                        .map_err(|e| match e {
-                            Error::Data { message, .. } | Error::Invalid(message) => {
-                                Error::Invalid(format!("informative['{name}']: {message}"))
-                            }
-                            e => e,
-                        })?
+                        .map_err(|e| of_frame(&format!("informative['{name}']"), e))?
                         .0
                 }
                 _ => {
@@ -527,12 +522,9 @@ impl DataSpec {
                             "data: '{name}' cannot name an instrument: letters, digits, _ - and ., starting with a letter or digit"
                         )));
                     }
-                    let (bars, noticed) = f.bars(&options).map_err(|e| match e {
-                        Error::Data { message, .. } | Error::Invalid(message) => {
-                            Error::Invalid(format!("data['{name}']: {message}"))
-                        }
-                        e => e,
-                    })?;
+                    let (bars, noticed) = f
+                        .bars(&options)
+                        .map_err(|e| of_frame(&format!("data['{name}']"), e))?;
                     data.push((name.clone(), bars));
                     notices.extend(noticed.into_iter().map(|n| format!("data['{name}']: {n}")));
                 }
@@ -560,6 +552,17 @@ impl DataSpec {
                 }
             }
         })
+    }
+}
+
+/// A DataFrame's error, said of the argument that named it (`what`:
+/// `data['a']`, `informative['btc']`).
+fn of_frame(what: &str, e: Error) -> Error {
+    match e {
+        Error::Data { message, .. } | Error::Invalid(message) => {
+            Error::Invalid(format!("{what}: {message}"))
+        }
+        e => e,
     }
 }
 

@@ -330,7 +330,7 @@ pub fn on_clock(config: &Config, data: Vec<(String, Bars)>) -> Vec<(String, Bars
         .map(|(name, bars)| {
             let informative = informative.get_or_insert_with(|| {
                 let given = bars.frames.as_ref().map(|f| f.informative.clone());
-                attach_informative(config, given.unwrap_or_default())
+                informative_on_calendar(config, given.unwrap_or_default())
             });
             let bars = on_calendar(config, bars, config.frames.bar, informative.clone());
             (name, bars)
@@ -361,7 +361,7 @@ fn on_calendar(
 
 /// The informative instruments on `config`'s calendar (their own length:
 /// `data.bar` is the traded bars').
-fn attach_informative(config: &Config, given: Vec<Informative>) -> Vec<Informative> {
+fn informative_on_calendar(config: &Config, given: Vec<Informative>) -> Vec<Informative> {
     given
         .into_iter()
         .map(|i| Informative {

@@ -93,6 +93,28 @@ impl Frames {
 }
 
 impl Bars {
+    /// Bars of these times, prices and volume, on UTC's calendar, with no
+    /// other column, detail bars or frames.
+    pub fn new(
+        time: Vec<i64>,
+        [open, high, low, close]: [Vec<f64>; 4],
+        volume: Option<Vec<f64>>,
+    ) -> Bars {
+        Bars {
+            time,
+            open,
+            high,
+            low,
+            close,
+            volume,
+            timezone: None,
+            extra: Vec::new(),
+            unread: Vec::new(),
+            detail: None,
+            frames: None,
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.close.len()
     }

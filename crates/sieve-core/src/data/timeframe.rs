@@ -269,18 +269,10 @@ impl Calendar {
 /// that what a base bar sees never depends on a later bar. Bars whose time
 /// is out of the calendar's range (never in loaded data) are left out.
 pub fn resample(bars: &Bars, tf: Timeframe, calendar: &Calendar, length: i64) -> Resampled {
+    let volume = bars.volume.as_ref().map(|_| Vec::new());
     let mut out = Bars {
-        time: Vec::new(),
-        open: Vec::new(),
-        high: Vec::new(),
-        low: Vec::new(),
-        close: Vec::new(),
-        volume: bars.volume.as_ref().map(|_| Vec::new()),
         timezone: bars.timezone,
-        extra: Vec::new(),
-        unread: Vec::new(),
-        detail: None,
-        frames: None,
+        ..Bars::new(Vec::new(), Default::default(), volume)
     };
     let (mut end, mut last) = (Vec::new(), Vec::new());
     let origin = bars
@@ -401,19 +393,7 @@ mod tests {
     fn bars(times: Vec<i64>) -> Bars {
         let n = times.len();
         let f = |d: f64| (0..n).map(|i| i as f64 + d).collect::<Vec<_>>();
-        Bars {
-            time: times,
-            open: f(1.0),
-            high: f(2.0),
-            low: f(0.0),
-            close: f(1.5),
-            volume: Some(vec![10.0; n]),
-            timezone: None,
-            extra: Vec::new(),
-            unread: Vec::new(),
-            detail: None,
-            frames: None,
-        }
+        Bars::new(times, [f(1.0), f(2.0), f(0.0), f(1.5)], Some(vec![10.0; n]))
     }
 
     #[test]

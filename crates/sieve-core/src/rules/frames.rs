@@ -37,33 +37,26 @@ pub(super) fn as_of_close(bars: &Bars, ends: &[i64], values: &[f64]) -> Vec<f64>
 /// The bars `frame` reads beside `bars`, as far as their columns go (its
 /// rules check those); an informative instrument `bars` lack is an error.
 pub(super) fn columns_of<'a>(frame: &FrameGraph, bars: &'a Bars) -> Result<&'a Bars> {
-    Ok(match &frame.on {
+    let FrameOn::Informative(name) = &frame.on else {
         // Resampled bars have a volume where these have one, and no
         // other column (refused inside tf).
-        FrameOn::Timeframe(_) => bars,
-        FrameOn::Informative(name) => {
-            let known = bars.frames.as_ref().map(|f| &f.informative[..]);
-            match known.unwrap_or_default().iter().find(|i| &i.name == name) {
-                Some(i) => &i.bars,
-                None => {
-                    let names: Vec<&str> = known
-                        .unwrap_or_default()
-                        .iter()
-                        .map(|i| i.name.as_str())
-                        .collect();
-                    let has = match names.is_empty() {
-                        true => "the data names no informative instrument (name its file in data.informative, e.g. informative = { btc = \"btc-5m.csv\" })".to_string(),
-                        false => format!("data.informative names {}", names.join(", ")),
-                    };
-                    return Err(Error::config(
-                        "strategy",
-                        format!(
-                            "{} reads the informative instrument '{name}', but {has}",
-                            frame.text
-                        ),
-                    ));
-                }
-            }
-        }
-    })
+        return Ok(bars);
+    };
+    if let Some(i) = bars.frames.as_ref().and_then(|f| f.informative(name)) {
+        return Ok(&i.bars);
+    }
+    let names: Vec<&str> = (bars.frames.iter())
+        .flat_map(|f| f.informative.iter().map(|i| i.name.as_str()))
+        .collect();
+    let has = match names.is_empty() {
+        true => "the data names no informative instrument (name its file in data.informative, e.g. informative = { btc = \"btc-5m.csv\" })".to_string(),
+        false => format!("data.informative names {}", names.join(", ")),
+    };
+    Err(Error::config(
+        "strategy",
+        format!(
+            "{} reads the informative instrument '{name}', but {has}",
+            frame.text
+        ),
+    ))
 }

@@ -16,19 +16,12 @@ const MONDAY: i64 = 1_709_510_400_000;
 /// high/low ±2, volume 10).
 fn spaced(start: i64, step: i64, close: &[f64]) -> Bars {
     let n = close.len();
-    Bars {
-        time: (0..n as i64).map(|i| start + i * step).collect(),
-        open: close.iter().map(|c| c - 1.0).collect(),
-        high: close.iter().map(|c| c + 2.0).collect(),
-        low: close.iter().map(|c| c - 2.0).collect(),
-        close: close.to_vec(),
-        volume: Some(vec![10.0; n]),
-        timezone: None,
-        extra: Vec::new(),
-        unread: Vec::new(),
-        detail: None,
-        frames: None,
-    }
+    let shifted = |d: f64| close.iter().map(|c| c + d).collect();
+    Bars::new(
+        (0..n as i64).map(|i| start + i * step).collect(),
+        [shifted(-1.0), shifted(2.0), shifted(-2.0), close.to_vec()],
+        Some(vec![10.0; n]),
+    )
 }
 
 fn eval(expression: &str, bars: &Bars) -> Vec<f64> {
