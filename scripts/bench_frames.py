@@ -3,7 +3,7 @@
 without `close > tf("1d", sma(close, n))`, screened interleaved (A, B, A,
 B, ...) by one binary, so the ratio is of runs taken side by side.
 
-    python3 scripts/bench_frames.py [--bars 105120] [--runs 7] [--threads 2]
+    python3 scripts/bench_frames.py [--bars 105120] [--runs 7] [--threads 2] [--screen-window full]
 
 The bars are `sieve synth --bar-seconds 300` (a year of a market open
 around the clock). Prints each configuration's median
@@ -64,6 +64,8 @@ def main():
     ap.add_argument("--bars", type=int, default=105_120)
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--screen-window", choices=["score", "full"], default="score",
+                    help="score.screen_window of every configuration")
     a = ap.parse_args()
     subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
     d = Path(tempfile.mkdtemp(prefix="sieve-frames-"))
@@ -71,14 +73,15 @@ def main():
     configs = {}
     for name, text in [("plain", PLAIN), ("daily filter", FILTERED), ("filter n swept", SWEPT)]:
         path = d / (name.replace(" ", "_") + ".toml")
-        path.write_text(text)
+        path.write_text(text.replace("[score]\n", f'[score]\nscreen_window = "{a.screen_window}"\n'))
         configs[name] = path
     rates = {name: [] for name in configs}
     for _ in range(a.runs):
         for name, path in configs.items():
             rates[name].append(rate(path, data, a.threads, d))
     plain = rates["plain"]
-    print(f"{a.bars} five-minute bars, {a.threads} threads, {a.runs} runs interleaved")
+    print(f"{a.bars} five-minute bars, {a.threads} threads, {a.runs} runs interleaved, "
+          f"screen window {a.screen_window}")
     for name, r in rates.items():
         ratio = statistics.median(r) / statistics.median(plain)
         paired = statistics.median(x / p for x, p in zip(r, plain))
