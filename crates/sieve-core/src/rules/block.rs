@@ -82,13 +82,7 @@ impl Rules {
                 None => vec![f64::NAN; bars.len()],
             },
             Op::Frame(k, args) => {
-                // The parameters it reads, by their index.
-                let mut params = vec![f64::NAN; self.n_params];
-                for &a in args {
-                    if let Op::Param(i) = self.graph.nodes[a].op {
-                        params[i] = scalars[a];
-                    }
-                }
+                let params = self.frame_params(args, scalars);
                 let on = &self.graph.frames[*k].on;
                 match super::frames::bars_of(on, bars) {
                     Some((other, ends)) => {

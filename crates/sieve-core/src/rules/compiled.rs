@@ -158,6 +158,19 @@ impl Rules {
         })
     }
 
+    /// The parameters an [`Op::Frame`] reads (its `args`, parameter
+    /// nodes), by their index, from this graph's `scalars`; NaN for the
+    /// others.
+    pub(super) fn frame_params(&self, args: &[Id], scalars: &[f64]) -> Vec<f64> {
+        let mut params = vec![f64::NAN; self.n_params];
+        for &a in args {
+            if let Op::Param(i) = self.graph.nodes[a].op {
+                params[i] = scalars[a];
+            }
+        }
+        params
+    }
+
     /// The parameters of a shared key (NaN for those it does not read).
     pub(super) fn params_of(&self, key: RuleSeries) -> Vec<f64> {
         let mut params = vec![f64::NAN; self.n_params];
@@ -244,13 +257,7 @@ impl Rules {
             // bars may be finer: none said.
             Op::Frame(k, args) => match self.graph.frames[*k].on {
                 ir::FrameOn::Timeframe(_) => {
-                    let mut params = vec![f64::NAN; self.n_params];
-                    for &a in args {
-                        if let Op::Param(i) = self.graph.nodes[a].op {
-                            params[i] = scalars[a];
-                        }
-                    }
-                    self.frames[*k].warmup(&params)
+                    self.frames[*k].warmup(&self.frame_params(args, scalars))
                 }
                 ir::FrameOn::Informative(_) => 0,
             },
